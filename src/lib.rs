@@ -11,6 +11,7 @@
 //!   `wasm32`) call the same functions, so the page and the CLI print the same numbers.
 
 pub mod classify;
+pub mod ascend;
 pub mod diag;
 pub mod export;
 pub mod source;

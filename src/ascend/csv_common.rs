@@ -1,0 +1,499 @@
+//! What the torch_npu CSV readers share: exact number parsing, header mapping, streaming rows,
+//! and warnings that count skipped rows instead of listing each one.
+//!
+//! torch_npu writes times as `"<us>.<3 digits>\t"` (a trailing TAB against spreadsheet damage),
+//! sometimes quoted, sometimes re-saved by a spreadsheet as `21084` or `1.74E+15`; MindSpore writes
+//! `N/A` for empty. Times have 19 significant digits, more than an `f64` holds, so every number is
+//! parsed here as an exact decimal and scaled with integer arithmetic.
+
+use crate::diag::Diagnostic;
+use crate::source::{Source, DEFAULT_CHUNK};
+use std::collections::BTreeMap;
+use std::io::Read;
+
+/// True for the values torch_npu and MindSpore use for "no value": empty, whitespace, `N/A`, `None`.
+pub fn is_null(field: &str) -> bool {
+    let t = field.trim();
+    t.is_empty() || t.eq_ignore_ascii_case("n/a") || t == "None" || t.eq_ignore_ascii_case("nan")
+}
+
+/// Parses a decimal number (optional sign, digits, optional `.digits`, optional exponent) and
+/// returns `value × 10^scale × mul`, rounded half away from zero, exactly.
+///
+/// `None` when the text is not such a number or the result does not fit an `i64`.
+pub fn parse_scaled(text: &str, scale: i32, mul: i128) -> Option<i64> {
+    let s = text.trim().as_bytes();
+    let (neg, body) = match s.first() {
+        Some(b'-') => (true, s.get(1..)?),
+        Some(b'+') => (false, s.get(1..)?),
+        _ => (false, s),
+    };
+    let mut mantissa: i128 = 0;
+    let mut digits = 0u32;
+    let mut exp: i32 = 0;
+    let mut seen_dot = false;
+    let mut i = 0;
+    let mut any_digit = false;
+    while let Some(&b) = body.get(i) {
+        match b {
+            b'0'..=b'9' => {
+                any_digit = true;
+                // Digits past 30 significant ones cannot change an i64 result; drop them (but keep
+                // the decimal exponent right) so the i128 never overflows.
+                if digits < 30 {
+                    mantissa = mantissa * 10 + i128::from(b - b'0');
+                    if mantissa != 0 {
+                        digits += 1;
+                    }
+                    if seen_dot {
+                        exp -= 1;
+                    }
+                } else if !seen_dot {
+                    exp += 1;
+                }
+            }
+            b'.' if !seen_dot => seen_dot = true,
+            b'e' | b'E' => break,
+            _ => return None,
+        }
+        i += 1;
+    }
+    if !any_digit {
+        return None;
+    }
+    if let Some(&b) = body.get(i) {
+        if b == b'e' || b == b'E' {
+            let rest = std::str::from_utf8(body.get(i + 1..)?).ok()?;
+            let e: i32 = rest.parse().ok()?;
+            if !(-400..=400).contains(&e) {
+                return None;
+            }
+            exp += e;
+        }
+    }
+    let mut v = mantissa.checked_mul(mul)?;
+    let total = exp + scale;
+    if total >= 0 {
+        for _ in 0..total {
+            v = v.checked_mul(10)?;
+        }
+    } else {
+        let mut div: i128 = 1;
+        for _ in 0..(-total).min(38) {
+            div *= 10;
+        }
+        if -total > 38 {
+            v = 0;
+        } else {
+            let q = v / div;
+            let r = v % div;
+            v = if r * 2 >= div { q + 1 } else { q };
+        }
+    }
+    let v = if neg { -v } else { v };
+    i64::try_from(v).ok()
+}
+
+/// A microsecond text (`1736405443871259.720`, with or without TAB, quotes already removed) as
+/// exact integer nanoseconds.
+pub fn us_to_ns(text: &str) -> Option<i64> {
+    parse_scaled(text, 3, 1)
+}
+
+/// A megabyte text (`954.3701171875`; torch_npu MB = 2^20 bytes) as exact bytes.
+pub fn mb_to_bytes(text: &str) -> Option<i64> {
+    parse_scaled(text, 0, 1 << 20)
+}
+
+/// A kilobyte text (`18816.5`; KB = 1024 bytes) as exact bytes.
+pub fn kb_to_bytes(text: &str) -> Option<i64> {
+    parse_scaled(text, 0, 1024)
+}
+
+/// Reads a [`Source`] front to back through `std::io::Read`, in chunks, reporting progress.
+///
+/// Lets the `csv` crate stream files of any size while memory stays at one chunk.
+pub struct SourceReader<'a, 'p> {
+    src: &'a dyn Source,
+    pos: u64,
+    buf: Vec<u8>,
+    at: usize,
+    progress: Option<&'p mut dyn FnMut(u64, u64)>,
+    /// The chunk before `buf` and its file offset, kept for [`SourceReader::line_of`].
+    prev: Vec<u8>,
+    prev_off: u64,
+    buf_off: u64,
+    counted_upto: u64,
+    newlines: u64,
+    /// The first read error, kept so the caller can report it with the file's name and offset.
+    pub error: Option<crate::source::SourceError>,
+}
+
+impl<'a, 'p> SourceReader<'a, 'p> {
+    /// A reader over `src`, calling `progress(done, total)` after each chunk.
+    pub fn new(src: &'a dyn Source, progress: Option<&'p mut dyn FnMut(u64, u64)>) -> Self {
+        SourceReader {
+            src,
+            pos: 0,
+            buf: Vec::new(),
+            at: 0,
+            progress,
+            prev: Vec::new(),
+            prev_off: 0,
+            buf_off: 0,
+            counted_upto: 0,
+            newlines: 0,
+            error: None,
+        }
+    }
+
+    /// The 1-based line and the corrected offset of a record reported at `byte`, for offsets that
+    /// only grow and lag the read position by less than a chunk (true of CSV record starts). The
+    /// `csv` crate's own line count and offsets are off on CRLF files, hence this.
+    pub fn locate(&mut self, byte: u64) -> (u64, u64) {
+        // On CRLF files the `csv` crate reports a record as starting at the `\n` ending the line
+        // before it; the row really starts one byte later.
+        let at = |data: &[u8], off: u64| {
+            byte.checked_sub(off)
+                .and_then(|i| data.get(usize::try_from(i).ok()?).copied())
+        };
+        let byte = match at(&self.buf, self.buf_off).or_else(|| at(&self.prev, self.prev_off)) {
+            Some(b'\n') => byte + 1,
+            _ => byte,
+        };
+        (self.line_of(byte), byte)
+    }
+
+    fn line_of(&mut self, byte: u64) -> u64 {
+        let count = |data: &[u8], off: u64, from: u64, to: u64| -> u64 {
+            let end = off + data.len() as u64;
+            let a = from.max(off).min(end);
+            let b = to.max(off).min(end);
+            data.get((a - off) as usize..(b - off) as usize)
+                .map_or(0, |s| memchr::memchr_iter(b'\n', s).count() as u64)
+        };
+        if byte > self.counted_upto {
+            self.newlines += count(&self.prev, self.prev_off, self.counted_upto, byte)
+                + count(&self.buf, self.buf_off, self.counted_upto, byte);
+            self.counted_upto = byte;
+        }
+        self.newlines + 1
+    }
+}
+
+impl Read for SourceReader<'_, '_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.at >= self.buf.len() {
+            if self.pos >= self.src.len() {
+                return Ok(0);
+            }
+            match self.src.read_range(self.pos, DEFAULT_CHUNK.min(1 << 20)) {
+                Ok(bytes) => {
+                    if bytes.is_empty() {
+                        return Ok(0);
+                    }
+                    self.prev = std::mem::replace(&mut self.buf, bytes);
+                    self.prev_off = self.buf_off;
+                    self.buf_off = self.pos;
+                    self.pos += self.buf.len() as u64;
+                    self.at = 0;
+                    if let Some(p) = self.progress.as_mut() {
+                        p(self.pos, self.src.len());
+                    }
+                }
+                Err(e) => {
+                    let msg = e.message.clone();
+                    self.error = Some(e);
+                    return Err(std::io::Error::other(msg));
+                }
+            }
+        }
+        let rest = self.buf.get(self.at..).unwrap_or(&[]);
+        let n = rest.len().min(out.len());
+        if let (Some(dst), Some(src)) = (out.get_mut(..n), rest.get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// Collects warnings of one file, one [`Diagnostic`] per (field, problem) with a count and the
+/// first place it happened, so a file with a million bad rows yields a few lines, not a million.
+#[derive(Debug, Default)]
+pub struct Warnings {
+    map: BTreeMap<(String, String), Diagnostic>,
+    order: Vec<(String, String)>,
+}
+
+impl Warnings {
+    /// Records one occurrence of `message` in `field` (may be empty) at `line`/`byte` of `file`.
+    pub fn add(&mut self, file: &str, line: u64, byte: u64, field: &str, message: &str) {
+        let key = (field.to_string(), message.to_string());
+        if let Some(d) = self.map.get_mut(&key) {
+            d.count += 1;
+            return;
+        }
+        let mut d = Diagnostic::warning(file, message.to_string())
+            .at_line(line)
+            .at_byte(byte);
+        if !field.is_empty() {
+            d = d.in_field(field);
+        }
+        self.order.push(key.clone());
+        self.map.insert(key, d);
+    }
+
+    /// The collected warnings in the order first seen; counts > 1 mean "first of N at this line".
+    pub fn into_vec(mut self) -> Vec<Diagnostic> {
+        let mut out = Vec::with_capacity(self.order.len());
+        for key in self.order {
+            if let Some(mut d) = self.map.remove(&key) {
+                if d.count > 1 {
+                    d.message = format!("{} (first at this line; {} rows)", d.message, d.count);
+                }
+                out.push(d);
+            }
+        }
+        out
+    }
+}
+
+/// Where each logical column of a table is, mapped by header name (case and spacing ignored).
+#[derive(Debug, Clone)]
+pub struct HeaderMap {
+    /// Column index for each wanted name, in the order asked.
+    pub index: Vec<Option<usize>>,
+    /// The header as found, trimmed.
+    pub names: Vec<String>,
+}
+
+fn norm_header(h: &str) -> String {
+    h.trim_start_matches('\u{feff}')
+        .trim()
+        .to_ascii_lowercase()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl HeaderMap {
+    /// Maps `wanted` (each a list of accepted spellings) onto the header `record`.
+    pub fn new(record: &csv::StringRecord, wanted: &[&[&str]]) -> Self {
+        let names: Vec<String> = record
+            .iter()
+            .map(|h| h.trim_start_matches('\u{feff}').trim().to_string())
+            .collect();
+        let normed: Vec<String> = record.iter().map(norm_header).collect();
+        let index = wanted
+            .iter()
+            .map(|aliases| {
+                aliases.iter().find_map(|a| {
+                    let a = norm_header(a);
+                    normed.iter().position(|h| *h == a)
+                })
+            })
+            .collect();
+        HeaderMap { index, names }
+    }
+
+    /// True when the header has column `h` (as spelled in the file, case-insensitive).
+    pub fn has(&self, h: &str) -> bool {
+        let h = norm_header(h);
+        self.names.iter().any(|n| norm_header(n) == h)
+    }
+}
+
+/// One data row being read: its fields and where it is.
+pub struct Row<'r> {
+    /// The record, fields as read (quotes removed, TABs kept).
+    pub record: &'r csv::StringRecord,
+    /// 1-based line of the row's start.
+    pub line: u64,
+    /// Byte offset of the row's start.
+    pub byte: u64,
+}
+
+impl Row<'_> {
+    /// The trimmed field at `col`, `None` for a missing column or a NULL value (empty, `N/A`).
+    pub fn get(&self, col: Option<usize>) -> Option<&str> {
+        let f = self.record.get(col?)?;
+        if is_null(f) {
+            None
+        } else {
+            Some(f.trim())
+        }
+    }
+}
+
+/// Streams the CSV table in `src`: maps the header with `wanted`, checks it with `check`, then
+/// calls `on_row` for every data row. Returns `Err` only when the file cannot be used at all.
+///
+/// Rows that are not valid CSV or not UTF-8 are skipped and counted in `warnings`.
+pub fn read_table(
+    src: &dyn Source,
+    wanted: &[&[&str]],
+    check: &mut dyn FnMut(&HeaderMap) -> Result<(), String>,
+    on_row: &mut dyn FnMut(&HeaderMap, &Row<'_>, &mut Warnings),
+    warnings: &mut Warnings,
+    progress: Option<&mut dyn FnMut(u64, u64)>,
+) -> Result<HeaderMap, Diagnostic> {
+    let file = src.name().to_string();
+    let reader = SourceReader::new(src, progress);
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(reader);
+    let mut record = csv::StringRecord::new();
+    // Header: the first non-empty record.
+    let header = loop {
+        match rdr.read_record(&mut record) {
+            Ok(false) => {
+                return Err(Diagnostic::error(
+                    &file,
+                    "empty file: expected a header line",
+                ))
+            }
+            Ok(true) => {
+                if record.iter().all(|f| f.trim().is_empty()) {
+                    continue;
+                }
+                break HeaderMap::new(&record, wanted);
+            }
+            Err(e) => return Err(csv_error(&file, &e, rdr.get_ref().error.as_ref())),
+        }
+    };
+    if let Err(msg) = check(&header) {
+        return Err(Diagnostic::error(&file, msg).at_line(1).at_byte(0));
+    }
+    let ncols = header.names.len();
+    loop {
+        match rdr.read_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {
+                let (line, byte) = rdr
+                    .get_mut()
+                    .locate(record.position().map_or(0, |p| p.byte()));
+                if record.len() == 1 && record.get(0).is_some_and(|f| f.trim().is_empty()) {
+                    continue; // blank line
+                }
+                if record.len() < ncols {
+                    // Short rows are kept (missing trailing columns read as empty), but counted:
+                    // a truncated last line is the usual cause.
+                    warnings.add(
+                        &file,
+                        line,
+                        byte,
+                        "",
+                        &format!(
+                            "row has {} fields, the header has {ncols}; missing fields read as empty",
+                            record.len()
+                        ),
+                    );
+                }
+                let row = Row {
+                    record: &record,
+                    line,
+                    byte,
+                };
+                on_row(&header, &row, warnings);
+            }
+            Err(e) => {
+                if rdr.get_ref().error.is_some() {
+                    return Err(csv_error(&file, &e, rdr.get_ref().error.as_ref()));
+                }
+                let (line, byte) = rdr
+                    .get_mut()
+                    .locate(e.position().map_or(0, |p| p.byte()));
+                let msg = match e.kind() {
+                    csv::ErrorKind::Utf8 { .. } => "row is not valid UTF-8; row skipped".to_string(),
+                    _ => format!("row is not valid CSV ({e}); row skipped"),
+                };
+                warnings.add(&file, line, byte, "", &msg);
+            }
+        }
+    }
+    Ok(header)
+}
+
+fn csv_error(
+    file: &str,
+    e: &csv::Error,
+    read_err: Option<&crate::source::SourceError>,
+) -> Diagnostic {
+    if let Some(re) = read_err {
+        return Diagnostic::from(re.clone());
+    }
+    let mut d = Diagnostic::error(file, format!("not a readable CSV file: {e}"));
+    if let Some(p) = e.position() {
+        d = d.at_line(p.line()).at_byte(p.byte());
+    }
+    d
+}
+
+/// Parses an optional time field; a bad value is counted in `warnings` and read as empty.
+pub fn opt_time(row: &Row<'_>, h: &HeaderMap, col: usize, w: &mut Warnings, file: &str) -> Option<i64> {
+    let idx = *h.index.get(col)?;
+    let text = row.get(idx)?;
+    match us_to_ns(text) {
+        Some(v) => Some(v),
+        None => {
+            w.add(
+                file,
+                row.line,
+                row.byte,
+                h.names.get(idx?).map_or("", |s| s),
+                &format!("expected a time in microseconds like 1736405443871259.720, found {text:?}; read as empty"),
+            );
+            None
+        }
+    }
+}
+
+/// Parses an optional MB field into bytes; bad values are counted and read as empty.
+pub fn opt_mb(row: &Row<'_>, h: &HeaderMap, col: usize, w: &mut Warnings, file: &str) -> Option<i64> {
+    let idx = *h.index.get(col)?;
+    let text = row.get(idx)?;
+    match mb_to_bytes(text) {
+        Some(v) => Some(v),
+        None => {
+            w.add(
+                file,
+                row.line,
+                row.byte,
+                h.names.get(idx?).map_or("", |s| s),
+                &format!("expected a number of MB like 954.37, found {text:?}; read as empty"),
+            );
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_parse_exactly() {
+        assert_eq!(us_to_ns("1736405443871259.720\t"), Some(1_736_405_443_871_259_720));
+        assert_eq!(us_to_ns(" 1779785515596661.42 "), Some(1_779_785_515_596_661_420));
+        assert_eq!(us_to_ns("115.97"), Some(115_970));
+        assert_eq!(us_to_ns("21084"), Some(21_084_000));
+        assert_eq!(us_to_ns("1.74E+15"), Some(1_740_000_000_000_000_000));
+        assert_eq!(us_to_ns("996.9599375"), Some(996_960));
+        assert_eq!(us_to_ns("-0.5"), Some(-500));
+        assert_eq!(us_to_ns("abc"), None);
+        assert_eq!(us_to_ns(""), None);
+        assert_eq!(us_to_ns("1e999"), None);
+    }
+
+    #[test]
+    fn sizes_parse_exactly() {
+        assert_eq!(kb_to_bytes("18816.5"), Some(18816 * 1024 + 512));
+        assert_eq!(kb_to_bytes("-0.5"), Some(-512));
+        assert_eq!(mb_to_bytes("954.3701171875"), Some(1_000_729_600));
+        assert_eq!(mb_to_bytes("1452"), Some(1452 << 20));
+        assert!(is_null(" N/A "));
+        assert!(is_null("\t"));
+    }
+}

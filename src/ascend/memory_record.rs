@@ -1,0 +1,250 @@
+//! `memory_record.csv`: allocator totals over time, one series per component.
+//!
+//! torch_npu components are `PTA` (torch caching allocator), `GE` (CANN pool), `PTA+GE`, `APP`
+//! (process-level, no Allocated value) and `WORKSPACE`; MindSpore writes `MindSpore`,
+//! `MindSpore+GE`, `GE`, `APP` with "MB" = KB / 1000 (reference `ascend-formats.md` §2.3).
+//! The framework allocator series (`PTA` or `MindSpore`) is the "memory over time" curve.
+
+use super::csv_common::{opt_mb, opt_time, read_table, HeaderMap, Row, Warnings};
+use crate::diag::Diagnostic;
+use crate::source::Source;
+
+/// One component's totals over time, in file order (sorted by time when read).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Series {
+    /// Component name as written (`PTA`, `GE`, `PTA+GE`, `APP`, `WORKSPACE`, `MindSpore`, …).
+    pub component: String,
+    /// Timestamps (ns).
+    pub ts: Vec<i64>,
+    /// Total allocated bytes (`None`: empty field, e.g. `APP`).
+    pub allocated: Vec<Option<u64>>,
+    /// Total reserved bytes.
+    pub reserved: Vec<Option<u64>>,
+    /// Total active bytes.
+    pub active: Vec<Option<u64>>,
+}
+
+/// The maximum of one metric of a series and when it was first reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Peak {
+    /// Bytes at the peak.
+    pub bytes: u64,
+    /// First time the peak value was reached (ns).
+    pub time_ns: i64,
+}
+
+/// Which total of a series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    /// Total allocated.
+    Allocated,
+    /// Total reserved.
+    Reserved,
+    /// Total active.
+    Active,
+}
+
+impl Series {
+    /// The values of `metric`.
+    pub fn values(&self, metric: Metric) -> &[Option<u64>] {
+        match metric {
+            Metric::Allocated => &self.allocated,
+            Metric::Reserved => &self.reserved,
+            Metric::Active => &self.active,
+        }
+    }
+
+    /// The peak of `metric` (first time reached), `None` if the series has no value for it.
+    pub fn peak(&self, metric: Metric) -> Option<Peak> {
+        let mut best: Option<Peak> = None;
+        for (&t, v) in self.ts.iter().zip(self.values(metric)) {
+            if let Some(v) = *v {
+                if best.is_none_or(|b| v > b.bytes) {
+                    best = Some(Peak { bytes: v, time_ns: t });
+                }
+            }
+        }
+        best
+    }
+
+    /// The value of `metric` in force at `t` (last point at or before `t`).
+    pub fn value_at(&self, metric: Metric, t: i64) -> Option<u64> {
+        let i = self.ts.partition_point(|&x| x <= t);
+        let vals = self.values(metric);
+        (0..i).rev().find_map(|j| vals.get(j).copied().flatten())
+    }
+
+    /// Points `(ts, value)` of `metric` where it is defined, for curves.
+    pub fn points(&self, metric: Metric) -> (Vec<i64>, Vec<u64>) {
+        let mut xs = Vec::new();
+        let mut ys = Vec::new();
+        for (&t, v) in self.ts.iter().zip(self.values(metric)) {
+            if let Some(v) = *v {
+                xs.push(t);
+                ys.push(v);
+            }
+        }
+        (xs, ys)
+    }
+}
+
+/// A parsed `memory_record.csv`.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryRecord {
+    /// One series per component, in order of first appearance.
+    pub series: Vec<Series>,
+    /// True for MindSpore output (components `MindSpore…`; its "MB" is KB / 1000, converted here).
+    pub mindspore: bool,
+    /// Skipped rows and bad values, counted.
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl MemoryRecord {
+    /// The series of `component`.
+    pub fn get(&self, component: &str) -> Option<&Series> {
+        self.series.iter().find(|s| s.component == component)
+    }
+
+    /// The framework allocator's series: `PTA` (torch_npu) or `MindSpore`.
+    pub fn framework(&self) -> Option<&Series> {
+        self.get("PTA").or_else(|| self.get("MindSpore"))
+    }
+}
+
+const COMPONENT: usize = 0;
+const TIMESTAMP: usize = 1;
+const ALLOCATED: usize = 2;
+const RESERVED: usize = 3;
+const ACTIVE: usize = 4;
+const COLUMNS: [&[&str]; 5] = [
+    &["Component"],
+    &["Timestamp(us)"],
+    &["Total Allocated(MB)"],
+    &["Total Reserved(MB)"],
+    &["Total Active(MB)"],
+];
+
+/// Reads `memory_record.csv` from `src`.
+pub fn read_memory_record(
+    src: &dyn Source,
+    progress: Option<&mut dyn FnMut(u64, u64)>,
+) -> Result<MemoryRecord, Diagnostic> {
+    let file = src.name().to_string();
+    let mut out = MemoryRecord::default();
+    let mut warnings = Warnings::default();
+    let mut check = |h: &HeaderMap| {
+        if [COMPONENT, TIMESTAMP]
+            .iter()
+            .all(|&c| h.index.get(c).copied().flatten().is_some())
+        {
+            Ok(())
+        } else {
+            Err(format!(
+                "not a memory_record.csv header: expected Component,Timestamp(us),Total Allocated(MB),\
+                 Total Reserved(MB),… (found: {})",
+                h.names.join(",")
+            ))
+        }
+    };
+    // Values are parsed as torch_npu MB (2^20 bytes) and rescaled at the end for MindSpore, whose
+    // "MB" is KB / 1000; whether a file is MindSpore's shows only in its component names.
+    let mut index: Vec<(String, usize)> = Vec::new();
+    let mut on_row = |h: &HeaderMap, row: &Row<'_>, w: &mut Warnings| {
+        let col = |c: usize| h.index.get(c).copied().flatten();
+        let Some(component) = row.get(col(COMPONENT)) else {
+            w.add(&file, row.line, row.byte, "Component", "empty component; row skipped");
+            return;
+        };
+        let Some(ts) = opt_time(row, h, TIMESTAMP, w, &file) else {
+            w.add(&file, row.line, row.byte, "Timestamp(us)", "no timestamp; row skipped");
+            return;
+        };
+        let mut unsigned = |c: usize, name: &str| {
+            let v = opt_mb(row, h, c, w, &file)?;
+            if v < 0 {
+                w.add(&file, row.line, row.byte, name, "negative total read as empty");
+                return None;
+            }
+            Some(v.unsigned_abs())
+        };
+        let allocated = unsigned(ALLOCATED, "Total Allocated(MB)");
+        let reserved = unsigned(RESERVED, "Total Reserved(MB)");
+        let active = unsigned(ACTIVE, "Total Active(MB)");
+        let at = match index.iter().find(|(c, _)| c == component) {
+            Some((_, i)) => *i,
+            None => {
+                out.series.push(Series {
+                    component: component.to_string(),
+                    ..Series::default()
+                });
+                index.push((component.to_string(), out.series.len() - 1));
+                out.series.len() - 1
+            }
+        };
+        if let Some(s) = out.series.get_mut(at) {
+            s.ts.push(ts);
+            s.allocated.push(allocated);
+            s.reserved.push(reserved);
+            s.active.push(active);
+        }
+    };
+    read_table(src, &COLUMNS, &mut check, &mut on_row, &mut warnings, progress)?;
+    out.mindspore = out.series.iter().any(|s| s.component.starts_with("MindSpore"));
+    for s in &mut out.series {
+        if out.mindspore {
+            // value_bytes = MB_ms × 1000 × 1024 = (bytes_pta / 2^20) × 1_024_000.
+            for v in s
+                .allocated
+                .iter_mut()
+                .chain(s.reserved.iter_mut())
+                .chain(s.active.iter_mut())
+                .flatten()
+            {
+                *v = ((u128::from(*v) * 1_024_000 + (1 << 19)) >> 20) as u64;
+            }
+        }
+        sort_series(s);
+    }
+    out.warnings = warnings.into_vec();
+    Ok(out)
+}
+
+/// Sorts a series by time, stably (rows with equal times keep file order).
+fn sort_series(s: &mut Series) {
+    if s.ts.windows(2).all(|w| w[0] <= w[1]) {
+        return;
+    }
+    let mut order: Vec<usize> = (0..s.ts.len()).collect();
+    order.sort_by_key(|&i| s.ts.get(i).copied().unwrap_or(i64::MAX));
+    let pick = |v: &[Option<u64>]| order.iter().map(|&i| v.get(i).copied().flatten()).collect();
+    s.allocated = pick(&s.allocated);
+    s.reserved = pick(&s.reserved);
+    s.active = pick(&s.active);
+    s.ts = order.iter().filter_map(|&i| s.ts.get(i).copied()).collect();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::BytesSource;
+
+    #[test]
+    fn reads_components_and_peaks() {
+        let text = "Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Total Active(MB),Stream Ptr,Device Type\r\n\
+APP,1736405443756384.100\t,,2109.6015625,,,NPU:0\r\n\
+PTA,1736405443870818.960\t,935.9951171875,1452.0,935.9951171875,1431569360,NPU:0\r\n\
+PTA+GE,1736405443870818.960\t,935.9951171875,1452.0,935.9951171875,1431569360,NPU:0\r\n\
+PTA,1736405443870819.000\t,900.0,1452.0,900.0,1431569360,NPU:0\r\n\
+GE,1736405443881360.630\t,49.125,74.75,,,NPU:0\r\n";
+        let src = BytesSource::new("mr.csv", text.as_bytes().to_vec());
+        let mr = read_memory_record(&src, None).unwrap();
+        assert_eq!(mr.series.len(), 4);
+        let pta = mr.framework().unwrap();
+        let p = pta.peak(Metric::Allocated).unwrap();
+        assert_eq!(p.time_ns, 1_736_405_443_870_818_960);
+        assert_eq!(p.bytes, (935.9951171875 * 1048576.0) as u64);
+        assert_eq!(mr.get("APP").unwrap().allocated, vec![None]);
+        assert_eq!(pta.value_at(Metric::Allocated, 1_736_405_443_870_819_500), Some(900 << 20));
+    }
+}

@@ -1,0 +1,781 @@
+//! Streaming reader of `trace_view.json` (Chrome trace array, reaching gigabytes).
+//!
+//! Only what attribution needs is kept: `cpu_op` events (name, pid, tid, ts, dur, sequence number,
+//! forward thread id, call stack interned once), `ProfilerStep#N` spans, and the task-queue
+//! `enqueue`/`dequeue` events. Everything else is only *skipped*: the scanner finds where an event
+//! ends (jumping through strings with `memchr`) and reads its `cat` value, nothing more.
+//!
+//! How it stays fast and bounded:
+//! - the caller's thread reads the source in batches (a browser `File` can only be read on the
+//!   worker that owns it); memory = one batch + the tail of an event cut by the batch end + what
+//!   is kept;
+//! - a batch is cut into pieces at *probable* event boundaries (`}, {`) and the pieces are
+//!   scanned in parallel with rayon; each piece must end exactly where the next one starts, which
+//!   proves the guess (a `}, {` inside a string would break that), otherwise the piece after it is
+//!   scanned again from the proven position;
+//! - numbers are read from their text: `ts` as a string or a number, exactly, to integer ns;
+//!   ids above 2^53 as integers (never through `f64`).
+//!
+//! Tolerated damage: a trailing `,]` (torch_npu concatenation bug), a `{"traceEvents": [...]}`
+//! wrapper, a file cut inside the last event (reported).
+
+use super::csv_common::parse_scaled;
+use super::Interner;
+use crate::diag::Diagnostic;
+use crate::source::Source;
+use memchr::{memchr, memchr2};
+use rayon::prelude::*;
+
+/// The `cpu_op` events kept, column by column (index = op id).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ops {
+    /// Interned op name.
+    pub name: Vec<u32>,
+    /// Process id.
+    pub pid: Vec<i64>,
+    /// Thread id.
+    pub tid: Vec<i64>,
+    /// Start (ns).
+    pub ts: Vec<i64>,
+    /// Duration (ns).
+    pub dur: Vec<i64>,
+    /// `Sequence number` (-1 when absent).
+    pub seq: Vec<i64>,
+    /// `Fwd thread id` (0 when absent).
+    pub fwd_tid: Vec<i64>,
+    /// Interned call stack (0 = none).
+    pub stack: Vec<u32>,
+}
+
+impl Ops {
+    /// Number of ops.
+    pub fn len(&self) -> usize {
+        self.name.len()
+    }
+
+    /// True when there is no op.
+    pub fn is_empty(&self) -> bool {
+        self.name.is_empty()
+    }
+
+    /// End time (ns) of op `i` (`ts + dur`).
+    pub fn end(&self, i: usize) -> i64 {
+        let ts = self.ts.get(i).copied().unwrap_or(0);
+        ts.saturating_add(self.dur.get(i).copied().unwrap_or(0))
+    }
+
+    fn push(&mut self, op: &RawOp) {
+        self.name.push(op.name);
+        self.pid.push(op.pid);
+        self.tid.push(op.tid);
+        self.ts.push(op.ts);
+        self.dur.push(op.dur);
+        self.seq.push(op.seq);
+        self.fwd_tid.push(op.fwd_tid);
+        self.stack.push(op.stack);
+    }
+}
+
+/// A `ProfilerStep#N` span.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct StepSpan {
+    /// N.
+    pub step: u64,
+    /// Start (ns).
+    pub ts: i64,
+    /// End (ns).
+    pub end: i64,
+}
+
+/// A task-queue event (`cat` `enqueue` or `dequeue`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueEvent {
+    /// True for `enqueue`, false for `dequeue`.
+    pub enqueue: bool,
+    /// Interned name (`Enqueue@aten::add`, `Dequeue@…`).
+    pub name: u32,
+    /// Thread id.
+    pub tid: i64,
+    /// Start (ns).
+    pub ts: i64,
+    /// Duration (ns).
+    pub dur: i64,
+    /// `args.correlation_id`, pairing an enqueue with its dequeue.
+    pub correlation_id: Option<u64>,
+}
+
+/// What a trace scan keeps.
+#[derive(Debug, Clone, Default)]
+pub struct Trace {
+    /// `cpu_op` events in file order.
+    pub ops: Ops,
+    /// `ProfilerStep#N` spans (also present in `ops`).
+    pub steps: Vec<StepSpan>,
+    /// Enqueue/dequeue events.
+    pub queue: Vec<QueueEvent>,
+    /// Number of top-level events seen (kept or not).
+    pub events: u64,
+    /// Bytes scanned.
+    pub bytes: u64,
+    /// Skipped or damaged parts, with byte offsets.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// How a scan is cut up.
+#[derive(Debug, Clone, Copy)]
+pub struct TraceOptions {
+    /// Bytes read from the source per batch.
+    pub batch: usize,
+    /// Pieces a batch is cut into for parallel scanning.
+    pub pieces: usize,
+}
+
+impl Default for TraceOptions {
+    fn default() -> Self {
+        let threads = rayon::current_num_threads().max(1);
+        TraceOptions {
+            batch: (4 << 20) * threads.min(8),
+            pieces: threads * 2,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct RawOp {
+    name: u32,
+    pid: i64,
+    tid: i64,
+    ts: i64,
+    dur: i64,
+    seq: i64,
+    fwd_tid: i64,
+    stack: u32,
+}
+
+/// What one piece scan found; ids are local to the piece until merged.
+#[derive(Default)]
+struct PieceOut {
+    start: usize,
+    /// Where the scan stopped: the first event start at or past the piece limit, the end of the
+    /// array, or the start of an event cut by the buffer end.
+    stop: usize,
+    /// True when the scan stopped at an event cut by the end of the buffer.
+    cut: bool,
+    /// True when the closing `]` was reached.
+    ended: bool,
+    ops: Vec<RawOp>,
+    steps: Vec<StepSpan>,
+    queue: Vec<QueueEvent>,
+    names: Interner,
+    stacks: Interner,
+    events: u64,
+    /// (offset in buffer, message) of damage found; the scan resumed at the next boundary.
+    errors: Vec<(usize, String)>,
+}
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while b.get(i).is_some_and(|&c| is_ws(c)) {
+        i += 1;
+    }
+    i
+}
+
+/// End (exclusive) of the string starting at `i` (`b[i] == '"'`); `None` if the buffer ends first.
+fn scan_string(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    loop {
+        let k = j + memchr2(b'"', b'\\', b.get(j..)?)?;
+        if b.get(k) == Some(&b'\\') {
+            j = k + 2;
+        } else {
+            return Some(k + 1);
+        }
+    }
+}
+
+enum Scan {
+    /// Value/object ends here (exclusive).
+    Done(usize),
+    /// The buffer ended inside.
+    Cut,
+    /// Not valid JSON at this offset.
+    Bad(usize, &'static str),
+}
+
+/// Skips one JSON value starting at `i`.
+fn skip_value(b: &[u8], i: usize) -> Scan {
+    match b.get(i) {
+        None => Scan::Cut,
+        Some(b'"') => scan_string(b, i).map_or(Scan::Cut, Scan::Done),
+        Some(b'{') | Some(b'[') => {
+            let mut depth = 0usize;
+            let mut j = i;
+            loop {
+                match b.get(j) {
+                    None => return Scan::Cut,
+                    Some(b'"') => match scan_string(b, j) {
+                        Some(e) => {
+                            j = e;
+                            continue;
+                        }
+                        None => return Scan::Cut,
+                    },
+                    Some(b'{') | Some(b'[') => depth += 1,
+                    Some(b'}') | Some(b']') => {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            return Scan::Done(j + 1);
+                        }
+                    }
+                    Some(_) => {}
+                }
+                j += 1;
+            }
+        }
+        Some(_) => {
+            let mut j = i;
+            while let Some(&c) = b.get(j) {
+                if c == b',' || c == b'}' || c == b']' || is_ws(c) {
+                    return if j == i {
+                        Scan::Bad(i, "expected a value")
+                    } else {
+                        Scan::Done(j)
+                    };
+                }
+                j += 1;
+            }
+            Scan::Cut
+        }
+    }
+}
+
+/// Walks the members of the object at `i` (`b[i] == '{'`), calling `on(key, value_start,
+/// value_end)` for each; returns the end of the object.
+fn scan_object(b: &[u8], i: usize, on: &mut dyn FnMut(&[u8], usize, usize)) -> Scan {
+    let mut j = skip_ws(b, i + 1);
+    if b.get(j) == Some(&b'}') {
+        return Scan::Done(j + 1);
+    }
+    loop {
+        match b.get(j) {
+            None => return Scan::Cut,
+            Some(b'"') => {}
+            Some(_) => return Scan::Bad(j, "expected a member name in quotes"),
+        }
+        let Some(kend) = scan_string(b, j) else {
+            return Scan::Cut;
+        };
+        let key = b.get(j + 1..kend - 1).unwrap_or(&[]);
+        j = skip_ws(b, kend);
+        match b.get(j) {
+            None => return Scan::Cut,
+            Some(b':') => {}
+            Some(_) => return Scan::Bad(j, "expected ':' after a member name"),
+        }
+        j = skip_ws(b, j + 1);
+        let vend = match skip_value(b, j) {
+            Scan::Done(e) => e,
+            other => return other,
+        };
+        on(key, j, vend);
+        j = skip_ws(b, vend);
+        match b.get(j) {
+            None => return Scan::Cut,
+            Some(b',') => j = skip_ws(b, j + 1),
+            Some(b'}') => return Scan::Done(j + 1),
+            Some(_) => return Scan::Bad(j, "expected ',' or '}' after a member"),
+        }
+    }
+}
+
+/// The text of a scalar value span, quotes removed.
+fn unquote(v: &[u8]) -> &[u8] {
+    if v.len() >= 2 && v.first() == Some(&b'"') && v.last() == Some(&b'"') {
+        v.get(1..v.len() - 1).unwrap_or(&[])
+    } else {
+        v
+    }
+}
+
+/// An integer from a number or string span (decimals truncated); ids above 2^53 stay exact.
+fn int_of(v: &[u8]) -> Option<i64> {
+    let t = std::str::from_utf8(unquote(v)).ok()?;
+    if let Ok(x) = t.parse::<i64>() {
+        return Some(x);
+    }
+    if let Ok(x) = t.parse::<u64>() {
+        return Some(x as i64); // packed CANN pids above 2^63 keep their bits
+    }
+    parse_scaled(t, 0, 1)
+}
+
+fn u64_of(v: &[u8]) -> Option<u64> {
+    let t = std::str::from_utf8(unquote(v)).ok()?;
+    t.parse::<u64>().ok().or_else(|| int_of(v).map(|x| x as u64))
+}
+
+/// Microseconds (string or number) → exact ns.
+fn us_of(v: &[u8]) -> Option<i64> {
+    let t = std::str::from_utf8(unquote(v)).ok()?;
+    parse_scaled(t, 3, 1)
+}
+
+/// A JSON string span decoded (escapes resolved); `None` for a non-string.
+fn str_of(v: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
+    if v.first() != Some(&b'"') {
+        return None;
+    }
+    let inner = unquote(v);
+    if memchr(b'\\', inner).is_none() {
+        return std::str::from_utf8(inner).ok().map(std::borrow::Cow::Borrowed);
+    }
+    serde_json::from_slice::<String>(v)
+        .ok()
+        .map(std::borrow::Cow::Owned)
+}
+
+/// Next probable event start at or after `from`: a `{` preceded (blanks aside) by `,` and `}`.
+fn next_boundary(b: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    loop {
+        let k = i + memchr(b'{', b.get(i..)?)?;
+        let mut p = k;
+        let mut ok = false;
+        while p > 0 {
+            p -= 1;
+            match b.get(p) {
+                Some(&c) if is_ws(c) => continue,
+                Some(b',') => {
+                    let mut q = p;
+                    while q > 0 {
+                        q -= 1;
+                        match b.get(q) {
+                            Some(&c) if is_ws(c) => continue,
+                            Some(b'}') => ok = true,
+                            _ => {}
+                        }
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            break;
+        }
+        if ok {
+            return Some(k);
+        }
+        i = k + 1;
+    }
+}
+
+/// Scans events of `b` starting at `start` until an event starts at or past `limit`.
+fn scan_piece(b: &[u8], start: usize, limit: usize) -> PieceOut {
+    let mut out = PieceOut {
+        start,
+        ..PieceOut::default()
+    };
+    let mut i = start;
+    loop {
+        // Between events: blanks, commas (a trailing `,]` included), the opening `[`.
+        while let Some(&c) = b.get(i) {
+            if is_ws(c) || c == b',' || c == b'[' {
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        if i >= limit || i >= b.len() {
+            out.stop = i.min(b.len()).max(i.min(limit));
+            out.stop = i;
+            return out;
+        }
+        match b.get(i) {
+            Some(b']') => {
+                out.ended = true;
+                out.stop = i + 1;
+                return out;
+            }
+            Some(b'{') => match scan_event(b, i, &mut out) {
+                Scan::Done(e) => {
+                    out.events += 1;
+                    i = e;
+                }
+                Scan::Cut => {
+                    out.cut = true;
+                    out.stop = i;
+                    return out;
+                }
+                Scan::Bad(at, msg) => {
+                    out.errors.push((at, msg.to_string()));
+                    match next_boundary(b, at + 1) {
+                        Some(n) => i = n,
+                        None => {
+                            // No boundary after the damage in this buffer: treat the rest as cut,
+                            // so the next batch (with more bytes) tries again from here.
+                            out.cut = true;
+                            out.stop = b.len();
+                            return out;
+                        }
+                    }
+                }
+            },
+            Some(_) => {
+                out.errors.push((i, "expected '{' (an event) or ']'".to_string()));
+                match next_boundary(b, i + 1) {
+                    Some(n) => i = n,
+                    None => {
+                        out.cut = true;
+                        out.stop = b.len();
+                        return out;
+                    }
+                }
+            }
+            None => {
+                out.stop = i;
+                return out;
+            }
+        }
+    }
+}
+
+/// Scans one event at `i`, keeping it if it is a `cpu_op` or a queue event.
+fn scan_event(b: &[u8], i: usize, out: &mut PieceOut) -> Scan {
+    let mut name = (0, 0);
+    let mut cat = (0, 0);
+    let mut ph = (0, 0);
+    let mut pid = (0, 0);
+    let mut tid = (0, 0);
+    let mut ts = (0, 0);
+    let mut dur = (0, 0);
+    let mut args = (0, 0);
+    let r = scan_object(b, i, &mut |k, s, e| match k {
+        b"name" => name = (s, e),
+        b"cat" => cat = (s, e),
+        b"ph" => ph = (s, e),
+        b"pid" => pid = (s, e),
+        b"tid" => tid = (s, e),
+        b"ts" => ts = (s, e),
+        b"dur" => dur = (s, e),
+        b"args" => args = (s, e),
+        _ => {}
+    });
+    let Scan::Done(end) = r else { return r };
+    let span = |(s, e): (usize, usize)| b.get(s..e).unwrap_or(&[]);
+    let cat_v = unquote(span(cat));
+    let kind = match cat_v {
+        b"cpu_op" => 0,
+        b"enqueue" => 1,
+        b"dequeue" => 2,
+        _ => return Scan::Done(end),
+    };
+    if !matches!(unquote(span(ph)), b"X" | b"") {
+        return Scan::Done(end);
+    }
+    let Some(t) = us_of(span(ts)) else {
+        out.errors
+            .push((ts.0.max(i), "event without a valid \"ts\"; event skipped".to_string()));
+        return Scan::Done(end);
+    };
+    let d = us_of(span(dur)).unwrap_or(0).max(0);
+    let name_s = str_of(span(name)).unwrap_or_default();
+    let mut seq = -1i64;
+    let mut fwd = 0i64;
+    let mut stack = 0u32;
+    let mut corr = None;
+    if args.1 > args.0 && b.get(args.0) == Some(&b'{') {
+        let mut stack_span = (0, 0);
+        let _ = scan_object(b, args.0, &mut |k, s, e| match k {
+            b"Sequence number" => seq = int_of(span((s, e))).unwrap_or(-1),
+            b"Fwd thread id" => fwd = int_of(span((s, e))).unwrap_or(0),
+            b"Call stack" => stack_span = (s, e),
+            b"correlation_id" => corr = u64_of(span((s, e))),
+            _ => {}
+        });
+        if stack_span.1 > stack_span.0 {
+            if let Some(s) = str_of(span(stack_span)) {
+                if !s.is_empty() {
+                    stack = out.stacks.intern(&s);
+                }
+            }
+        }
+    }
+    let name_id = out.names.intern(&name_s);
+    let tid_v = int_of(span(tid)).unwrap_or(0);
+    if kind == 0 {
+        out.ops.push(RawOp {
+            name: name_id,
+            pid: int_of(span(pid)).unwrap_or(0),
+            tid: tid_v,
+            ts: t,
+            dur: d,
+            seq,
+            fwd_tid: fwd,
+            stack,
+        });
+        if let Some(n) = name_s.strip_prefix("ProfilerStep#") {
+            if let Ok(step) = n.trim().parse::<u64>() {
+                out.steps.push(StepSpan {
+                    step,
+                    ts: t,
+                    end: t.saturating_add(d),
+                });
+            }
+        }
+    } else {
+        out.queue.push(QueueEvent {
+            enqueue: kind == 1,
+            name: name_id,
+            tid: tid_v,
+            ts: t,
+            dur: d,
+            correlation_id: corr,
+        });
+    }
+    Scan::Done(end)
+}
+
+/// Scans a whole buffer from `start`: cuts it into `pieces`, scans them in parallel, and checks
+/// that each piece starts where the previous one stopped (re-scanning when it does not).
+fn scan_buffer(b: &[u8], start: usize, pieces: usize) -> Vec<PieceOut> {
+    let len = b.len();
+    let mut starts = vec![start];
+    if pieces > 1 && len > start + 64 * 1024 {
+        let step = (len - start) / pieces;
+        for k in 1..pieces {
+            let nominal = start + step * k;
+            if let Some(s) = next_boundary(b, nominal) {
+                if starts.last().is_some_and(|&l| s > l) {
+                    starts.push(s);
+                }
+            }
+        }
+    }
+    let mut bounds: Vec<(usize, usize)> = Vec::with_capacity(starts.len());
+    for (k, &s) in starts.iter().enumerate() {
+        bounds.push((s, starts.get(k + 1).copied().unwrap_or(usize::MAX)));
+    }
+    let mut outs: Vec<PieceOut> = bounds
+        .par_iter()
+        .map(|&(s, lim)| scan_piece(b, s, lim))
+        .collect();
+    // Verify the chain; on a mismatch re-scan the remainder sequentially (rare: needs `}, {`
+    // inside a string, or damage).
+    let mut k = 0;
+    while k + 1 < outs.len() {
+        let (stop, cut, ended) = match outs.get(k) {
+            Some(o) => (o.stop, o.cut, o.ended),
+            None => break,
+        };
+        if cut || ended {
+            outs.truncate(k + 1);
+            break;
+        }
+        let next_start = outs.get(k + 1).map_or(usize::MAX, |o| o.start);
+        if stop != next_start {
+            outs.truncate(k + 1);
+            outs.push(scan_piece(b, stop, usize::MAX));
+            break;
+        }
+        k += 1;
+    }
+    outs
+}
+
+/// Reads `trace_view.json` from `src`, interning op names into `names` and stacks into `stacks`.
+///
+/// `progress(done, total)` is called after each batch. Returns `Err` only when the file cannot be
+/// read or is not a JSON array of events at all.
+pub fn read_trace(
+    src: &dyn Source,
+    names: &mut Interner,
+    stacks: &mut Interner,
+    opts: TraceOptions,
+    mut progress: Option<&mut dyn FnMut(u64, u64)>,
+) -> Result<Trace, Diagnostic> {
+    let file = src.name().to_string();
+    let total = src.len();
+    let mut trace = Trace::default();
+    let batch = opts.batch.max(64 * 1024);
+    let mut buf: Vec<u8> = Vec::new();
+    let mut buf_off: u64 = 0; // file offset of buf[0]
+    let mut read_off: u64 = 0;
+    let mut first = true;
+    let mut ended = false;
+    let mut name_map: Vec<u32> = Vec::new();
+    let mut stack_map: Vec<u32> = Vec::new();
+    while !ended {
+        let more = src.read_range(read_off, batch)?;
+        let eof = more.is_empty();
+        read_off += more.len() as u64;
+        buf.extend_from_slice(&more);
+        drop(more);
+        let mut start = 0;
+        if first {
+            let i = skip_ws(&buf, 0);
+            match buf.get(i) {
+                Some(b'[') => start = i + 1,
+                Some(b'{') => {
+                    // `{"traceEvents": [ … ]}` (Kineto / chrome export): start inside the array.
+                    let key = memchr::memmem::find(&buf, b"\"traceEvents\"");
+                    match key.and_then(|k| memchr(b'[', buf.get(k..)?).map(|p| k + p)) {
+                        Some(p) => start = p + 1,
+                        None if !eof && buf.len() < 64 << 20 => continue,
+                        None => {
+                            return Err(Diagnostic::error(
+                                &file,
+                                "expected a JSON array of trace events ('[' first, or a \
+                                 {\"traceEvents\": [...]} object)",
+                            )
+                            .at_byte(i as u64))
+                        }
+                    }
+                }
+                None if !eof => continue,
+                None => return Err(Diagnostic::error(&file, "empty file: expected a JSON array of trace events")),
+                Some(_) => {
+                    return Err(Diagnostic::error(
+                        &file,
+                        "expected a JSON array of trace events ('[' first)",
+                    )
+                    .at_byte(i as u64))
+                }
+            }
+            first = false;
+        }
+        let outs = scan_buffer(&buf, start, opts.pieces.max(1));
+        let mut resume = buf.len();
+        for out in outs {
+            // Merge local ids into the caller's interners.
+            name_map.clear();
+            name_map.extend((0..out.names.len()).map(|i| names.intern(out.names.get(i as u32))));
+            stack_map.clear();
+            stack_map.extend((0..out.stacks.len()).map(|i| stacks.intern(out.stacks.get(i as u32))));
+            for op in &out.ops {
+                let mut op = *op;
+                op.name = name_map.get(op.name as usize).copied().unwrap_or(0);
+                op.stack = stack_map.get(op.stack as usize).copied().unwrap_or(0);
+                trace.ops.push(&op);
+            }
+            trace.steps.extend_from_slice(&out.steps);
+            for q in &out.queue {
+                let mut q = *q;
+                q.name = name_map.get(q.name as usize).copied().unwrap_or(0);
+                trace.queue.push(q);
+            }
+            trace.events += out.events;
+            for (at, msg) in &out.errors {
+                trace.warnings.push(
+                    Diagnostic::warning(&file, format!("invalid JSON: {msg}; skipped to the next event"))
+                        .at_byte(buf_off + *at as u64),
+                );
+            }
+            if out.ended {
+                ended = true;
+            }
+            resume = out.stop;
+            if out.cut {
+                break;
+            }
+        }
+        if let Some(p) = progress.as_mut() {
+            p(read_off.min(total), total);
+        }
+        if eof {
+            if !ended {
+                let rest = buf.get(resume..).unwrap_or(&[]);
+                if rest.iter().any(|&c| !is_ws(c)) {
+                    trace.warnings.push(
+                        Diagnostic::warning(&file, "the file ends inside an event (truncated file?); the last event was skipped")
+                            .at_byte(buf_off + resume as u64),
+                    );
+                } else {
+                    trace.warnings.push(
+                        Diagnostic::warning(&file, "the array is not closed with ']' (truncated file?)")
+                            .at_byte(total),
+                    );
+                }
+            }
+            break;
+        }
+        // Keep only the cut tail for the next batch.
+        let keep = resume.min(buf.len());
+        buf.drain(..keep);
+        buf_off += keep as u64;
+    }
+    trace.bytes = read_off;
+    Ok(trace)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::BytesSource;
+
+    fn read(text: &str, opts: TraceOptions) -> (Trace, Interner, Interner) {
+        let src = BytesSource::new("t.json", text.as_bytes().to_vec());
+        let mut n = Interner::new();
+        let mut s = Interner::new();
+        let t = read_trace(&src, &mut n, &mut s, opts, None).unwrap();
+        (t, n, s)
+    }
+
+    const SMALL: &str = r#"[{"ph": "X", "name": "aten::add", "pid": 7, "tid": 7, "ts": "1736405443863674.400", "dur": 162.66, "cat": "cpu_op", "args": {"Sequence number": 12, "Fwd thread id": 0, "Call stack": "/a/main.py(3): f;\r\n<string>(1): <module>"}}, {"ph": "X", "name": "x", "pid": 1, "tid": 1, "ts": 5, "cat": "python_function", "args": {"a": "}, {"}}, {"ph": "s", "id": 1736405443996246554, "pid": 3089232288, "tid": 2, "ts": "1.0", "cat": "async_npu"}, {"ph": "X", "name": "ProfilerStep#3", "pid": 7, "tid": 7, "ts": 1736405443863600.5, "dur": 1000, "cat": "cpu_op", "args": {}}, {"ph": "X", "name": "Dequeue@aten::add", "pid": 7, "tid": 9, "ts": "10.000", "dur": 1.5, "cat": "dequeue", "args": {"correlation_id": 18446744073709551615}},]"#;
+
+    #[test]
+    fn keeps_cpu_ops_steps_and_queue_and_tolerates_trailing_comma() {
+        let (t, n, s) = read(SMALL, TraceOptions { batch: 1 << 20, pieces: 1 });
+        assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+        assert_eq!(t.events, 5);
+        assert_eq!(t.ops.len(), 2);
+        assert_eq!(n.get(t.ops.name[0]), "aten::add");
+        assert_eq!(t.ops.ts[0], 1_736_405_443_863_674_400);
+        assert_eq!(t.ops.dur[0], 162_660);
+        assert_eq!(t.ops.seq[0], 12);
+        assert_eq!(s.get(t.ops.stack[0]), "/a/main.py(3): f;\r\n<string>(1): <module>");
+        assert_eq!(t.steps, vec![StepSpan { step: 3, ts: 1_736_405_443_863_600_500, end: 1_736_405_443_864_600_500 }]);
+        assert_eq!(t.queue.len(), 1);
+        assert_eq!(t.queue[0].correlation_id, Some(u64::MAX));
+    }
+
+    #[test]
+    fn tiny_batches_and_many_pieces_give_the_same_result() {
+        let mut big = String::from("[");
+        for k in 0..3000 {
+            if k > 0 {
+                big.push_str(", ");
+            }
+            big.push_str(&format!(
+                r#"{{"ph": "X", "name": "op{}", "pid": 1, "tid": 1, "ts": "{}.000", "dur": 1.0, "cat": "{}", "args": {{"Call stack": "s}}, {{{}"}}}}"#,
+                k % 7,
+                1000 + k,
+                if k % 3 == 0 { "cpu_op" } else { "other" },
+                k % 5
+            ));
+        }
+        big.push(']');
+        let (a, na, _) = read(&big, TraceOptions { batch: 1 << 24, pieces: 1 });
+        let (b, nb, _) = read(&big, TraceOptions { batch: 70_000, pieces: 7 });
+        assert_eq!(a.events, 3000);
+        assert_eq!(b.events, 3000);
+        assert_eq!(a.ops.ts, b.ops.ts);
+        let names_a: Vec<&str> = a.ops.name.iter().map(|&i| na.get(i)).collect();
+        let names_b: Vec<&str> = b.ops.name.iter().map(|&i| nb.get(i)).collect();
+        assert_eq!(names_a, names_b);
+        assert!(b.warnings.is_empty());
+    }
+
+    #[test]
+    fn truncated_and_damaged_files_warn() {
+        let (t, _, _) = read(r#"[{"ph": "X", "cat": "cpu_op", "name": "a", "ts": "1.0", "dur": 1}, {"ph": "X", "cat": "cpu"#, TraceOptions::default());
+        assert_eq!(t.ops.len(), 1);
+        assert_eq!(t.warnings.len(), 1);
+        let (t, _, _) = read(r#"[{"ph": "X" "cat": "cpu_op"}, {"ph": "X", "cat": "cpu_op", "name": "b", "ts": 2, "dur": 1}]"#, TraceOptions::default());
+        assert_eq!(t.ops.len(), 1);
+        assert_eq!(t.warnings.len(), 1);
+        assert_eq!(t.warnings[0].byte, Some(12));
+    }
+}
