@@ -1,1 +1,744 @@
-//! placeholder
+//! Per-rank and per-job analysis: reading a rank's run folders, the attribution join, peaks, the
+//! live set at a time grouped by top user frame, leak candidates, fragmentation, per-step peaks,
+//! the role × rank matrix and outliers; plus the queries a view needs (table pages, curves).
+
+use super::attribution::{self, Attribution, StackSource};
+use super::discover::{FileOpener, Job, RankInput};
+use super::memory_record::{self, Metric, Series};
+use super::module_mem::{self, ModuleSeries};
+use super::operator_memory::{self, MemRow, RowSource};
+use super::trace::{self, StepSpan, TraceOptions};
+use super::Interner;
+use crate::diag::Diagnostic;
+use serde::Serialize;
+
+/// How to analyse.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AnalyzeOptions {
+    /// How `trace_view.json` is cut up.
+    pub trace: TraceOptions,
+}
+
+/// Counts of rows by [`StackSource`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct StackCounts {
+    /// Containing op has the stack.
+    pub direct: u64,
+    /// Stack of the forward op of a backward op.
+    pub via_forward: u64,
+    /// Python tool's nearest-earlier rule.
+    pub approximate: u64,
+    /// No stack (includes every `cann::` row).
+    pub none: u64,
+}
+
+/// Bytes and count of live allocations sharing a top user frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FrameGroup {
+    /// The top user frame (`(no stack)` for rows without one).
+    pub frame: String,
+    /// Bytes alive.
+    pub bytes: u64,
+    /// Allocations alive.
+    pub count: u64,
+}
+
+/// The peak of one step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StepPeak {
+    /// Step number (`ProfilerStep#N`).
+    pub step: u64,
+    /// Step start (ns).
+    pub start_ns: i64,
+    /// Step end (ns).
+    pub end_ns: i64,
+    /// Highest framework-allocator allocated bytes within the step.
+    pub peak_allocated_bytes: u64,
+    /// When it was reached.
+    pub peak_time_ns: i64,
+}
+
+/// Serialises an optional rank as a number, or `"unknown"`.
+fn rank_json<S: serde::Serializer>(rank: &Option<u32>, s: S) -> Result<S::Ok, S::Error> {
+    match rank {
+        Some(r) => s.serialize_u32(*r),
+        None => s.serialize_str("unknown"),
+    }
+}
+
+/// What the CLI's `--json` prints per rank (and the page's job summary shows).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RankSummary {
+    /// Role (empty when unknown).
+    pub role: String,
+    /// Rank number, or `"unknown"`.
+    #[serde(serialize_with = "rank_json")]
+    pub rank: Option<u32>,
+    /// Step folder, if any.
+    pub step: Option<u32>,
+    /// Run folders, in timestamp order.
+    pub run_dirs: Vec<String>,
+    /// operator_memory rows read.
+    pub rows: u64,
+    /// PTA rows.
+    pub rows_pta: u64,
+    /// `cann::` (GE) rows.
+    pub rows_ge: u64,
+    /// Rows by how their stack was found.
+    pub stacks: StackCounts,
+    /// Peak of the framework allocator's total allocated.
+    pub peak_allocated_bytes: u64,
+    /// Peak of total reserved.
+    pub peak_reserved_bytes: u64,
+    /// Peak of total active.
+    pub peak_active_bytes: u64,
+    /// When allocated peaked (ns).
+    pub peak_time_ns: i64,
+    /// `memory_record` or `operator_memory` (reconstructed), or `none`.
+    pub peak_source: &'static str,
+    /// Reserved minus allocated at the allocated peak.
+    pub fragmentation_bytes: u64,
+    /// Rows not released within the capture (leak candidates).
+    pub unreleased_rows: u64,
+    /// Their bytes.
+    pub unreleased_bytes: u64,
+    /// PTA allocations alive at the peak, grouped by top user frame, largest first.
+    pub live_at_peak: Vec<FrameGroup>,
+    /// Per-step peaks (when `ProfilerStep#N` spans exist).
+    pub step_peaks: Vec<StepPeak>,
+    /// `cpu_op` events kept from the traces.
+    pub trace_ops: u64,
+    /// Trace events seen.
+    pub trace_events: u64,
+}
+
+/// One rank: its data (columnar where large) and summary.
+#[derive(Debug, Clone, Default)]
+pub struct RankAnalysis {
+    /// The summary (JSON).
+    pub summary: RankSummary,
+    /// Op names and other short strings.
+    pub names: Interner,
+    /// Call stacks.
+    pub stacks: Interner,
+    /// Frames (top and innermost) of the stacks.
+    pub frames: Interner,
+    /// `(top, innermost)` frame ids per stack id.
+    pub stack_frames: Vec<(u32, u32)>,
+    /// operator_memory rows of all run folders, in run then file order.
+    pub rows: Vec<MemRow>,
+    /// The join result per row.
+    pub attribution: Vec<Attribution>,
+    /// Run folder index per row.
+    pub row_run: Vec<u32>,
+    /// Step per row (`ProfilerStep#N` containing the allocation time).
+    pub row_step: Vec<Option<u64>>,
+    /// memory_record series per component (all runs), sorted by time; reconstructed `PTA` when
+    /// there was no memory_record.
+    pub memory: Vec<Series>,
+    /// npu_module_mem series.
+    pub modules: Vec<ModuleSeries>,
+    /// Step spans.
+    pub steps: Vec<StepSpan>,
+    /// End of the capture: the last time seen (open ends of unreleased rows).
+    pub capture_end_ns: i64,
+    /// Problems met in this rank's files.
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl RankAnalysis {
+    /// The framework allocator series (`PTA`, `MindSpore`, or reconstructed).
+    pub fn framework(&self) -> Option<&Series> {
+        ["PTA", "MindSpore"]
+            .iter()
+            .find_map(|c| self.memory.iter().find(|s| s.component == *c))
+    }
+
+    /// The top user frame of row `i` (empty when it has no stack).
+    pub fn top_frame(&self, i: usize) -> &str {
+        let s = self.attribution.get(i).map_or(0, |a| a.stack);
+        let f = self.stack_frames.get(s as usize).map_or(0, |f| f.0);
+        self.frames.get(f)
+    }
+
+    /// The innermost frame of row `i`.
+    pub fn innermost_frame(&self, i: usize) -> &str {
+        let s = self.attribution.get(i).map_or(0, |a| a.stack);
+        let f = self.stack_frames.get(s as usize).map_or(0, |f| f.1);
+        self.frames.get(f)
+    }
+
+    /// The full call stack of row `i` (frames separated by `;\r\n`, innermost first).
+    pub fn stack(&self, i: usize) -> &str {
+        self.stacks.get(self.attribution.get(i).map_or(0, |a| a.stack))
+    }
+
+    /// The name of row `i`.
+    pub fn name(&self, i: usize) -> &str {
+        self.names.get(self.rows.get(i).map_or(0, |r| r.name))
+    }
+
+    /// True when row `i` is a live PTA allocation at `t`: allocated at or before `t`, not yet
+    /// released (release time after `t`, or never).
+    pub fn is_live(&self, i: usize, t: i64) -> bool {
+        let Some(r) = self.rows.get(i) else {
+            return false;
+        };
+        r.source == RowSource::Pta
+            && !r.negative
+            && r.alloc_ns.is_some_and(|a| a <= t)
+            && r.release_ns.is_none_or(|rel| rel > t)
+    }
+
+    /// PTA allocations alive at `t`, grouped by top user frame, largest first.
+    pub fn live_at(&self, t: i64) -> Vec<FrameGroup> {
+        let mut groups: std::collections::HashMap<&str, (u64, u64)> = Default::default();
+        for i in 0..self.rows.len() {
+            if self.is_live(i, t) {
+                let f = self.top_frame(i);
+                let f = if f.is_empty() { "(no stack)" } else { f };
+                let g = groups.entry(f).or_default();
+                g.0 += self.rows.get(i).map_or(0, |r| r.size);
+                g.1 += 1;
+            }
+        }
+        let mut out: Vec<FrameGroup> = groups
+            .into_iter()
+            .map(|(frame, (bytes, count))| FrameGroup {
+                frame: frame.to_string(),
+                bytes,
+                count,
+            })
+            .collect();
+        out.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.frame.cmp(&b.frame)));
+        out
+    }
+
+    /// Points `(ts, bytes)` of `metric` of `component` (for curves; reduce them to a pixel width
+    /// with the chart module's step envelope).
+    pub fn curve(&self, component: &str, metric: Metric) -> (Vec<i64>, Vec<u64>) {
+        self.memory
+            .iter()
+            .find(|s| s.component == component)
+            .map(|s| s.points(metric))
+            .unwrap_or_default()
+    }
+
+    /// The rows matching `q`, sorted and paged.
+    pub fn table(&self, q: &TableQuery) -> Result<TablePage, String> {
+        let re = |p: &Option<String>| -> Result<Option<regex::Regex>, String> {
+            p.as_deref()
+                .filter(|s| !s.is_empty())
+                .map(|s| regex::Regex::new(s).map_err(|e| format!("bad regular expression {s:?}: {e}")))
+                .transpose()
+        };
+        let name_re = re(&q.name)?;
+        let stack_re = re(&q.stack)?;
+        let mut ids: Vec<u32> = (0..self.rows.len() as u32)
+            .filter(|&i| {
+                let Some(r) = self.rows.get(i as usize) else {
+                    return false;
+                };
+                let t = r.time_ns().unwrap_or(i64::MIN);
+                q.min_size.is_none_or(|m| r.size >= m)
+                    && q.max_size.is_none_or(|m| r.size <= m)
+                    && q.start_ns.is_none_or(|s| t >= s || r.release_ns.is_none_or(|e| e >= s) && q.overlap)
+                    && q.end_ns.is_none_or(|e| t <= e)
+                    && name_re.as_ref().is_none_or(|re| re.is_match(self.name(i as usize)))
+                    && stack_re.as_ref().is_none_or(|re| re.is_match(self.stack(i as usize)))
+            })
+            .collect();
+        let key_i64 = |i: u32, f: &dyn Fn(&MemRow) -> Option<i64>| {
+            self.rows.get(i as usize).and_then(f).unwrap_or(i64::MIN)
+        };
+        match q.sort {
+            SortKey::Time => ids.sort_by_key(|&i| (key_i64(i, &|r| r.time_ns()), i)),
+            SortKey::Size => ids.sort_by_key(|&i| (self.rows.get(i as usize).map_or(0, |r| r.size), i)),
+            SortKey::Duration => ids.sort_by_key(|&i| (key_i64(i, &|r| r.duration_ns), i)),
+            SortKey::Name => ids.sort_by(|&a, &b| self.name(a as usize).cmp(self.name(b as usize)).then(a.cmp(&b))),
+        }
+        if q.descending {
+            ids.reverse();
+        }
+        let total = ids.len() as u64;
+        let rows = ids
+            .into_iter()
+            .skip(q.offset as usize)
+            .take(q.limit.max(1) as usize)
+            .collect();
+        Ok(TablePage { total, rows })
+    }
+}
+
+/// Sort keys of the allocation table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SortKey {
+    /// Allocation time.
+    #[default]
+    Time,
+    /// Size.
+    Size,
+    /// Duration.
+    Duration,
+    /// Name.
+    Name,
+}
+
+/// A request for one page of the allocation table.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(default)]
+pub struct TableQuery {
+    /// Regular expression on the name.
+    pub name: Option<String>,
+    /// Regular expression on the call stack.
+    pub stack: Option<String>,
+    /// Smallest size in bytes.
+    pub min_size: Option<u64>,
+    /// Largest size in bytes.
+    pub max_size: Option<u64>,
+    /// Window start (ns): rows allocated at or after it (or alive in it, with `overlap`).
+    pub start_ns: Option<i64>,
+    /// Window end (ns): rows allocated at or before it.
+    pub end_ns: Option<i64>,
+    /// Also keep rows allocated before the window and alive in it.
+    pub overlap: bool,
+    /// Sort key.
+    pub sort: SortKey,
+    /// Largest first.
+    pub descending: bool,
+    /// Rows skipped.
+    pub offset: u64,
+    /// Rows returned.
+    pub limit: u64,
+}
+
+/// One page: row indices into [`RankAnalysis::rows`] and the number of matches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TablePage {
+    /// Matching rows in all.
+    pub total: u64,
+    /// Row indices of this page.
+    pub rows: Vec<u32>,
+}
+
+/// A cell of the role × rank matrix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MatrixCell {
+    /// Role.
+    pub role: String,
+    /// Rank or `"unknown"`.
+    #[serde(serialize_with = "rank_json")]
+    pub rank: Option<u32>,
+    /// Step.
+    pub step: Option<u32>,
+    /// Peak allocated.
+    pub peak_allocated_bytes: u64,
+    /// Peak reserved.
+    pub peak_reserved_bytes: u64,
+}
+
+/// A rank whose peak stands out from the other ranks of its role.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Outlier {
+    /// Role.
+    pub role: String,
+    /// Rank.
+    #[serde(serialize_with = "rank_json")]
+    pub rank: Option<u32>,
+    /// Step.
+    pub step: Option<u32>,
+    /// The rank's peak allocated.
+    pub peak_allocated_bytes: u64,
+    /// The median of its role.
+    pub role_median_bytes: u64,
+    /// Deviation from the median in per mille (signed).
+    pub deviation_permille: i64,
+}
+
+/// A whole job.
+#[derive(Debug, Clone, Default)]
+pub struct JobAnalysis {
+    /// Ranks, in discovery order.
+    pub ranks: Vec<RankAnalysis>,
+    /// Role × rank peaks.
+    pub matrix: Vec<MatrixCell>,
+    /// Ranks that stand out from their role.
+    pub outliers: Vec<Outlier>,
+    /// Discovery problems and every rank's file problems.
+    pub warnings: Vec<Diagnostic>,
+}
+
+fn open_and<T>(
+    files: &dyn FileOpener,
+    path: &str,
+    warnings: &mut Vec<Diagnostic>,
+    done: &mut dyn FnMut(u64),
+    f: &mut dyn FnMut(&dyn crate::source::Source, &mut dyn FnMut(u64, u64)) -> Result<T, Diagnostic>,
+) -> Option<T> {
+    let src = match files.open(path) {
+        Ok(s) => s,
+        Err(d) => {
+            warnings.push(d);
+            return None;
+        }
+    };
+    let mut last = 0u64;
+    let mut prog = |d: u64, _t: u64| {
+        done(d.saturating_sub(last));
+        last = d;
+    };
+    match f(src.as_ref(), &mut prog) {
+        Ok(v) => Some(v),
+        Err(d) => {
+            warnings.push(d);
+            None
+        }
+    }
+}
+
+/// Reads and analyses the run folders of one rank. `progress(bytes)` is called with the bytes
+/// read since the previous call.
+pub fn analyze_rank(
+    files: &dyn FileOpener,
+    input: &RankInput,
+    opts: &AnalyzeOptions,
+    progress: &mut dyn FnMut(u64),
+) -> RankAnalysis {
+    let mut a = RankAnalysis::default();
+    a.summary.role = input.role.clone();
+    a.summary.rank = input.rank;
+    a.summary.step = input.step;
+    let mut memory: Vec<Series> = Vec::new();
+    let mut any_record = false;
+    for (run_idx, run) in input.runs.iter().enumerate() {
+        a.summary.run_dirs.push(run.path.clone());
+        let mut warnings = Vec::new();
+        // Trace first: the rows are joined against it.
+        let mut tr = None;
+        if let Some(p) = &run.files.trace_view {
+            let (names, stacks) = (&mut a.names, &mut a.stacks);
+            tr = open_and(files, p, &mut warnings, progress, &mut |src, prog| {
+                trace::read_trace(src, names, stacks, opts.trace, Some(prog))
+            });
+        } else if run.files.operator_memory.is_some() {
+            warnings.push(Diagnostic::warning(
+                &run.path,
+                "no trace_view.json: allocations get no call stack",
+            ));
+        }
+        if let Some(t) = &mut tr {
+            warnings.append(&mut t.warnings);
+            a.summary.trace_ops += t.ops.len() as u64;
+            a.summary.trace_events += t.events;
+            a.steps.extend_from_slice(&t.steps);
+        }
+        if let Some(p) = &run.files.operator_memory {
+            let names = &mut a.names;
+            if let Some(mut om) = open_and(files, p, &mut warnings, progress, &mut |src, prog| {
+                operator_memory::read_operator_memory(src, names, Some(prog))
+            }) {
+                warnings.append(&mut om.warnings);
+                let attr = match &tr {
+                    Some(t) => attribution::attribute_rows(&om.rows, &t.ops),
+                    None => attribution::attribute_rows(&om.rows, &Default::default()),
+                };
+                a.row_run.extend(std::iter::repeat_n(run_idx as u32, om.rows.len()));
+                a.rows.append(&mut om.rows);
+                a.attribution.extend(attr);
+            }
+        }
+        if let Some(p) = &run.files.memory_record {
+            if let Some(mut mr) = open_and(files, p, &mut warnings, progress, &mut |src, prog| {
+                memory_record::read_memory_record(src, Some(prog))
+            }) {
+                any_record = true;
+                warnings.append(&mut mr.warnings);
+                for s in mr.series {
+                    match memory.iter_mut().find(|m| m.component == s.component) {
+                        Some(m) => {
+                            m.ts.extend(s.ts);
+                            m.allocated.extend(s.allocated);
+                            m.reserved.extend(s.reserved);
+                            m.active.extend(s.active);
+                        }
+                        None => memory.push(s),
+                    }
+                }
+            }
+        }
+        if let Some(p) = &run.files.npu_module_mem {
+            if let Some(mut mm) = open_and(files, p, &mut warnings, progress, &mut |src, prog| {
+                module_mem::read_module_mem(src, Some(prog))
+            }) {
+                warnings.append(&mut mm.warnings);
+                a.modules.append(&mut mm.modules);
+            }
+        }
+        a.warnings.append(&mut warnings);
+    }
+    for s in &mut memory {
+        sort_by_time(s);
+    }
+    a.memory = memory;
+    a.stack_frames = attribution::frame_table(&a.stacks, &mut a.frames);
+    a.steps.sort_by_key(|s| (s.ts, s.step));
+    let steps = a.steps.clone();
+    a.row_step = a
+        .rows
+        .iter()
+        .map(|r| {
+            let t = r.time_ns()?;
+            let k = steps.partition_point(|s| s.ts <= t);
+            steps.get(k.checked_sub(1)?).filter(|s| s.end >= t).map(|s| s.step)
+        })
+        .collect();
+    if !any_record || a.framework().is_none() {
+        if let Some(s) = reconstruct(&a.rows) {
+            a.memory.push(s);
+        }
+    }
+    a.capture_end_ns = capture_end(&a);
+    summarize(&mut a, any_record);
+    a
+}
+
+fn sort_by_time(s: &mut Series) {
+    if s.ts.windows(2).all(|w| w[0] <= w[1]) {
+        return;
+    }
+    let mut order: Vec<usize> = (0..s.ts.len()).collect();
+    order.sort_by_key(|&i| s.ts.get(i).copied().unwrap_or(i64::MAX));
+    let pick = |v: &[Option<u64>]| order.iter().map(|&i| v.get(i).copied().flatten()).collect();
+    s.allocated = pick(&s.allocated);
+    s.reserved = pick(&s.reserved);
+    s.active = pick(&s.active);
+    s.ts = order.iter().filter_map(|&i| s.ts.get(i).copied()).collect();
+}
+
+/// The PTA curve rebuilt from operator_memory rows when memory_record is missing: the allocator
+/// totals recorded at each allocation and release where present, else a running sum of sizes.
+pub fn reconstruct(rows: &[MemRow]) -> Option<Series> {
+    let pta: Vec<&MemRow> = rows
+        .iter()
+        .filter(|r| r.source == RowSource::Pta && !r.negative)
+        .collect();
+    if pta.is_empty() {
+        return None;
+    }
+    let has_totals = pta.iter().all(|r| r.alloc_total_allocated.is_some());
+    let mut ev: Vec<(i64, u8, Option<u64>, Option<u64>, Option<u64>, i128)> = Vec::new();
+    let u = |v: Option<i64>| v.and_then(|x| u64::try_from(x).ok());
+    for r in &pta {
+        if let Some(t) = r.alloc_ns {
+            ev.push((t, 1, u(r.alloc_total_allocated), u(r.alloc_total_reserved), u(r.alloc_total_active), i128::from(r.size)));
+        }
+        if let Some(t) = r.release_ns {
+            ev.push((t, 0, u(r.release_total_allocated), u(r.release_total_reserved), u(r.release_total_active), -i128::from(r.size)));
+        }
+    }
+    ev.sort_by_key(|e| (e.0, e.1));
+    let mut s = Series {
+        component: "PTA".to_string(),
+        ..Series::default()
+    };
+    let mut sum: i128 = 0;
+    for (t, _, al, re, ac, delta) in ev {
+        sum += delta;
+        s.ts.push(t);
+        if has_totals {
+            s.allocated.push(al);
+            s.reserved.push(re);
+            s.active.push(ac);
+        } else {
+            let v = u64::try_from(sum.max(0)).ok();
+            s.allocated.push(v);
+            s.reserved.push(None);
+            s.active.push(v);
+        }
+    }
+    Some(s)
+}
+
+fn capture_end(a: &RankAnalysis) -> i64 {
+    let mut end = i64::MIN;
+    for r in &a.rows {
+        for t in [r.alloc_ns, r.release_ns, r.active_release_ns].into_iter().flatten() {
+            end = end.max(t);
+        }
+    }
+    for s in &a.memory {
+        if let Some(&t) = s.ts.last() {
+            end = end.max(t);
+        }
+    }
+    end
+}
+
+fn summarize(a: &mut RankAnalysis, from_record: bool) {
+    let s = &mut a.summary;
+    s.rows = a.rows.len() as u64;
+    s.rows_pta = a.rows.iter().filter(|r| r.source == RowSource::Pta).count() as u64;
+    s.rows_ge = s.rows - s.rows_pta;
+    for at in &a.attribution {
+        match at.source {
+            StackSource::Direct => s.stacks.direct += 1,
+            StackSource::ViaForward => s.stacks.via_forward += 1,
+            StackSource::Approximate => s.stacks.approximate += 1,
+            StackSource::None => s.stacks.none += 1,
+        }
+    }
+    for r in &a.rows {
+        if r.release_ns.is_none() && !r.negative {
+            s.unreleased_rows += 1;
+            s.unreleased_bytes += r.size;
+        }
+    }
+    let fw = ["PTA", "MindSpore"]
+        .iter()
+        .find_map(|c| a.memory.iter().find(|x| x.component == *c));
+    if let Some(fw) = fw {
+        if let Some(p) = fw.peak(Metric::Allocated) {
+            s.peak_allocated_bytes = p.bytes;
+            s.peak_time_ns = p.time_ns;
+            s.peak_source = if from_record { "memory_record" } else { "operator_memory" };
+            let reserved_then = fw.value_at(Metric::Reserved, p.time_ns).unwrap_or(0);
+            s.fragmentation_bytes = reserved_then.saturating_sub(p.bytes);
+        }
+        s.peak_reserved_bytes = fw.peak(Metric::Reserved).map_or(0, |p| p.bytes);
+        s.peak_active_bytes = fw.peak(Metric::Active).map_or(0, |p| p.bytes);
+        s.step_peaks = a
+            .steps
+            .iter()
+            .filter_map(|st| {
+                let mut best: Option<(u64, i64)> = fw
+                    .value_at(Metric::Allocated, st.ts)
+                    .map(|v| (v, st.ts));
+                let k0 = fw.ts.partition_point(|&t| t < st.ts);
+                let k1 = fw.ts.partition_point(|&t| t <= st.end);
+                for k in k0..k1 {
+                    if let (Some(&t), Some(Some(v))) = (fw.ts.get(k), fw.allocated.get(k)) {
+                        if best.is_none_or(|b| *v > b.0) {
+                            best = Some((*v, t));
+                        }
+                    }
+                }
+                best.map(|(v, t)| StepPeak {
+                    step: st.step,
+                    start_ns: st.ts,
+                    end_ns: st.end,
+                    peak_allocated_bytes: v,
+                    peak_time_ns: t,
+                })
+            })
+            .collect();
+    } else {
+        s.peak_source = "none";
+    }
+    if a.summary.peak_source != "none" {
+        a.summary.live_at_peak = a.live_at(a.summary.peak_time_ns);
+    }
+}
+
+fn median(v: &mut [u64]) -> u64 {
+    v.sort_unstable();
+    let n = v.len();
+    match n {
+        0 => 0,
+        _ if n % 2 == 1 => v.get(n / 2).copied().unwrap_or(0),
+        _ => {
+            let a = v.get(n / 2 - 1).copied().unwrap_or(0);
+            let b = v.get(n / 2).copied().unwrap_or(0);
+            ((u128::from(a) + u128::from(b)) / 2) as u64
+        }
+    }
+}
+
+/// Builds the matrix and the outliers: a rank stands out when its role has at least 3 ranks and
+/// its peak allocated differs from the role's median by more than 10% and more than 64 MiB (with
+/// 2 ranks the median sits halfway and cannot single one out).
+pub fn job_matrix(ranks: &[RankAnalysis]) -> (Vec<MatrixCell>, Vec<Outlier>) {
+    let matrix: Vec<MatrixCell> = ranks
+        .iter()
+        .map(|r| MatrixCell {
+            role: r.summary.role.clone(),
+            rank: r.summary.rank,
+            step: r.summary.step,
+            peak_allocated_bytes: r.summary.peak_allocated_bytes,
+            peak_reserved_bytes: r.summary.peak_reserved_bytes,
+        })
+        .collect();
+    let mut outliers = Vec::new();
+    let mut roles: Vec<(&str, Option<u32>)> = matrix.iter().map(|c| (c.role.as_str(), c.step)).collect();
+    roles.sort();
+    roles.dedup();
+    for (role, step) in roles {
+        let cells: Vec<&MatrixCell> = matrix.iter().filter(|c| c.role == role && c.step == step).collect();
+        if cells.len() < 3 {
+            continue;
+        }
+        let mut peaks: Vec<u64> = cells.iter().map(|c| c.peak_allocated_bytes).collect();
+        let med = median(&mut peaks);
+        for c in cells {
+            let d = i128::from(c.peak_allocated_bytes) - i128::from(med);
+            if d.unsigned_abs() * 10 > u128::from(med) && d.unsigned_abs() > 64 << 20 {
+                outliers.push(Outlier {
+                    role: c.role.clone(),
+                    rank: c.rank,
+                    step: c.step,
+                    peak_allocated_bytes: c.peak_allocated_bytes,
+                    role_median_bytes: med,
+                    deviation_permille: if med == 0 { 0 } else { (d * 1000 / i128::from(med)) as i64 },
+                });
+            }
+        }
+    }
+    (matrix, outliers)
+}
+
+fn finish(job: &Job, ranks: Vec<RankAnalysis>) -> JobAnalysis {
+    let (matrix, outliers) = job_matrix(&ranks);
+    let mut warnings = job.warnings.clone();
+    for r in &ranks {
+        warnings.extend(r.warnings.iter().cloned());
+    }
+    JobAnalysis {
+        ranks,
+        matrix,
+        outliers,
+        warnings,
+    }
+}
+
+/// Analyses every rank of `job`, one after the other (each rank's trace still scans in parallel).
+/// `progress(bytes)` receives bytes read since its previous call.
+pub fn analyze_job(
+    files: &dyn FileOpener,
+    job: &Job,
+    opts: &AnalyzeOptions,
+    progress: &mut dyn FnMut(u64),
+) -> JobAnalysis {
+    let ranks = job
+        .ranks
+        .iter()
+        .map(|r| analyze_rank(files, r, opts, progress))
+        .collect();
+    finish(job, ranks)
+}
+
+/// Like [`analyze_job`], with ranks also in parallel (native: each task opens its own files).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn analyze_job_parallel(
+    files: &(dyn FileOpener + Sync),
+    job: &Job,
+    opts: &AnalyzeOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> JobAnalysis {
+    use rayon::prelude::*;
+    let ranks = job
+        .ranks
+        .par_iter()
+        .map(|r| analyze_rank(files, r, opts, &mut |b| progress(b)))
+        .collect();
+    finish(job, ranks)
+}

@@ -25,6 +25,8 @@ pub mod module_mem;
 pub mod operator_memory;
 pub mod trace;
 
+pub use analysis::{analyze_job, AnalyzeOptions, JobAnalysis, RankAnalysis};
+pub use discover::{discover_job, FileOpener, InputSet, Job, RankInput};
 
 
 

@@ -2,6 +2,8 @@
 //!
 //! Each analysis family has its own submodule; this file holds what they share.
 
+pub mod ascend;
+
 use std::io::Write;
 
 /// Writes one CSV table with `header` and `rows` to `out`, quoting as RFC 4180 requires.

@@ -4,6 +4,8 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod ascend;
+mod generate;
 mod inspect;
 
 /// Memory analyzer for Ascend NPU training jobs (torch_npu profiler output, MindSpore SOMAS dumps).
@@ -25,12 +27,31 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Analyse torch_npu profiler memory: run folders, role/step folders, whole jobs, or .zip/.tar/.tar.gz archives.
+    Ascend {
+        /// Files, folders or archives to analyse.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Write memory_events.csv, rank_summary.csv, peak_attribution.csv and step_peaks.csv here.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Print one JSON object (ranks, matrix, outliers, ignored files, warnings).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write deterministic synthetic inputs for tests, examples and benchmarks.
+    Generate {
+        #[command(subcommand)]
+        what: generate::What,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Inspect { paths, json } => inspect::run(&paths, json),
+        Command::Ascend { paths, out, json } => ascend::run(&paths, out.as_deref(), json),
+        Command::Generate { what } => generate::run(what),
     };
     match result {
         Ok(code) => code,
