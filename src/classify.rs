@@ -749,7 +749,9 @@ fn classify_loose(path: &str, size: u64, head: &Head) -> Unit {
     };
     if is_archive_name(name) {
         return unknown(
-            "archive: unpack it and drop the folder (archives are not read yet)".to_string(),
+            "archive that could not be expanded (see the warnings), or given to classify() \
+             without going through ascend::InputSet, which expands archives"
+                .to_string(),
         );
     }
     let bytes = match head {
@@ -828,40 +830,11 @@ pub fn read_head(source: &dyn crate::source::Source, want: usize) -> Head {
     }
 }
 
-/// Lists and classifies files and folders on disk (native front ends).
+/// Lists and classifies files and folders on disk (native front ends). Archives (`.zip`, `.tar`,
+/// `.tar.gz`) are expanded: their members appear under `<archive path>/…`.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn classify_paths(roots: &[std::path::PathBuf]) -> Inventory {
-    let (listed, errors) = crate::source::list_paths(roots);
-    let mut entries: Vec<Entry> = listed
-        .iter()
-        .map(|f| Entry {
-            path: f.rel_path.clone(),
-            size: f.size,
-        })
-        .collect();
-    let mut heads: Vec<Head> = listed
-        .par_iter()
-        .zip(entries.par_iter())
-        .map(|(f, e)| {
-            let want = head_request(e);
-            if want == 0 {
-                return Head::NotRead;
-            }
-            match crate::source::PathSource::open(&f.disk_path, f.rel_path.clone()) {
-                Ok(src) => read_head(&src, want),
-                Err(e) => Head::Unreadable(e.message),
-            }
-        })
-        .collect();
-    // Paths that could not be listed at all still show up, as unreadable.
-    for e in errors {
-        entries.push(Entry {
-            path: e.name,
-            size: 0,
-        });
-        heads.push(Head::Unreadable(e.message));
-    }
-    classify(&entries, &heads)
+    crate::ascend::InputSet::from_paths(roots).classify()
 }
 
 #[cfg(test)]

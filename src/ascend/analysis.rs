@@ -43,6 +43,10 @@ pub struct FrameGroup {
     pub count: u64,
 }
 
+/// The live-set group of bytes counted by the allocator at the peak but absent from
+/// operator_memory (allocated before the capture started).
+pub const UNTRACKED: &str = "(allocated before the capture: no operator_memory row)";
+
 /// The peak of one step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct StepPeak {
@@ -636,7 +640,20 @@ fn summarize(a: &mut RankAnalysis, from_record: bool) {
         s.peak_source = "none";
     }
     if a.summary.peak_source != "none" {
-        a.summary.live_at_peak = a.live_at(a.summary.peak_time_ns);
+        let mut live = a.live_at(a.summary.peak_time_ns);
+        // The allocator total also counts blocks allocated before the capture started (weights,
+        // optimizer state), which have no operator_memory row; show them as one group so the
+        // groups add up to the peak.
+        let seen: u64 = live.iter().map(|g| g.bytes).sum();
+        if a.summary.peak_allocated_bytes > seen {
+            live.push(FrameGroup {
+                frame: UNTRACKED.to_string(),
+                bytes: a.summary.peak_allocated_bytes - seen,
+                count: 0,
+            });
+            live.sort_by(|x, y| y.bytes.cmp(&x.bytes).then(x.frame.cmp(&y.frame)));
+        }
+        a.summary.live_at_peak = live;
     }
 }
 

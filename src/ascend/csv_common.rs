@@ -23,6 +23,48 @@ pub fn is_null(field: &str) -> bool {
 /// `None` when the text is not such a number or the result does not fit an `i64`.
 pub fn parse_scaled(text: &str, scale: i32, mul: i128) -> Option<i64> {
     let s = text.trim().as_bytes();
+    if let Some(v) = parse_plain(s, scale, mul) {
+        return Some(v);
+    }
+    parse_general(s, scale, mul)
+}
+
+/// The common case, fast: `digits[.digits]`, at most 18 digits, no sign or exponent.
+fn parse_plain(s: &[u8], scale: i32, mul: i128) -> Option<i64> {
+    if s.is_empty() || s.len() > 19 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    let mut frac: i32 = 0;
+    let mut dot = false;
+    for &b in s {
+        match b {
+            b'0'..=b'9' => {
+                v = v * 10 + u64::from(b - b'0');
+                if dot {
+                    frac += 1;
+                }
+            }
+            b'.' if !dot => dot = true,
+            _ => return None,
+        }
+    }
+    if s.len() == 1 && dot {
+        return None;
+    }
+    let total = scale - frac;
+    let mut r = i128::from(v) * mul;
+    if total >= 0 {
+        r *= 10i128.checked_pow(total.unsigned_abs())?;
+    } else {
+        let div = 10i128.checked_pow(total.unsigned_abs())?;
+        let (q, m) = (r / div, r % div);
+        r = if m * 2 >= div { q + 1 } else { q };
+    }
+    i64::try_from(r).ok()
+}
+
+fn parse_general(s: &[u8], scale: i32, mul: i128) -> Option<i64> {
     let (neg, body) = match s.first() {
         Some(b'-') => (true, s.get(1..)?),
         Some(b'+') => (false, s.get(1..)?),

@@ -28,6 +28,8 @@ enum Backing {
     Bytes(Arc<[u8]>),
     /// Listed only (archive members that nothing reads); the text says why.
     Listed(String),
+    /// Could not be listed or read at all; the text says why.
+    Error(String),
 }
 
 /// The files of one analysis: entries for classification, and how to open each.
@@ -93,8 +95,9 @@ impl InputSet {
                 set.push(f.rel_path, f.size, Backing::Disk(f.disk_path));
             }
         }
+        // Paths that could not be listed still show up, as unreadable entries.
         for e in errors {
-            set.warnings.push(e.into());
+            set.push(e.name, 0, Backing::Error(e.message));
         }
         set
     }
@@ -104,7 +107,11 @@ impl InputSet {
         let heads: Vec<Head> = self
             .entries
             .par_iter()
-            .map(|e| {
+            .enumerate()
+            .map(|(i, e)| {
+                if let Some(Backing::Error(msg)) = self.backing.get(i) {
+                    return Head::Unreadable(msg.clone());
+                }
                 let want = classify::head_request(e);
                 if want == 0 {
                     return Head::NotRead;
@@ -134,7 +141,9 @@ impl FileOpener for InputSet {
             #[cfg(not(target_arch = "wasm32"))]
             Some(Backing::Disk(p)) => Ok(Box::new(crate::source::PathSource::open(p, path)?)),
             Some(Backing::Bytes(b)) => Ok(Box::new(BytesSource::new(path, b.clone()))),
-            Some(Backing::Listed(why)) => Err(Diagnostic::error(path, why.clone())),
+            Some(Backing::Listed(why)) | Some(Backing::Error(why)) => {
+                Err(Diagnostic::error(path, why.clone()))
+            }
             None => Err(Diagnostic::error(path, "no such input file")),
         }
     }

@@ -13,6 +13,9 @@
 
 use std::fmt::Write as _;
 
+/// Changes whenever the generator's output for a given spec changes (caches key on it).
+pub const GENERATOR_VERSION: u32 = 1;
+
 /// What to generate.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GenSpec {
@@ -258,7 +261,7 @@ fn gen_rank(
                         break;
                     }
                     let at = cts + 1_000 + (a as i64) * 7_000 + rng.below(5_000) as i64;
-                    let size = block(1 << (10 + rng.below(16)));
+                    let size = block((1 << (12 + rng.below(12))) + rng.below(4096));
                     let activation = rng.chance(500);
                     let release = if activation { None } else { Some(at + 1_000 + rng.below(8_000) as i64) };
                     rows.push(Row { name: name.clone(), size, alloc: at, release, ge: false, at_alloc: (0, 0), at_release: (0, 0) });
@@ -295,10 +298,16 @@ fn gen_rank(
             fwd.push((seq, k, acts));
             t += 1_000 + rng.below(5_000) as i64;
         }
-        // Backward, in reverse order, on the autograd thread.
+        // Backward, in reverse order, on the autograd thread; the step's remaining quota is spread
+        // over the autograd nodes, less ~2% left for allocations outside any node.
         t += 200_000;
+        let none_quota = (step_quota / 50).max(1);
+        let mut nodes_left = fwd.len() as u64;
         for (s, k, acts) in fwd.iter().rev() {
-            if pta >= pta_target || done_step >= step_quota {
+            let left = step_quota.saturating_sub(done_step).saturating_sub(none_quota);
+            let per_node = left.div_ceil(nodes_left.max(1));
+            nodes_left = nodes_left.saturating_sub(1);
+            if pta >= pta_target || per_node == 0 {
                 // Still release the activations.
                 for &r in acts {
                     if let Some(row) = rows.get_mut(r) {
@@ -310,16 +319,23 @@ fn gen_rank(
             }
             let node_ts = t;
             t += 1_500;
-            let name = rng.pick(&BWD_ALLOC_OPS).to_string();
-            let cts = t;
-            let cdur = 30_000 + rng.below(60_000) as i64;
-            let at = cts + 2_000 + rng.below(10_000) as i64;
-            rows.push(Row { name: name.clone(), size: block(1 << (10 + rng.below(14))), alloc: at, release: Some(cts + cdur + 5_000), ge: false, at_alloc: (0, 0), at_release: (0, 0) });
-            planted.via_forward += 1;
-            pta += 1;
-            done_step += 1;
-            ops.push(Op { name: name.clone(), tid: bwd_tid, ts: cts, dur: cdur, seq: -1, fwd: 0, stack: None });
-            t = cts + cdur + 1_000;
+            let mut made = 0;
+            while made < per_node && pta < pta_target {
+                let name = rng.pick(&BWD_ALLOC_OPS).to_string();
+                let cts = t;
+                let cdur = 30_000 + rng.below(60_000) as i64;
+                let nalloc = (per_node - made).min(1 + rng.below(3));
+                for a in 0..nalloc {
+                    let at = cts + 2_000 + (a as i64) * 9_000 + rng.below(6_000) as i64;
+                    rows.push(Row { name: name.clone(), size: block((1 << (10 + rng.below(11))) + rng.below(4096)), alloc: at, release: Some(cts + cdur + 5_000), ge: false, at_alloc: (0, 0), at_release: (0, 0) });
+                    planted.via_forward += 1;
+                    pta += 1;
+                    done_step += 1;
+                    made += 1;
+                }
+                ops.push(Op { name: name.clone(), tid: bwd_tid, ts: cts, dur: cdur, seq: -1, fwd: 0, stack: None });
+                t = cts + cdur + 1_000;
+            }
             for &r in acts {
                 if let Some(row) = rows.get_mut(r) {
                     row.release = Some(t);

@@ -187,6 +187,16 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 /// End (exclusive) of the string starting at `i` (`b[i] == '"'`); `None` if the buffer ends first.
 fn scan_string(b: &[u8], i: usize) -> Option<usize> {
     let mut j = i + 1;
+    // Most strings (member names, short values) end within a few bytes: a plain loop beats the
+    // set-up cost of a vectorised search there.
+    let short_end = (j + 24).min(b.len());
+    while j < short_end {
+        match b[j] {
+            b'"' => return Some(j + 1),
+            b'\\' => break,
+            _ => j += 1,
+        }
+    }
     loop {
         let k = j + memchr2(b'"', b'\\', b.get(j..)?)?;
         if b.get(k) == Some(&b'\\') {
@@ -206,36 +216,54 @@ enum Scan {
     Bad(usize, &'static str),
 }
 
+/// Byte classes of the structural scan: 0 = other, 1 = `"`, 2 = `{`/`[`, 3 = `}`/`]`.
+const CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'"' as usize] = 1;
+    t[b'{' as usize] = 2;
+    t[b'[' as usize] = 2;
+    t[b'}' as usize] = 3;
+    t[b']' as usize] = 3;
+    t
+};
+
+/// End of the object or array starting at `i`: a tight loop over structural bytes that jumps
+/// through strings with `memchr`. It does not validate the JSON inside (only kept events are
+/// parsed fully, by [`scan_object`]).
+fn skip_nested(b: &[u8], i: usize) -> Scan {
+    let mut depth = 0usize;
+    let mut j = i;
+    let n = b.len();
+    while j < n {
+        // `j < n`, so this index cannot fail.
+        match CLASS[b[j] as usize] {
+            0 => {}
+            1 => match scan_string(b, j) {
+                Some(e) => {
+                    j = e;
+                    continue;
+                }
+                None => return Scan::Cut,
+            },
+            2 => depth += 1,
+            _ => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Scan::Done(j + 1);
+                }
+            }
+        }
+        j += 1;
+    }
+    Scan::Cut
+}
+
 /// Skips one JSON value starting at `i`.
 fn skip_value(b: &[u8], i: usize) -> Scan {
     match b.get(i) {
         None => Scan::Cut,
         Some(b'"') => scan_string(b, i).map_or(Scan::Cut, Scan::Done),
-        Some(b'{') | Some(b'[') => {
-            let mut depth = 0usize;
-            let mut j = i;
-            loop {
-                match b.get(j) {
-                    None => return Scan::Cut,
-                    Some(b'"') => match scan_string(b, j) {
-                        Some(e) => {
-                            j = e;
-                            continue;
-                        }
-                        None => return Scan::Cut,
-                    },
-                    Some(b'{') | Some(b'[') => depth += 1,
-                    Some(b'}') | Some(b']') => {
-                        depth = depth.saturating_sub(1);
-                        if depth == 0 {
-                            return Scan::Done(j + 1);
-                        }
-                    }
-                    Some(_) => {}
-                }
-                j += 1;
-            }
-        }
+        Some(b'{') | Some(b'[') => skip_nested(b, i),
         Some(_) => {
             let mut j = i;
             while let Some(&c) = b.get(j) {
@@ -399,7 +427,7 @@ fn scan_piece(b: &[u8], start: usize, limit: usize) -> PieceOut {
                 out.stop = i + 1;
                 return out;
             }
-            Some(b'{') => match scan_event(b, i, &mut out) {
+            Some(b'{') => match scan_or_skip(b, i, &mut out) {
                 Scan::Done(e) => {
                     out.events += 1;
                     i = e;
@@ -440,6 +468,34 @@ fn scan_piece(b: &[u8], start: usize, limit: usize) -> PieceOut {
             }
         }
     }
+}
+
+/// Finds the end of the event at `i`; parses it fully only if its bytes mention one of the kept
+/// categories (most events do not, and are skipped without reading their members).
+fn scan_or_skip(b: &[u8], i: usize, out: &mut PieceOut) -> Scan {
+    let end = match skip_nested(b, i) {
+        Scan::Done(e) => e,
+        other => return other,
+    };
+    let ev = b.get(i..end).unwrap_or(&[]);
+    let finders = finders();
+    if finders.0.find(ev).is_some() || finders.1.find(ev).is_some() {
+        scan_event(b, i, out)
+    } else {
+        Scan::Done(end)
+    }
+}
+
+/// Substring finders of the kept categories: `"cpu_op"`, and `queue"` (`enqueue`, `dequeue`).
+fn finders() -> &'static (memchr::memmem::Finder<'static>, memchr::memmem::Finder<'static>) {
+    static F: std::sync::OnceLock<(memchr::memmem::Finder<'static>, memchr::memmem::Finder<'static>)> =
+        std::sync::OnceLock::new();
+    F.get_or_init(|| {
+        (
+            memchr::memmem::Finder::new(b"\"cpu_op\""),
+            memchr::memmem::Finder::new(b"queue\""),
+        )
+    })
 }
 
 /// Scans one event at `i`, keeping it if it is a `cpu_op` or a queue event.
@@ -608,11 +664,24 @@ pub fn read_trace(
     let mut name_map: Vec<u32> = Vec::new();
     let mut stack_map: Vec<u32> = Vec::new();
     while !ended {
-        let more = src.read_range(read_off, batch)?;
-        let eof = more.is_empty();
-        read_off += more.len() as u64;
-        buf.extend_from_slice(&more);
-        drop(more);
+        // Read straight into the buffer's tail (no intermediate copy).
+        let had = buf.len();
+        let want = usize::try_from(total.saturating_sub(read_off)).unwrap_or(usize::MAX).min(batch);
+        buf.resize(had + want, 0);
+        let mut got = 0;
+        while got < want {
+            let n = match buf.get_mut(had + got..) {
+                Some(dst) => src.read_at(read_off + got as u64, dst)?,
+                None => 0,
+            };
+            if n == 0 {
+                break;
+            }
+            got += n;
+        }
+        buf.truncate(had + got);
+        let eof = got == 0;
+        read_off += got as u64;
         let mut start = 0;
         if first {
             let i = skip_ws(&buf, 0);

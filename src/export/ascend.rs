@@ -50,64 +50,99 @@ fn rank_text(r: &RankAnalysis) -> String {
 
 /// Writes `memory_events.csv`: one row per operator_memory row of every rank, sorted by start
 /// time, then rank, then role and file order.
-pub fn write_memory_events<W: Write>(job: &JobAnalysis, out: W) -> std::io::Result<()> {
-    let mut order: Vec<(i64, u32, usize, usize)> = Vec::new();
+///
+/// Rows are formatted in parallel, a bounded batch at a time, so memory stays at one batch of
+/// text whatever the number of rows.
+pub fn write_memory_events<W: Write>(job: &JobAnalysis, mut out: W) -> std::io::Result<()> {
+    use rayon::prelude::*;
+    let mut order: Vec<(i64, u32, u32, u32)> = Vec::new();
     for (ri, r) in job.ranks.iter().enumerate() {
         for (i, row) in r.rows.iter().enumerate() {
             order.push((
                 row.time_ns().unwrap_or(i64::MIN),
                 r.summary.rank.unwrap_or(u32::MAX),
-                ri,
-                i,
+                ri as u32,
+                i as u32,
             ));
         }
     }
-    order.sort_unstable();
-    let rows = order.into_iter().filter_map(|(_, _, ri, i)| {
-        let r = job.ranks.get(ri)?;
-        let row = r.rows.get(i)?;
-        let attr = r.attribution.get(i)?;
-        let signed = if row.negative {
-            -i128::from(row.size)
-        } else {
-            i128::from(row.size)
-        };
-        let run = r
-            .row_run
-            .get(i)
-            .and_then(|&k| r.summary.run_dirs.get(k as usize))
-            .cloned()
-            .unwrap_or_default();
-        Some(vec![
-            r.name(i).to_string(),
-            r.summary.role.clone(),
-            rank_text(r),
-            r.stack(i).to_string(),
-            r.top_frame(i).to_string(),
-            bytes_to_unit_text(signed, 1024),
-            opt_ms(row.time_ns()),
-            opt_ms(row.duration_ns),
-            opt_mb(row.alloc_total_allocated),
-            opt_mb(row.alloc_total_reserved),
-            opt_mb(row.alloc_total_active),
-            r.names.get(row.device).to_string(),
-            opt_ms(row.release_ns),
-            opt_ms(row.active_release_ns),
-            opt_ms(row.active_duration_ns),
-            r.names.get(row.stream).to_string(),
-            row.source.label().to_string(),
-            attr.source.label().to_string(),
-            r.innermost_frame(i).to_string(),
-            r.row_step
-                .get(i)
-                .copied()
-                .flatten()
-                .map(|s| s.to_string())
-                .unwrap_or_default(),
-            run,
-        ])
-    });
-    super::write_csv(out, &MEMORY_EVENTS_COLUMNS, rows)
+    order.par_sort_unstable();
+    super::write_csv(&mut out, &MEMORY_EVENTS_COLUMNS, std::iter::empty::<Vec<&str>>())?;
+    for batch in order.chunks(32 * 1024) {
+        let parts: Vec<std::io::Result<Vec<u8>>> = batch
+            .par_chunks(2048)
+            .map(|chunk| {
+                let mut w = csv::WriterBuilder::new()
+                    .has_headers(false)
+                    .terminator(csv::Terminator::Any(b'\n'))
+                    .from_writer(Vec::with_capacity(chunk.len() * 512));
+                for &(_, _, ri, i) in chunk {
+                    write_event(&mut w, job, ri as usize, i as usize)?;
+                }
+                w.into_inner().map_err(|e| std::io::Error::other(e.to_string()))
+            })
+            .collect();
+        for p in parts {
+            out.write_all(&p?)?;
+        }
+    }
+    out.flush()
+}
+
+fn write_event(
+    w: &mut csv::Writer<Vec<u8>>,
+    job: &JobAnalysis,
+    ri: usize,
+    i: usize,
+) -> std::io::Result<()> {
+    let (Some(r), Some(row)) = (job.ranks.get(ri), job.ranks.get(ri).and_then(|r| r.rows.get(i)))
+    else {
+        return Ok(());
+    };
+    let Some(attr) = r.attribution.get(i) else {
+        return Ok(());
+    };
+    let signed = if row.negative {
+        -i128::from(row.size)
+    } else {
+        i128::from(row.size)
+    };
+    let run = r
+        .row_run
+        .get(i)
+        .and_then(|&k| r.summary.run_dirs.get(k as usize))
+        .map_or("", |s| s.as_str());
+    let step = r
+        .row_step
+        .get(i)
+        .copied()
+        .flatten()
+        .map(|s| s.to_string())
+        .unwrap_or_default();
+    let fields: [&str; 21] = [
+        r.name(i),
+        &r.summary.role,
+        &rank_text(r),
+        r.stack(i),
+        r.top_frame(i),
+        &bytes_to_unit_text(signed, 1024),
+        &opt_ms(row.time_ns()),
+        &opt_ms(row.duration_ns),
+        &opt_mb(row.alloc_total_allocated),
+        &opt_mb(row.alloc_total_reserved),
+        &opt_mb(row.alloc_total_active),
+        r.names.get(row.device),
+        &opt_ms(row.release_ns),
+        &opt_ms(row.active_release_ns),
+        &opt_ms(row.active_duration_ns),
+        r.names.get(row.stream),
+        row.source.label(),
+        attr.source.label(),
+        r.innermost_frame(i),
+        &step,
+        run,
+    ];
+    w.write_record(fields).map_err(|e| std::io::Error::other(e.to_string()))
 }
 
 /// Columns of `rank_summary.csv`.

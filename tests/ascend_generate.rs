@@ -1,0 +1,124 @@
+//! The generator plants known outcomes (direct, via forward, approximate, none, unreleased); the
+//! analysis must find exactly them. Also: determinism, and archives giving the same answer.
+
+use memlens::ascend::analysis::{analyze_job, AnalyzeOptions};
+use memlens::ascend::generate::{generate, GenSpec, Planted};
+use memlens::ascend::{discover_job, InputSet, JobAnalysis};
+use std::io::Write;
+
+const SPEC: GenSpec = GenSpec {
+    roles: 2,
+    ranks: 2,
+    trace_bytes: 256 << 10,
+    rows: 600,
+    steps: 3,
+    seed: 7,
+};
+
+fn files(spec: &GenSpec) -> (Vec<(String, Vec<u8>)>, Vec<Planted>) {
+    let mut out = Vec::new();
+    let planted = generate(spec, &mut |p, b| {
+        out.push((p.to_string(), b));
+        Ok(())
+    })
+    .unwrap();
+    (out, planted)
+}
+
+fn analyze(set: &InputSet) -> JobAnalysis {
+    let job = discover_job(&set.classify());
+    analyze_job(set, &job, &AnalyzeOptions::default(), &mut |_| {})
+}
+
+#[test]
+fn analysis_finds_what_the_generator_planted() {
+    let (fs, planted) = files(&SPEC);
+    let mut set = InputSet::new();
+    for (p, b) in &fs {
+        set.add_bytes(&format!("job/{p}"), b.clone());
+    }
+    let a = analyze(&set);
+    assert!(a.warnings.is_empty(), "{:?}", a.warnings);
+    assert_eq!(a.ranks.len(), planted.len());
+    for (r, p) in a.ranks.iter().zip(&planted) {
+        let s = &r.summary;
+        assert_eq!(s.rows, p.rows);
+        assert_eq!(s.rows, u64::from(SPEC.rows));
+        assert_eq!(s.rows_ge, p.rows_ge);
+        assert_eq!(s.stacks.direct, p.direct, "{}/{:?}", s.role, s.rank);
+        assert_eq!(s.stacks.via_forward, p.via_forward);
+        assert_eq!(s.stacks.approximate, p.approximate);
+        assert_eq!(s.stacks.none, p.rows_ge + p.none_pta);
+        assert_eq!(s.unreleased_rows, p.unreleased);
+        assert!(p.direct > 0 && p.via_forward > 0 && p.approximate > 0 && p.none_pta > 0 && p.unreleased > 0);
+        assert_eq!(s.step_peaks.len(), SPEC.steps as usize);
+        assert_eq!(s.peak_source, "memory_record");
+        assert!(s.trace_events > s.trace_ops * 2, "most events are not cpu_op");
+        // Every top frame is the user's code.
+        for i in 0..r.rows.len() {
+            let t = r.top_frame(i);
+            assert!(t.is_empty() || t.starts_with("/home/user/project/"), "{t}");
+        }
+    }
+}
+
+#[test]
+fn generation_is_deterministic_and_sized() {
+    let (a, _) = files(&SPEC);
+    let (b, _) = files(&SPEC);
+    assert_eq!(a, b);
+    for (p, bytes) in &a {
+        if p.ends_with("trace_view.json") {
+            let n = bytes.len() as u64;
+            assert!(n >= SPEC.trace_bytes && n < SPEC.trace_bytes + 4096, "{p}: {n}");
+            let v: serde_json::Value = serde_json::from_slice(bytes).expect("valid JSON");
+            assert!(v.as_array().is_some());
+        }
+    }
+}
+
+#[test]
+fn zip_and_tar_gz_of_a_job_give_the_same_summaries() {
+    let (fs, _) = files(&GenSpec { roles: 1, ranks: 2, trace_bytes: 64 << 10, rows: 120, ..SPEC });
+    let mut plain = InputSet::new();
+    for (p, b) in &fs {
+        plain.add_bytes(&format!("job/{p}"), b.clone());
+    }
+    let want: Vec<_> = analyze(&plain).ranks.into_iter().map(|r| {
+        let mut s = r.summary;
+        s.run_dirs.clear();
+        s
+    }).collect();
+
+    let mut zbuf = std::io::Cursor::new(Vec::new());
+    {
+        let mut z = zip::ZipWriter::new(&mut zbuf);
+        for (p, b) in &fs {
+            z.start_file(format!("job/{p}"), zip::write::SimpleFileOptions::default()).unwrap();
+            z.write_all(b).unwrap();
+        }
+        z.finish().unwrap();
+    }
+    let mut tarb = tar::Builder::new(Vec::new());
+    for (p, b) in &fs {
+        let mut h = tar::Header::new_ustar();
+        h.set_size(b.len() as u64);
+        h.set_mode(0o644);
+        h.set_cksum();
+        tarb.append_data(&mut h, format!("job/{p}"), &b[..]).unwrap();
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&tarb.into_inner().unwrap()).unwrap();
+    for (name, bytes) in [("up/job.zip", zbuf.into_inner()), ("up/job.tar.gz", gz.finish().unwrap())] {
+        let mut set = InputSet::new();
+        set.add_bytes(name, bytes);
+        let a = analyze(&set);
+        assert!(a.ranks[0].summary.run_dirs[0].starts_with(&format!("{name}/job/")));
+        let got: Vec<_> = a.ranks.into_iter().map(|r| {
+            let mut s = r.summary;
+            s.run_dirs.clear();
+            s
+        }).collect();
+        assert_eq!(got, want, "{name}");
+    }
+}
