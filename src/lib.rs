@@ -10,6 +10,7 @@
 //! - the `memlens` CLI (`src/bin/memlens`) and the WebAssembly API (`src/wasm`, compiled only for
 //!   `wasm32`) call the same functions, so the page and the CLI print the same numbers.
 
+pub mod chart;
 pub mod classify;
 pub mod diag;
 pub mod export;
