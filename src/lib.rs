@@ -15,6 +15,7 @@ pub mod classify;
 pub mod diag;
 pub mod export;
 pub mod source;
+pub mod table;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;
