@@ -15,6 +15,9 @@ main(async () => {
   if (!browserOnly) {
     await step('cargo fmt --check', () => run('cargo', ['fmt', '--all', '--check']));
     await step('cargo clippy -D warnings', () => run('cargo', ['clippy', '--all-targets', '--', '-D', 'warnings']));
+    await step('cargo clippy -D warnings (wasm layer)', () =>
+      run('cargo', ['clippy', '--lib', '--target', 'wasm32-unknown-unknown', '--', '-D', 'warnings']),
+    );
     await step('cargo test', () => run('cargo', ['test', '--all-targets']));
   }
   await build();

@@ -5,6 +5,9 @@ import { fromInput, fromDataTransfer } from './files.js';
 import { loadManifest, loadExampleFile } from './examples-source.js';
 import { renderInventory } from './inventory-view.js';
 import { bytes, int } from './format.js';
+import { analyses } from './analyses.js';
+import * as hash from './ui/hash-state.js';
+import { el } from './ui/dom.js';
 
 const $ = (id) => document.getElementById(id);
 const client = new EngineClient();
@@ -76,6 +79,7 @@ async function load(items) {
     if (seq !== loadSeq) return;
     renderInventory(inventory);
     $('drop-zone').classList.add('compact');
+    mountAnalyses(inventory);
     const problems = unreadable.map((u) => `${u.path}: ${u.error}`);
     showErrors(problems);
     setStatus('ready', 'ready');
@@ -113,6 +117,48 @@ document.addEventListener('drop', async (ev) => {
   if (!ev.dataTransfer) return;
   load(await fromDataTransfer(ev.dataTransfer));
 });
+
+// ---- tabs: the inputs table and one tab per analysis family that accepts the drop ---------
+let mounted = [];
+
+function mountAnalyses(inventory) {
+  for (const m of mounted) if (m.handle && m.handle.unmount) m.handle.unmount();
+  mounted = [];
+  const panels = $('analysis-panels');
+  panels.replaceChildren();
+  const ctx = { client, inventory, setStatus, showProgress, hideProgress, showErrors };
+  for (const a of analyses) {
+    if (!a.accepts(inventory)) continue;
+    const panel = el('section', { id: `panel-${a.id}`, class: 'analysis', role: 'tabpanel' });
+    panel.hidden = true;
+    panels.append(panel);
+    mounted.push({ id: a.id, title: a.title(inventory), panel, handle: a.mount(panel, ctx) });
+  }
+  const tabs = $('tabs');
+  tabs.replaceChildren(
+    ...[{ id: 'inputs', title: 'Inputs' }, ...mounted].map((t) =>
+      el('button', { type: 'button', role: 'tab', text: t.title, data: { tab: t.id }, on: { click: () => showTab(t.id) } }),
+    ),
+  );
+  tabs.hidden = mounted.length === 0;
+  const wanted = hash.get('tab');
+  showTab(mounted.some((m) => m.id === wanted) ? wanted : mounted.length ? mounted[0].id : 'inputs');
+}
+
+function showTab(id) {
+  $('inventory').hidden = id !== 'inputs';
+  for (const m of mounted) m.panel.hidden = m.id !== id;
+  for (const b of $('tabs').children) b.setAttribute('aria-selected', String(b.dataset.tab === id));
+  hash.update({ tab: id });
+  const m = mounted.find((x) => x.id === id);
+  if (m && m.handle && m.handle.shown) m.handle.shown();
+}
+
+function cycleTab(step) {
+  const ids = ['inputs', ...mounted.map((m) => m.id)];
+  const current = ids.indexOf(hash.get('tab', 'inputs'));
+  showTab(ids[(current + step + ids.length) % ids.length]);
+}
 
 // ---- examples -----------------------------------------------------------------------------
 loadManifest().then(
@@ -164,5 +210,7 @@ document.addEventListener('keydown', (ev) => {
     $('file-input').click();
   } else if (ev.key === 'O') {
     $('folder-input').click();
+  } else if ((ev.key === '[' || ev.key === ']') && mounted.length) {
+    cycleTab(ev.key === ']' ? 1 : -1);
   }
 });

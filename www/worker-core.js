@@ -4,9 +4,11 @@
 
 /**
  * Starts answering requests. `loadEngine()` resolves to { mod, build, reason } where `mod` is the
- * initialised wasm-bindgen module.
+ * initialised wasm-bindgen module. Each of `modules` is `(ctx) => ({ method(params, progress) })`:
+ * the analysis families add their requests this way. `ctx.mod()` is the wasm module, `ctx.session()`
+ * the current Session (files of the last drop), `ctx.onReset(fn)` registers cleanup for a new drop.
  */
-export function serve(loadEngine) {
+export function serve(loadEngine, modules = []) {
   let engine = null;
   let session = null;
   let engineError = null;
@@ -23,9 +25,16 @@ export function serve(loadEngine) {
       post({ type: 'engine-error', message: engineError });
     });
 
+  const resets = [];
+  const ctx = {
+    mod: () => engine.mod,
+    session: () => session,
+    onReset: (fn) => resets.push(fn),
+  };
   const handlers = {
     /** Replaces the session with the given files and classifies them. */
     load({ files, unreadable }, progress) {
+      for (const fn of resets) fn();
       if (session) session.free();
       session = new engine.mod.Session();
       for (const f of files) session.addFile(f.path, f.file);
@@ -36,6 +45,7 @@ export function serve(loadEngine) {
       return inventory;
     },
   };
+  for (const m of modules) Object.assign(handlers, m(ctx));
 
   self.onmessage = async (ev) => {
     const { id, method, params } = ev.data || {};

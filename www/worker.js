@@ -1,6 +1,7 @@
 // The analysis worker of the served page: loads the threaded engine when the page is cross-origin
 // isolated (SharedArrayBuffer available), the single-threaded one otherwise.
 import { serve } from './worker-core.js';
+import { modules } from './worker-modules.js';
 
 serve(async () => {
   const isolated = self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
@@ -19,4 +20,4 @@ serve(async () => {
   const mod = await import('./pkg/memlens.js');
   await mod.default();
   return { mod, build: 'single', reason };
-});
+}, modules);

@@ -95,6 +95,26 @@ impl Session {
     }
 }
 
+impl Session {
+    /// A [`FileSource`] over the file at `path` (as listed in the inventory), for the analysis APIs.
+    pub(crate) fn source(&self, path: &str) -> Result<FileSource, String> {
+        let f = self
+            .files
+            .iter()
+            .find(|f| f.path == path)
+            .ok_or_else(|| format!("{path}: no such file in this drop"))?;
+        match &f.file {
+            Ok(file) => FileSource::new(f.path.clone(), file.clone()).map_err(|e| e.to_string()),
+            Err(reason) => Err(format!("{path}: cannot be read: {reason}")),
+        }
+    }
+
+    /// Paths and sizes of every file of the drop, in the order they were added.
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.files.iter().map(|f| (f.path.as_str(), f.size))
+    }
+}
+
 impl Default for Session {
     fn default() -> Self {
         Session::new()
