@@ -97,7 +97,7 @@ impl Session {
 
 impl Session {
     /// A [`FileSource`] over the file at `path` (as listed in the inventory), for the analysis APIs.
-    pub(crate) fn source(&self, path: &str) -> Result<FileSource, String> {
+    pub fn source(&self, path: &str) -> Result<FileSource, String> {
         let f = self
             .files
             .iter()
@@ -110,7 +110,7 @@ impl Session {
     }
 
     /// Paths and sizes of every file of the drop, in the order they were added.
-    pub(crate) fn entries(&self) -> impl Iterator<Item = (&str, u64)> {
+    pub fn entries(&self) -> impl Iterator<Item = (&str, u64)> {
         self.files.iter().map(|f| (f.path.as_str(), f.size))
     }
 }
