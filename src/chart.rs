@@ -1,0 +1,525 @@
+//! Level-of-detail reductions for the views: curves reduced to pixel columns, rectangle sets
+//! reduced to what a viewport shows.
+//!
+//! The page never receives a whole curve or a whole tensor layout: it asks for the pixel width it
+//! draws, and gets back at most a few values per pixel column (a min/max envelope, so peaks stay
+//! exact whatever the zoom) or the rectangles visible in its viewport, with sub-pixel rectangles
+//! merged into runs of pixels.
+
+/// A step function reduced to pixel columns over `[x_start, x_end)`.
+///
+/// Column `c` covers `[x_start + c·span/columns, x_start + (c+1)·span/columns)` (real-valued
+/// boundaries). Every value the function takes inside a column — including values that last zero
+/// time, such as several events at the same timestamp — is reflected in its `min` and `max`, so a
+/// peak is never lost to sampling.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Envelope {
+    /// First x of the window.
+    pub x_start: i64,
+    /// End of the window (exclusive).
+    pub x_end: i64,
+    /// Smallest value in each column.
+    pub min: Vec<u64>,
+    /// Largest value in each column.
+    pub max: Vec<u64>,
+    /// Value at the start of each column (the first value seen in it).
+    pub first: Vec<u64>,
+    /// Value at the end of each column (the last value seen in it).
+    pub last: Vec<u64>,
+    /// False for columns the function does not reach (before its first point).
+    pub defined: Vec<bool>,
+    /// The x at which each column's maximum is first reached (clamped to the column start).
+    pub argmax: Vec<i64>,
+}
+
+/// Reduces the step function `ys[i]` on `[xs[i], xs[i+1])` (the last value holds forever) to
+/// `columns` columns over `[x_start, x_end)`.
+///
+/// `xs` must be ascending (ties allowed: equal x's are instantaneous values, all kept). Runs in
+/// `O(log n + points in the window + columns)`.
+pub fn step_envelope(xs: &[i64], ys: &[u64], x_start: i64, x_end: i64, columns: usize) -> Envelope {
+    let mut env = Envelope {
+        x_start,
+        x_end,
+        min: vec![0; columns],
+        max: vec![0; columns],
+        first: vec![0; columns],
+        last: vec![0; columns],
+        defined: vec![false; columns],
+        argmax: vec![0; columns],
+    };
+    let n = xs.len().min(ys.len());
+    if n == 0 || columns == 0 || x_end <= x_start {
+        return env;
+    }
+    let span = i128::from(x_end) - i128::from(x_start);
+    let cols = columns as i128;
+    // Column containing x (x inside the window).
+    let col_floor = |x: i64| -> usize {
+        let c = (i128::from(x) - i128::from(x_start)) * cols / span;
+        c.clamp(0, cols - 1) as usize
+    };
+    // One past the last column touched by a segment ending (exclusively) at x.
+    let col_ceil = |x: i64| -> usize {
+        let num = (i128::from(x) - i128::from(x_start)) * cols;
+        let c = num / span + i128::from(num % span != 0);
+        c.clamp(0, cols) as usize
+    };
+    // First x of column c.
+    let col_start = |c: usize| -> i64 {
+        let num = c as i128 * span;
+        let off = num / cols + i128::from(num % cols != 0);
+        (i128::from(x_start) + off) as i64
+    };
+
+    let first_in = xs[..n].partition_point(|&x| x < x_start);
+    let mut i = first_in.saturating_sub(1);
+    while i < n {
+        let x = xs[i];
+        if x >= x_end {
+            break;
+        }
+        let next = if i + 1 < n { xs[i + 1] } else { x_end };
+        let seg_start = x.max(x_start);
+        let seg_end = next.min(x_end);
+        if x < x_start && seg_end <= x_start {
+            // Carried-in segment that ends exactly where the window starts.
+            i += 1;
+            continue;
+        }
+        let c0 = col_floor(seg_start);
+        let c1 = if seg_end > seg_start {
+            col_ceil(seg_end).max(c0 + 1)
+        } else {
+            c0 + 1
+        };
+        let v = ys[i];
+        for c in c0..c1.min(columns) {
+            if !env.defined[c] {
+                env.defined[c] = true;
+                env.first[c] = v;
+                env.min[c] = v;
+                env.max[c] = v;
+                env.argmax[c] = seg_start.max(col_start(c));
+            } else {
+                if v < env.min[c] {
+                    env.min[c] = v;
+                }
+                if v > env.max[c] {
+                    env.max[c] = v;
+                    env.argmax[c] = seg_start.max(col_start(c));
+                }
+            }
+            env.last[c] = v;
+        }
+        i += 1;
+    }
+    env
+}
+
+/// A data-space window: `[x0, x1) × [y0, y1)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Viewport {
+    /// Left edge (data x).
+    pub x0: f64,
+    /// Right edge (data x).
+    pub x1: f64,
+    /// Bottom edge (data y).
+    pub y0: f64,
+    /// Top edge (data y).
+    pub y1: f64,
+}
+
+/// Rectangles in data space, stored column-wise: `[x0, x1) × [y0, y1)` with a class and an id.
+///
+/// Classes order the drawing: where rectangles of several classes meet in one merged pixel run,
+/// the highest class wins, so give the most important class (e.g. conflicts) the highest number.
+#[derive(Debug, Clone, Default)]
+pub struct RectSet {
+    x0: Vec<i64>,
+    x1: Vec<i64>,
+    y0: Vec<u64>,
+    y1: Vec<u64>,
+    class: Vec<u8>,
+    id: Vec<u32>,
+}
+
+/// What a viewport shows of a [`RectSet`], in canvas pixels (origin top-left, y down, data y up).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Lod {
+    /// Left edge of each drawn rectangle, in pixels.
+    pub x: Vec<f32>,
+    /// Top edge, in pixels.
+    pub y: Vec<f32>,
+    /// Width, in pixels (at least 1).
+    pub w: Vec<f32>,
+    /// Height, in pixels (at least 1).
+    pub h: Vec<f32>,
+    /// Class of each drawn rectangle.
+    pub class: Vec<u8>,
+    /// Id of the data rectangle, or `u32::MAX` for a run that merges sub-pixel rectangles.
+    pub id: Vec<u32>,
+    /// Data rectangles intersecting the viewport.
+    pub visible: u64,
+    /// Of those, how many were drawn individually.
+    pub individual: u64,
+    /// Of those, how many were merged into pixel runs.
+    pub merged: u64,
+}
+
+impl Lod {
+    fn push(&mut self, x: f32, y: f32, w: f32, h: f32, class: u8, id: u32) {
+        self.x.push(x);
+        self.y.push(y);
+        self.w.push(w);
+        self.h.push(h);
+        self.class.push(class);
+        self.id.push(id);
+    }
+
+    /// Number of drawn rectangles.
+    pub fn len(&self) -> usize {
+        self.x.len()
+    }
+
+    /// True when nothing is drawn.
+    pub fn is_empty(&self) -> bool {
+        self.x.is_empty()
+    }
+}
+
+/// Rectangles at least this many pixels in both directions are drawn individually.
+const MIN_INDIVIDUAL_PX: f64 = 1.5;
+
+impl RectSet {
+    /// Builds a set from columns of equal length (extra items in longer columns are ignored).
+    pub fn new(
+        x0: Vec<i64>,
+        x1: Vec<i64>,
+        y0: Vec<u64>,
+        y1: Vec<u64>,
+        class: Vec<u8>,
+        id: Vec<u32>,
+    ) -> Self {
+        let n = x0
+            .len()
+            .min(x1.len())
+            .min(y0.len())
+            .min(y1.len())
+            .min(class.len())
+            .min(id.len());
+        let mut s = RectSet {
+            x0,
+            x1,
+            y0,
+            y1,
+            class,
+            id,
+        };
+        s.x0.truncate(n);
+        s.x1.truncate(n);
+        s.y0.truncate(n);
+        s.y1.truncate(n);
+        s.class.truncate(n);
+        s.id.truncate(n);
+        s
+    }
+
+    /// Number of rectangles.
+    pub fn len(&self) -> usize {
+        self.x0.len()
+    }
+
+    /// True when the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.x0.is_empty()
+    }
+
+    /// Bounding box of all rectangles, or `None` when empty.
+    pub fn bounds(&self) -> Option<Viewport> {
+        if self.is_empty() {
+            return None;
+        }
+        Some(Viewport {
+            x0: *self.x0.iter().min()? as f64,
+            x1: *self.x1.iter().max()? as f64,
+            y0: *self.y0.iter().min()? as f64,
+            y1: *self.y1.iter().max()? as f64,
+        })
+    }
+
+    /// The rectangles `view` shows on a `px_w × px_h` canvas.
+    ///
+    /// Rectangles at least 1.5 px in both directions are returned one by one (with their id), up
+    /// to `max_rects`; smaller ones — and any beyond `max_rects` — are snapped to whole pixels and
+    /// merged into horizontal runs per pixel row and class, so the result stays small however many
+    /// rectangles the set holds.
+    pub fn visible(&self, view: &Viewport, px_w: u32, px_h: u32, max_rects: usize) -> Lod {
+        let mut lod = Lod::default();
+        let (vw, vh) = (view.x1 - view.x0, view.y1 - view.y0);
+        if self.is_empty() || px_w == 0 || px_h == 0 || vw <= 0.0 || vh <= 0.0 {
+            return lod;
+        }
+        let (pw, ph) = (f64::from(px_w), f64::from(px_h));
+        let sx = pw / vw;
+        let sy = ph / vh;
+        // Runs of merged rectangles: (class, row, first column, end column).
+        let mut runs: Vec<(u8, u32, u32, u32)> = Vec::new();
+        for i in 0..self.len() {
+            let (x0, x1) = (self.x0[i] as f64, self.x1[i] as f64);
+            let (y0, y1) = (self.y0[i] as f64, self.y1[i] as f64);
+            if x1 <= view.x0 || x0 >= view.x1 || y1 <= view.y0 || y0 >= view.y1 {
+                // A zero-width rectangle exactly at the left edge still shows.
+                if !(x0 == x1 && x0 >= view.x0 && x0 < view.x1 && y1 > view.y0 && y0 < view.y1) {
+                    continue;
+                }
+            }
+            lod.visible += 1;
+            // Clip to the viewport, then to pixels (canvas y grows downwards).
+            let left = ((x0.max(view.x0) - view.x0) * sx).max(0.0);
+            let right = ((x1.min(view.x1) - view.x0) * sx).min(pw);
+            let top = ((view.y1 - y1.min(view.y1)) * sy).max(0.0);
+            let bottom = ((view.y1 - y0.max(view.y0)) * sy).min(ph);
+            let (w, h) = (right - left, bottom - top);
+            if w >= MIN_INDIVIDUAL_PX
+                && h >= MIN_INDIVIDUAL_PX
+                && (lod.individual as usize) < max_rects
+            {
+                lod.individual += 1;
+                lod.push(
+                    left as f32,
+                    top as f32,
+                    w as f32,
+                    h as f32,
+                    self.class[i],
+                    self.id[i],
+                );
+                continue;
+            }
+            lod.merged += 1;
+            let c0 = (left.floor() as u32).min(px_w - 1);
+            let c1 = (right.ceil() as u32).clamp(c0 + 1, px_w);
+            let r0 = (top.floor() as u32).min(px_h - 1);
+            let r1 = (bottom.ceil() as u32).clamp(r0 + 1, px_h);
+            for row in r0..r1 {
+                runs.push((self.class[i], row, c0, c1));
+            }
+        }
+        // Merge runs per (class, row), drawing lower classes first.
+        runs.sort_unstable();
+        let mut k = 0;
+        while k < runs.len() {
+            let (class, row, start, mut end) = runs[k];
+            k += 1;
+            while k < runs.len() && runs[k].0 == class && runs[k].1 == row && runs[k].2 <= end {
+                end = end.max(runs[k].3);
+                k += 1;
+            }
+            if end > start {
+                lod.push(
+                    start as f32,
+                    row as f32,
+                    (end - start) as f32,
+                    1.0,
+                    class,
+                    u32::MAX,
+                );
+            }
+        }
+        lod
+    }
+
+    /// The id of the rectangle under the data point `(x, y)`: among overlapping ones, the highest
+    /// class, then the smallest area. Zero-width rectangles are hit at their x.
+    pub fn hit(&self, x: f64, y: f64) -> Option<u32> {
+        let mut best: Option<(u8, f64, u32)> = None;
+        for i in 0..self.len() {
+            let (x0, x1) = (self.x0[i] as f64, self.x1[i] as f64);
+            let (y0, y1) = (self.y0[i] as f64, self.y1[i] as f64);
+            let in_x = (x >= x0 && x < x1) || (x0 == x1 && x == x0);
+            if !in_x || y < y0 || y >= y1 {
+                continue;
+            }
+            let area = (x1 - x0).max(1.0) * (y1 - y0);
+            let better = match best {
+                None => true,
+                Some((c, a, _)) => self.class[i] > c || (self.class[i] == c && area < a),
+            };
+            if better {
+                best = Some((self.class[i], area, self.id[i]));
+            }
+        }
+        best.map(|b| b.2)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Brute force: every value the step function takes in column c's real interval.
+    fn brute(xs: &[i64], ys: &[u64], x0: i64, x1: i64, cols: usize) -> Vec<Option<(u64, u64)>> {
+        let span = (x1 - x0) as f64;
+        (0..cols)
+            .map(|c| {
+                let a = x0 as f64 + c as f64 * span / cols as f64;
+                let b = x0 as f64 + (c + 1) as f64 * span / cols as f64;
+                let mut mm: Option<(u64, u64)> = None;
+                for i in 0..xs.len() {
+                    let s = xs[i] as f64;
+                    let e = if i + 1 < xs.len() {
+                        xs[i + 1] as f64
+                    } else {
+                        f64::INFINITY
+                    };
+                    // Segment [s, e) (or the point s when e == s) intersects [a, b)?
+                    let hits = if e > s {
+                        s < b && e > a
+                    } else {
+                        s >= a && s < b
+                    };
+                    let inside_window =
+                        s < x1 as f64 && (e > x0 as f64 || (e == s && s >= x0 as f64));
+                    if hits && inside_window {
+                        let v = ys[i];
+                        mm = Some(mm.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))));
+                    }
+                }
+                mm
+            })
+            .collect()
+    }
+
+    #[test]
+    fn envelope_keeps_instantaneous_peaks() {
+        // Three events at x=10: 5 → 100 → 7; the 100 lasts zero time but must show.
+        let xs = [0, 10, 10, 10, 20];
+        let ys = [1, 5, 100, 7, 3];
+        let env = step_envelope(&xs, &ys, 0, 40, 4);
+        assert_eq!(env.max, vec![1, 100, 3, 3]);
+        assert_eq!(env.min, vec![1, 5, 3, 3]);
+        assert_eq!(env.argmax[1], 10);
+        assert_eq!(env.last[1], 7);
+        assert!(env.defined.iter().all(|d| *d));
+    }
+
+    #[test]
+    fn envelope_matches_brute_force_on_many_windows() {
+        // Deterministic pseudo-random step function.
+        let mut state = 12345u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            state >> 33
+        };
+        let mut xs = Vec::new();
+        let mut ys = Vec::new();
+        let mut x = -50i64;
+        for _ in 0..300 {
+            x += (next() % 4) as i64; // ties included
+            xs.push(x);
+            ys.push(next() % 1000);
+        }
+        for (x0, x1, cols) in [
+            (-60, 700, 7),
+            (0, 100, 100),
+            (13, 17, 50),
+            (-50, 600, 1),
+            (100, 350, 33),
+        ] {
+            let env = step_envelope(&xs, &ys, x0, x1, cols);
+            let want = brute(&xs, &ys, x0, x1, cols);
+            for (c, w) in want.iter().enumerate() {
+                match *w {
+                    None => assert!(!env.defined[c], "col {c} of {x0}..{x1}/{cols}"),
+                    Some((lo, hi)) => {
+                        assert!(env.defined[c], "col {c} of {x0}..{x1}/{cols}");
+                        assert_eq!(
+                            (env.min[c], env.max[c]),
+                            (lo, hi),
+                            "col {c} of {x0}..{x1}/{cols}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn envelope_with_more_columns_than_points_fills_every_column() {
+        let xs = [0, 1, 2];
+        let ys = [4, 9, 2];
+        let env = step_envelope(&xs, &ys, 0, 3, 9);
+        assert_eq!(env.max, vec![4, 4, 4, 9, 9, 9, 2, 2, 2]);
+    }
+
+    fn set() -> RectSet {
+        // id 0: big; id 1, 2: tiny and adjacent (merge into one run); id 3: outside.
+        RectSet::new(
+            vec![0, 50, 51, 500],
+            vec![40, 51, 52, 510],
+            vec![0, 10, 10, 0],
+            vec![100, 11, 11, 5],
+            vec![0, 1, 1, 0],
+            vec![0, 1, 2, 3],
+        )
+    }
+
+    #[test]
+    fn visible_draws_big_rects_and_merges_tiny_ones() {
+        let view = Viewport {
+            x0: 0.0,
+            x1: 100.0,
+            y0: 0.0,
+            y1: 100.0,
+        };
+        let lod = set().visible(&view, 100, 100, 1000);
+        assert_eq!(lod.visible, 3);
+        assert_eq!(lod.individual, 1);
+        assert_eq!(lod.merged, 2);
+        let big = lod.id.iter().position(|&id| id == 0).unwrap();
+        assert_eq!(
+            (lod.x[big], lod.y[big], lod.w[big], lod.h[big]),
+            (0.0, 0.0, 40.0, 100.0)
+        );
+        let runs: Vec<usize> = (0..lod.len()).filter(|&k| lod.id[k] == u32::MAX).collect();
+        assert_eq!(runs.len(), 1);
+        let r = runs[0];
+        // x 50..52 → pixels 50..52; y 10..11 → canvas row 89.
+        assert_eq!(
+            (lod.x[r], lod.y[r], lod.w[r], lod.h[r]),
+            (50.0, 89.0, 2.0, 1.0)
+        );
+    }
+
+    #[test]
+    fn max_rects_demotes_the_rest_to_runs() {
+        let view = Viewport {
+            x0: 0.0,
+            x1: 100.0,
+            y0: 0.0,
+            y1: 100.0,
+        };
+        let lod = set().visible(&view, 100, 100, 0);
+        assert_eq!(lod.individual, 0);
+        assert_eq!(lod.merged, 3);
+        assert!(lod.id.iter().all(|&id| id == u32::MAX));
+    }
+
+    #[test]
+    fn hit_prefers_higher_class_then_smaller_area() {
+        let s = RectSet::new(
+            vec![0, 0, 5],
+            vec![10, 10, 6],
+            vec![0, 0, 0],
+            vec![10, 5, 10],
+            vec![0, 0, 2],
+            vec![7, 8, 9],
+        );
+        assert_eq!(s.hit(1.0, 1.0), Some(8));
+        assert_eq!(s.hit(1.0, 7.0), Some(7));
+        assert_eq!(s.hit(5.5, 1.0), Some(9));
+        assert_eq!(s.hit(20.0, 1.0), None);
+    }
+}
