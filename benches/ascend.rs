@@ -63,7 +63,11 @@ fn ensure_job(dir: &Path) {
     })
     .expect("generate the benchmark job");
     std::fs::write(&marker, want).expect("write marker");
-    eprintln!("generated {} in {:.1} s", dir.display(), t.elapsed().as_secs_f64());
+    eprintln!(
+        "generated {} in {:.1} s",
+        dir.display(),
+        t.elapsed().as_secs_f64()
+    );
 }
 
 /// One end-to-end run (child process): prints `seconds rows vmhwm_kb`.
@@ -73,7 +77,8 @@ fn child_e2e(dir: &Path, out: &Path) {
     let job = discover_job(&inputs.classify());
     let a = analyze_job_parallel(&inputs, &job, &AnalyzeOptions::default(), &|_| {});
     let f = std::fs::File::create(out).expect("create csv");
-    memlens::export::ascend::write_memory_events(&a, std::io::BufWriter::new(f)).expect("write csv");
+    memlens::export::ascend::write_memory_events(&a, std::io::BufWriter::new(f))
+        .expect("write csv");
     let rows: u64 = a.ranks.iter().map(|r| r.summary.rows).sum();
     println!("{} {} {}", t.elapsed().as_secs_f64(), rows, vm_hwm_kb());
 }
@@ -85,17 +90,29 @@ fn main() {
         child_e2e(&dir, &out);
         return;
     }
-    if std::env::args().any(|a| a == "--list") {
-        return; // `cargo test --benches` asks for a list; nothing to run there.
+    if !std::env::args().any(|a| a == "--bench") {
+        // `cargo test --all-targets` runs bench binaries without `--bench`: this benchmark takes
+        // minutes and gigabytes, so it runs only under `cargo bench`.
+        println!("ascend benchmark: run it with `cargo bench --bench ascend`");
+        return;
     }
     ensure_job(&dir);
     let exe = std::env::current_exe().expect("own path");
-    let runs: usize = std::env::var("MEMLENS_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
+    let runs: usize = std::env::var("MEMLENS_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
     let mut e2e: Vec<(f64, u64, u64)> = Vec::new();
     for _ in 0..runs.max(1) {
-        let o = Command::new(&exe).env("MEMLENS_BENCH_CHILD", "1").output().expect("run child");
+        let o = Command::new(&exe)
+            .env("MEMLENS_BENCH_CHILD", "1")
+            .output()
+            .expect("run child");
         let text = String::from_utf8_lossy(&o.stdout);
-        let v: Vec<f64> = text.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+        let v: Vec<f64> = text
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
         if let [s, r, k] = v[..] {
             e2e.push((s, r as u64, k as u64));
         }
@@ -105,7 +122,7 @@ fn main() {
     let median = e2e.get(e2e.len() / 2).copied().unwrap_or_default();
 
     // Trace scanning: one 100 MiB trace, 1 thread, then all threads.
-    let inputs = InputSet::from_paths(&[dir.clone()]);
+    let inputs = InputSet::from_paths(std::slice::from_ref(&dir));
     let inv = inputs.classify();
     let job = discover_job(&inv);
     let trace = job
@@ -116,7 +133,10 @@ fn main() {
         .expect("a trace");
     let disk = dir.parent().unwrap_or(&dir).join(&trace);
     let scan = |threads: usize| -> (f64, u64) {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
         pool.install(|| {
             let mut best = f64::MAX;
             let mut bytes = 0;
@@ -124,7 +144,8 @@ fn main() {
                 let src = PathSource::open(&disk, trace.clone()).expect("open trace");
                 let (mut n, mut s) = (Interner::new(), Interner::new());
                 let t = Instant::now();
-                let tr = read_trace(&src, &mut n, &mut s, TraceOptions::default(), None).expect("scan");
+                let tr =
+                    read_trace(&src, &mut n, &mut s, TraceOptions::default(), None).expect("scan");
                 best = best.min(t.elapsed().as_secs_f64());
                 bytes = tr.bytes;
             }
@@ -138,8 +159,15 @@ fn main() {
 
     // The Python re-implementation.
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/rl_insight_memory_parser.py");
-    let py_out = dir.parent().unwrap_or(&dir).join("python_memory_events.csv");
-    let py = Command::new("python3").arg(&script).arg(&dir).arg(&py_out).output();
+    let py_out = dir
+        .parent()
+        .unwrap_or(&dir)
+        .join("python_memory_events.csv");
+    let py = Command::new("python3")
+        .arg(&script)
+        .arg(&dir)
+        .arg(&py_out)
+        .output();
     let py_json: Option<serde_json::Value> = py
         .ok()
         .filter(|o| o.status.success())
@@ -147,18 +175,38 @@ fn main() {
 
     println!("memlens ascend benchmark: 2 roles x 2 ranks, 100 MiB trace_view.json + 50,000 rows per rank");
     println!("machine: {} threads", threads);
-    println!("end to end: best {:.3} s, median {:.3} s over {} runs ({} rows), peak RSS {:.1} MB", best.0, median.0, e2e.len(), best.1, median.2 as f64 / 1024.0);
-    println!("trace scan: {:.0} MB/s with 1 thread; {:.0} MB/s with {} threads ({:.0} MB/s per core)", mbs(t1), mbs(tn), threads, mbs(tn) / threads as f64);
+    println!(
+        "end to end: best {:.3} s, median {:.3} s over {} runs ({} rows), peak RSS {:.1} MB",
+        best.0,
+        median.0,
+        e2e.len(),
+        best.1,
+        median.2 as f64 / 1024.0
+    );
+    println!(
+        "trace scan: {:.0} MB/s with 1 thread; {:.0} MB/s with {} threads ({:.0} MB/s per core)",
+        mbs(t1),
+        mbs(tn),
+        threads,
+        mbs(tn) / threads as f64
+    );
     match py_json {
         Some(v) => {
             let s = v["seconds"].as_f64().unwrap_or(0.0);
-            let rss = v["maxrss_self_kb"].as_u64().unwrap_or(0) + v["maxrss_children_kb"].as_u64().unwrap_or(0);
+            let rss = v["maxrss_self_kb"].as_u64().unwrap_or(0)
+                + v["maxrss_children_kb"].as_u64().unwrap_or(0);
             println!(
                 "python re-implementation: {:.2} s, {} rows, peak RSS {:.1} MB (parent + largest worker), pandas {}",
                 s, v["rows"], rss as f64 / 1024.0, v["pandas"]
             );
-            println!("speed-up: {:.1}x end to end (median); memory: {:.2}x of python", s / median.0.max(1e-9), median.2 as f64 / rss.max(1) as f64);
+            println!(
+                "speed-up: {:.1}x end to end (median); memory: {:.2}x of python",
+                s / median.0.max(1e-9),
+                median.2 as f64 / rss.max(1) as f64
+            );
         }
-        None => println!("python re-implementation: not run (needs python3 with ijson: pip install ijson)"),
+        None => println!(
+            "python re-implementation: not run (needs python3 with ijson: pip install ijson)"
+        ),
     }
 }

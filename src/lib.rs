@@ -10,9 +10,9 @@
 //! - the `memlens` CLI (`src/bin/memlens`) and the WebAssembly API (`src/wasm`, compiled only for
 //!   `wasm32`) call the same functions, so the page and the CLI print the same numbers.
 
+pub mod ascend;
 pub mod chart;
 pub mod classify;
-pub mod ascend;
 pub mod diag;
 pub mod export;
 pub mod source;

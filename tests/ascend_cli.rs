@@ -13,14 +13,33 @@ fn sample() -> PathBuf {
 
 #[test]
 fn json_has_the_documented_shape() {
-    let out = memlens().arg("ascend").arg(sample()).arg("--json").output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = memlens()
+        .arg("ascend")
+        .arg(sample())
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let ranks = v["ranks"].as_array().unwrap();
     assert_eq!(ranks.len(), 2, "the db-only run is not a rank");
     for key in [
-        "role", "rank", "step", "run_dirs", "rows", "rows_pta", "rows_ge", "stacks",
-        "peak_allocated_bytes", "peak_reserved_bytes", "peak_time_ns", "unreleased_rows",
+        "role",
+        "rank",
+        "step",
+        "run_dirs",
+        "rows",
+        "rows_pta",
+        "rows_ge",
+        "stacks",
+        "peak_allocated_bytes",
+        "peak_reserved_bytes",
+        "peak_time_ns",
+        "unreleased_rows",
         "unreleased_bytes",
     ] {
         assert!(ranks[0].get(key).is_some(), "missing {key}");
@@ -32,7 +51,10 @@ fn json_has_the_documented_shape() {
     assert_eq!(ranks[0]["rows"], 184);
     assert!(ranks[0]["peak_time_ns"].as_i64().unwrap() > 1_700_000_000_000_000_000);
     let warnings = v["warnings"].as_array().unwrap();
-    assert!(warnings.iter().any(|w| w["message"].as_str().unwrap().contains("export_type=['text']")));
+    assert!(warnings.iter().any(|w| w["message"]
+        .as_str()
+        .unwrap()
+        .contains("export_type=['text']")));
 }
 
 #[test]
@@ -45,18 +67,40 @@ fn out_writes_memory_events_with_the_python_columns_first() {
         .arg(dir.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mut rdr = csv::Reader::from_path(dir.path().join("memory_events.csv")).unwrap();
     let header: Vec<String> = rdr.headers().unwrap().iter().map(str::to_string).collect();
     assert_eq!(
         &header[..12],
         [
-            "name", "role", "rank_id", "call_stack", "call_stack_top", "size_kb", "start_time_ms",
-            "duration_ms", "total_allocated_mb", "total_reserved_mb", "total_active_mb",
+            "name",
+            "role",
+            "rank_id",
+            "call_stack",
+            "call_stack_top",
+            "size_kb",
+            "start_time_ms",
+            "duration_ms",
+            "total_allocated_mb",
+            "total_reserved_mb",
+            "total_active_mb",
             "device_type"
         ]
     );
-    for extra in ["release_time_ms", "active_duration_ms", "stream", "source", "stack_source", "innermost_frame", "step", "run_dir"] {
+    for extra in [
+        "release_time_ms",
+        "active_duration_ms",
+        "stream",
+        "source",
+        "stack_source",
+        "innermost_frame",
+        "step",
+        "run_dir",
+    ] {
         assert!(header.iter().any(|h| h == extra), "missing {extra}");
     }
     let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.unwrap()).collect();
@@ -66,12 +110,22 @@ fn out_writes_memory_events_with_the_python_columns_first() {
     assert!(rows.windows(2).all(|w| key(&w[0]) <= key(&w[1])));
     // Unreleased rows keep an empty duration; cann rows have no stack.
     assert_eq!(rows.iter().filter(|r| r[7].is_empty()).count(), 48);
-    assert!(rows.iter().filter(|r| r[0].starts_with("cann::")).all(|r| r[3].is_empty() && &r[16] == "GE"));
+    assert!(rows
+        .iter()
+        .filter(|r| r[0].starts_with("cann::"))
+        .all(|r| r[3].is_empty() && &r[16] == "GE"));
     for name in ["rank_summary.csv", "peak_attribution.csv", "step_peaks.csv"] {
         assert!(dir.path().join(name).exists(), "{name}");
     }
     let summary = std::fs::read_to_string(dir.path().join("rank_summary.csv")).unwrap();
-    assert!(summary.lines().nth(1).unwrap().contains(",184,127,57,69,52,0,63,"), "{summary}");
+    assert!(
+        summary
+            .lines()
+            .nth(1)
+            .unwrap()
+            .contains(",184,127,57,69,52,0,63,"),
+        "{summary}"
+    );
 }
 
 #[test]
@@ -79,12 +133,31 @@ fn generate_then_analyse() {
     let dir = tempfile::tempdir().unwrap();
     let job = dir.path().join("job");
     let st = memlens()
-        .args(["generate", "ascend", "--roles", "1", "--ranks", "2", "--trace-mb", "0.1", "--rows", "200", "--seed", "3", "--out"])
+        .args([
+            "generate",
+            "ascend",
+            "--roles",
+            "1",
+            "--ranks",
+            "2",
+            "--trace-mb",
+            "0.1",
+            "--rows",
+            "200",
+            "--seed",
+            "3",
+            "--out",
+        ])
         .arg(&job)
         .status()
         .unwrap();
     assert!(st.success());
-    let out = memlens().arg("ascend").arg(&job).arg("--json").output().unwrap();
+    let out = memlens()
+        .arg("ascend")
+        .arg(&job)
+        .arg("--json")
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["ranks"].as_array().unwrap().len(), 2);
@@ -103,5 +176,8 @@ fn nothing_to_analyse_exits_non_zero_with_the_reason() {
     assert_eq!(out.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["ranks"].as_array().unwrap().len(), 0);
-    assert!(v["warnings"][0]["message"].as_str().unwrap().contains("analyse("));
+    assert!(v["warnings"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("analyse("));
 }

@@ -12,7 +12,9 @@ use memlens::source::PathSource;
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/ascend").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/ascend")
+        .join(name)
 }
 
 fn src(name: &str) -> PathSource {
@@ -30,7 +32,10 @@ fn operator_memory_15_columns_crlf_unquoted_tab() {
     assert_eq!(s.get(r.name), "aten::empty_strided");
     assert_eq!(r.size, 18816 * 1024 + 512);
     assert_eq!(r.alloc_ns, Some(1_736_405_443_871_259_720));
-    assert_eq!(r.release_ns, None, "unreleased keeps an empty release, not 0");
+    assert_eq!(
+        r.release_ns, None,
+        "unreleased keeps an empty release, not 0"
+    );
     assert_eq!(r.alloc_total_allocated, Some(1_000_729_600));
     assert_eq!(s.get(r.stream), "1431569360");
     let c = &om.rows[1];
@@ -111,7 +116,10 @@ fn operator_memory_bad_rows_are_counted_not_fatal() {
     assert!(om.warnings.iter().any(|d| d.line == Some(4)
         && d.field.as_deref() == Some("Allocation Time(us)")
         && d.message.contains("\"yesterday\"")));
-    assert!(om.warnings.iter().any(|d| d.line == Some(6) && d.message.contains("fields")));
+    assert!(om
+        .warnings
+        .iter()
+        .any(|d| d.line == Some(6) && d.message.contains("fields")));
     assert!(om.warnings.iter().all(|d| d.severity == Severity::Warning));
 }
 
@@ -166,7 +174,14 @@ fn npu_module_mem_both_headers() {
 #[test]
 fn trace_trailing_comma_and_number_ts_and_big_ids() {
     let (mut n, mut st) = (Interner::new(), Interner::new());
-    let t = read_trace(&src("trace_trailing_comma.json"), &mut n, &mut st, TraceOptions::default(), None).unwrap();
+    let t = read_trace(
+        &src("trace_trailing_comma.json"),
+        &mut n,
+        &mut st,
+        TraceOptions::default(),
+        None,
+    )
+    .unwrap();
     assert!(t.warnings.is_empty(), "{:?}", t.warnings);
     assert_eq!(t.events, 2);
     assert_eq!(t.ops.len(), 1);
@@ -176,7 +191,14 @@ fn trace_trailing_comma_and_number_ts_and_big_ids() {
         "/usr/lib/python3.9/site-packages/torch/_ops.py(692): __call__;\r\n/home/u/proj/train.py(42): step;\r\n<string>(1): <module>"
     );
     let (mut n, mut st) = (Interner::new(), Interner::new());
-    let t = read_trace(&src("trace_number_ts.json"), &mut n, &mut st, TraceOptions::default(), None).unwrap();
+    let t = read_trace(
+        &src("trace_number_ts.json"),
+        &mut n,
+        &mut st,
+        TraceOptions::default(),
+        None,
+    )
+    .unwrap();
     assert_eq!(t.ops.len(), 1);
     assert_eq!(t.ops.ts[0], 1_690_000_000_000_001_500);
     assert_eq!(t.ops.dur[0], 4_000);
@@ -218,11 +240,16 @@ fn run_folders_ranks_from_file_name_rank_id_string_int_and_unknown() {
     assert_eq!(r7.rows, 2);
     // profiler_info.json without rank: loaded with rank unknown, and said so.
     assert_eq!(a.ranks[3].summary.rows, 1);
-    assert!(a.warnings.iter().any(|d| d.file.ends_with("host_11_20250101000000000_ascend_pt")
-        && d.message.contains("rank unknown")));
+    assert!(a
+        .warnings
+        .iter()
+        .any(|d| d.file.ends_with("host_11_20250101000000000_ascend_pt")
+            && d.message.contains("rank unknown")));
     // db-only export: not a rank, and a message saying how to re-export text.
-    assert!(a.warnings.iter().any(|d| d.file.contains("dbonly")
-        && d.message.contains("export_type=['text']")));
+    assert!(a
+        .warnings
+        .iter()
+        .any(|d| d.file.contains("dbonly") && d.message.contains("export_type=['text']")));
     assert!(job.ignored.iter().any(|(p, _)| p.contains("dbonly")));
 }
 
@@ -244,10 +271,25 @@ fn archives_expand_to_the_same_ranks_and_refuse_escapes() {
             .map(|r| (r.summary.rank, r.summary.rows, r.summary.run_dirs.len()))
             .collect();
         assert_eq!(got, want, "{name}");
-        assert!(a.ranks[0].summary.run_dirs[0].starts_with(&format!("{name}/actor/")), "{:?}", a.ranks[0].summary.run_dirs);
-        assert!(inputs.open(&format!("{name}/actor/host_13_20250101000000002_ascend_pt/profiler_info.json")).is_ok());
+        assert!(
+            a.ranks[0].summary.run_dirs[0].starts_with(&format!("{name}/actor/")),
+            "{:?}",
+            a.ranks[0].summary.run_dirs
+        );
+        assert!(inputs
+            .open(&format!(
+                "{name}/actor/host_13_20250101000000002_ascend_pt/profiler_info.json"
+            ))
+            .is_ok());
         if name == "job.zip" {
-            assert!(inputs.warnings.iter().any(|d| d.message.contains("climbs out")), "{:?}", inputs.warnings);
+            assert!(
+                inputs
+                    .warnings
+                    .iter()
+                    .any(|d| d.message.contains("climbs out")),
+                "{:?}",
+                inputs.warnings
+            );
         }
     }
 }

@@ -50,10 +50,19 @@ fn analysis_finds_what_the_generator_planted() {
         assert_eq!(s.stacks.approximate, p.approximate);
         assert_eq!(s.stacks.none, p.rows_ge + p.none_pta);
         assert_eq!(s.unreleased_rows, p.unreleased);
-        assert!(p.direct > 0 && p.via_forward > 0 && p.approximate > 0 && p.none_pta > 0 && p.unreleased > 0);
+        assert!(
+            p.direct > 0
+                && p.via_forward > 0
+                && p.approximate > 0
+                && p.none_pta > 0
+                && p.unreleased > 0
+        );
         assert_eq!(s.step_peaks.len(), SPEC.steps as usize);
         assert_eq!(s.peak_source, "memory_record");
-        assert!(s.trace_events > s.trace_ops * 2, "most events are not cpu_op");
+        assert!(
+            s.trace_events > s.trace_ops * 2,
+            "most events are not cpu_op"
+        );
         // Every top frame is the user's code.
         for i in 0..r.rows.len() {
             let t = r.top_frame(i);
@@ -70,7 +79,8 @@ fn generation_is_deterministic_and_sized() {
     for (p, bytes) in &a {
         if p.ends_with("trace_view.json") {
             let n = bytes.len() as u64;
-            assert!(n >= SPEC.trace_bytes && n < SPEC.trace_bytes + 4096, "{p}: {n}");
+            // The ops alone may exceed the target; filler events only ever add to it.
+            assert!(n >= SPEC.trace_bytes, "{p}: {n}");
             let v: serde_json::Value = serde_json::from_slice(bytes).expect("valid JSON");
             assert!(v.as_array().is_some());
         }
@@ -78,23 +88,52 @@ fn generation_is_deterministic_and_sized() {
 }
 
 #[test]
+fn trace_size_follows_the_target_when_ops_are_few() {
+    let spec = GenSpec {
+        roles: 1,
+        ranks: 1,
+        trace_bytes: 1 << 20,
+        rows: 40,
+        ..SPEC
+    };
+    let (fs, _) = files(&spec);
+    let (_, tv) = fs
+        .iter()
+        .find(|(p, _)| p.ends_with("trace_view.json"))
+        .unwrap();
+    let n = tv.len() as u64;
+    assert!(n >= spec.trace_bytes && n < spec.trace_bytes + 4096, "{n}");
+}
+
+#[test]
 fn zip_and_tar_gz_of_a_job_give_the_same_summaries() {
-    let (fs, _) = files(&GenSpec { roles: 1, ranks: 2, trace_bytes: 64 << 10, rows: 120, ..SPEC });
+    let (fs, _) = files(&GenSpec {
+        roles: 1,
+        ranks: 2,
+        trace_bytes: 64 << 10,
+        rows: 120,
+        ..SPEC
+    });
     let mut plain = InputSet::new();
     for (p, b) in &fs {
         plain.add_bytes(&format!("job/{p}"), b.clone());
     }
-    let want: Vec<_> = analyze(&plain).ranks.into_iter().map(|r| {
-        let mut s = r.summary;
-        s.run_dirs.clear();
-        s
-    }).collect();
+    let want: Vec<_> = analyze(&plain)
+        .ranks
+        .into_iter()
+        .map(|r| {
+            let mut s = r.summary;
+            s.run_dirs.clear();
+            s
+        })
+        .collect();
 
     let mut zbuf = std::io::Cursor::new(Vec::new());
     {
         let mut z = zip::ZipWriter::new(&mut zbuf);
         for (p, b) in &fs {
-            z.start_file(format!("job/{p}"), zip::write::SimpleFileOptions::default()).unwrap();
+            z.start_file(format!("job/{p}"), zip::write::SimpleFileOptions::default())
+                .unwrap();
             z.write_all(b).unwrap();
         }
         z.finish().unwrap();
@@ -105,20 +144,28 @@ fn zip_and_tar_gz_of_a_job_give_the_same_summaries() {
         h.set_size(b.len() as u64);
         h.set_mode(0o644);
         h.set_cksum();
-        tarb.append_data(&mut h, format!("job/{p}"), &b[..]).unwrap();
+        tarb.append_data(&mut h, format!("job/{p}"), &b[..])
+            .unwrap();
     }
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     gz.write_all(&tarb.into_inner().unwrap()).unwrap();
-    for (name, bytes) in [("up/job.zip", zbuf.into_inner()), ("up/job.tar.gz", gz.finish().unwrap())] {
+    for (name, bytes) in [
+        ("up/job.zip", zbuf.into_inner()),
+        ("up/job.tar.gz", gz.finish().unwrap()),
+    ] {
         let mut set = InputSet::new();
         set.add_bytes(name, bytes);
         let a = analyze(&set);
         assert!(a.ranks[0].summary.run_dirs[0].starts_with(&format!("{name}/job/")));
-        let got: Vec<_> = a.ranks.into_iter().map(|r| {
-            let mut s = r.summary;
-            s.run_dirs.clear();
-            s
-        }).collect();
+        let got: Vec<_> = a
+            .ranks
+            .into_iter()
+            .map(|r| {
+                let mut s = r.summary;
+                s.run_dirs.clear();
+                s
+            })
+            .collect();
         assert_eq!(got, want, "{name}");
     }
 }

@@ -74,7 +74,12 @@ fn expect(run: &Path) -> Expect {
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let col = |n: &str| header.iter().position(|h| h.trim() == n).unwrap();
-    let (c_name, c_size, c_alloc, c_rel) = (col("Name"), col("Size(KB)"), col("Allocation Time(us)"), col("Release Time(us)"));
+    let (c_name, c_size, c_alloc, c_rel) = (
+        col("Name"),
+        col("Size(KB)"),
+        col("Allocation Time(us)"),
+        col("Release Time(us)"),
+    );
     let mut e = Expect {
         rows: 0,
         cann: 0,
@@ -120,7 +125,10 @@ fn expect(run: &Path) -> Expect {
                 }
             }
             None => {
-                if ops.iter().any(|o| o.name == name && o.stack.is_some() && o.ts <= t) {
+                if ops
+                    .iter()
+                    .any(|o| o.name == name && o.stack.is_some() && o.ts <= t)
+                {
                     (StackSource::Approximate, None)
                 } else {
                     (StackSource::None, None)
@@ -182,15 +190,27 @@ fn real_ranks_match_an_independent_reading() {
     // What the reference (`ascend-formats.md` §5.2) measured on rank 0, now reproduced from data.
     let s0 = &a.ranks[0].summary;
     assert_eq!(
-        (s0.rows, s0.rows_ge, s0.stacks.direct, s0.stacks.via_forward, s0.unreleased_rows),
+        (
+            s0.rows,
+            s0.rows_ge,
+            s0.stacks.direct,
+            s0.stacks.via_forward,
+            s0.unreleased_rows
+        ),
         (184, 57, 69, 52, 24)
     );
-    // The first user frame of the sample's dataloader stacks.
+    // The top frames of rank 0.
     let tops: HashMap<&str, usize> = (0..a.ranks[0].rows.len()).fold(HashMap::new(), |mut m, i| {
         *m.entry(a.ranks[0].top_frame(i)).or_default() += 1;
         m
     });
-    assert!(tops.keys().any(|t| t.ends_with("imagenet_script/main.py(345): train")));
+    // Every stack found points at the user's script, never at torch or the standard library.
+    assert!(
+        tops.keys()
+            .all(|t| t.is_empty() || t.contains("/imagenet_script/")),
+        "{tops:?}"
+    );
+    assert!(tops.len() > 3);
 }
 
 #[test]
@@ -202,6 +222,10 @@ fn python_rule_would_have_been_wrong_on_backward_rows() {
     let a = analyze_job(&inputs, &job, &AnalyzeOptions::default(), &mut |_| {});
     let r = &a.ranks[0];
     assert_eq!(r.summary.stacks.approximate, 0);
-    let via = r.attribution.iter().filter(|x| x.source == StackSource::ViaForward).count();
+    let via = r
+        .attribution
+        .iter()
+        .filter(|x| x.source == StackSource::ViaForward)
+        .count();
     assert_eq!(via, 52);
 }

@@ -174,7 +174,8 @@ impl RankAnalysis {
 
     /// The full call stack of row `i` (frames separated by `;\r\n`, innermost first).
     pub fn stack(&self, i: usize) -> &str {
-        self.stacks.get(self.attribution.get(i).map_or(0, |a| a.stack))
+        self.stacks
+            .get(self.attribution.get(i).map_or(0, |a| a.stack))
     }
 
     /// The name of row `i`.
@@ -233,7 +234,9 @@ impl RankAnalysis {
         let re = |p: &Option<String>| -> Result<Option<regex::Regex>, String> {
             p.as_deref()
                 .filter(|s| !s.is_empty())
-                .map(|s| regex::Regex::new(s).map_err(|e| format!("bad regular expression {s:?}: {e}")))
+                .map(|s| {
+                    regex::Regex::new(s).map_err(|e| format!("bad regular expression {s:?}: {e}"))
+                })
                 .transpose()
         };
         let name_re = re(&q.name)?;
@@ -246,10 +249,15 @@ impl RankAnalysis {
                 let t = r.time_ns().unwrap_or(i64::MIN);
                 q.min_size.is_none_or(|m| r.size >= m)
                     && q.max_size.is_none_or(|m| r.size <= m)
-                    && q.start_ns.is_none_or(|s| t >= s || r.release_ns.is_none_or(|e| e >= s) && q.overlap)
+                    && q.start_ns
+                        .is_none_or(|s| t >= s || r.release_ns.is_none_or(|e| e >= s) && q.overlap)
                     && q.end_ns.is_none_or(|e| t <= e)
-                    && name_re.as_ref().is_none_or(|re| re.is_match(self.name(i as usize)))
-                    && stack_re.as_ref().is_none_or(|re| re.is_match(self.stack(i as usize)))
+                    && name_re
+                        .as_ref()
+                        .is_none_or(|re| re.is_match(self.name(i as usize)))
+                    && stack_re
+                        .as_ref()
+                        .is_none_or(|re| re.is_match(self.stack(i as usize)))
             })
             .collect();
         let key_i64 = |i: u32, f: &dyn Fn(&MemRow) -> Option<i64>| {
@@ -257,9 +265,15 @@ impl RankAnalysis {
         };
         match q.sort {
             SortKey::Time => ids.sort_by_key(|&i| (key_i64(i, &|r| r.time_ns()), i)),
-            SortKey::Size => ids.sort_by_key(|&i| (self.rows.get(i as usize).map_or(0, |r| r.size), i)),
+            SortKey::Size => {
+                ids.sort_by_key(|&i| (self.rows.get(i as usize).map_or(0, |r| r.size), i))
+            }
             SortKey::Duration => ids.sort_by_key(|&i| (key_i64(i, &|r| r.duration_ns), i)),
-            SortKey::Name => ids.sort_by(|&a, &b| self.name(a as usize).cmp(self.name(b as usize)).then(a.cmp(&b))),
+            SortKey::Name => ids.sort_by(|&a, &b| {
+                self.name(a as usize)
+                    .cmp(self.name(b as usize))
+                    .then(a.cmp(&b))
+            }),
         }
         if q.descending {
             ids.reverse();
@@ -373,12 +387,20 @@ pub struct JobAnalysis {
     pub warnings: Vec<Diagnostic>,
 }
 
+/// A reader of one file: the source and its `(done, total)` progress callback.
+type Reader<'r, T> =
+    dyn FnMut(&dyn crate::source::Source, &mut dyn FnMut(u64, u64)) -> Result<T, Diagnostic> + 'r;
+
+/// One allocator event of the reconstruction: time, 1 = allocation / 0 = release (releases first
+/// at equal times), the three totals recorded with it, and the signed size.
+type Event = (i64, u8, Option<u64>, Option<u64>, Option<u64>, i128);
+
 fn open_and<T>(
     files: &dyn FileOpener,
     path: &str,
     warnings: &mut Vec<Diagnostic>,
     done: &mut dyn FnMut(u64),
-    f: &mut dyn FnMut(&dyn crate::source::Source, &mut dyn FnMut(u64, u64)) -> Result<T, Diagnostic>,
+    f: &mut Reader<'_, T>,
 ) -> Option<T> {
     let src = match files.open(path) {
         Ok(s) => s,
@@ -447,7 +469,8 @@ pub fn analyze_rank(
                     Some(t) => attribution::attribute_rows(&om.rows, &t.ops),
                     None => attribution::attribute_rows(&om.rows, &Default::default()),
                 };
-                a.row_run.extend(std::iter::repeat_n(run_idx as u32, om.rows.len()));
+                a.row_run
+                    .extend(std::iter::repeat_n(run_idx as u32, om.rows.len()));
                 a.rows.append(&mut om.rows);
                 a.attribution.extend(attr);
             }
@@ -494,7 +517,10 @@ pub fn analyze_rank(
         .map(|r| {
             let t = r.time_ns()?;
             let k = steps.partition_point(|s| s.ts <= t);
-            steps.get(k.checked_sub(1)?).filter(|s| s.end >= t).map(|s| s.step)
+            steps
+                .get(k.checked_sub(1)?)
+                .filter(|s| s.end >= t)
+                .map(|s| s.step)
         })
         .collect();
     if !any_record || a.framework().is_none() {
@@ -531,14 +557,28 @@ pub fn reconstruct(rows: &[MemRow]) -> Option<Series> {
         return None;
     }
     let has_totals = pta.iter().all(|r| r.alloc_total_allocated.is_some());
-    let mut ev: Vec<(i64, u8, Option<u64>, Option<u64>, Option<u64>, i128)> = Vec::new();
+    let mut ev: Vec<Event> = Vec::new();
     let u = |v: Option<i64>| v.and_then(|x| u64::try_from(x).ok());
     for r in &pta {
         if let Some(t) = r.alloc_ns {
-            ev.push((t, 1, u(r.alloc_total_allocated), u(r.alloc_total_reserved), u(r.alloc_total_active), i128::from(r.size)));
+            ev.push((
+                t,
+                1,
+                u(r.alloc_total_allocated),
+                u(r.alloc_total_reserved),
+                u(r.alloc_total_active),
+                i128::from(r.size),
+            ));
         }
         if let Some(t) = r.release_ns {
-            ev.push((t, 0, u(r.release_total_allocated), u(r.release_total_reserved), u(r.release_total_active), -i128::from(r.size)));
+            ev.push((
+                t,
+                0,
+                u(r.release_total_allocated),
+                u(r.release_total_reserved),
+                u(r.release_total_active),
+                -i128::from(r.size),
+            ));
         }
     }
     ev.sort_by_key(|e| (e.0, e.1));
@@ -567,7 +607,10 @@ pub fn reconstruct(rows: &[MemRow]) -> Option<Series> {
 fn capture_end(a: &RankAnalysis) -> i64 {
     let mut end = i64::MIN;
     for r in &a.rows {
-        for t in [r.alloc_ns, r.release_ns, r.active_release_ns].into_iter().flatten() {
+        for t in [r.alloc_ns, r.release_ns, r.active_release_ns]
+            .into_iter()
+            .flatten()
+        {
             end = end.max(t);
         }
     }
@@ -605,7 +648,11 @@ fn summarize(a: &mut RankAnalysis, from_record: bool) {
         if let Some(p) = fw.peak(Metric::Allocated) {
             s.peak_allocated_bytes = p.bytes;
             s.peak_time_ns = p.time_ns;
-            s.peak_source = if from_record { "memory_record" } else { "operator_memory" };
+            s.peak_source = if from_record {
+                "memory_record"
+            } else {
+                "operator_memory"
+            };
             let reserved_then = fw.value_at(Metric::Reserved, p.time_ns).unwrap_or(0);
             s.fragmentation_bytes = reserved_then.saturating_sub(p.bytes);
         }
@@ -615,9 +662,8 @@ fn summarize(a: &mut RankAnalysis, from_record: bool) {
             .steps
             .iter()
             .filter_map(|st| {
-                let mut best: Option<(u64, i64)> = fw
-                    .value_at(Metric::Allocated, st.ts)
-                    .map(|v| (v, st.ts));
+                let mut best: Option<(u64, i64)> =
+                    fw.value_at(Metric::Allocated, st.ts).map(|v| (v, st.ts));
                 let k0 = fw.ts.partition_point(|&t| t < st.ts);
                 let k1 = fw.ts.partition_point(|&t| t <= st.end);
                 for k in k0..k1 {
@@ -686,11 +732,15 @@ pub fn job_matrix(ranks: &[RankAnalysis]) -> (Vec<MatrixCell>, Vec<Outlier>) {
         })
         .collect();
     let mut outliers = Vec::new();
-    let mut roles: Vec<(&str, Option<u32>)> = matrix.iter().map(|c| (c.role.as_str(), c.step)).collect();
+    let mut roles: Vec<(&str, Option<u32>)> =
+        matrix.iter().map(|c| (c.role.as_str(), c.step)).collect();
     roles.sort();
     roles.dedup();
     for (role, step) in roles {
-        let cells: Vec<&MatrixCell> = matrix.iter().filter(|c| c.role == role && c.step == step).collect();
+        let cells: Vec<&MatrixCell> = matrix
+            .iter()
+            .filter(|c| c.role == role && c.step == step)
+            .collect();
         if cells.len() < 3 {
             continue;
         }
@@ -705,7 +755,11 @@ pub fn job_matrix(ranks: &[RankAnalysis]) -> (Vec<MatrixCell>, Vec<Outlier>) {
                     step: c.step,
                     peak_allocated_bytes: c.peak_allocated_bytes,
                     role_median_bytes: med,
-                    deviation_permille: if med == 0 { 0 } else { (d * 1000 / i128::from(med)) as i64 },
+                    deviation_permille: if med == 0 {
+                        0
+                    } else {
+                        (d * 1000 / i128::from(med)) as i64
+                    },
                 });
             }
         }

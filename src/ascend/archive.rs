@@ -65,7 +65,10 @@ fn archive_kind(name: &str, head: &[u8]) -> Option<Kind> {
     let lower = name.to_ascii_lowercase();
     if lower.ends_with(".zip") || head.starts_with(b"PK\x03\x04") {
         Some(Kind::Zip)
-    } else if lower.ends_with(".tar.gz") || lower.ends_with(".tgz") || head.starts_with(&[0x1f, 0x8b]) {
+    } else if lower.ends_with(".tar.gz")
+        || lower.ends_with(".tgz")
+        || head.starts_with(&[0x1f, 0x8b])
+    {
         Some(Kind::TarGz)
     } else if lower.ends_with(".tar") || head.get(257..262) == Some(b"ustar") {
         Some(Kind::Tar)
@@ -97,7 +100,11 @@ pub fn safe_member_path(raw: &str) -> Result<String, String> {
     for c in p.split('/') {
         match c {
             "" | "." => {}
-            ".." => return Err(format!("member path {raw:?} climbs out of the archive; refused")),
+            ".." => {
+                return Err(format!(
+                    "member path {raw:?} climbs out of the archive; refused"
+                ))
+            }
             c => parts.push(c),
         }
     }
@@ -189,9 +196,23 @@ pub fn expand(src: &dyn Source, limits: Limits) -> (Vec<Member>, Vec<Diagnostic>
                     read: 0,
                     limit: (src.len().saturating_mul(limits.max_ratio)).max(64 << 20),
                 };
-                expand_tar(guarded, &name, limits, &mut members, &mut warnings, &mut kept);
+                expand_tar(
+                    guarded,
+                    &name,
+                    limits,
+                    &mut members,
+                    &mut warnings,
+                    &mut kept,
+                );
             } else {
-                expand_tar(stream, &name, limits, &mut members, &mut warnings, &mut kept);
+                expand_tar(
+                    stream,
+                    &name,
+                    limits,
+                    &mut members,
+                    &mut warnings,
+                    &mut kept,
+                );
             }
         }
         None => warnings.push(Diagnostic::error(
@@ -234,7 +255,10 @@ fn expand_zip(
     let mut zip = match zip::ZipArchive::new(Cursor { src, pos: 0 }) {
         Ok(z) => z,
         Err(e) => {
-            warnings.push(Diagnostic::error(name, format!("not a readable zip archive: {e}")));
+            warnings.push(Diagnostic::error(
+                name,
+                format!("not a readable zip archive: {e}"),
+            ));
             return;
         }
     };
@@ -242,14 +266,20 @@ fn expand_zip(
     if n > limits.max_entries {
         warnings.push(Diagnostic::error(
             name,
-            format!("{n} members, more than the {} accepted; only the first are read", limits.max_entries),
+            format!(
+                "{n} members, more than the {} accepted; only the first are read",
+                limits.max_entries
+            ),
         ));
     }
     for i in 0..n.min(limits.max_entries) {
         let mut f = match zip.by_index(i) {
             Ok(f) => f,
             Err(e) => {
-                warnings.push(Diagnostic::warning(name, format!("member {i} unreadable: {e}; skipped")));
+                warnings.push(Diagnostic::warning(
+                    name,
+                    format!("member {i} unreadable: {e}; skipped"),
+                ));
                 continue;
             }
         };
@@ -268,12 +298,21 @@ fn expand_zip(
         let size = f.size();
         let mut bytes = None;
         if wanted(&path, size) {
-            let ratio_cap = f.compressed_size().saturating_mul(limits.max_ratio).max(64 << 20);
+            let ratio_cap = f
+                .compressed_size()
+                .saturating_mul(limits.max_ratio)
+                .max(64 << 20);
             let cap = size.min(ratio_cap);
             if size > ratio_cap {
                 warnings.push(Diagnostic::error(&path, format!("declares {size} bytes from {} compressed: more than {}×; refused as a possible zip bomb", f.compressed_size(), limits.max_ratio)));
             } else if kept.saturating_add(size) > limits.max_kept {
-                warnings.push(Diagnostic::error(&path, format!("archive members kept in memory would exceed {} bytes; member not read", limits.max_kept)));
+                warnings.push(Diagnostic::error(
+                    &path,
+                    format!(
+                        "archive members kept in memory would exceed {} bytes; member not read",
+                        limits.max_kept
+                    ),
+                ));
             } else {
                 match read_limited(&mut f, cap) {
                     Ok(Ok(b)) => {
@@ -301,19 +340,31 @@ fn expand_tar<R: Read>(
     let entries = match ar.entries() {
         Ok(e) => e,
         Err(e) => {
-            warnings.push(Diagnostic::error(name, format!("not a readable tar archive: {e}")));
+            warnings.push(Diagnostic::error(
+                name,
+                format!("not a readable tar archive: {e}"),
+            ));
             return;
         }
     };
     for (i, entry) in entries.enumerate() {
         if i >= limits.max_entries {
-            warnings.push(Diagnostic::error(name, format!("more than {} members; the rest are not read", limits.max_entries)));
+            warnings.push(Diagnostic::error(
+                name,
+                format!(
+                    "more than {} members; the rest are not read",
+                    limits.max_entries
+                ),
+            ));
             break;
         }
         let mut entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                warnings.push(Diagnostic::error(name, format!("archive damaged after {i} members: {e}")));
+                warnings.push(Diagnostic::error(
+                    name,
+                    format!("archive damaged after {i} members: {e}"),
+                ));
                 break;
             }
         };
@@ -334,17 +385,30 @@ fn expand_tar<R: Read>(
         let mut bytes = None;
         if wanted(&path, size) {
             if kept.saturating_add(size) > limits.max_kept {
-                warnings.push(Diagnostic::error(&path, format!("archive members kept in memory would exceed {} bytes; member not read", limits.max_kept)));
+                warnings.push(Diagnostic::error(
+                    &path,
+                    format!(
+                        "archive members kept in memory would exceed {} bytes; member not read",
+                        limits.max_kept
+                    ),
+                ));
             } else {
                 match read_limited(&mut entry, size) {
                     Ok(Ok(b)) => {
                         *kept += b.len() as u64;
                         bytes = Some(Arc::from(b));
                     }
-                    Ok(Err(())) => warnings.push(Diagnostic::error(&path, "longer than its header says; not read")),
+                    Ok(Err(())) => warnings.push(Diagnostic::error(
+                        &path,
+                        "longer than its header says; not read",
+                    )),
                     Err(e) => {
                         warnings.push(Diagnostic::error(&path, format!("cannot read: {e}")));
-                        members.push(Member { path, size, bytes: None });
+                        members.push(Member {
+                            path,
+                            size,
+                            bytes: None,
+                        });
                         break;
                     }
                 }
@@ -379,7 +443,8 @@ mod tests {
         {
             let mut w = zip::ZipWriter::new(&mut buf);
             let o = zip::write::SimpleFileOptions::default();
-            w.start_file("r_1_20250101000000000_ascend_pt/profiler_info_3.json", o).unwrap();
+            w.start_file("r_1_20250101000000000_ascend_pt/profiler_info_3.json", o)
+                .unwrap();
             w.write_all(b"{}").unwrap();
             w.start_file("../evil.json", o).unwrap();
             w.write_all(b"{}").unwrap();
@@ -388,7 +453,10 @@ mod tests {
         let src = BytesSource::new("up/job.zip", buf.into_inner());
         let (m, w) = expand(&src, Limits::default());
         assert_eq!(m.len(), 1);
-        assert_eq!(m[0].path, "up/job.zip/r_1_20250101000000000_ascend_pt/profiler_info_3.json");
+        assert_eq!(
+            m[0].path,
+            "up/job.zip/r_1_20250101000000000_ascend_pt/profiler_info_3.json"
+        );
         assert_eq!(m[0].bytes.as_deref(), Some(&b"{}"[..]));
         assert_eq!(w.len(), 1);
     }
@@ -401,18 +469,32 @@ mod tests {
         h.set_size(data.len() as u64);
         h.set_mode(0o644);
         h.set_cksum();
-        tarb.append_data(&mut h, "run/ASCEND_PROFILER_OUTPUT/trace_view.json", &data[..]).unwrap();
+        tarb.append_data(
+            &mut h,
+            "run/ASCEND_PROFILER_OUTPUT/trace_view.json",
+            &data[..],
+        )
+        .unwrap();
         let tar_bytes = tarb.into_inner().unwrap();
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
         gz.write_all(&tar_bytes).unwrap();
         let gz = gz.finish().unwrap();
         let src = BytesSource::new("bomb.tar.gz", gz);
-        let small = Limits { max_ratio: 2, ..Limits::default() };
+        let small = Limits {
+            max_ratio: 2,
+            ..Limits::default()
+        };
         // 8 MiB from a few KiB: under the 64 MiB floor, so accepted …
         let (m, _) = expand(&src, small);
         assert_eq!(m.len(), 1);
         // … and refused once the floor is lowered by a tiny kept-bytes cap.
-        let (m, w) = expand(&src, Limits { max_kept: 1 << 20, ..small });
+        let (m, w) = expand(
+            &src,
+            Limits {
+                max_kept: 1 << 20,
+                ..small
+            },
+        );
         assert!(m.iter().all(|m| m.bytes.is_none()));
         assert!(!w.is_empty());
     }

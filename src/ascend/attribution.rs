@@ -142,12 +142,7 @@ impl<'a> Joiner<'a> {
         // gives each op its innermost enclosing op.
         let mut parent = vec![u32::MAX; n];
         for (_, mut ids) in by_tid {
-            ids.sort_by(|&a, &b| {
-                ts(a)
-                    .cmp(&ts(b))
-                    .then(end(b).cmp(&end(a)))
-                    .then(b.cmp(&a))
-            });
+            ids.sort_by(|&a, &b| ts(a).cmp(&ts(b)).then(end(b).cmp(&end(a))).then(b.cmp(&a)));
             let mut open: Vec<u32> = Vec::new();
             for id in ids {
                 while let Some(&top) = open.last() {
@@ -226,13 +221,24 @@ impl<'a> Joiner<'a> {
             .copied()
             .filter(|&c| c != cur && ts(c) <= t)
             .max_by_key(|&c| (ts(c), c))
-            .or_else(|| cands.iter().copied().filter(|&c| c != cur).min_by_key(|&c| (ts(c), c)))?;
+            .or_else(|| {
+                cands
+                    .iter()
+                    .copied()
+                    .filter(|&c| c != cur)
+                    .min_by_key(|&c| (ts(c), c))
+            })?;
         let (a0, a1) = (ts(anchor), self.ops.end(anchor as usize));
         cands
             .iter()
             .copied()
             .filter(|&c| c != cur && ts(c) <= a0 && self.ops.end(c as usize) >= a1)
-            .max_by_key(|&c| (self.ops.dur.get(c as usize).copied().unwrap_or(0), std::cmp::Reverse(c)))
+            .max_by_key(|&c| {
+                (
+                    self.ops.dur.get(c as usize).copied().unwrap_or(0),
+                    std::cmp::Reverse(c),
+                )
+            })
     }
 
     /// The join for one row (see the module docs).
@@ -341,7 +347,10 @@ mod tests {
         let (top, inner) = stack_frames(s);
         assert_eq!(top, "/h/imagenet_script/main.py(345): train");
         assert!(inner.ends_with("_rebuild_tensor"));
-        assert_eq!(stack_frames("<string>(1): <module>").0, "<string>(1): <module>");
+        assert_eq!(
+            stack_frames("<string>(1): <module>").0,
+            "<string>(1): <module>"
+        );
     }
 
     fn ops(list: &[(u32, i64, i64, i64, i64, u32)]) -> Ops {
@@ -364,11 +373,11 @@ mod tests {
     fn direct_via_forward_approximate_none() {
         // names: 1 = aten::empty, 2 = MulBackward0, 3 = aten::mul
         let o = ops(&[
-            (3, 1, 100, 50, 7, 11),   // 0 forward op seq 7 with stack
-            (1, 1, 110, 5, -1, 12),   // 1 aten::empty in forward, stack
-            (1, 2, 500, 5, -1, 0),    // 2 aten::empty in backward, no stack
-            (2, 2, 490, 40, 7, 0),    // 3 MulBackward0 seq 7
-            (1, 2, 900, 5, -1, 0),    // 4 aten::empty in backward, no node
+            (3, 1, 100, 50, 7, 11), // 0 forward op seq 7 with stack
+            (1, 1, 110, 5, -1, 12), // 1 aten::empty in forward, stack
+            (1, 2, 500, 5, -1, 0),  // 2 aten::empty in backward, no stack
+            (2, 2, 490, 40, 7, 0),  // 3 MulBackward0 seq 7
+            (1, 2, 900, 5, -1, 0),  // 4 aten::empty in backward, no node
         ]);
         let j = Joiner::new(&o);
         let row = |name, t| MemRow {
@@ -394,7 +403,10 @@ mod tests {
         let a = j.attribute(&row(1, 115));
         assert_eq!((a.source, a.stack), (StackSource::Direct, 12));
         let a = j.attribute(&row(1, 505)); // contained by op 2, boundary inclusive
-        assert_eq!((a.source, a.stack, a.op), (StackSource::ViaForward, 11, Some(2)));
+        assert_eq!(
+            (a.source, a.stack, a.op),
+            (StackSource::ViaForward, 11, Some(2))
+        );
         let a = j.attribute(&row(1, 903));
         assert_eq!((a.source, a.op), (StackSource::None, Some(4)));
         let a = j.attribute(&row(1, 300)); // no containing op: nearest earlier with stack

@@ -271,7 +271,21 @@ pub struct Warnings {
 impl Warnings {
     /// Records one occurrence of `message` in `field` (may be empty) at `line`/`byte` of `file`.
     pub fn add(&mut self, file: &str, line: u64, byte: u64, field: &str, message: &str) {
-        let key = (field.to_string(), message.to_string());
+        self.add_keyed(file, line, byte, field, message, message);
+    }
+
+    /// Like [`Warnings::add`], but occurrences are grouped by `kind` rather than by the message,
+    /// whose text (e.g. the bad value found) is taken from the first occurrence.
+    pub fn add_keyed(
+        &mut self,
+        file: &str,
+        line: u64,
+        byte: u64,
+        field: &str,
+        kind: &str,
+        message: &str,
+    ) {
+        let key = (field.to_string(), kind.to_string());
         if let Some(d) = self.map.get_mut(&key) {
             d.count += 1;
             return;
@@ -292,7 +306,7 @@ impl Warnings {
         for key in self.order {
             if let Some(mut d) = self.map.remove(&key) {
                 if d.count > 1 {
-                    d.message = format!("{} (first at this line; {} rows)", d.message, d.count);
+                    d.message = format!("{} (first of {} rows, at this line)", d.message, d.count);
                 }
                 out.push(d);
             }
@@ -444,11 +458,11 @@ pub fn read_table(
                 if rdr.get_ref().error.is_some() {
                     return Err(csv_error(&file, &e, rdr.get_ref().error.as_ref()));
                 }
-                let (line, byte) = rdr
-                    .get_mut()
-                    .locate(e.position().map_or(0, |p| p.byte()));
+                let (line, byte) = rdr.get_mut().locate(e.position().map_or(0, |p| p.byte()));
                 let msg = match e.kind() {
-                    csv::ErrorKind::Utf8 { .. } => "row is not valid UTF-8; row skipped".to_string(),
+                    csv::ErrorKind::Utf8 { .. } => {
+                        "row is not valid UTF-8; row skipped".to_string()
+                    }
                     _ => format!("row is not valid CSV ({e}); row skipped"),
                 };
                 warnings.add(&file, line, byte, "", &msg);
@@ -474,17 +488,24 @@ fn csv_error(
 }
 
 /// Parses an optional time field; a bad value is counted in `warnings` and read as empty.
-pub fn opt_time(row: &Row<'_>, h: &HeaderMap, col: usize, w: &mut Warnings, file: &str) -> Option<i64> {
+pub fn opt_time(
+    row: &Row<'_>,
+    h: &HeaderMap,
+    col: usize,
+    w: &mut Warnings,
+    file: &str,
+) -> Option<i64> {
     let idx = *h.index.get(col)?;
     let text = row.get(idx)?;
     match us_to_ns(text) {
         Some(v) => Some(v),
         None => {
-            w.add(
+            w.add_keyed(
                 file,
                 row.line,
                 row.byte,
                 h.names.get(idx?).map_or("", |s| s),
+                "bad time",
                 &format!("expected a time in microseconds like 1736405443871259.720, found {text:?}; read as empty"),
             );
             None
@@ -493,17 +514,24 @@ pub fn opt_time(row: &Row<'_>, h: &HeaderMap, col: usize, w: &mut Warnings, file
 }
 
 /// Parses an optional MB field into bytes; bad values are counted and read as empty.
-pub fn opt_mb(row: &Row<'_>, h: &HeaderMap, col: usize, w: &mut Warnings, file: &str) -> Option<i64> {
+pub fn opt_mb(
+    row: &Row<'_>,
+    h: &HeaderMap,
+    col: usize,
+    w: &mut Warnings,
+    file: &str,
+) -> Option<i64> {
     let idx = *h.index.get(col)?;
     let text = row.get(idx)?;
     match mb_to_bytes(text) {
         Some(v) => Some(v),
         None => {
-            w.add(
+            w.add_keyed(
                 file,
                 row.line,
                 row.byte,
                 h.names.get(idx?).map_or("", |s| s),
+                "bad MB",
                 &format!("expected a number of MB like 954.37, found {text:?}; read as empty"),
             );
             None
@@ -517,8 +545,14 @@ mod tests {
 
     #[test]
     fn times_parse_exactly() {
-        assert_eq!(us_to_ns("1736405443871259.720\t"), Some(1_736_405_443_871_259_720));
-        assert_eq!(us_to_ns(" 1779785515596661.42 "), Some(1_779_785_515_596_661_420));
+        assert_eq!(
+            us_to_ns("1736405443871259.720\t"),
+            Some(1_736_405_443_871_259_720)
+        );
+        assert_eq!(
+            us_to_ns(" 1779785515596661.42 "),
+            Some(1_779_785_515_596_661_420)
+        );
         assert_eq!(us_to_ns("115.97"), Some(115_970));
         assert_eq!(us_to_ns("21084"), Some(21_084_000));
         assert_eq!(us_to_ns("1.74E+15"), Some(1_740_000_000_000_000_000));

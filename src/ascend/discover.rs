@@ -67,6 +67,12 @@ impl InputSet {
         }
     }
 
+    /// Adds a file that could not be read (e.g. a browser `File` that failed), so it is listed as
+    /// unreadable with `message` instead of silently missing.
+    pub fn add_unreadable(&mut self, path: &str, message: &str) {
+        self.push(path.to_string(), 0, Backing::Error(message.to_string()));
+    }
+
     /// Expands the archive `src` and adds its members under `<archive path>/…`.
     pub fn add_archive(&mut self, src: &dyn Source) {
         let (members, warnings) = archive::expand(src, Limits::default());
@@ -97,7 +103,7 @@ impl InputSet {
         }
         // Paths that could not be listed still show up, as unreadable entries.
         for e in errors {
-            set.push(e.name, 0, Backing::Error(e.message));
+            set.add_unreadable(&e.name, &e.message);
         }
         set
     }
@@ -188,10 +194,14 @@ pub fn discover_job(inventory: &Inventory) -> Job {
         match unit {
             Unit::AscendRun(run) => {
                 for note in &run.notes {
-                    job.warnings.push(Diagnostic::warning(&run.path, note.clone()));
+                    job.warnings
+                        .push(Diagnostic::warning(&run.path, note.clone()));
                 }
                 let f = &run.files;
-                if f.operator_memory.is_none() && f.memory_record.is_none() && f.trace_view.is_none() {
+                if f.operator_memory.is_none()
+                    && f.memory_record.is_none()
+                    && f.trace_view.is_none()
+                {
                     // Nothing to analyse (db-only export, or analysis never run): the note above
                     // says what to do; the folder is not a rank of the job.
                     job.ignored.push((

@@ -76,7 +76,9 @@ impl Rng {
         self.below(1000) < per_mille
     }
     fn pick<'a>(&mut self, v: &[&'a str]) -> &'a str {
-        v.get(self.below(v.len() as u64) as usize).copied().unwrap_or("")
+        v.get(self.below(v.len() as u64) as usize)
+            .copied()
+            .unwrap_or("")
     }
 }
 
@@ -106,7 +108,12 @@ const ALLOC_OPS: [&str; 5] = [
     "format_contiguousV2",
     "aten::zeros",
 ];
-const BWD_ALLOC_OPS: [&str; 4] = ["aten::mm", "aten::empty_strided", "aten::empty", "aclnnMulGrad"];
+const BWD_ALLOC_OPS: [&str; 4] = [
+    "aten::mm",
+    "aten::empty_strided",
+    "aten::empty",
+    "aclnnMulGrad",
+];
 const CANN_OPS: [&str; 5] = [
     "cann::trans_TransData_0",
     "cann::ReduceSum7_in_1",
@@ -120,7 +127,8 @@ const LIB_INNER: [&str; 4] = [
     "/usr/local/lib/python3.10/site-packages/torch_npu/utils/_tensor_str.py(41): npu_format",
     "/usr/local/lib/python3.10/site-packages/torch/nn/modules/linear.py(114): forward",
 ];
-const LIB_MODULE: &str = "/usr/local/lib/python3.10/site-packages/torch/nn/modules/module.py(1527): _call_impl";
+const LIB_MODULE: &str =
+    "/usr/local/lib/python3.10/site-packages/torch/nn/modules/module.py(1527): _call_impl";
 const LIB_OUTER: [&str; 4] = [
     "/usr/local/lib/python3.10/site-packages/verl/workers/fsdp_workers.py(612): update_actor",
     "/usr/local/lib/python3.10/site-packages/verl/single_controller/base/decorator.py(430): inner",
@@ -179,7 +187,13 @@ fn json_str(s: &str) -> String {
 
 /// Call sites of the synthetic model: (file, line, function) chains, 3–5 user frames deep.
 fn make_stacks(rng: &mut Rng, n: usize) -> Vec<String> {
-    let files = ["model.py", "layers.py", "attention.py", "mlp.py", "trainer.py"];
+    let files = [
+        "model.py",
+        "layers.py",
+        "attention.py",
+        "mlp.py",
+        "trainer.py",
+    ];
     (0..n)
         .map(|k| {
             let mut frames: Vec<String> = Vec::new();
@@ -212,11 +226,15 @@ fn gen_rank(
     role_idx: u32,
     sink: &mut dyn FnMut(&str, Vec<u8>) -> std::io::Result<()>,
 ) -> std::io::Result<Planted> {
-    let mut rng = Rng(spec.seed ^ (u64::from(role_idx) << 32) ^ u64::from(rank).wrapping_mul(0x1234_5678_9ABC));
+    let mut rng = Rng(spec.seed
+        ^ (u64::from(role_idx) << 32)
+        ^ u64::from(rank).wrapping_mul(0x1234_5678_9ABC));
     let pid: u64 = 3_000_000 + u64::from(role_idx) * 1000 + u64::from(rank) * 7;
     let bwd_tid = pid + 9_763;
     let deq_tid = pid + 12_001;
-    let t0: i64 = 1_736_405_443_000_000_000 + i64::from(rank) * 1_337_123 + i64::from(role_idx) * 5_000_000_000;
+    let t0: i64 = 1_736_405_443_000_000_000
+        + i64::from(rank) * 1_337_123
+        + i64::from(role_idx) * 5_000_000_000;
     let stacks = make_stacks(&mut rng, 64);
     let steps = spec.steps.max(1);
     let rows_target = u64::from(spec.rows.max(4));
@@ -263,8 +281,20 @@ fn gen_rank(
                     let at = cts + 1_000 + (a as i64) * 7_000 + rng.below(5_000) as i64;
                     let size = block((1 << (12 + rng.below(12))) + rng.below(4096));
                     let activation = rng.chance(500);
-                    let release = if activation { None } else { Some(at + 1_000 + rng.below(8_000) as i64) };
-                    rows.push(Row { name: name.clone(), size, alloc: at, release, ge: false, at_alloc: (0, 0), at_release: (0, 0) });
+                    let release = if activation {
+                        None
+                    } else {
+                        Some(at + 1_000 + rng.below(8_000) as i64)
+                    };
+                    rows.push(Row {
+                        name: name.clone(),
+                        size,
+                        alloc: at,
+                        release,
+                        ge: false,
+                        at_alloc: (0, 0),
+                        at_release: (0, 0),
+                    });
                     if activation {
                         acts.push(rows.len() - 1);
                     }
@@ -272,7 +302,15 @@ fn gen_rank(
                     pta += 1;
                     done_step += 1;
                 }
-                ops.push(Op { name: name.clone(), tid: pid, ts: cts, dur: cdur, seq: -1, fwd: 0, stack: Some(stack) });
+                ops.push(Op {
+                    name: name.clone(),
+                    tid: pid,
+                    ts: cts,
+                    dur: cdur,
+                    seq: -1,
+                    fwd: 0,
+                    stack: Some(stack),
+                });
                 // The task queue: an enqueue on the main thread, a dequeue on the worker thread.
                 if rng.chance(300) {
                     queue.push(format!(
@@ -285,7 +323,15 @@ fn gen_rank(
                 // Rarely, an allocation just after its op ended: no op contains it (approximate).
                 if rng.chance(20) && pta < pta_target && done_step < fwd_quota.max(1) {
                     let at = cts + cdur + 300;
-                    rows.push(Row { name: name.clone(), size: block(4096), alloc: at, release: Some(at + 500), ge: false, at_alloc: (0, 0), at_release: (0, 0) });
+                    rows.push(Row {
+                        name: name.clone(),
+                        size: block(4096),
+                        alloc: at,
+                        release: Some(at + 500),
+                        ge: false,
+                        at_alloc: (0, 0),
+                        at_release: (0, 0),
+                    });
                     planted.approximate += 1;
                     pta += 1;
                     done_step += 1;
@@ -294,7 +340,15 @@ fn gen_rank(
             }
             t += 1_000;
             let pdur = t - parent_ts;
-            ops.push(Op { name: FWD_OPS[k].0.to_string(), tid: pid, ts: parent_ts, dur: pdur, seq, fwd: 0, stack: Some(stack) });
+            ops.push(Op {
+                name: FWD_OPS[k].0.to_string(),
+                tid: pid,
+                ts: parent_ts,
+                dur: pdur,
+                seq,
+                fwd: 0,
+                stack: Some(stack),
+            });
             fwd.push((seq, k, acts));
             t += 1_000 + rng.below(5_000) as i64;
         }
@@ -304,7 +358,9 @@ fn gen_rank(
         let none_quota = (step_quota / 50).max(1);
         let mut nodes_left = fwd.len() as u64;
         for (s, k, acts) in fwd.iter().rev() {
-            let left = step_quota.saturating_sub(done_step).saturating_sub(none_quota);
+            let left = step_quota
+                .saturating_sub(done_step)
+                .saturating_sub(none_quota);
             let per_node = left.div_ceil(nodes_left.max(1));
             nodes_left = nodes_left.saturating_sub(1);
             if pta >= pta_target || per_node == 0 {
@@ -327,13 +383,29 @@ fn gen_rank(
                 let nalloc = (per_node - made).min(1 + rng.below(3));
                 for a in 0..nalloc {
                     let at = cts + 2_000 + (a as i64) * 9_000 + rng.below(6_000) as i64;
-                    rows.push(Row { name: name.clone(), size: block((1 << (10 + rng.below(11))) + rng.below(4096)), alloc: at, release: Some(cts + cdur + 5_000), ge: false, at_alloc: (0, 0), at_release: (0, 0) });
+                    rows.push(Row {
+                        name: name.clone(),
+                        size: block((1 << (10 + rng.below(11))) + rng.below(4096)),
+                        alloc: at,
+                        release: Some(cts + cdur + 5_000),
+                        ge: false,
+                        at_alloc: (0, 0),
+                        at_release: (0, 0),
+                    });
                     planted.via_forward += 1;
                     pta += 1;
                     done_step += 1;
                     made += 1;
                 }
-                ops.push(Op { name: name.clone(), tid: bwd_tid, ts: cts, dur: cdur, seq: -1, fwd: 0, stack: None });
+                ops.push(Op {
+                    name: name.clone(),
+                    tid: bwd_tid,
+                    ts: cts,
+                    dur: cdur,
+                    seq: -1,
+                    fwd: 0,
+                    stack: None,
+                });
                 t = cts + cdur + 1_000;
             }
             for &r in acts {
@@ -341,36 +413,100 @@ fn gen_rank(
                     row.release = Some(t);
                 }
             }
-            ops.push(Op { name: FWD_OPS[*k].1.to_string(), tid: bwd_tid, ts: node_ts, dur: t - node_ts, seq: *s, fwd: 1, stack: None });
+            ops.push(Op {
+                name: FWD_OPS[*k].1.to_string(),
+                tid: bwd_tid,
+                ts: node_ts,
+                dur: t - node_ts,
+                seq: *s,
+                fwd: 1,
+                stack: None,
+            });
             let wrapper_name = format!("autograd::engine::evaluate_function: {}", FWD_OPS[*k].1);
-            ops.push(Op { name: wrapper_name, tid: bwd_tid, ts: node_ts - 200, dur: t - node_ts + 400, seq: -1, fwd: 1, stack: None });
+            ops.push(Op {
+                name: wrapper_name,
+                tid: bwd_tid,
+                ts: node_ts - 200,
+                dur: t - node_ts + 400,
+                seq: -1,
+                fwd: 1,
+                stack: None,
+            });
             t += 3_000;
         }
         // Gradient accumulation outside any autograd node: no stack can be recovered.
         while done_step < step_quota && pta < pta_target {
             let cts = t;
             let at = cts + 1_000;
-            rows.push(Row { name: "aten::zeros".to_string(), size: block(1 << (12 + rng.below(10))), alloc: at, release: if rng.chance(900) { Some(at + 40_000) } else { None }, ge: false, at_alloc: (0, 0), at_release: (0, 0) });
+            rows.push(Row {
+                name: "aten::zeros".to_string(),
+                size: block(1 << (12 + rng.below(10))),
+                alloc: at,
+                release: if rng.chance(900) {
+                    Some(at + 40_000)
+                } else {
+                    None
+                },
+                ge: false,
+                at_alloc: (0, 0),
+                at_release: (0, 0),
+            });
             planted.none_pta += 1;
             pta += 1;
             done_step += 1;
-            ops.push(Op { name: "aten::zeros".to_string(), tid: bwd_tid, ts: cts, dur: 5_000, seq: -1, fwd: 0, stack: None });
-            ops.push(Op { name: "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad".to_string(), tid: bwd_tid, ts: cts - 100, dur: 5_200, seq: -1, fwd: 0, stack: None });
+            ops.push(Op {
+                name: "aten::zeros".to_string(),
+                tid: bwd_tid,
+                ts: cts,
+                dur: 5_000,
+                seq: -1,
+                fwd: 0,
+                stack: None,
+            });
+            ops.push(Op {
+                name: "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"
+                    .to_string(),
+                tid: bwd_tid,
+                ts: cts - 100,
+                dur: 5_200,
+                seq: -1,
+                fwd: 0,
+                stack: None,
+            });
             t += 8_000;
         }
         t += 500_000;
         let step_stack = rng.below(stacks.len() as u64) as usize;
-        ops.push(Op { name: format!("ProfilerStep#{}", step + 1), tid: pid, ts: step_start - 1_000, dur: t - step_start + 2_000, seq: -1, fwd: 0, stack: Some(step_stack) });
+        ops.push(Op {
+            name: format!("ProfilerStep#{}", step + 1),
+            tid: pid,
+            ts: step_start - 1_000,
+            dur: t - step_start + 2_000,
+            seq: -1,
+            fwd: 0,
+            stack: Some(step_stack),
+        });
         step_spans.push((step_start - 1_000, t + 1_000));
         t += 2_000_000;
     }
     let end_t = t;
     // cann:: rows spread over the steps.
     for i in 0..ge_target {
-        let (a, b) = step_spans.get((i as usize) % step_spans.len().max(1)).copied().unwrap_or((t0, end_t));
+        let (a, b) = step_spans
+            .get((i as usize) % step_spans.len().max(1))
+            .copied()
+            .unwrap_or((t0, end_t));
         let at = a + rng.below((b - a).max(1) as u64) as i64;
         let d = 10_000 + (rng.below(20_000) as i64) * 10; // CANN durations have 2 decimals (10 ns)
-        rows.push(Row { name: rng.pick(&CANN_OPS).to_string(), size: 1024 * (1 + rng.below(60_000)), alloc: at, release: Some(at + d), ge: true, at_alloc: (0, 0), at_release: (0, 0) });
+        rows.push(Row {
+            name: rng.pick(&CANN_OPS).to_string(),
+            size: 1024 * (1 + rng.below(60_000)),
+            alloc: at,
+            release: Some(at + d),
+            ge: true,
+            at_alloc: (0, 0),
+            at_release: (0, 0),
+        });
     }
     planted.rows_ge = ge_target;
     planted.rows = rows.len() as u64;
@@ -392,13 +528,19 @@ fn gen_rank(
         }
     }
     ev.sort_by_key(|e| (e.0, !e.1, e.2));
-    let base_alloc: u64 = (900 << 20) + u64::from(rank) * (3 << 20) + u64::from(role_idx) * (40 << 20);
+    let base_alloc: u64 =
+        (900 << 20) + u64::from(rank) * (3 << 20) + u64::from(role_idx) * (40 << 20);
     let (mut pa, mut pr) = (base_alloc, (base_alloc / (20 << 20) + 2) * (20 << 20));
     let (mut ga, mut gr) = (40u64 << 20, 74u64 << 20);
     let mut mr = String::from("Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Total Active(MB),Stream Ptr,Device Type\r\n");
     let mut app_t = t0;
     while app_t < end_t {
-        let _ = write!(mr, "APP,{}\t,,{},,,NPU:{rank}\r\n", us(app_t), mb(pr + gr + (300 << 20)));
+        let _ = write!(
+            mr,
+            "APP,{}\t,,{},,,NPU:{rank}\r\n",
+            us(app_t),
+            mb(pr + gr + (300 << 20))
+        );
         app_t += 20_000_000;
     }
     let stream = 1_431_569_360u64 + u64::from(rank);
@@ -415,12 +557,22 @@ fn gen_rank(
                 ga = ga.saturating_sub(r.size);
                 r.at_release = (ga, gr);
             }
-            let _ = write!(mr, "GE,{}\t,{},{},,,NPU:{rank}\r\n", us(time), mb(ga), mb(gr));
+            let _ = write!(
+                mr,
+                "GE,{}\t,{},{},,,NPU:{rank}\r\n",
+                us(time),
+                mb(ga),
+                mb(gr)
+            );
         } else {
             if is_alloc {
                 pa += r.size;
                 if pa > pr {
-                    let seg: u64 = if r.size <= 1 << 20 { 2 << 20 } else { (r.size.div_ceil(2 << 20) * (2 << 20)).max(20 << 20) };
+                    let seg: u64 = if r.size <= 1 << 20 {
+                        2 << 20
+                    } else {
+                        (r.size.div_ceil(2 << 20) * (2 << 20)).max(20 << 20)
+                    };
                     pr += seg;
                 }
                 r.at_alloc = (pa, pr);
@@ -428,9 +580,23 @@ fn gen_rank(
                 pa = pa.saturating_sub(r.size);
                 r.at_release = (pa, pr);
             }
-            let _ = write!(mr, "PTA,{}\t,{},{},{},{stream},NPU:{rank}\r\n", us(time), mb(pa), mb(pr), mb(pa));
+            let _ = write!(
+                mr,
+                "PTA,{}\t,{},{},{},{stream},NPU:{rank}\r\n",
+                us(time),
+                mb(pa),
+                mb(pr),
+                mb(pa)
+            );
         }
-        let _ = write!(mr, "PTA+GE,{}\t,{},{},{},{stream},NPU:{rank}\r\n", us(time), mb(pa + ga), mb(pr + gr), mb(pa + ga));
+        let _ = write!(
+            mr,
+            "PTA+GE,{}\t,{},{},{},{stream},NPU:{rank}\r\n",
+            us(time),
+            mb(pa + ga),
+            mb(pr + gr),
+            mb(pa + ga)
+        );
     }
     // operator_memory.csv: PTA rows by allocation time, then the cann:: rows unsorted.
     let mut om = String::from("Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),Duration(us),Active Duration(us),Allocation Total Allocated(MB),Allocation Total Reserved(MB),Allocation Total Active(MB),Release Total Allocated(MB),Release Total Reserved(MB),Release Total Active(MB),Stream Ptr,Device Type\r\n");
@@ -440,24 +606,58 @@ fn gen_rank(
         let kb = super::bytes_to_unit_text(i128::from(r.size), 1024);
         match r.release {
             Some(rel) => {
-                let _ = write!(om, "{},{kb},{}\t,{}\t,{}\t,{}\t,{}\t,{},{},{},{},{},{},{stream},NPU:{rank}\r\n",
-                    r.name, us(r.alloc), us(rel), us(rel + 400), us(rel - r.alloc), us(rel + 400 - r.alloc),
-                    mb(r.at_alloc.0), mb(r.at_alloc.1), mb(r.at_alloc.0), mb(r.at_release.0), mb(r.at_release.1), mb(r.at_release.0));
+                let _ = write!(
+                    om,
+                    "{},{kb},{}\t,{}\t,{}\t,{}\t,{}\t,{},{},{},{},{},{},{stream},NPU:{rank}\r\n",
+                    r.name,
+                    us(r.alloc),
+                    us(rel),
+                    us(rel + 400),
+                    us(rel - r.alloc),
+                    us(rel + 400 - r.alloc),
+                    mb(r.at_alloc.0),
+                    mb(r.at_alloc.1),
+                    mb(r.at_alloc.0),
+                    mb(r.at_release.0),
+                    mb(r.at_release.1),
+                    mb(r.at_release.0)
+                );
             }
             None => {
-                let _ = write!(om, "{},{kb},{}\t,,,,,{},{},{},,,,{stream},NPU:{rank}\r\n", r.name, us(r.alloc), mb(r.at_alloc.0), mb(r.at_alloc.1), mb(r.at_alloc.0));
+                let _ = write!(
+                    om,
+                    "{},{kb},{}\t,,,,,{},{},{},,,,{stream},NPU:{rank}\r\n",
+                    r.name,
+                    us(r.alloc),
+                    mb(r.at_alloc.0),
+                    mb(r.at_alloc.1),
+                    mb(r.at_alloc.0)
+                );
             }
         }
     }
     for r in rows.iter().filter(|r| r.ge) {
         let rel = r.release.unwrap_or(r.alloc);
         let d = rel - r.alloc;
-        let _ = write!(om, "{},{}.0,{}\t,{}\t,,{}.{:02},,{},{},,{},{},,,NPU:{rank}\r\n",
-            r.name, r.size / 1024, us(r.alloc), us(rel), d / 1000, (d % 1000) / 10,
-            mb(r.at_alloc.0), mb(r.at_alloc.1), mb(r.at_release.0), mb(r.at_release.1));
+        let _ = write!(
+            om,
+            "{},{}.0,{}\t,{}\t,,{}.{:02},,{},{},,{},{},,,NPU:{rank}\r\n",
+            r.name,
+            r.size / 1024,
+            us(r.alloc),
+            us(rel),
+            d / 1000,
+            (d % 1000) / 10,
+            mb(r.at_alloc.0),
+            mb(r.at_alloc.1),
+            mb(r.at_release.0),
+            mb(r.at_release.1)
+        );
     }
     // npu_module_mem.csv (the ≤ 2.5.1 header on even ranks, the newer one on odd ranks).
-    let modules = ["APP", "GE", "HCCL", "RUNTIME", "SLOG", "FE", "DRV", "AICPU", "ASCENDCL", "TBE"];
+    let modules = [
+        "APP", "GE", "HCCL", "RUNTIME", "SLOG", "FE", "DRV", "AICPU", "ASCENDCL", "TBE",
+    ];
     let mut mm = if rank % 2 == 0 {
         String::from("Component,Timestamp(us),Total Reserved(MB),Device\n")
     } else {
@@ -466,7 +666,11 @@ fn gen_rank(
     let mut mt = t0;
     while mt < end_t {
         for (k, m) in modules.iter().enumerate() {
-            let v = if k < 3 { mb((k as u64 + 1) * (37 << 20)) } else { "0.0".to_string() };
+            let v = if k < 3 {
+                mb((k as u64 + 1) * (37 << 20))
+            } else {
+                "0.0".to_string()
+            };
             if rank % 2 == 0 {
                 let _ = writeln!(mm, "{m},{}\t,{v},NPU:{rank}", us(mt));
             } else {
@@ -490,7 +694,10 @@ fn gen_rank(
     };
     let mut pyid = 1u64;
     for o in &ops {
-        let mut args = format!("\"Sequence number\": {}, \"Fwd thread id\": {}", o.seq, o.fwd);
+        let mut args = format!(
+            "\"Sequence number\": {}, \"Fwd thread id\": {}",
+            o.seq, o.fwd
+        );
         if let Some(s) = o.stack.and_then(|s| stacks.get(s)) {
             let _ = write!(args, ", \"Input Dims\": \"[4096, 1024];\\r\\n[1024]\", \"Input type\": \"float16;\\r\\nfloat16\", \"Call stack\": {}", json_str(s));
         }
@@ -532,12 +739,27 @@ fn gen_rank(
         if rank % 2 == 0 { format!("{rank}") } else { format!("\"{rank}\"") }
     );
     let meta = format!("{{\"ENV_VARIABLES\": {{\"PYTORCH_NPU_ALLOC_CONF\": \"expandable_segments:False\", \"TASK_QUEUE_ENABLE\": \"1\"}}, \"parallel_group_info\": {{\"group_name_0\": {{\"group_name\": \"default_group\", \"group_rank\": {rank}, \"global_ranks\": [0, 1]}}}}}}");
-    sink(&format!("{dir}/profiler_info_{rank}.json"), info.into_bytes())?;
+    sink(
+        &format!("{dir}/profiler_info_{rank}.json"),
+        info.into_bytes(),
+    )?;
     sink(&format!("{dir}/profiler_metadata.json"), meta.into_bytes())?;
-    sink(&format!("{dir}/ASCEND_PROFILER_OUTPUT/operator_memory.csv"), om.into_bytes())?;
-    sink(&format!("{dir}/ASCEND_PROFILER_OUTPUT/memory_record.csv"), mr.into_bytes())?;
-    sink(&format!("{dir}/ASCEND_PROFILER_OUTPUT/npu_module_mem.csv"), mm.into_bytes())?;
-    sink(&format!("{dir}/ASCEND_PROFILER_OUTPUT/trace_view.json"), tv.into_bytes())?;
+    sink(
+        &format!("{dir}/ASCEND_PROFILER_OUTPUT/operator_memory.csv"),
+        om.into_bytes(),
+    )?;
+    sink(
+        &format!("{dir}/ASCEND_PROFILER_OUTPUT/memory_record.csv"),
+        mr.into_bytes(),
+    )?;
+    sink(
+        &format!("{dir}/ASCEND_PROFILER_OUTPUT/npu_module_mem.csv"),
+        mm.into_bytes(),
+    )?;
+    sink(
+        &format!("{dir}/ASCEND_PROFILER_OUTPUT/trace_view.json"),
+        tv.into_bytes(),
+    )?;
     Ok(planted)
 }
 

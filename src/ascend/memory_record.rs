@@ -61,7 +61,10 @@ impl Series {
         for (&t, v) in self.ts.iter().zip(self.values(metric)) {
             if let Some(v) = *v {
                 if best.is_none_or(|b| v > b.bytes) {
-                    best = Some(Peak { bytes: v, time_ns: t });
+                    best = Some(Peak {
+                        bytes: v,
+                        time_ns: t,
+                    });
                 }
             }
         }
@@ -153,17 +156,35 @@ pub fn read_memory_record(
     let mut on_row = |h: &HeaderMap, row: &Row<'_>, w: &mut Warnings| {
         let col = |c: usize| h.index.get(c).copied().flatten();
         let Some(component) = row.get(col(COMPONENT)) else {
-            w.add(&file, row.line, row.byte, "Component", "empty component; row skipped");
+            w.add(
+                &file,
+                row.line,
+                row.byte,
+                "Component",
+                "empty component; row skipped",
+            );
             return;
         };
         let Some(ts) = opt_time(row, h, TIMESTAMP, w, &file) else {
-            w.add(&file, row.line, row.byte, "Timestamp(us)", "no timestamp; row skipped");
+            w.add(
+                &file,
+                row.line,
+                row.byte,
+                "Timestamp(us)",
+                "no timestamp; row skipped",
+            );
             return;
         };
         let mut unsigned = |c: usize, name: &str| {
             let v = opt_mb(row, h, c, w, &file)?;
             if v < 0 {
-                w.add(&file, row.line, row.byte, name, "negative total read as empty");
+                w.add(
+                    &file,
+                    row.line,
+                    row.byte,
+                    name,
+                    "negative total read as empty",
+                );
                 return None;
             }
             Some(v.unsigned_abs())
@@ -189,8 +210,18 @@ pub fn read_memory_record(
             s.active.push(active);
         }
     };
-    read_table(src, &COLUMNS, &mut check, &mut on_row, &mut warnings, progress)?;
-    out.mindspore = out.series.iter().any(|s| s.component.starts_with("MindSpore"));
+    read_table(
+        src,
+        &COLUMNS,
+        &mut check,
+        &mut on_row,
+        &mut warnings,
+        progress,
+    )?;
+    out.mindspore = out
+        .series
+        .iter()
+        .any(|s| s.component.starts_with("MindSpore"));
     for s in &mut out.series {
         if out.mindspore {
             // value_bytes = MB_ms × 1000 × 1024 = (bytes_pta / 2^20) × 1_024_000.
@@ -245,6 +276,9 @@ GE,1736405443881360.630\t,49.125,74.75,,,NPU:0\r\n";
         assert_eq!(p.time_ns, 1_736_405_443_870_818_960);
         assert_eq!(p.bytes, (935.9951171875 * 1048576.0) as u64);
         assert_eq!(mr.get("APP").unwrap().allocated, vec![None]);
-        assert_eq!(pta.value_at(Metric::Allocated, 1_736_405_443_870_819_500), Some(900 << 20));
+        assert_eq!(
+            pta.value_at(Metric::Allocated, 1_736_405_443_870_819_500),
+            Some(900 << 20)
+        );
     }
 }

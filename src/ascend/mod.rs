@@ -28,8 +28,6 @@ pub mod trace;
 pub use analysis::{analyze_job, AnalyzeOptions, JobAnalysis, RankAnalysis};
 pub use discover::{discover_job, FileOpener, InputSet, Job, RankInput};
 
-
-
 use std::collections::HashMap;
 
 /// Strings (op names, call stacks, frames) stored once and referred to by `u32` id.
@@ -145,7 +143,10 @@ mod tests {
 
     #[test]
     fn exact_unit_text() {
-        assert_eq!(ns_to_us_text(1_736_405_443_871_259_720), "1736405443871259.720");
+        assert_eq!(
+            ns_to_us_text(1_736_405_443_871_259_720),
+            "1736405443871259.720"
+        );
         assert_eq!(ns_to_ms_text(1_500_001), "1.500001");
         assert_eq!(bytes_to_unit_text(18_816 * 1024 + 512, 1024), "18816.5");
         assert_eq!(bytes_to_unit_text(1_000_729_600, 1 << 20), "954.3701171875");

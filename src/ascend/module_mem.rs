@@ -89,11 +89,23 @@ pub fn read_module_mem(
     let mut on_row = |h: &HeaderMap, row: &Row<'_>, w: &mut Warnings| {
         let col = |c: usize| h.index.get(c).copied().flatten();
         let Some(module) = row.get(col(COMPONENT)) else {
-            w.add(&file, row.line, row.byte, "Component", "empty component; row skipped");
+            w.add(
+                &file,
+                row.line,
+                row.byte,
+                "Component",
+                "empty component; row skipped",
+            );
             return;
         };
         let Some(ts) = opt_time(row, h, TIMESTAMP, w, &file) else {
-            w.add(&file, row.line, row.byte, "Timestamp(us)", "no timestamp; row skipped");
+            w.add(
+                &file,
+                row.line,
+                row.byte,
+                "Timestamp(us)",
+                "no timestamp; row skipped",
+            );
             return;
         };
         let (text, kb) = match (row.get(col(RESERVED_MB)), row.get(col(RESERVED_KB))) {
@@ -110,7 +122,14 @@ pub fn read_module_mem(
                     // -1 KB (-0.0009765625 MB): only frees were observed.
                     Some(_) => None,
                     None => {
-                        w.add(&file, row.line, row.byte, "Total Reserved", &format!("expected a number, found {t:?}; read as empty"));
+                        w.add_keyed(
+                            &file,
+                            row.line,
+                            row.byte,
+                            "Total Reserved",
+                            "bad size",
+                            &format!("expected a number, found {t:?}; read as empty"),
+                        );
                         None
                     }
                 }
@@ -137,7 +156,14 @@ pub fn read_module_mem(
             m.reserved.push(reserved);
         }
     };
-    let h = read_table(src, &COLUMNS, &mut check, &mut on_row, &mut warnings, progress)?;
+    let h = read_table(
+        src,
+        &COLUMNS,
+        &mut check,
+        &mut on_row,
+        &mut warnings,
+        progress,
+    )?;
     out.has_device_id = h.index.get(DEVICE_ID).copied().flatten().is_some();
     out.kb = h.index.get(RESERVED_MB).copied().flatten().is_none();
     out.warnings = warnings.into_vec();
@@ -156,7 +182,10 @@ mod tests {
         let a = read_module_mem(&BytesSource::new("a", old.as_bytes().to_vec()), None).unwrap();
         assert_eq!(a.modules.len(), 2);
         assert!(!a.has_device_id);
-        assert_eq!(a.modules[1].peak(), Some((5 << 19, 1_736_405_443_839_379_660)));
+        assert_eq!(
+            a.modules[1].peak(),
+            Some((5 << 19, 1_736_405_443_839_379_660))
+        );
         let b = read_module_mem(&BytesSource::new("b", new.as_bytes().to_vec()), None).unwrap();
         assert!(b.has_device_id);
         assert_eq!(b.modules[0].reserved[0], Some(158 * 1048576 + 147456));

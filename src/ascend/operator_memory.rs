@@ -169,7 +169,14 @@ pub fn read_operator_memory(
             rows.push(r);
         }
     };
-    let header = read_table(src, &COLUMNS, &mut check, &mut on_row, &mut warnings, progress)?;
+    let header = read_table(
+        src,
+        &COLUMNS,
+        &mut check,
+        &mut on_row,
+        &mut warnings,
+        progress,
+    )?;
     let has = |c: usize| header.index.get(c).copied().flatten().is_some();
     let layout = if (0..15).all(has) {
         Layout::Current
@@ -198,12 +205,25 @@ fn parse_row(
         Some(t) => match kb_to_bytes(t) {
             Some(b) => b,
             None => {
-                w.add(file, row.line, row.byte, "Size(KB)", &format!("expected a size in KB like 18816.5, found {t:?}; row skipped"));
+                w.add_keyed(
+                    file,
+                    row.line,
+                    row.byte,
+                    "Size(KB)",
+                    "bad size",
+                    &format!("expected a size in KB like 18816.5, found {t:?}; row skipped"),
+                );
                 return None;
             }
         },
         None => {
-            w.add(file, row.line, row.byte, "Size(KB)", "empty size; row skipped");
+            w.add(
+                file,
+                row.line,
+                row.byte,
+                "Size(KB)",
+                "empty size; row skipped",
+            );
             return None;
         }
     };

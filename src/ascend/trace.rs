@@ -343,7 +343,9 @@ fn int_of(v: &[u8]) -> Option<i64> {
 
 fn u64_of(v: &[u8]) -> Option<u64> {
     let t = std::str::from_utf8(unquote(v)).ok()?;
-    t.parse::<u64>().ok().or_else(|| int_of(v).map(|x| x as u64))
+    t.parse::<u64>()
+        .ok()
+        .or_else(|| int_of(v).map(|x| x as u64))
 }
 
 /// Microseconds (string or number) → exact ns.
@@ -359,7 +361,9 @@ fn str_of(v: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
     }
     let inner = unquote(v);
     if memchr(b'\\', inner).is_none() {
-        return std::str::from_utf8(inner).ok().map(std::borrow::Cow::Borrowed);
+        return std::str::from_utf8(inner)
+            .ok()
+            .map(std::borrow::Cow::Borrowed);
     }
     serde_json::from_slice::<String>(v)
         .ok()
@@ -452,7 +456,8 @@ fn scan_piece(b: &[u8], start: usize, limit: usize) -> PieceOut {
                 }
             },
             Some(_) => {
-                out.errors.push((i, "expected '{' (an event) or ']'".to_string()));
+                out.errors
+                    .push((i, "expected '{' (an event) or ']'".to_string()));
                 match next_boundary(b, i + 1) {
                     Some(n) => i = n,
                     None => {
@@ -487,9 +492,14 @@ fn scan_or_skip(b: &[u8], i: usize, out: &mut PieceOut) -> Scan {
 }
 
 /// Substring finders of the kept categories: `"cpu_op"`, and `queue"` (`enqueue`, `dequeue`).
-fn finders() -> &'static (memchr::memmem::Finder<'static>, memchr::memmem::Finder<'static>) {
-    static F: std::sync::OnceLock<(memchr::memmem::Finder<'static>, memchr::memmem::Finder<'static>)> =
-        std::sync::OnceLock::new();
+fn finders() -> &'static (
+    memchr::memmem::Finder<'static>,
+    memchr::memmem::Finder<'static>,
+) {
+    static F: std::sync::OnceLock<(
+        memchr::memmem::Finder<'static>,
+        memchr::memmem::Finder<'static>,
+    )> = std::sync::OnceLock::new();
     F.get_or_init(|| {
         (
             memchr::memmem::Finder::new(b"\"cpu_op\""),
@@ -532,8 +542,10 @@ fn scan_event(b: &[u8], i: usize, out: &mut PieceOut) -> Scan {
         return Scan::Done(end);
     }
     let Some(t) = us_of(span(ts)) else {
-        out.errors
-            .push((ts.0.max(i), "event without a valid \"ts\"; event skipped".to_string()));
+        out.errors.push((
+            ts.0.max(i),
+            "event without a valid \"ts\"; event skipped".to_string(),
+        ));
         return Scan::Done(end);
     };
     let d = us_of(span(dur)).unwrap_or(0).max(0);
@@ -666,7 +678,9 @@ pub fn read_trace(
     while !ended {
         // Read straight into the buffer's tail (no intermediate copy).
         let had = buf.len();
-        let want = usize::try_from(total.saturating_sub(read_off)).unwrap_or(usize::MAX).min(batch);
+        let want = usize::try_from(total.saturating_sub(read_off))
+            .unwrap_or(usize::MAX)
+            .min(batch);
         buf.resize(had + want, 0);
         let mut got = 0;
         while got < want {
@@ -704,7 +718,12 @@ pub fn read_trace(
                     }
                 }
                 None if !eof => continue,
-                None => return Err(Diagnostic::error(&file, "empty file: expected a JSON array of trace events")),
+                None => {
+                    return Err(Diagnostic::error(
+                        &file,
+                        "empty file: expected a JSON array of trace events",
+                    ))
+                }
                 Some(_) => {
                     return Err(Diagnostic::error(
                         &file,
@@ -722,7 +741,8 @@ pub fn read_trace(
             name_map.clear();
             name_map.extend((0..out.names.len()).map(|i| names.intern(out.names.get(i as u32))));
             stack_map.clear();
-            stack_map.extend((0..out.stacks.len()).map(|i| stacks.intern(out.stacks.get(i as u32))));
+            stack_map
+                .extend((0..out.stacks.len()).map(|i| stacks.intern(out.stacks.get(i as u32))));
             for op in &out.ops {
                 let mut op = *op;
                 op.name = name_map.get(op.name as usize).copied().unwrap_or(0);
@@ -738,8 +758,11 @@ pub fn read_trace(
             trace.events += out.events;
             for (at, msg) in &out.errors {
                 trace.warnings.push(
-                    Diagnostic::warning(&file, format!("invalid JSON: {msg}; skipped to the next event"))
-                        .at_byte(buf_off + *at as u64),
+                    Diagnostic::warning(
+                        &file,
+                        format!("invalid JSON: {msg}; skipped to the next event"),
+                    )
+                    .at_byte(buf_off + *at as u64),
                 );
             }
             if out.ended {
@@ -763,8 +786,11 @@ pub fn read_trace(
                     );
                 } else {
                     trace.warnings.push(
-                        Diagnostic::warning(&file, "the array is not closed with ']' (truncated file?)")
-                            .at_byte(total),
+                        Diagnostic::warning(
+                            &file,
+                            "the array is not closed with ']' (truncated file?)",
+                        )
+                        .at_byte(total),
                     );
                 }
             }
@@ -796,7 +822,13 @@ mod tests {
 
     #[test]
     fn keeps_cpu_ops_steps_and_queue_and_tolerates_trailing_comma() {
-        let (t, n, s) = read(SMALL, TraceOptions { batch: 1 << 20, pieces: 1 });
+        let (t, n, s) = read(
+            SMALL,
+            TraceOptions {
+                batch: 1 << 20,
+                pieces: 1,
+            },
+        );
         assert!(t.warnings.is_empty(), "{:?}", t.warnings);
         assert_eq!(t.events, 5);
         assert_eq!(t.ops.len(), 2);
@@ -804,8 +836,18 @@ mod tests {
         assert_eq!(t.ops.ts[0], 1_736_405_443_863_674_400);
         assert_eq!(t.ops.dur[0], 162_660);
         assert_eq!(t.ops.seq[0], 12);
-        assert_eq!(s.get(t.ops.stack[0]), "/a/main.py(3): f;\r\n<string>(1): <module>");
-        assert_eq!(t.steps, vec![StepSpan { step: 3, ts: 1_736_405_443_863_600_500, end: 1_736_405_443_864_600_500 }]);
+        assert_eq!(
+            s.get(t.ops.stack[0]),
+            "/a/main.py(3): f;\r\n<string>(1): <module>"
+        );
+        assert_eq!(
+            t.steps,
+            vec![StepSpan {
+                step: 3,
+                ts: 1_736_405_443_863_600_500,
+                end: 1_736_405_443_864_600_500
+            }]
+        );
         assert_eq!(t.queue.len(), 1);
         assert_eq!(t.queue[0].correlation_id, Some(u64::MAX));
     }
@@ -826,8 +868,20 @@ mod tests {
             ));
         }
         big.push(']');
-        let (a, na, _) = read(&big, TraceOptions { batch: 1 << 24, pieces: 1 });
-        let (b, nb, _) = read(&big, TraceOptions { batch: 70_000, pieces: 7 });
+        let (a, na, _) = read(
+            &big,
+            TraceOptions {
+                batch: 1 << 24,
+                pieces: 1,
+            },
+        );
+        let (b, nb, _) = read(
+            &big,
+            TraceOptions {
+                batch: 70_000,
+                pieces: 7,
+            },
+        );
         assert_eq!(a.events, 3000);
         assert_eq!(b.events, 3000);
         assert_eq!(a.ops.ts, b.ops.ts);
@@ -839,10 +893,16 @@ mod tests {
 
     #[test]
     fn truncated_and_damaged_files_warn() {
-        let (t, _, _) = read(r#"[{"ph": "X", "cat": "cpu_op", "name": "a", "ts": "1.0", "dur": 1}, {"ph": "X", "cat": "cpu"#, TraceOptions::default());
+        let (t, _, _) = read(
+            r#"[{"ph": "X", "cat": "cpu_op", "name": "a", "ts": "1.0", "dur": 1}, {"ph": "X", "cat": "cpu"#,
+            TraceOptions::default(),
+        );
         assert_eq!(t.ops.len(), 1);
         assert_eq!(t.warnings.len(), 1);
-        let (t, _, _) = read(r#"[{"ph": "X" "cat": "cpu_op"}, {"ph": "X", "cat": "cpu_op", "name": "b", "ts": 2, "dur": 1}]"#, TraceOptions::default());
+        let (t, _, _) = read(
+            r#"[{"ph": "X" "cat": "cpu_op"}, {"ph": "X", "cat": "cpu_op", "name": "b", "ts": 2, "dur": 1}]"#,
+            TraceOptions::default(),
+        );
         assert_eq!(t.ops.len(), 1);
         assert_eq!(t.warnings.len(), 1);
         assert_eq!(t.warnings[0].byte, Some(12));

@@ -67,7 +67,11 @@ pub fn write_memory_events<W: Write>(job: &JobAnalysis, mut out: W) -> std::io::
         }
     }
     order.par_sort_unstable();
-    super::write_csv(&mut out, &MEMORY_EVENTS_COLUMNS, std::iter::empty::<Vec<&str>>())?;
+    super::write_csv(
+        &mut out,
+        &MEMORY_EVENTS_COLUMNS,
+        std::iter::empty::<Vec<&str>>(),
+    )?;
     for batch in order.chunks(32 * 1024) {
         let parts: Vec<std::io::Result<Vec<u8>>> = batch
             .par_chunks(2048)
@@ -79,7 +83,8 @@ pub fn write_memory_events<W: Write>(job: &JobAnalysis, mut out: W) -> std::io::
                 for &(_, _, ri, i) in chunk {
                     write_event(&mut w, job, ri as usize, i as usize)?;
                 }
-                w.into_inner().map_err(|e| std::io::Error::other(e.to_string()))
+                w.into_inner()
+                    .map_err(|e| std::io::Error::other(e.to_string()))
             })
             .collect();
         for p in parts {
@@ -95,8 +100,10 @@ fn write_event(
     ri: usize,
     i: usize,
 ) -> std::io::Result<()> {
-    let (Some(r), Some(row)) = (job.ranks.get(ri), job.ranks.get(ri).and_then(|r| r.rows.get(i)))
-    else {
+    let (Some(r), Some(row)) = (
+        job.ranks.get(ri),
+        job.ranks.get(ri).and_then(|r| r.rows.get(i)),
+    ) else {
         return Ok(());
     };
     let Some(attr) = r.attribution.get(i) else {
@@ -142,7 +149,8 @@ fn write_event(
         &step,
         run,
     ];
-    w.write_record(fields).map_err(|e| std::io::Error::other(e.to_string()))
+    w.write_record(fields)
+        .map_err(|e| std::io::Error::other(e.to_string()))
 }
 
 /// Columns of `rank_summary.csv`.
@@ -208,8 +216,15 @@ pub fn write_rank_summary<W: Write>(job: &JobAnalysis, out: W) -> std::io::Resul
 }
 
 /// Columns of `peak_attribution.csv`.
-pub const PEAK_ATTRIBUTION_COLUMNS: [&str; 7] =
-    ["role", "rank", "step", "peak_time_ns", "frame", "bytes", "count"];
+pub const PEAK_ATTRIBUTION_COLUMNS: [&str; 7] = [
+    "role",
+    "rank",
+    "step",
+    "peak_time_ns",
+    "frame",
+    "bytes",
+    "count",
+];
 
 /// Writes `peak_attribution.csv`: per rank, the allocations alive at its peak grouped by top user
 /// frame, largest first.

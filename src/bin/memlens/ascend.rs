@@ -1,6 +1,8 @@
 //! `memlens ascend`: analyse torch_npu profiler output (run folders, whole jobs, archives).
 
-use memlens::ascend::analysis::{analyze_job_parallel, AnalyzeOptions, MatrixCell, Outlier, RankSummary};
+use memlens::ascend::analysis::{
+    analyze_job_parallel, AnalyzeOptions, MatrixCell, Outlier, RankSummary,
+};
 use memlens::ascend::{discover_job, InputSet};
 use memlens::diag::Diagnostic;
 use memlens::export::ascend as exp;
@@ -28,11 +30,17 @@ struct Ignored<'a> {
     reason: &'a str,
 }
 
-fn write_file(dir: &Path, name: &str, f: &dyn Fn(&mut dyn Write) -> std::io::Result<()>) -> Result<(), String> {
+fn write_file(
+    dir: &Path,
+    name: &str,
+    f: &dyn Fn(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), String> {
     let path = dir.join(name);
     let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut w = std::io::BufWriter::new(file);
-    f(&mut w).and_then(|_| w.flush()).map_err(|e| format!("{}: {e}", path.display()))
+    f(&mut w)
+        .and_then(|_| w.flush())
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Runs the analysis of `paths`; writes CSVs to `out`, prints JSON or a table.
@@ -53,7 +61,11 @@ pub fn run(paths: &[PathBuf], out: Option<&Path>, json: bool) -> Result<ExitCode
         if let Ok(mut l) = last.lock() {
             if l.elapsed() >= Duration::from_millis(200) {
                 *l = Instant::now();
-                eprint!("\rread {:.1} / {:.1} MB", d as f64 / 1e6, total as f64 / 1e6);
+                eprint!(
+                    "\rread {:.1} / {:.1} MB",
+                    d as f64 / 1e6,
+                    total as f64 / 1e6
+                );
             }
         }
     };
@@ -63,10 +75,18 @@ pub fn run(paths: &[PathBuf], out: Option<&Path>, json: bool) -> Result<ExitCode
     }
     if let Some(dir) = out {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        write_file(dir, "memory_events.csv", &|w| exp::write_memory_events(&analysis, w))?;
-        write_file(dir, "rank_summary.csv", &|w| exp::write_rank_summary(&analysis, w))?;
-        write_file(dir, "peak_attribution.csv", &|w| exp::write_peak_attribution(&analysis, w))?;
-        write_file(dir, "step_peaks.csv", &|w| exp::write_step_peaks(&analysis, w))?;
+        write_file(dir, "memory_events.csv", &|w| {
+            exp::write_memory_events(&analysis, w)
+        })?;
+        write_file(dir, "rank_summary.csv", &|w| {
+            exp::write_rank_summary(&analysis, w)
+        })?;
+        write_file(dir, "peak_attribution.csv", &|w| {
+            exp::write_peak_attribution(&analysis, w)
+        })?;
+        write_file(dir, "step_peaks.csv", &|w| {
+            exp::write_step_peaks(&analysis, w)
+        })?;
     }
     let mut stdout = std::io::stdout().lock();
     let io = |e: std::io::Error| e.to_string();
@@ -86,11 +106,27 @@ pub fn run(paths: &[PathBuf], out: Option<&Path>, json: bool) -> Result<ExitCode
         writeln!(stdout, "{text}").map_err(io)?;
     } else {
         let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
-        writeln!(stdout, "{} rank(s), {} warning(s)", analysis.ranks.len(), analysis.warnings.len()).map_err(io)?;
+        writeln!(
+            stdout,
+            "{} rank(s), {} warning(s)",
+            analysis.ranks.len(),
+            analysis.warnings.len()
+        )
+        .map_err(io)?;
         writeln!(
             stdout,
             "{:<24} {:>7} {:>7} {:>6} {:>7} {:>7} {:>6} {:>6} {:>11} {:>11} {:>10}",
-            "role", "rank", "rows", "cann", "direct", "via_fwd", "approx", "none", "peak MiB", "reserv MiB", "unreleased"
+            "role",
+            "rank",
+            "rows",
+            "cann",
+            "direct",
+            "via_fwd",
+            "approx",
+            "none",
+            "peak MiB",
+            "reserv MiB",
+            "unreleased"
         )
         .map_err(io)?;
         for r in &analysis.ranks {
@@ -100,21 +136,52 @@ pub fn run(paths: &[PathBuf], out: Option<&Path>, json: bool) -> Result<ExitCode
             writeln!(
                 stdout,
                 "{:<24} {:>7} {:>7} {:>6} {:>7} {:>7} {:>6} {:>6} {:>11.1} {:>11.1} {:>10}",
-                role, rank, s.rows, s.rows_ge, s.stacks.direct, s.stacks.via_forward, s.stacks.approximate,
-                s.stacks.none, mib(s.peak_allocated_bytes), mib(s.peak_reserved_bytes), s.unreleased_rows
+                role,
+                rank,
+                s.rows,
+                s.rows_ge,
+                s.stacks.direct,
+                s.stacks.via_forward,
+                s.stacks.approximate,
+                s.stacks.none,
+                mib(s.peak_allocated_bytes),
+                mib(s.peak_reserved_bytes),
+                s.unreleased_rows
             )
             .map_err(io)?;
             for g in s.live_at_peak.iter().take(3) {
-                writeln!(stdout, "    at peak: {:>10.1} MiB in {:>5} blocks  {}", mib(g.bytes), g.count, g.frame).map_err(io)?;
+                writeln!(
+                    stdout,
+                    "    at peak: {:>10.1} MiB in {:>5} blocks  {}",
+                    mib(g.bytes),
+                    g.count,
+                    g.frame
+                )
+                .map_err(io)?;
             }
         }
         for o in &analysis.outliers {
-            writeln!(stdout, "outlier: role {} rank {:?}: peak {:.1} MiB vs role median {:.1} MiB", o.role, o.rank, mib(o.peak_allocated_bytes), mib(o.role_median_bytes)).map_err(io)?;
+            writeln!(
+                stdout,
+                "outlier: role {} rank {:?}: peak {:.1} MiB vs role median {:.1} MiB",
+                o.role,
+                o.rank,
+                mib(o.peak_allocated_bytes),
+                mib(o.role_median_bytes)
+            )
+            .map_err(io)?;
         }
         for w in &analysis.warnings {
             writeln!(stdout, "{w}").map_err(io)?;
         }
     }
-    let has_data = analysis.ranks.iter().any(|r| r.summary.rows > 0 || r.summary.peak_source != "none");
-    Ok(if has_data { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    let has_data = analysis
+        .ranks
+        .iter()
+        .any(|r| r.summary.rows > 0 || r.summary.peak_source != "none");
+    Ok(if has_data {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

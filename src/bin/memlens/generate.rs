@@ -38,7 +38,15 @@ pub enum What {
 /// Runs the generator and writes its files.
 pub fn run(what: What) -> Result<ExitCode, String> {
     match what {
-        What::Ascend { out, roles, ranks, trace_mb, rows, steps, seed } => {
+        What::Ascend {
+            out,
+            roles,
+            ranks,
+            trace_mb,
+            rows,
+            steps,
+            seed,
+        } => {
             let spec = GenSpec {
                 roles,
                 ranks,
