@@ -14,7 +14,7 @@ Algorithm as documented:
   times converted us -> ms, duration 0 when empty, call stack by _match_call_stack
   (bisect_right(ts_list, alloc_time) - 1), call_stack_top = first line of the stack.
 - reducer_func: concatenate and sort by start_time_ms into a pandas DataFrame (when pandas is
-  installed), written here as CSV so both tools produce a file.
+  installed); written as CSV unless `--no-write` (the original returns the DataFrame).
 
 Prints one JSON line: {"seconds": …, "rows": …, "maxrss_self_kb": …, "maxrss_children_kb": …}.
 """
@@ -144,7 +144,10 @@ def parse_analysis_data(task):
 
 
 def main():
+    # usage: rl_insight_memory_parser.py INPUT OUT.csv [--no-write]
+    # --no-write stops at the DataFrame, which is the original tool's output.
     input_path, out_csv = sys.argv[1], sys.argv[2]
+    write = "--no-write" not in sys.argv[3:]
     start = time.perf_counter()
     tasks = allocate_prof_data(input_path)
     with Pool(processes=min(len(tasks), os.cpu_count() or 1) or 1) as pool:
@@ -152,8 +155,10 @@ def main():
     rows = [r for part in parts for r in part]
     rows.sort(key=lambda r: r["start_time_ms"])
     if pd is not None:
-        pd.DataFrame(rows, columns=COLUMNS).to_csv(out_csv, index=False)
-    else:
+        df = pd.DataFrame(rows, columns=COLUMNS)
+        if write:
+            df.to_csv(out_csv, index=False)
+    elif write:
         with open(out_csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=COLUMNS)
             w.writeheader()

@@ -143,8 +143,8 @@ fn memory_record_torch_components() {
     assert_eq!(p.bytes, 1_049_100_288); // 1000.5 MB
     assert_eq!(p.time_ns, 1_736_405_443_890_000_000);
     assert_eq!(pta.peak(Metric::Reserved).unwrap().bytes, 1472 << 20);
-    assert_eq!(mr.get("APP").unwrap().allocated, vec![None]);
-    assert_eq!(mr.get("GE").unwrap().active, vec![None]);
+    assert_eq!(mr.get("APP").unwrap().allocated.to_vec(), vec![None]);
+    assert_eq!(mr.get("GE").unwrap().active.to_vec(), vec![None]);
 }
 
 #[test]
@@ -155,7 +155,7 @@ fn memory_record_mindspore_uses_kb_over_1000() {
     assert_eq!(fw.component, "MindSpore");
     // 1536 "MB" = 1536 × 1000 KB = 1,572,864,000 bytes.
     assert_eq!(fw.peak(Metric::Allocated).unwrap().bytes, 1_572_864_000);
-    assert_eq!(mr.get("APP").unwrap().allocated, vec![None]);
+    assert_eq!(mr.get("APP").unwrap().allocated.to_vec(), vec![None]);
 }
 
 #[test]

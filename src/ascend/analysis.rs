@@ -62,6 +62,17 @@ pub struct StepPeak {
     pub peak_time_ns: i64,
 }
 
+/// The peak reserved memory of one CANN module.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModulePeak {
+    /// Module name (`GE`, `HCCL`, `RUNTIME`, …).
+    pub module: String,
+    /// Peak reserved bytes.
+    pub peak_reserved_bytes: u64,
+    /// When it was first reached (ns).
+    pub time_ns: i64,
+}
+
 /// Serialises an optional rank as a number, or `"unknown"`.
 fn rank_json<S: serde::Serializer>(rank: &Option<u32>, s: S) -> Result<S::Ok, S::Error> {
     match rank {
@@ -110,6 +121,9 @@ pub struct RankSummary {
     pub live_at_peak: Vec<FrameGroup>,
     /// Per-step peaks (when `ProfilerStep#N` spans exist).
     pub step_peaks: Vec<StepPeak>,
+    /// Peak reserved bytes per CANN module (npu_module_mem.csv), largest first, modules that
+    /// never reserved anything left out.
+    pub module_peaks: Vec<ModulePeak>,
     /// `cpu_op` events kept from the traces.
     pub trace_ops: u64,
     /// Trace events seen.
@@ -227,6 +241,20 @@ impl RankAnalysis {
             .find(|s| s.component == component)
             .map(|s| s.points(metric))
             .unwrap_or_default()
+    }
+
+    /// The curve of `metric` of `component` over `[x_start, x_end)` reduced to `columns` pixel
+    /// columns (min/max/first/last per column), for drawing.
+    pub fn curve_window(
+        &self,
+        component: &str,
+        metric: Metric,
+        x_start: i64,
+        x_end: i64,
+        columns: usize,
+    ) -> crate::chart::Envelope {
+        let (xs, ys) = self.curve(component, metric);
+        crate::chart::step_envelope(&xs, &ys, x_start, x_end, columns)
     }
 
     /// The rows matching `q`, sorted and paged.
@@ -485,9 +513,9 @@ pub fn analyze_rank(
                     match memory.iter_mut().find(|m| m.component == s.component) {
                         Some(m) => {
                             m.ts.extend(s.ts);
-                            m.allocated.extend(s.allocated);
-                            m.reserved.extend(s.reserved);
-                            m.active.extend(s.active);
+                            m.allocated.append(&s.allocated);
+                            m.reserved.append(&s.reserved);
+                            m.active.append(&s.active);
                         }
                         None => memory.push(s),
                     }
@@ -505,8 +533,11 @@ pub fn analyze_rank(
         a.warnings.append(&mut warnings);
     }
     for s in &mut memory {
-        sort_by_time(s);
+        s.sort_by_time();
+        s.shrink_to_fit();
     }
+    a.rows.shrink_to_fit();
+    a.attribution.shrink_to_fit();
     a.memory = memory;
     a.stack_frames = attribution::frame_table(&a.stacks, &mut a.frames);
     a.steps.sort_by_key(|s| (s.ts, s.step));
@@ -531,19 +562,6 @@ pub fn analyze_rank(
     a.capture_end_ns = capture_end(&a);
     summarize(&mut a, any_record);
     a
-}
-
-fn sort_by_time(s: &mut Series) {
-    if s.ts.windows(2).all(|w| w[0] <= w[1]) {
-        return;
-    }
-    let mut order: Vec<usize> = (0..s.ts.len()).collect();
-    order.sort_by_key(|&i| s.ts.get(i).copied().unwrap_or(i64::MAX));
-    let pick = |v: &[Option<u64>]| order.iter().map(|&i| v.get(i).copied().flatten()).collect();
-    s.allocated = pick(&s.allocated);
-    s.reserved = pick(&s.reserved);
-    s.active = pick(&s.active);
-    s.ts = order.iter().filter_map(|&i| s.ts.get(i).copied()).collect();
 }
 
 /// The PTA curve rebuilt from operator_memory rows when memory_record is missing: the allocator
@@ -667,9 +685,9 @@ fn summarize(a: &mut RankAnalysis, from_record: bool) {
                 let k0 = fw.ts.partition_point(|&t| t < st.ts);
                 let k1 = fw.ts.partition_point(|&t| t <= st.end);
                 for k in k0..k1 {
-                    if let (Some(&t), Some(Some(v))) = (fw.ts.get(k), fw.allocated.get(k)) {
-                        if best.is_none_or(|b| *v > b.0) {
-                            best = Some((*v, t));
+                    if let (Some(&t), Some(v)) = (fw.ts.get(k), fw.allocated.get(k)) {
+                        if best.is_none_or(|b| v > b.0) {
+                            best = Some((v, t));
                         }
                     }
                 }
@@ -685,6 +703,29 @@ fn summarize(a: &mut RankAnalysis, from_record: bool) {
     } else {
         s.peak_source = "none";
     }
+    let mut modules: Vec<ModulePeak> = Vec::new();
+    for m in &a.modules {
+        if let Some((bytes, t)) = m.peak().filter(|p| p.0 > 0) {
+            match modules.iter_mut().find(|x| x.module == m.module) {
+                Some(x) if x.peak_reserved_bytes >= bytes => {}
+                Some(x) => {
+                    x.peak_reserved_bytes = bytes;
+                    x.time_ns = t;
+                }
+                None => modules.push(ModulePeak {
+                    module: m.module.clone(),
+                    peak_reserved_bytes: bytes,
+                    time_ns: t,
+                }),
+            }
+        }
+    }
+    modules.sort_by(|x, y| {
+        y.peak_reserved_bytes
+            .cmp(&x.peak_reserved_bytes)
+            .then(x.module.cmp(&y.module))
+    });
+    a.summary.module_peaks = modules;
     if a.summary.peak_source != "none" {
         let mut live = a.live_at(a.summary.peak_time_ns);
         // The allocator total also counts blocks allocated before the capture started (weights,

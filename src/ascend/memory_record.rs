@@ -9,6 +9,65 @@ use super::csv_common::{opt_mb, opt_time, read_table, HeaderMap, Row, Warnings};
 use crate::diag::Diagnostic;
 use crate::source::Source;
 
+/// A column of optional byte counts stored in 8 bytes a value (`u64::MAX` = empty), half the
+/// size of `Vec<Option<u64>>`: memory_record files reach millions of rows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OptColumn(Vec<u64>);
+
+const EMPTY: u64 = u64::MAX;
+
+impl OptColumn {
+    /// Appends a value.
+    pub fn push(&mut self, v: Option<u64>) {
+        // A real total never reaches 2^64 - 1 bytes; clamp so it cannot read as empty.
+        self.0.push(v.map_or(EMPTY, |x| x.min(EMPTY - 1)));
+    }
+    /// The value at `i` (`None`: empty field, or out of range).
+    pub fn get(&self, i: usize) -> Option<u64> {
+        self.0.get(i).copied().filter(|&v| v != EMPTY)
+    }
+    /// Number of values (empty ones included).
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    /// True when there is no value at all.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// The values in order.
+    pub fn iter(&self) -> impl Iterator<Item = Option<u64>> + '_ {
+        self.0.iter().map(|&v| (v != EMPTY).then_some(v))
+    }
+    /// The values as a vector of options (for tests and small series).
+    pub fn to_vec(&self) -> Vec<Option<u64>> {
+        self.iter().collect()
+    }
+    /// Appends all values of `other`.
+    pub fn append(&mut self, other: &OptColumn) {
+        self.0.extend_from_slice(&other.0);
+    }
+    /// Applies `f` to every non-empty value.
+    pub fn map_values(&mut self, f: impl Fn(u64) -> u64) {
+        for v in self.0.iter_mut().filter(|v| **v != EMPTY) {
+            *v = f(*v).min(EMPTY - 1);
+        }
+    }
+    /// Releases spare capacity.
+    pub fn shrink_to_fit(&mut self) {
+        self.0.shrink_to_fit();
+    }
+}
+
+impl FromIterator<Option<u64>> for OptColumn {
+    fn from_iter<I: IntoIterator<Item = Option<u64>>>(it: I) -> Self {
+        let mut c = OptColumn::default();
+        for v in it {
+            c.push(v);
+        }
+        c
+    }
+}
+
 /// One component's totals over time, in file order (sorted by time when read).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Series {
@@ -16,12 +75,12 @@ pub struct Series {
     pub component: String,
     /// Timestamps (ns).
     pub ts: Vec<i64>,
-    /// Total allocated bytes (`None`: empty field, e.g. `APP`).
-    pub allocated: Vec<Option<u64>>,
+    /// Total allocated bytes (empty field, e.g. `APP`, reads as `None`).
+    pub allocated: OptColumn,
     /// Total reserved bytes.
-    pub reserved: Vec<Option<u64>>,
+    pub reserved: OptColumn,
     /// Total active bytes.
-    pub active: Vec<Option<u64>>,
+    pub active: OptColumn,
 }
 
 /// The maximum of one metric of a series and when it was first reached.
@@ -47,7 +106,7 @@ pub enum Metric {
 
 impl Series {
     /// The values of `metric`.
-    pub fn values(&self, metric: Metric) -> &[Option<u64>] {
+    pub fn values(&self, metric: Metric) -> &OptColumn {
         match metric {
             Metric::Allocated => &self.allocated,
             Metric::Reserved => &self.reserved,
@@ -58,8 +117,8 @@ impl Series {
     /// The peak of `metric` (first time reached), `None` if the series has no value for it.
     pub fn peak(&self, metric: Metric) -> Option<Peak> {
         let mut best: Option<Peak> = None;
-        for (&t, v) in self.ts.iter().zip(self.values(metric)) {
-            if let Some(v) = *v {
+        for (&t, v) in self.ts.iter().zip(self.values(metric).iter()) {
+            if let Some(v) = v {
                 if best.is_none_or(|b| v > b.bytes) {
                     best = Some(Peak {
                         bytes: v,
@@ -75,15 +134,28 @@ impl Series {
     pub fn value_at(&self, metric: Metric, t: i64) -> Option<u64> {
         let i = self.ts.partition_point(|&x| x <= t);
         let vals = self.values(metric);
-        (0..i).rev().find_map(|j| vals.get(j).copied().flatten())
+        (0..i).rev().find_map(|j| vals.get(j))
+    }
+
+    /// Releases spare capacity (series are kept for the whole session).
+    pub fn shrink_to_fit(&mut self) {
+        self.ts.shrink_to_fit();
+        self.allocated.shrink_to_fit();
+        self.reserved.shrink_to_fit();
+        self.active.shrink_to_fit();
+    }
+
+    /// Sorts by time, stably (rows with equal times keep file order).
+    pub fn sort_by_time(&mut self) {
+        sort_series(self);
     }
 
     /// Points `(ts, value)` of `metric` where it is defined, for curves.
     pub fn points(&self, metric: Metric) -> (Vec<i64>, Vec<u64>) {
         let mut xs = Vec::new();
         let mut ys = Vec::new();
-        for (&t, v) in self.ts.iter().zip(self.values(metric)) {
-            if let Some(v) = *v {
+        for (&t, v) in self.ts.iter().zip(self.values(metric).iter()) {
+            if let Some(v) = v {
                 xs.push(t);
                 ys.push(v);
             }
@@ -225,17 +297,13 @@ pub fn read_memory_record(
     for s in &mut out.series {
         if out.mindspore {
             // value_bytes = MB_ms × 1000 × 1024 = (bytes_pta / 2^20) × 1_024_000.
-            for v in s
-                .allocated
-                .iter_mut()
-                .chain(s.reserved.iter_mut())
-                .chain(s.active.iter_mut())
-                .flatten()
-            {
-                *v = ((u128::from(*v) * 1_024_000 + (1 << 19)) >> 20) as u64;
-            }
+            let rescale = |v: u64| ((u128::from(v) * 1_024_000 + (1 << 19)) >> 20) as u64;
+            s.allocated.map_values(rescale);
+            s.reserved.map_values(rescale);
+            s.active.map_values(rescale);
         }
         sort_series(s);
+        s.shrink_to_fit();
     }
     out.warnings = warnings.into_vec();
     Ok(out)
@@ -248,7 +316,7 @@ fn sort_series(s: &mut Series) {
     }
     let mut order: Vec<usize> = (0..s.ts.len()).collect();
     order.sort_by_key(|&i| s.ts.get(i).copied().unwrap_or(i64::MAX));
-    let pick = |v: &[Option<u64>]| order.iter().map(|&i| v.get(i).copied().flatten()).collect();
+    let pick = |v: &OptColumn| order.iter().map(|&i| v.get(i)).collect();
     s.allocated = pick(&s.allocated);
     s.reserved = pick(&s.reserved);
     s.active = pick(&s.active);
@@ -275,7 +343,7 @@ GE,1736405443881360.630\t,49.125,74.75,,,NPU:0\r\n";
         let p = pta.peak(Metric::Allocated).unwrap();
         assert_eq!(p.time_ns, 1_736_405_443_870_818_960);
         assert_eq!(p.bytes, (935.9951171875 * 1048576.0) as u64);
-        assert_eq!(mr.get("APP").unwrap().allocated, vec![None]);
+        assert_eq!(mr.get("APP").unwrap().allocated.to_vec(), vec![None]);
         assert_eq!(
             pta.value_at(Metric::Allocated, 1_736_405_443_870_819_500),
             Some(900 << 20)

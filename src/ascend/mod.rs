@@ -14,6 +14,8 @@
 //! Everything reads through [`crate::source::Source`] and returns data; the CLI and the wasm layer
 //! are thin adapters over [`analyze_job`] and the query functions of [`analysis`].
 
+#![warn(missing_docs)]
+
 pub mod analysis;
 pub mod archive;
 pub mod attribution;

@@ -6,6 +6,8 @@
 //! for blocks not released in the capture; `call_stack_top` is the first *user* frame rather than
 //! the innermost one; `rank_id` is empty when the rank is unknown; numbers are exact decimals.
 
+#![warn(missing_docs)]
+
 use crate::ascend::analysis::{JobAnalysis, RankAnalysis};
 use crate::ascend::{bytes_to_unit_text, ns_to_ms_text};
 use std::io::Write;
@@ -72,9 +74,9 @@ pub fn write_memory_events<W: Write>(job: &JobAnalysis, mut out: W) -> std::io::
         &MEMORY_EVENTS_COLUMNS,
         std::iter::empty::<Vec<&str>>(),
     )?;
-    for batch in order.chunks(32 * 1024) {
+    for batch in order.chunks(8 * 1024) {
         let parts: Vec<std::io::Result<Vec<u8>>> = batch
-            .par_chunks(2048)
+            .par_chunks(1024)
             .map(|chunk| {
                 let mut w = csv::WriterBuilder::new()
                     .has_headers(false)
