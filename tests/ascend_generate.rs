@@ -169,3 +169,26 @@ fn zip_and_tar_gz_of_a_job_give_the_same_summaries() {
         assert_eq!(got, want, "{name}");
     }
 }
+
+#[test]
+fn committed_example_job_is_what_the_documented_command_writes() {
+    // docs/ascend.md: memlens generate ascend --out fixtures/examples/two-rank-job --roles 1
+    //   --ranks 2 --trace-mb 0.25 --rows 300 --steps 2 --seed 42
+    let spec = GenSpec {
+        roles: 1,
+        ranks: 2,
+        trace_bytes: (0.25 * (1u64 << 20) as f64) as u64,
+        rows: 300,
+        steps: 2,
+        seed: 42,
+    };
+    let (fs, _) = files(&spec);
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/examples/two-rank-job");
+    let mut total = 0;
+    for (p, b) in &fs {
+        let on_disk = std::fs::read(root.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
+        assert!(on_disk == *b, "{p} differs from the generator's output: regenerate the example");
+        total += b.len();
+    }
+    assert!(total < 1 << 20, "example job should stay under 1 MiB, is {total} bytes");
+}
