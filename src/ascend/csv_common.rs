@@ -22,7 +22,12 @@ pub fn is_null(field: &str) -> bool {
 ///
 /// `None` when the text is not such a number or the result does not fit an `i64`.
 pub fn parse_scaled(text: &str, scale: i32, mul: i128) -> Option<i64> {
-    let s = text.trim().as_bytes();
+    parse_scaled_bytes(text.as_bytes(), scale, mul)
+}
+
+/// [`parse_scaled`] on bytes (leading and trailing ASCII blanks, TAB included, are ignored).
+pub fn parse_scaled_bytes(text: &[u8], scale: i32, mul: i128) -> Option<i64> {
+    let s = trim_bytes(text);
     if let Some(v) = parse_plain(s, scale, mul) {
         return Some(v);
     }
@@ -362,8 +367,9 @@ impl HeaderMap {
 
 /// One data row being read: its fields and where it is.
 pub struct Row<'r> {
-    /// The record, fields as read (quotes removed, TABs kept).
-    pub record: &'r csv::StringRecord,
+    /// The record, fields as read (quotes removed, TABs kept). Bytes, not `str`: most fields are
+    /// numbers, parsed from bytes without a UTF-8 check; text fields are checked when read.
+    pub record: &'r csv::ByteRecord,
     /// 1-based line of the row's start.
     pub line: u64,
     /// Byte offset of the row's start.
@@ -373,13 +379,48 @@ pub struct Row<'r> {
 impl Row<'_> {
     /// The trimmed field at `col`, `None` for a missing column or a NULL value (empty, `N/A`).
     pub fn get(&self, col: Option<usize>) -> Option<&str> {
-        let f = self.record.get(col?)?;
-        if is_null(f) {
+        let f = trim_bytes(self.record.get(col?)?);
+        if is_null_bytes(f) {
+            return None;
+        }
+        // Invalid UTF-8 in a field reads as empty; the callers count empty required fields.
+        std::str::from_utf8(f).ok()
+    }
+
+    /// The trimmed bytes of the field at `col`, `None` for a missing column or a NULL value.
+    pub fn get_bytes(&self, col: Option<usize>) -> Option<&[u8]> {
+        let f = trim_bytes(self.record.get(col?)?);
+        if is_null_bytes(f) {
             None
         } else {
-            Some(f.trim())
+            Some(f)
         }
     }
+}
+
+fn trim_bytes(mut f: &[u8]) -> &[u8] {
+    while let [first, rest @ ..] = f {
+        if first.is_ascii_whitespace() {
+            f = rest;
+        } else {
+            break;
+        }
+    }
+    while let [rest @ .., last] = f {
+        if last.is_ascii_whitespace() {
+            f = rest;
+        } else {
+            break;
+        }
+    }
+    f
+}
+
+fn is_null_bytes(f: &[u8]) -> bool {
+    f.is_empty()
+        || f.eq_ignore_ascii_case(b"n/a")
+        || f == b"None"
+        || f.eq_ignore_ascii_case(b"nan")
 }
 
 /// Streams the CSV table in `src`: maps the header with `wanted`, checks it with `check`, then
@@ -400,10 +441,10 @@ pub fn read_table(
         .has_headers(false)
         .flexible(true)
         .from_reader(reader);
-    let mut record = csv::StringRecord::new();
+    let mut record = csv::ByteRecord::new();
     // Header: the first non-empty record.
     let header = loop {
-        match rdr.read_record(&mut record) {
+        match rdr.read_byte_record(&mut record) {
             Ok(false) => {
                 return Err(Diagnostic::error(
                     &file,
@@ -411,10 +452,14 @@ pub fn read_table(
                 ))
             }
             Ok(true) => {
-                if record.iter().all(|f| f.trim().is_empty()) {
+                if record.iter().all(|f| trim_bytes(f).is_empty()) {
                     continue;
                 }
-                break HeaderMap::new(&record, wanted);
+                let text: csv::StringRecord = record
+                    .iter()
+                    .map(|f| String::from_utf8_lossy(f).into_owned())
+                    .collect();
+                break HeaderMap::new(&text, wanted);
             }
             Err(e) => return Err(csv_error(&file, &e, rdr.get_ref().error.as_ref())),
         }
@@ -424,13 +469,13 @@ pub fn read_table(
     }
     let ncols = header.names.len();
     loop {
-        match rdr.read_record(&mut record) {
+        match rdr.read_byte_record(&mut record) {
             Ok(false) => break,
             Ok(true) => {
                 let (line, byte) = rdr
                     .get_mut()
                     .locate(record.position().map_or(0, |p| p.byte()));
-                if record.len() == 1 && record.get(0).is_some_and(|f| f.trim().is_empty()) {
+                if record.len() == 1 && record.get(0).is_some_and(|f| trim_bytes(f).is_empty()) {
                     continue; // blank line
                 }
                 if record.len() < ncols {
@@ -496,8 +541,8 @@ pub fn opt_time(
     file: &str,
 ) -> Option<i64> {
     let idx = *h.index.get(col)?;
-    let text = row.get(idx)?;
-    match us_to_ns(text) {
+    let raw = row.get_bytes(idx)?;
+    match parse_scaled_bytes(raw, 3, 1) {
         Some(v) => Some(v),
         None => {
             w.add_keyed(
@@ -506,7 +551,7 @@ pub fn opt_time(
                 row.byte,
                 h.names.get(idx?).map_or("", |s| s),
                 "bad time",
-                &format!("expected a time in microseconds like 1736405443871259.720, found {text:?}; read as empty"),
+                &format!("expected a time in microseconds like 1736405443871259.720, found {:?}; read as empty", String::from_utf8_lossy(raw)),
             );
             None
         }
@@ -522,8 +567,8 @@ pub fn opt_mb(
     file: &str,
 ) -> Option<i64> {
     let idx = *h.index.get(col)?;
-    let text = row.get(idx)?;
-    match mb_to_bytes(text) {
+    let raw = row.get_bytes(idx)?;
+    match parse_scaled_bytes(raw, 0, 1 << 20) {
         Some(v) => Some(v),
         None => {
             w.add_keyed(
@@ -532,7 +577,7 @@ pub fn opt_mb(
                 row.byte,
                 h.names.get(idx?).map_or("", |s| s),
                 "bad MB",
-                &format!("expected a number of MB like 954.37, found {text:?}; read as empty"),
+                &format!("expected a number of MB like 954.37, found {:?}; read as empty", String::from_utf8_lossy(raw)),
             );
             None
         }
