@@ -183,12 +183,19 @@ fn committed_example_job_is_what_the_documented_command_writes() {
         seed: 42,
     };
     let (fs, _) = files(&spec);
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/examples/two-rank-job");
+    let root =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/examples/two-rank-job");
     let mut total = 0;
     for (p, b) in &fs {
         let on_disk = std::fs::read(root.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
-        assert!(on_disk == *b, "{p} differs from the generator's output: regenerate the example");
+        assert!(
+            on_disk == *b,
+            "{p} differs from the generator's output: regenerate the example"
+        );
         total += b.len();
     }
-    assert!(total < 1 << 20, "example job should stay under 1 MiB, is {total} bytes");
+    assert!(
+        total < 1 << 20,
+        "example job should stay under 1 MiB, is {total} bytes"
+    );
 }

@@ -21,7 +21,12 @@ fn example_job_is_small_and_complete() {
     for r in &a.ranks {
         let s = &r.summary;
         assert_eq!(s.rows, 300);
-        assert!(s.rows_ge > 0 && s.stacks.direct > 0 && s.stacks.via_forward > 0 && s.unreleased_rows > 0);
+        assert!(
+            s.rows_ge > 0
+                && s.stacks.direct > 0
+                && s.stacks.via_forward > 0
+                && s.unreleased_rows > 0
+        );
         assert_eq!(s.step_peaks.len(), 2);
         assert!(!s.module_peaks.is_empty());
     }
@@ -49,11 +54,23 @@ fn table_filters_sorts_and_pages() {
     assert!(sizes.windows(2).all(|w| w[0] >= w[1]));
     let max = want.iter().map(|&i| r.rows[i].size).max().unwrap_or(0);
     assert_eq!(sizes.first().copied().unwrap_or(0), max);
-    assert!(r.table(&TableQuery { stack: Some("(".to_string()), ..TableQuery::default() }).is_err());
+    assert!(r
+        .table(&TableQuery {
+            stack: Some("(".to_string()),
+            ..TableQuery::default()
+        })
+        .is_err());
     let by_stack = r
-        .table(&TableQuery { stack: Some("model\\.py".to_string()), limit: 1000, ..TableQuery::default() })
+        .table(&TableQuery {
+            stack: Some("model\\.py".to_string()),
+            limit: 1000,
+            ..TableQuery::default()
+        })
         .unwrap();
-    assert!(by_stack.rows.iter().all(|&i| r.stack(i as usize).contains("model.py")));
+    assert!(by_stack
+        .rows
+        .iter()
+        .all(|&i| r.stack(i as usize).contains("model.py")));
 }
 
 #[test]

@@ -417,10 +417,7 @@ fn trim_bytes(mut f: &[u8]) -> &[u8] {
 }
 
 fn is_null_bytes(f: &[u8]) -> bool {
-    f.is_empty()
-        || f.eq_ignore_ascii_case(b"n/a")
-        || f == b"None"
-        || f.eq_ignore_ascii_case(b"nan")
+    f.is_empty() || f.eq_ignore_ascii_case(b"n/a") || f == b"None" || f.eq_ignore_ascii_case(b"nan")
 }
 
 /// Streams the CSV table in `src`: maps the header with `wanted`, checks it with `check`, then
@@ -577,7 +574,10 @@ pub fn opt_mb(
                 row.byte,
                 h.names.get(idx?).map_or("", |s| s),
                 "bad MB",
-                &format!("expected a number of MB like 954.37, found {:?}; read as empty", String::from_utf8_lossy(raw)),
+                &format!(
+                    "expected a number of MB like 954.37, found {:?}; read as empty",
+                    String::from_utf8_lossy(raw)
+                ),
             );
             None
         }

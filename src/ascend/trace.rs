@@ -187,15 +187,30 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 /// End (exclusive) of the string starting at `i` (`b[i] == '"'`); `None` if the buffer ends first.
 fn scan_string(b: &[u8], i: usize) -> Option<usize> {
     let mut j = i + 1;
-    // Most strings (member names, short values) end within a few bytes: a plain loop beats the
-    // set-up cost of a vectorised search there.
-    let short_end = (j + 24).min(b.len());
-    while j < short_end {
-        match b[j] {
-            b'"' => return Some(j + 1),
-            b'\\' => break,
-            _ => j += 1,
+    // Most strings (member names, numbers as text, short names) end within a few words: test 8
+    // bytes at a time for `"` or `\` (SWAR), and hand long strings (call stacks) to `memchr`.
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut words = 0;
+    while words < 6 {
+        let Some(chunk) = b.get(j..j + 8) else { break };
+        let mut w8 = [0u8; 8];
+        w8.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(w8);
+        let q = w ^ (ONES * u64::from(b'"'));
+        let e = w ^ (ONES * u64::from(b'\\'));
+        let hit = (q.wrapping_sub(ONES) & !q & HIGH) | (e.wrapping_sub(ONES) & !e & HIGH);
+        if hit != 0 {
+            let k = j + (hit.trailing_zeros() / 8) as usize;
+            if b.get(k) == Some(&b'"') {
+                return Some(k + 1);
+            }
+            // An escape: skip it and the escaped byte, then continue word by word.
+            j = k + 2;
+        } else {
+            j += 8;
         }
+        words += 1;
     }
     loop {
         let k = j + memchr2(b'"', b'\\', b.get(j..)?)?;
@@ -889,6 +904,21 @@ mod tests {
         let names_b: Vec<&str> = b.ops.name.iter().map(|&i| nb.get(i)).collect();
         assert_eq!(names_a, names_b);
         assert!(b.warnings.is_empty());
+    }
+
+    #[test]
+    fn escapes_at_every_offset_are_skipped_right() {
+        for pad in 0..20 {
+            let name = format!("{}a\\\"b\\\\", "x".repeat(pad));
+            let text = format!(
+                r#"[{{"ph": "X", "name": "{name}", "ts": "1.0", "dur": 1, "cat": "cpu_op"}}, {{"ph": "X", "name": "{name}{{", "ts": "2", "cat": "other"}}, {{"cat": "cpu_op", "name": "z", "ts": 3}}]"#
+            );
+            let (t, n, _) = read(&text, TraceOptions::default());
+            assert!(t.warnings.is_empty(), "{pad}: {:?}", t.warnings);
+            assert_eq!(t.events, 3, "{pad}");
+            assert_eq!(t.ops.len(), 2);
+            assert_eq!(n.get(t.ops.name[0]), format!("{}a\"b\\", "x".repeat(pad)));
+        }
     }
 
     #[test]
