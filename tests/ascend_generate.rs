@@ -199,3 +199,45 @@ fn committed_example_job_is_what_the_documented_command_writes() {
         "example job should stay under 1 MiB, is {total} bytes"
     );
 }
+
+#[test]
+fn streaming_trace_reader_agrees_with_a_full_json_parse() {
+    use memlens::ascend::trace::{read_trace, TraceOptions};
+    use memlens::ascend::Interner;
+    use memlens::source::BytesSource;
+    let (fs, _) = files(&GenSpec {
+        roles: 1,
+        ranks: 1,
+        trace_bytes: 600 << 10,
+        rows: 300,
+        ..SPEC
+    });
+    let (_, tv) = fs
+        .iter()
+        .find(|(p, _)| p.ends_with("trace_view.json"))
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(tv).unwrap();
+    let events = v.as_array().unwrap();
+    let cpu: Vec<&serde_json::Value> = events.iter().filter(|e| e["cat"] == "cpu_op").collect();
+    let queue = events
+        .iter()
+        .filter(|e| e["cat"] == "enqueue" || e["cat"] == "dequeue")
+        .count();
+    for (batch, pieces) in [(1 << 24, 1), (64 << 10, 5), (70_001, 3)] {
+        let src = BytesSource::new("trace_view.json", tv.clone());
+        let (mut n, mut s) = (Interner::new(), Interner::new());
+        let t = read_trace(&src, &mut n, &mut s, TraceOptions { batch, pieces }, None).unwrap();
+        assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+        assert_eq!(t.events as usize, events.len());
+        assert_eq!(t.ops.len(), cpu.len());
+        assert_eq!(t.queue.len(), queue);
+        for (k, e) in cpu.iter().enumerate() {
+            assert_eq!(n.get(t.ops.name[k]), e["name"].as_str().unwrap());
+            assert_eq!(
+                s.get(t.ops.stack[k]),
+                e["args"]["Call stack"].as_str().unwrap_or("")
+            );
+            assert_eq!(t.ops.seq[k], e["args"]["Sequence number"].as_i64().unwrap());
+        }
+    }
+}

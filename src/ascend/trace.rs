@@ -252,7 +252,10 @@ fn skip_nested(b: &[u8], i: usize) -> Scan {
     while j < n {
         // `j < n`, so this index cannot fail.
         match CLASS[b[j] as usize] {
-            0 => {}
+            0 => {
+                j = skip_plain(b, j + 1);
+                continue;
+            }
             1 => match scan_string(b, j) {
                 Some(e) => {
                     j = e;
@@ -271,6 +274,27 @@ fn skip_nested(b: &[u8], i: usize) -> Scan {
         j += 1;
     }
     Scan::Cut
+}
+
+/// From `j`, the first byte that may be structural (`"`, `{`, `}`, `[`, `]`) outside strings,
+/// 8 bytes at a time: `(x & 0xD9) == 0x59` holds for the four brackets (and for `Y`, `_`, `y`,
+/// DEL, which cannot occur outside strings in JSON; a false hit only costs one table look-up).
+fn skip_plain(b: &[u8], mut j: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = b.get(j..j + 8) {
+        let mut w8 = [0u8; 8];
+        w8.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(w8);
+        let br = (w & (ONES * 0xD9)) ^ (ONES * 0x59);
+        let q = w ^ (ONES * u64::from(b'"'));
+        let hit = (br.wrapping_sub(ONES) & !br & HIGH) | (q.wrapping_sub(ONES) & !q & HIGH);
+        if hit != 0 {
+            return j + (hit.trailing_zeros() / 8) as usize;
+        }
+        j += 8;
+    }
+    j
 }
 
 /// Skips one JSON value starting at `i`.
@@ -426,6 +450,7 @@ fn scan_piece(b: &[u8], start: usize, limit: usize) -> PieceOut {
         ..PieceOut::default()
     };
     let mut i = start;
+    let mut cands = Cands::new();
     loop {
         // Between events: blanks, commas (a trailing `,]` included), the opening `[`.
         while let Some(&c) = b.get(i) {
@@ -446,7 +471,7 @@ fn scan_piece(b: &[u8], start: usize, limit: usize) -> PieceOut {
                 out.stop = i + 1;
                 return out;
             }
-            Some(b'{') => match scan_or_skip(b, i, &mut out) {
+            Some(b'{') => match scan_or_skip(b, i, &mut out, &mut cands) {
                 Scan::Done(e) => {
                     out.events += 1;
                     i = e;
@@ -490,16 +515,46 @@ fn scan_piece(b: &[u8], start: usize, limit: usize) -> PieceOut {
     }
 }
 
+/// Where the next mentions of the kept categories are, found once and reused for every event up
+/// to them (one search pass over the piece instead of one per event).
+struct Cands {
+    cpu: usize,
+    queue: usize,
+}
+
+impl Cands {
+    /// Not searched yet.
+    const NOT_YET: usize = usize::MAX - 1;
+
+    fn new() -> Self {
+        Cands {
+            cpu: Self::NOT_YET,
+            queue: Self::NOT_YET,
+        }
+    }
+
+    /// True when `b[i..end]` mentions `"cpu_op"` or `queue"`.
+    fn hit(&mut self, b: &[u8], i: usize, end: usize) -> bool {
+        let f = finders();
+        let rest = b.get(i..).unwrap_or(&[]);
+        if self.cpu == Self::NOT_YET || self.cpu < i {
+            self.cpu = f.0.find(rest).map_or(usize::MAX, |k| i + k);
+        }
+        if self.queue == Self::NOT_YET || self.queue < i {
+            self.queue = f.1.find(rest).map_or(usize::MAX, |k| i + k);
+        }
+        self.cpu < end || self.queue < end
+    }
+}
+
 /// Finds the end of the event at `i`; parses it fully only if its bytes mention one of the kept
 /// categories (most events do not, and are skipped without reading their members).
-fn scan_or_skip(b: &[u8], i: usize, out: &mut PieceOut) -> Scan {
+fn scan_or_skip(b: &[u8], i: usize, out: &mut PieceOut, cands: &mut Cands) -> Scan {
     let end = match skip_nested(b, i) {
         Scan::Done(e) => e,
         other => return other,
     };
-    let ev = b.get(i..end).unwrap_or(&[]);
-    let finders = finders();
-    if finders.0.find(ev).is_some() || finders.1.find(ev).is_some() {
+    if cands.hit(b, i, end) {
         scan_event(b, i, out)
     } else {
         Scan::Done(end)
@@ -683,8 +738,11 @@ pub fn read_trace(
     let total = src.len();
     let mut trace = Trace::default();
     let batch = opts.batch.max(64 * 1024);
-    let mut buf: Vec<u8> = Vec::new();
-    let mut buf_off: u64 = 0; // file offset of buf[0]
+    // `store[..filled]` holds the bytes being scanned; its length only grows (to the largest
+    // batch plus carried tail), so no batch pays for zeroing memory again.
+    let mut store: Vec<u8> = Vec::new();
+    let mut filled = 0usize;
+    let mut buf_off: u64 = 0; // file offset of store[0]
     let mut read_off: u64 = 0;
     let mut first = true;
     let mut ended = false;
@@ -692,14 +750,16 @@ pub fn read_trace(
     let mut stack_map: Vec<u32> = Vec::new();
     while !ended {
         // Read straight into the buffer's tail (no intermediate copy).
-        let had = buf.len();
+        let had = filled;
         let want = usize::try_from(total.saturating_sub(read_off))
             .unwrap_or(usize::MAX)
             .min(batch);
-        buf.resize(had + want, 0);
+        if store.len() < had + want {
+            store.resize(had + want, 0);
+        }
         let mut got = 0;
         while got < want {
-            let n = match buf.get_mut(had + got..) {
+            let n = match store.get_mut(had + got..had + want) {
                 Some(dst) => src.read_at(read_off + got as u64, dst)?,
                 None => 0,
             };
@@ -708,17 +768,18 @@ pub fn read_trace(
             }
             got += n;
         }
-        buf.truncate(had + got);
+        filled = had + got;
+        let buf: &[u8] = store.get(..filled).unwrap_or(&[]);
         let eof = got == 0;
         read_off += got as u64;
         let mut start = 0;
         if first {
-            let i = skip_ws(&buf, 0);
+            let i = skip_ws(buf, 0);
             match buf.get(i) {
                 Some(b'[') => start = i + 1,
                 Some(b'{') => {
                     // `{"traceEvents": [ … ]}` (Kineto / chrome export): start inside the array.
-                    let key = memchr::memmem::find(&buf, b"\"traceEvents\"");
+                    let key = memchr::memmem::find(buf, b"\"traceEvents\"");
                     match key.and_then(|k| memchr(b'[', buf.get(k..)?).map(|p| k + p)) {
                         Some(p) => start = p + 1,
                         None if !eof && buf.len() < 64 << 20 => continue,
@@ -749,7 +810,7 @@ pub fn read_trace(
             }
             first = false;
         }
-        let outs = scan_buffer(&buf, start, opts.pieces.max(1));
+        let outs = scan_buffer(buf, start, opts.pieces.max(1));
         let mut resume = buf.len();
         for out in outs {
             // Merge local ids into the caller's interners.
@@ -812,8 +873,9 @@ pub fn read_trace(
             break;
         }
         // Keep only the cut tail for the next batch.
-        let keep = resume.min(buf.len());
-        buf.drain(..keep);
+        let keep = resume.min(filled);
+        store.copy_within(keep..filled, 0);
+        filled -= keep;
         buf_off += keep as u64;
     }
     trace.bytes = read_off;
