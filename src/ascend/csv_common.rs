@@ -57,15 +57,44 @@ fn parse_plain(s: &[u8], scale: i32, mul: i128) -> Option<i64> {
     if s.len() == 1 && dot {
         return None;
     }
-    let total = scale - frac;
-    let mut r = i128::from(v) * mul;
-    if total >= 0 {
-        r *= 10i128.checked_pow(total.unsigned_abs())?;
+    plain_u64(v, scale - frac, mul).or_else(|| {
+        // Too large for 64-bit arithmetic: exact in 128 bits (still no floating point).
+        let total = scale - frac;
+        let mut r = i128::from(v) * mul;
+        if total >= 0 {
+            r *= 10i128.checked_pow(total.unsigned_abs())?;
+        } else {
+            let div = 10i128.checked_pow(total.unsigned_abs())?;
+            let (q, m) = (r / div, r % div);
+            r = if m * 2 >= div { q + 1 } else { q };
+        }
+        i64::try_from(r).ok()
+    })
+}
+
+/// `round(v × mul × 10^exp10)` in 64-bit integers when `mul` is a power of two (1, 1024, 2^20)
+/// and nothing overflows: `10^-d = 2^-d × 5^-d`, so the division is by `5^d` (and a shift).
+fn plain_u64(v: u64, exp10: i32, mul: i128) -> Option<i64> {
+    let m = u64::try_from(mul).ok().filter(|m| m.is_power_of_two())?;
+    let s = m.trailing_zeros();
+    let r = if exp10 >= 0 {
+        v.checked_mul(10u64.checked_pow(exp10.unsigned_abs())?)?
+            .checked_mul(m)?
     } else {
-        let div = 10i128.checked_pow(total.unsigned_abs())?;
-        let (q, m) = (r / div, r % div);
-        r = if m * 2 >= div { q + 1 } else { q };
-    }
+        let d = exp10.unsigned_abs();
+        let five = 5u64.checked_pow(d)?;
+        let (num, den) = if s >= d {
+            (v.checked_mul(1u64 << (s - d))?, five)
+        } else {
+            (v, five.checked_mul(1u64.checked_shl(d - s)?)?)
+        };
+        let (q, rem) = (num / den, num % den);
+        if rem >= den - rem {
+            q + 1
+        } else {
+            q
+        }
+    };
     i64::try_from(r).ok()
 }
 
@@ -606,6 +635,33 @@ mod tests {
         assert_eq!(us_to_ns("abc"), None);
         assert_eq!(us_to_ns(""), None);
         assert_eq!(us_to_ns("1e999"), None);
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_128_bit_path() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let digits = (x % 17 + 1) as usize;
+            let int = (x >> 8) % 10u64.pow(digits as u32 % 16 + 1);
+            let frac = (x >> 3) % 1_000_000_000;
+            let places = (x % 10) as usize;
+            let text = if places == 0 {
+                int.to_string()
+            } else {
+                let f = format!("{frac:09}");
+                format!("{int}.{}", &f[..places])
+            };
+            for (scale, mul) in [(3, 1), (0, 1024), (0, 1 << 20)] {
+                assert_eq!(
+                    parse_scaled(&text, scale, mul),
+                    parse_general(text.as_bytes(), scale, mul),
+                    "{text} scale {scale} mul {mul}"
+                );
+            }
+        }
     }
 
     #[test]
