@@ -30,6 +30,11 @@ from multiprocessing import Pool
 
 import ijson
 
+# ijson picks its fastest backend (yajl2_c when the wheel has it); MEMLENS_IJSON_BACKEND=python
+# forces the pure-Python one, as on installs without the C extension.
+if os.environ.get("MEMLENS_IJSON_BACKEND"):
+    ijson = ijson.get_backend(os.environ["MEMLENS_IJSON_BACKEND"])
+
 try:
     import pandas as pd
 except ImportError:  # the original needs pandas; without it the CSV is written by the csv module
@@ -165,7 +170,7 @@ def main():
             w.writerows(rows)
     seconds = time.perf_counter() - start
     print(json.dumps({
-        "seconds": seconds, "rows": len(rows), "pandas": pd is not None,
+        "seconds": seconds, "rows": len(rows), "pandas": pd is not None, "ijson": ijson.backend,
         "maxrss_self_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
         "maxrss_children_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
     }))
