@@ -114,7 +114,8 @@ pub fn safe_member_path(raw: &str) -> Result<String, String> {
     Ok(parts.join("/"))
 }
 
-/// `Read + Seek` over a [`Source`] (the zip reader needs random access; no full copy is made).
+/// `Read + Seek` over a [`Source`]: random access for the zip reader, sequential reads for tar
+/// (no full copy of the archive is made).
 struct Cursor<'a> {
     src: &'a dyn Source,
     pos: u64,
@@ -150,23 +151,6 @@ impl Seek for Cursor<'_> {
     }
 }
 
-/// Sequential `Read` over a [`Source`].
-struct Stream<'a> {
-    src: &'a dyn Source,
-    pos: u64,
-}
-
-impl Read for Stream<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self
-            .src
-            .read_at(self.pos, buf)
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
 /// Reads at most `limit` bytes of `r`; `Err` if there are more.
 fn read_limited(r: &mut dyn Read, limit: u64) -> std::io::Result<Result<Vec<u8>, ()>> {
     let mut out = Vec::new();
@@ -188,7 +172,7 @@ pub fn expand(src: &dyn Source, limits: Limits) -> (Vec<Member>, Vec<Diagnostic>
     match archive_kind(&name, &head) {
         Some(Kind::Zip) => expand_zip(src, &name, limits, &mut members, &mut warnings, &mut kept),
         Some(kind) => {
-            let stream = Stream { src, pos: 0 };
+            let stream = Cursor { src, pos: 0 };
             if kind == Kind::TarGz {
                 let gz = flate2::read::MultiGzDecoder::new(stream);
                 let guarded = Guard {

@@ -558,7 +558,34 @@ fn csv_error(
     d
 }
 
-/// Parses an optional time field; a bad value is counted in `warnings` and read as empty.
+/// Parses the optional number in column `col` as `value × 10^scale × mul`; a bad value is counted
+/// in `w` (grouped by `kind`, saying it expected `expected`) and read as empty.
+#[allow(clippy::too_many_arguments)]
+fn opt_scaled(
+    row: &Row<'_>,
+    h: &HeaderMap,
+    col: usize,
+    w: &mut Warnings,
+    file: &str,
+    (scale, mul): (i32, i128),
+    kind: &str,
+    expected: &str,
+) -> Option<i64> {
+    let idx = (*h.index.get(col)?)?;
+    let raw = row.get_bytes(Some(idx))?;
+    let v = parse_scaled_bytes(raw, scale, mul);
+    if v.is_none() {
+        let field = h.names.get(idx).map_or("", |s| s.as_str());
+        let msg = format!(
+            "expected {expected}, found {:?}; read as empty",
+            String::from_utf8_lossy(raw)
+        );
+        w.add_keyed(file, row.line, row.byte, field, kind, &msg);
+    }
+    v
+}
+
+/// Parses an optional time field (µs text → ns); a bad value is counted and read as empty.
 pub fn opt_time(
     row: &Row<'_>,
     h: &HeaderMap,
@@ -566,22 +593,8 @@ pub fn opt_time(
     w: &mut Warnings,
     file: &str,
 ) -> Option<i64> {
-    let idx = *h.index.get(col)?;
-    let raw = row.get_bytes(idx)?;
-    match parse_scaled_bytes(raw, 3, 1) {
-        Some(v) => Some(v),
-        None => {
-            w.add_keyed(
-                file,
-                row.line,
-                row.byte,
-                h.names.get(idx?).map_or("", |s| s),
-                "bad time",
-                &format!("expected a time in microseconds like 1736405443871259.720, found {:?}; read as empty", String::from_utf8_lossy(raw)),
-            );
-            None
-        }
-    }
+    let what = "a time in microseconds like 1736405443871259.720";
+    opt_scaled(row, h, col, w, file, (3, 1), "bad time", what)
 }
 
 /// Parses an optional MB field into bytes; bad values are counted and read as empty.
@@ -592,25 +605,49 @@ pub fn opt_mb(
     w: &mut Warnings,
     file: &str,
 ) -> Option<i64> {
-    let idx = *h.index.get(col)?;
-    let raw = row.get_bytes(idx)?;
-    match parse_scaled_bytes(raw, 0, 1 << 20) {
-        Some(v) => Some(v),
-        None => {
-            w.add_keyed(
-                file,
-                row.line,
-                row.byte,
-                h.names.get(idx?).map_or("", |s| s),
-                "bad MB",
-                &format!(
-                    "expected a number of MB like 954.37, found {:?}; read as empty",
-                    String::from_utf8_lossy(raw)
-                ),
-            );
-            None
-        }
-    }
+    opt_scaled(
+        row,
+        h,
+        col,
+        w,
+        file,
+        (0, 1 << 20),
+        "bad MB",
+        "a number of MB like 954.37",
+    )
+}
+
+/// The two leading fields of memory_record and npu_module_mem rows: a non-empty component name
+/// and a timestamp; `None` (the row counted as skipped) when either is missing or bad.
+pub fn component_and_time<'r>(
+    row: &'r Row<'_>,
+    h: &HeaderMap,
+    (component, timestamp): (usize, usize),
+    w: &mut Warnings,
+    file: &str,
+) -> Option<(&'r str, i64)> {
+    let col = h.index.get(component).copied().flatten();
+    let Some(name) = row.get(col) else {
+        w.add(
+            file,
+            row.line,
+            row.byte,
+            "Component",
+            "empty component; row skipped",
+        );
+        return None;
+    };
+    let Some(ts) = opt_time(row, h, timestamp, w, file) else {
+        w.add(
+            file,
+            row.line,
+            row.byte,
+            "Timestamp(us)",
+            "no timestamp; row skipped",
+        );
+        return None;
+    };
+    Some((name, ts))
 }
 
 #[cfg(test)]

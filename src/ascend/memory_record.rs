@@ -5,7 +5,7 @@
 //! `MindSpore+GE`, `GE`, `APP` with "MB" = KB / 1000 (reference `ascend-formats.md` §2.3).
 //! The framework allocator series (`PTA` or `MindSpore`) is the "memory over time" curve.
 
-use super::csv_common::{opt_mb, opt_time, read_table, HeaderMap, Row, Warnings};
+use super::csv_common::{component_and_time, opt_mb, read_table, HeaderMap, Row, Warnings};
 use crate::diag::Diagnostic;
 use crate::source::Source;
 
@@ -226,25 +226,8 @@ pub fn read_memory_record(
     // "MB" is KB / 1000; whether a file is MindSpore's shows only in its component names.
     let mut index: Vec<(String, usize)> = Vec::new();
     let mut on_row = |h: &HeaderMap, row: &Row<'_>, w: &mut Warnings| {
-        let col = |c: usize| h.index.get(c).copied().flatten();
-        let Some(component) = row.get(col(COMPONENT)) else {
-            w.add(
-                &file,
-                row.line,
-                row.byte,
-                "Component",
-                "empty component; row skipped",
-            );
-            return;
-        };
-        let Some(ts) = opt_time(row, h, TIMESTAMP, w, &file) else {
-            w.add(
-                &file,
-                row.line,
-                row.byte,
-                "Timestamp(us)",
-                "no timestamp; row skipped",
-            );
+        let Some((component, ts)) = component_and_time(row, h, (COMPONENT, TIMESTAMP), w, &file)
+        else {
             return;
         };
         let mut unsigned = |c: usize, name: &str| {

@@ -6,7 +6,9 @@
 //! `…,Total Reserved(KB),…`. A reserved value of -1 KB means "only frees observed" and is kept as
 //! unknown.
 
-use super::csv_common::{kb_to_bytes, mb_to_bytes, opt_time, read_table, HeaderMap, Row, Warnings};
+use super::csv_common::{
+    component_and_time, kb_to_bytes, mb_to_bytes, read_table, HeaderMap, Row, Warnings,
+};
 use crate::diag::Diagnostic;
 use crate::source::Source;
 
@@ -88,24 +90,8 @@ pub fn read_module_mem(
     };
     let mut on_row = |h: &HeaderMap, row: &Row<'_>, w: &mut Warnings| {
         let col = |c: usize| h.index.get(c).copied().flatten();
-        let Some(module) = row.get(col(COMPONENT)) else {
-            w.add(
-                &file,
-                row.line,
-                row.byte,
-                "Component",
-                "empty component; row skipped",
-            );
-            return;
-        };
-        let Some(ts) = opt_time(row, h, TIMESTAMP, w, &file) else {
-            w.add(
-                &file,
-                row.line,
-                row.byte,
-                "Timestamp(us)",
-                "no timestamp; row skipped",
-            );
+        let Some((module, ts)) = component_and_time(row, h, (COMPONENT, TIMESTAMP), w, &file)
+        else {
             return;
         };
         let (text, kb) = match (row.get(col(RESERVED_MB)), row.get(col(RESERVED_KB))) {
