@@ -168,6 +168,10 @@ struct PieceOut {
     queue: Vec<QueueEvent>,
     names: Interner,
     stacks: Interner,
+    /// Raw (still escaped) call stack spans already interned, by a hash of a sample of their
+    /// bytes: a repeated stack is recognised by one short hash and one `memcmp`, without decoding
+    /// and hashing its kilobytes again. Values: (start, end, id) in this piece's buffer.
+    raw_stacks: std::collections::HashMap<u64, Vec<(usize, usize, u32)>>,
     events: u64,
     /// (offset in buffer, message) of damage found; the scan resumed at the next boundary.
     errors: Vec<(usize, String)>,
@@ -550,6 +554,12 @@ impl Cands {
 /// Finds the end of the event at `i`; parses it fully only if its bytes mention one of the kept
 /// categories (most events do not, and are skipped without reading their members).
 fn scan_or_skip(b: &[u8], i: usize, out: &mut PieceOut, cands: &mut Cands) -> Scan {
+    // torch_npu writes `cat` before `args`, so in a kept event the category shows within its
+    // first few hundred bytes: parse such an event directly instead of skipping it first and
+    // parsing it again (a wrong guess only costs a full parse of one small event).
+    if cands.hit(b, i, i.saturating_add(256)) {
+        return scan_event(b, i, out);
+    }
     let end = match skip_nested(b, i) {
         Scan::Done(e) => e,
         other => return other,
@@ -576,6 +586,38 @@ fn finders() -> &'static (
             memchr::memmem::Finder::new(b"queue\""),
         )
     })
+}
+
+/// A hash of the length and three 32-byte windows (start, middle, end) of `raw`.
+fn sample_hash(raw: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let n = raw.len();
+    n.hash(&mut h);
+    let w = |a: usize| raw.get(a..(a + 32).min(n)).unwrap_or(&[]);
+    w(0).hash(&mut h);
+    w(n / 2).hash(&mut h);
+    w(n.saturating_sub(32)).hash(&mut h);
+    h.finish()
+}
+
+/// The local id of the call stack whose JSON string is `b[span]`, decoding it only the first time.
+fn intern_stack(b: &[u8], span: (usize, usize), out: &mut PieceOut) -> u32 {
+    let raw = b.get(span.0..span.1).unwrap_or(&[]);
+    let key = sample_hash(raw);
+    if let Some(seen) = out.raw_stacks.get(&key) {
+        for &(s, e, id) in seen {
+            if b.get(s..e) == Some(raw) {
+                return id;
+            }
+        }
+    }
+    let id = match str_of(raw) {
+        Some(s) if !s.is_empty() => out.stacks.intern(&s),
+        _ => 0,
+    };
+    out.raw_stacks.entry(key).or_default().push((span.0, span.1, id));
+    id
 }
 
 /// Scans one event at `i`, keeping it if it is a `cpu_op` or a queue event.
@@ -634,11 +676,7 @@ fn scan_event(b: &[u8], i: usize, out: &mut PieceOut) -> Scan {
             _ => {}
         });
         if stack_span.1 > stack_span.0 {
-            if let Some(s) = str_of(span(stack_span)) {
-                if !s.is_empty() {
-                    stack = out.stacks.intern(&s);
-                }
-            }
+            stack = intern_stack(b, stack_span, out);
         }
     }
     let name_id = out.names.intern(&name_s);
