@@ -65,6 +65,7 @@ fn operator_memory_legacy_10_columns_with_negative_row() {
     assert_eq!(neg.alloc_ns, None);
     assert_eq!(neg.time_ns(), Some(1_690_000_000_000_020_250));
     assert_eq!(om.rows[2].release_ns, None);
+    assert_eq!(om.rows[2].line, 4, "LF line numbers");
 }
 
 #[test]

@@ -195,12 +195,10 @@ pub struct SourceReader<'a, 'p> {
     buf: Vec<u8>,
     at: usize,
     progress: Option<&'p mut dyn FnMut(u64, u64)>,
-    /// The chunk before `buf` and its file offset, kept for [`SourceReader::line_of`].
+    /// The chunk before `buf` and its file offset, kept for [`SourceReader::locate`].
     prev: Vec<u8>,
     prev_off: u64,
     buf_off: u64,
-    counted_upto: u64,
-    newlines: u64,
     /// The first read error, kept so the caller can report it with the file's name and offset.
     pub error: Option<crate::source::SourceError>,
 }
@@ -217,43 +215,23 @@ impl<'a, 'p> SourceReader<'a, 'p> {
             prev: Vec::new(),
             prev_off: 0,
             buf_off: 0,
-            counted_upto: 0,
-            newlines: 0,
             error: None,
         }
     }
 
-    /// The 1-based line and the corrected offset of a record reported at `byte`, for offsets that
-    /// only grow and lag the read position by less than a chunk (true of CSV record starts). The
-    /// `csv` crate's own line count and offsets are off on CRLF files, hence this.
-    pub fn locate(&mut self, byte: u64) -> (u64, u64) {
-        // On CRLF files the `csv` crate reports a record as starting at the `\n` ending the line
-        // before it; the row really starts one byte later.
+    /// The 1-based line and the offset of a record that the `csv` crate reports at `byte` on
+    /// `line`. On CRLF files that crate reports a record as starting at the `\n` ending the line
+    /// before it, one line early; the row really starts one byte (and one line) later. Record
+    /// starts lag the read position by less than a chunk, so that byte is still in `buf` or `prev`.
+    pub fn locate(&self, byte: u64, line: u64) -> (u64, u64) {
         let at = |data: &[u8], off: u64| {
             byte.checked_sub(off)
                 .and_then(|i| data.get(usize::try_from(i).ok()?).copied())
         };
-        let byte = match at(&self.buf, self.buf_off).or_else(|| at(&self.prev, self.prev_off)) {
-            Some(b'\n') => byte + 1,
-            _ => byte,
-        };
-        (self.line_of(byte), byte)
-    }
-
-    fn line_of(&mut self, byte: u64) -> u64 {
-        let count = |data: &[u8], off: u64, from: u64, to: u64| -> u64 {
-            let end = off + data.len() as u64;
-            let a = from.max(off).min(end);
-            let b = to.max(off).min(end);
-            data.get((a - off) as usize..(b - off) as usize)
-                .map_or(0, |s| memchr::memchr_iter(b'\n', s).count() as u64)
-        };
-        if byte > self.counted_upto {
-            self.newlines += count(&self.prev, self.prev_off, self.counted_upto, byte)
-                + count(&self.buf, self.buf_off, self.counted_upto, byte);
-            self.counted_upto = byte;
+        match at(&self.buf, self.buf_off).or_else(|| at(&self.prev, self.prev_off)) {
+            Some(b'\n') => (line + 1, byte + 1),
+            _ => (line, byte),
         }
-        self.newlines + 1
     }
 }
 
@@ -498,9 +476,9 @@ pub fn read_table(
         match rdr.read_byte_record(&mut record) {
             Ok(false) => break,
             Ok(true) => {
-                let (line, byte) = rdr
-                    .get_mut()
-                    .locate(record.position().map_or(0, |p| p.byte()));
+                let (line, byte) = record
+                    .position()
+                    .map_or((0, 0), |p| rdr.get_ref().locate(p.byte(), p.line()));
                 if record.len() == 1 && record.get(0).is_some_and(|f| trim_bytes(f).is_empty()) {
                     continue; // blank line
                 }
@@ -529,7 +507,9 @@ pub fn read_table(
                 if rdr.get_ref().error.is_some() {
                     return Err(csv_error(&file, &e, rdr.get_ref().error.as_ref()));
                 }
-                let (line, byte) = rdr.get_mut().locate(e.position().map_or(0, |p| p.byte()));
+                let (line, byte) = e
+                    .position()
+                    .map_or((0, 0), |p| rdr.get_ref().locate(p.byte(), p.line()));
                 let msg = match e.kind() {
                     csv::ErrorKind::Utf8 { .. } => {
                         "row is not valid UTF-8; row skipped".to_string()
