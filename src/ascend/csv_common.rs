@@ -36,27 +36,21 @@ pub fn parse_scaled_bytes(text: &[u8], scale: i32, mul: i128) -> Option<i64> {
 
 /// The common case, fast: `digits[.digits]`, at most 18 digits, no sign or exponent.
 fn parse_plain(s: &[u8], scale: i32, mul: i128) -> Option<i64> {
-    if s.is_empty() || s.len() > 19 {
+    // At most 19 digits (< 2^64) plus one dot: torch_npu times have 16 + 3.
+    if s.is_empty() || s.len() > 20 {
         return None;
     }
-    let mut v: u64 = 0;
-    let mut frac: i32 = 0;
-    let mut dot = false;
-    for &b in s {
-        match b {
-            b'0'..=b'9' => {
-                v = v * 10 + u64::from(b - b'0');
-                if dot {
-                    frac += 1;
-                }
-            }
-            b'.' if !dot => dot = true,
-            _ => return None,
-        }
-    }
-    if s.len() == 1 && dot {
+    let (int, fr) = match memchr::memchr(b'.', s) {
+        Some(d) => (s.get(..d)?, s.get(d + 1..)?),
+        None => (s, &[][..]),
+    };
+    if int.len() + fr.len() > 19 || (int.is_empty() && fr.is_empty()) {
         return None;
     }
+    let frac = fr.len() as i32;
+    let v = digits(int)?
+        .checked_mul(10u64.checked_pow(fr.len() as u32)?)?
+        .checked_add(digits(fr)?)?;
     plain_u64(v, scale - frac, mul).or_else(|| {
         // Too large for 64-bit arithmetic: exact in 128 bits (still no floating point).
         let total = scale - frac;
@@ -70,6 +64,41 @@ fn parse_plain(s: &[u8], scale: i32, mul: i128) -> Option<i64> {
         }
         i64::try_from(r).ok()
     })
+}
+
+/// The value of a run of ASCII digits (empty = 0), eight at a time (SWAR); `None` if a byte is
+/// not a digit or the value exceeds `u64`.
+fn digits(s: &[u8]) -> Option<u64> {
+    let mut v: u64 = 0;
+    let mut chunks = s.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w8 = [0u8; 8];
+        w8.copy_from_slice(c);
+        v = v.checked_mul(100_000_000)?.checked_add(eight_digits(u64::from_le_bytes(w8))?)?;
+    }
+    for &b in chunks.remainder() {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+    }
+    Some(v)
+}
+
+/// Eight ASCII digits (little-endian word, first digit in the low byte) to their value, or `None`
+/// if any byte is not a digit. The multiply-and-shift steps combine 2, then 4, then 8 digits.
+fn eight_digits(w: u64) -> Option<u64> {
+    const ZEROS: u64 = 0x3030_3030_3030_3030;
+    const HIGH_NIBBLES: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    // Every byte in 0x30..=0x39: the high nibble is 3, and adding 6 does not carry into it.
+    if w & HIGH_NIBBLES != ZEROS || w.wrapping_add(0x0606_0606_0606_0606) & HIGH_NIBBLES != ZEROS {
+        return None;
+    }
+    let mut v = w - ZEROS;
+    v = (v.wrapping_mul(10) + (v >> 8)) & 0x00FF_00FF_00FF_00FF;
+    v = (v.wrapping_mul(100) + (v >> 16)) & 0x0000_FFFF_0000_FFFF;
+    v = (v.wrapping_mul(10_000) + (v >> 32)) & 0x0000_0000_FFFF_FFFF;
+    Some(v)
 }
 
 /// `round(v × mul × 10^exp10)` in 64-bit integers when `mul` is a power of two (1, 1024, 2^20)
@@ -679,6 +708,19 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn eight_digit_words() {
+        let w = |s: &[u8; 8]| eight_digits(u64::from_le_bytes(*s));
+        assert_eq!(w(b"12345678"), Some(12_345_678));
+        assert_eq!(w(b"00000000"), Some(0));
+        assert_eq!(w(b"99999999"), Some(99_999_999));
+        for bad in [b"1234567:", b"/2345678", b"1234 678", b"12345\x0067", b"1234567\xb9"] {
+            assert_eq!(w(bad), None, "{bad:?}");
+        }
+        assert_eq!(digits(b"1736405443871259720"), Some(1_736_405_443_871_259_720));
+        assert_eq!(digits(b"99999999999999999999"), None);
     }
 
     #[test]
