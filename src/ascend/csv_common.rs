@@ -74,7 +74,9 @@ fn digits(s: &[u8]) -> Option<u64> {
     for c in &mut chunks {
         let mut w8 = [0u8; 8];
         w8.copy_from_slice(c);
-        v = v.checked_mul(100_000_000)?.checked_add(eight_digits(u64::from_le_bytes(w8))?)?;
+        v = v
+            .checked_mul(100_000_000)?
+            .checked_add(eight_digits(u64::from_le_bytes(w8))?)?;
     }
     for &b in chunks.remainder() {
         if !b.is_ascii_digit() {
@@ -716,10 +718,19 @@ mod tests {
         assert_eq!(w(b"12345678"), Some(12_345_678));
         assert_eq!(w(b"00000000"), Some(0));
         assert_eq!(w(b"99999999"), Some(99_999_999));
-        for bad in [b"1234567:", b"/2345678", b"1234 678", b"12345\x0067", b"1234567\xb9"] {
+        for bad in [
+            b"1234567:",
+            b"/2345678",
+            b"1234 678",
+            b"12345\x0067",
+            b"1234567\xb9",
+        ] {
             assert_eq!(w(bad), None, "{bad:?}");
         }
-        assert_eq!(digits(b"1736405443871259720"), Some(1_736_405_443_871_259_720));
+        assert_eq!(
+            digits(b"1736405443871259720"),
+            Some(1_736_405_443_871_259_720)
+        );
         assert_eq!(digits(b"99999999999999999999"), None);
     }
 

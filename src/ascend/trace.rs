@@ -616,7 +616,10 @@ fn intern_stack(b: &[u8], span: (usize, usize), out: &mut PieceOut) -> u32 {
         Some(s) if !s.is_empty() => out.stacks.intern(&s),
         _ => 0,
     };
-    out.raw_stacks.entry(key).or_default().push((span.0, span.1, id));
+    out.raw_stacks
+        .entry(key)
+        .or_default()
+        .push((span.0, span.1, id));
     id
 }
 
