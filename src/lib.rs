@@ -14,6 +14,7 @@ pub mod chart;
 pub mod classify;
 pub mod diag;
 pub mod export;
+pub mod somas;
 pub mod source;
 
 #[cfg(target_arch = "wasm32")]
