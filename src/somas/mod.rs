@@ -18,6 +18,7 @@ pub mod model;
 pub mod offline;
 pub mod queries;
 pub mod r1;
+pub mod summary;
 pub mod tables;
 pub mod task_info;
 

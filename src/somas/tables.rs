@@ -1,1 +1,468 @@
-//! placeholder
+//! The tables of somas_tool (`graph_tensors.csv`, `graph_nodes.csv`, `graph_parameters.csv`) plus
+//! the conflict list, as typed cells: the CSV export writes them and the page pages, sorts and
+//! filters them here, so both show the same values.
+
+use super::analysis::Analysis;
+use super::model::{split_name, SomasModel, INPUT_PARAM, NONE};
+use serde::Serialize;
+use std::cmp::Ordering;
+
+/// One table cell.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Cell {
+    /// No value (e.g. no task address without task-info).
+    Empty,
+    /// An integer.
+    Int(u64),
+    /// Text.
+    Text(String),
+}
+
+impl Cell {
+    /// Writes the cell as CSV text into `out` (cleared first).
+    pub fn render(&self, out: &mut String) {
+        out.clear();
+        match self {
+            Cell::Empty => {}
+            Cell::Int(v) => out.push_str(itoa::Buffer::new().format(*v)),
+            Cell::Text(s) => out.push_str(s),
+        }
+    }
+
+    fn cmp_key(&self, other: &Cell) -> Ordering {
+        match (self, other) {
+            (Cell::Int(a), Cell::Int(b)) => a.cmp(b),
+            (Cell::Text(a), Cell::Text(b)) => a.cmp(b),
+            (Cell::Empty, Cell::Empty) => Ordering::Equal,
+            (Cell::Empty, _) => Ordering::Less,
+            (_, Cell::Empty) => Ordering::Greater,
+            (Cell::Int(_), Cell::Text(_)) => Ordering::Less,
+            (Cell::Text(_), Cell::Int(_)) => Ordering::Greater,
+        }
+    }
+}
+
+/// The tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Table {
+    /// `graph_tensors.csv`: one row per data tensor.
+    Tensors,
+    /// `graph_nodes.csv`: one row per node.
+    Nodes,
+    /// `graph_parameters.csv`: one row per parameter.
+    Parameters,
+    /// Overwrite conflicts: one row per pair.
+    Conflicts,
+}
+
+/// `graph_tensors.csv` columns (somas_tool's names; its first column has an empty header).
+pub const TENSOR_COLUMNS: [&str; 22] = [
+    "TensorId",
+    "SourceNodeId",
+    "SourceNodeName",
+    "OutputIndex",
+    "SourceStream",
+    "StartAddr",
+    "StartAddrHex",
+    "Size",
+    "AlignSize",
+    "EndAddr",
+    "EndAddrHex",
+    "LifeStart",
+    "LifeEnd",
+    "LifeLong",
+    "TensorType",
+    "TaskStartAddr",
+    "TaskStartAddrHex",
+    "TaskSize",
+    "TaskEndAddr",
+    "TaskEndAddrHex",
+    "DestinationStreams",
+    "Destinations",
+];
+
+/// `graph_nodes.csv` columns (first header empty in somas_tool: the node name).
+pub const NODE_COLUMNS: [&str; 13] = [
+    "Name",
+    "Index",
+    "OpId",
+    "Stream",
+    "Tensors",
+    "Parameters",
+    "Inputs",
+    "Outputs",
+    "Workspaces",
+    "AliveTensorsSize",
+    "TotalTensorSize",
+    "InUseMemory",
+    "TotalMemory",
+];
+
+/// `graph_parameters.csv` columns (first header empty in somas_tool: the parameter index).
+pub const PARAM_COLUMNS: [&str; 9] = [
+    "Index",
+    "SourceNodeName",
+    "OutputIndex",
+    "StartAddr",
+    "StartAddrHex",
+    "Size",
+    "EndAddr",
+    "EndAddrHex",
+    "Destinations",
+];
+
+/// Conflict list columns.
+pub const CONFLICT_COLUMNS: [&str; 10] = [
+    "TensorA",
+    "TensorB",
+    "NodeA",
+    "NodeB",
+    "LifeA",
+    "LifeB",
+    "RangeA",
+    "RangeB",
+    "OverlapBytes",
+    "OverlapNodes",
+];
+
+impl Table {
+    /// Column names as shown on the page.
+    pub fn columns(self) -> &'static [&'static str] {
+        match self {
+            Table::Tensors => &TENSOR_COLUMNS,
+            Table::Nodes => &NODE_COLUMNS,
+            Table::Parameters => &PARAM_COLUMNS,
+            Table::Conflicts => &CONFLICT_COLUMNS,
+        }
+    }
+
+    /// Column names as written in CSV: somas_tool leaves the first header of its three tables
+    /// empty (a pandas index), which spreadsheet workflows may rely on.
+    pub fn csv_header(self) -> Vec<&'static str> {
+        let mut h = self.columns().to_vec();
+        if self != Table::Conflicts {
+            if let Some(first) = h.first_mut() {
+                *first = "";
+            }
+        }
+        h
+    }
+
+    /// Number of rows.
+    pub fn rows(self, model: &SomasModel, an: &Analysis) -> usize {
+        match self {
+            Table::Tensors => model.tensors.len(),
+            Table::Nodes => model.nodes.len(),
+            Table::Parameters => model.params.id.len(),
+            Table::Conflicts => an.conflicts.pairs.len(),
+        }
+    }
+
+    /// The column used by a text filter.
+    fn name_column(self) -> usize {
+        match self {
+            Table::Tensors => 2,
+            Table::Nodes => 0,
+            Table::Parameters => 1,
+            Table::Conflicts => 2,
+        }
+    }
+}
+
+/// `0x…` lowercase hex.
+pub fn hex(v: u64) -> String {
+    format!("0x{v:x}")
+}
+
+/// The op id of a node name: the number after the last `-op`.
+pub fn op_id(name: &str) -> Option<u64> {
+    let n = split_name(name);
+    let i = n.rfind("-op")?;
+    n.get(i + 3..)?.parse().ok()
+}
+
+fn join<I: IntoIterator<Item = String>>(items: I) -> String {
+    let mut s = String::new();
+    for (i, it) in items.into_iter().enumerate() {
+        if i > 0 {
+            s.push(';');
+        }
+        s.push_str(&it);
+    }
+    s
+}
+
+fn tensor_ref(model: &SomasModel, t: u32) -> String {
+    format!("%{}T", model.tensors.id.get(t as usize).copied().unwrap_or(0))
+}
+
+fn input_ref(model: &SomasModel, v: u32) -> String {
+    if v & INPUT_PARAM != 0 {
+        format!(
+            "%{}P",
+            model
+                .params
+                .id
+                .get((v & !INPUT_PARAM) as usize)
+                .copied()
+                .unwrap_or(0)
+        )
+    } else {
+        tensor_ref(model, v)
+    }
+}
+
+/// The cell at (`row`, `col`) of `table`.
+pub fn cell(model: &SomasModel, an: &Analysis, table: Table, row: u32, col: usize) -> Cell {
+    match table {
+        Table::Tensors => tensor_cell(model, an, row, col),
+        Table::Nodes => node_cell(model, an, row, col),
+        Table::Parameters => param_cell(model, an, row, col),
+        Table::Conflicts => conflict_cell(model, an, row, col),
+    }
+}
+
+fn tensor_cell(model: &SomasModel, an: &Analysis, row: u32, col: usize) -> Cell {
+    let r = row as usize;
+    let t = &model.tensors;
+    let owner = model.derived.owner.get(r).copied().unwrap_or(NONE);
+    let start = an.address(model, row);
+    let aligned = t.aligned.get(r).copied().unwrap_or(0);
+    let task = an
+        .task
+        .as_ref()
+        .and_then(|m| Some((*m.tensor_addr.get(r)?, *m.tensor_size.get(r)?)))
+        .filter(|(a, _)| *a != 0);
+    let dests = || model.derived.consumers.row(r);
+    match col {
+        0 => Cell::Int(u64::from(t.id.get(r).copied().unwrap_or(0))),
+        1 => match model.nodes.index.get(owner as usize) {
+            Some(&i) => Cell::Int(u64::from(i)),
+            None => Cell::Empty,
+        },
+        2 => Cell::Text(model.tensor_source_name(row).to_string()),
+        3 => match model.derived.out_index.get(r) {
+            Some(&k) if k != NONE => Cell::Int(u64::from(k)),
+            _ => Cell::Empty,
+        },
+        4 => match model.nodes.stream.get(owner as usize) {
+            Some(&s) => Cell::Int(u64::from(s)),
+            None => Cell::Empty,
+        },
+        5 => Cell::Int(start),
+        6 => Cell::Text(hex(start)),
+        7 => Cell::Int(t.original.get(r).copied().unwrap_or(0)),
+        8 => Cell::Int(aligned),
+        9 => Cell::Int(start.saturating_add(aligned)),
+        10 => Cell::Text(hex(start.saturating_add(aligned))),
+        11 => Cell::Int(u64::from(t.start.get(r).copied().unwrap_or(0))),
+        12 => Cell::Int(u64::from(t.end.get(r).copied().unwrap_or(0))),
+        13 => Cell::Text(t.lifelong.get(r).map_or("", |l| l.as_str()).to_string()),
+        14 => Cell::Text(t.kind.get(r).map_or("", |k| k.as_str()).to_string()),
+        15 => task.map_or(Cell::Empty, |(a, _)| Cell::Int(a)),
+        16 => task.map_or(Cell::Empty, |(a, _)| Cell::Text(hex(a))),
+        17 => task.map_or(Cell::Empty, |(_, z)| Cell::Int(z)),
+        18 => task.map_or(Cell::Empty, |(a, z)| Cell::Int(a.saturating_add(z))),
+        19 => task.map_or(Cell::Empty, |(a, z)| Cell::Text(hex(a.saturating_add(z)))),
+        20 => {
+            let mut streams: Vec<u32> = dests()
+                .iter()
+                .filter_map(|&n| model.nodes.stream.get(n as usize).copied())
+                .collect();
+            streams.sort_unstable();
+            streams.dedup();
+            Cell::Text(join(streams.iter().map(|s| s.to_string())))
+        }
+        21 => Cell::Text(join(dests().iter().map(|&n| model.node_name(n).to_string()))),
+        _ => Cell::Empty,
+    }
+}
+
+fn node_cell(model: &SomasModel, an: &Analysis, row: u32, col: usize) -> Cell {
+    let r = row as usize;
+    let n = &model.nodes;
+    let index = n.index.get(r).copied().unwrap_or(0);
+    let tensors_of = |list: &[u32]| join(list.iter().map(|&v| input_ref(model, v)));
+    match col {
+        0 => Cell::Text(model.node_name(row).to_string()),
+        1 => Cell::Int(u64::from(index)),
+        2 => op_id(model.node_name(row)).map_or(Cell::Empty, Cell::Int),
+        3 => Cell::Int(u64::from(n.stream.get(r).copied().unwrap_or(0))),
+        4 => {
+            let all: Vec<u32> = n
+                .inputs
+                .row(r)
+                .iter()
+                .filter(|&&v| v & INPUT_PARAM == 0)
+                .chain(n.outputs.row(r))
+                .chain(n.workspace.row(r))
+                .copied()
+                .collect();
+            Cell::Text(tensors_of(&all))
+        }
+        5 => {
+            let ps: Vec<u32> = n
+                .inputs
+                .row(r)
+                .iter()
+                .filter(|&&v| v & INPUT_PARAM != 0)
+                .copied()
+                .collect();
+            Cell::Text(tensors_of(&ps))
+        }
+        6 => Cell::Text(tensors_of(n.inputs.row(r))),
+        7 => Cell::Text(tensors_of(n.outputs.row(r))),
+        8 => Cell::Text(tensors_of(n.workspace.row(r))),
+        9 => Cell::Int(an.in_use_at(index)),
+        10 => Cell::Int(an.total_at(index)),
+        11 => Cell::Int(an.in_use_at(index).saturating_add(an.static_bytes)),
+        12 => Cell::Int(an.total_at(index).saturating_add(an.static_bytes)),
+        _ => Cell::Empty,
+    }
+}
+
+fn param_cell(model: &SomasModel, an: &Analysis, row: u32, col: usize) -> Cell {
+    let r = row as usize;
+    let p = &model.params;
+    let addr = an.param_addr.get(r).copied().unwrap_or(0);
+    let size = p.size.get(r).copied().unwrap_or(0);
+    let known = addr != 0;
+    match col {
+        0 => Cell::Int(u64::from(p.id.get(r).copied().unwrap_or(0))),
+        1 => Cell::Text(p.name.get(r).map_or("", |&n| model.names.get(n)).to_string()),
+        2 => Cell::Int(u64::from(p.out_index.get(r).copied().unwrap_or(0))),
+        3 if known => Cell::Int(addr),
+        4 if known => Cell::Text(hex(addr)),
+        5 => Cell::Int(size),
+        6 if known => Cell::Int(addr.saturating_add(size)),
+        7 if known => Cell::Text(hex(addr.saturating_add(size))),
+        8 => Cell::Text(join(
+            model
+                .derived
+                .param_consumers
+                .row(r)
+                .iter()
+                .map(|&n| model.node_name(n).to_string()),
+        )),
+        _ => Cell::Empty,
+    }
+}
+
+fn conflict_cell(model: &SomasModel, an: &Analysis, row: u32, col: usize) -> Cell {
+    let Some(&(a, b)) = an.conflicts.pairs.get(row as usize) else {
+        return Cell::Empty;
+    };
+    let id = |t: u32| Cell::Int(u64::from(model.tensors.id.get(t as usize).copied().unwrap_or(0)));
+    let life = |t: u32| {
+        Cell::Text(format!(
+            "{}-{}",
+            an.lo.get(t as usize).copied().unwrap_or(0),
+            an.hi.get(t as usize).copied().unwrap_or(0)
+        ))
+    };
+    let range = |t: u32| {
+        let (s, e) = model.effective_range(t);
+        Cell::Text(format!(
+            "{}-{}",
+            hex(an.base.saturating_add(s)),
+            hex(an.base.saturating_add(e))
+        ))
+    };
+    let (sa, ea) = model.effective_range(a);
+    let (sb, eb) = model.effective_range(b);
+    match col {
+        0 => id(a),
+        1 => id(b),
+        2 => Cell::Text(model.tensor_source_name(a).to_string()),
+        3 => Cell::Text(model.tensor_source_name(b).to_string()),
+        4 => life(a),
+        5 => life(b),
+        6 => range(a),
+        7 => range(b),
+        8 => Cell::Int(ea.min(eb).saturating_sub(sa.max(sb))),
+        9 => {
+            let lo = an.lo.get(a as usize).max(an.lo.get(b as usize)).copied().unwrap_or(0);
+            let hi = an.hi.get(a as usize).min(an.hi.get(b as usize)).copied().unwrap_or(0);
+            Cell::Text(format!("{lo}-{hi}"))
+        }
+        _ => Cell::Empty,
+    }
+}
+
+/// A request for one page of a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageRequest {
+    /// Which table.
+    pub table: Table,
+    /// Column to sort by (`None`: row order).
+    pub sort: Option<usize>,
+    /// Sort descending.
+    pub descending: bool,
+    /// Keep rows whose name column contains this text (case-insensitive); empty keeps all.
+    pub filter: String,
+    /// First row of the page (after filtering and sorting).
+    pub offset: usize,
+    /// Rows per page.
+    pub limit: usize,
+}
+
+/// One page of a table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Page {
+    /// Column names.
+    pub columns: Vec<&'static str>,
+    /// Rows matching the filter.
+    pub total: usize,
+    /// Table rows on this page.
+    pub rows: Vec<u32>,
+    /// Their cells.
+    pub cells: Vec<Vec<Cell>>,
+}
+
+/// Filters, sorts and pages a table (stable: ties keep row order).
+pub fn page(model: &SomasModel, an: &Analysis, req: &PageRequest) -> Page {
+    let n = req.table.rows(model, an) as u32;
+    let needle = req.filter.to_lowercase();
+    let name_col = req.table.name_column();
+    let mut rows: Vec<u32> = if needle.is_empty() {
+        (0..n).collect()
+    } else {
+        (0..n)
+            .filter(|&r| match cell(model, an, req.table, r, name_col) {
+                Cell::Text(s) => s.to_lowercase().contains(&needle),
+                _ => false,
+            })
+            .collect()
+    };
+    if let Some(col) = req.sort.filter(|&c| c < req.table.columns().len()) {
+        let mut keyed: Vec<(Cell, u32)> = rows
+            .iter()
+            .map(|&r| (cell(model, an, req.table, r, col), r))
+            .collect();
+        keyed.sort_by(|a, b| {
+            let o = a.0.cmp_key(&b.0);
+            let o = if req.descending { o.reverse() } else { o };
+            o.then(a.1.cmp(&b.1))
+        });
+        rows = keyed.into_iter().map(|(_, r)| r).collect();
+    }
+    let total = rows.len();
+    let page_rows: Vec<u32> = rows
+        .into_iter()
+        .skip(req.offset)
+        .take(req.limit)
+        .collect();
+    let ncol = req.table.columns().len();
+    let cells = page_rows
+        .iter()
+        .map(|&r| (0..ncol).map(|c| cell(model, an, req.table, r, c)).collect())
+        .collect();
+    Page {
+        columns: req.table.columns().to_vec(),
+        total,
+        rows: page_rows,
+        cells,
+    }
+}
