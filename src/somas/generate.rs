@@ -318,6 +318,38 @@ pub fn generate(cfg: &GenConfig) -> Generated {
     let mut k: u32 = 0;
     while (b.nodes.len() as u32) < target.saturating_sub(3) {
         k += 1;
+        if k % 701 == 0 {
+            // Repeated node (multi-called subgraph): the same tensors again, lifetimes extended.
+            if let Some(prev) = b.nodes.last() {
+                if prev.op != "AllReduce" && prev.kind == 0 && !prev.outputs.is_empty() && prev.op != clean_name {
+                    let (op, op_id, scope) = (prev.op, prev.op_id, prev.scope);
+                    let (ins, outs, ws) = (prev.inputs.clone(), prev.outputs.clone(), prev.workspace.clone());
+                    let idx = b.nodes.len() as u32;
+                    b.nodes.push(GNode {
+                        op,
+                        op_id,
+                        scope,
+                        kind: 0,
+                        stream: 0,
+                        inputs: ins.clone(),
+                        outputs: outs.clone(),
+                        workspace: ws.clone(),
+                        ctrl_in: Vec::new(),
+                        ctrl_out: Vec::new(),
+                    });
+                    for t in ins.iter().chain(&outs).chain(&ws) {
+                        if t & PARAM == 0 {
+                            if let Some(x) = b.tensors.get_mut(*t as usize) {
+                                x.end = x.end.max(idx);
+                                x.special = true;
+                            }
+                        }
+                    }
+                    b.traps.repeated_nodes += 1;
+                    continue;
+                }
+            }
+        }
         if k % 50 == 0 {
             // Communication block: events around an AllReduce on stream 1 with contiguous lists.
             let send = b.node("StreamSend", 0, 0);
@@ -420,38 +452,6 @@ pub fn generate(cfg: &GenConfig) -> Generated {
             main = o;
             recent.push(o);
             continue;
-        }
-        if k % 700 == 0 {
-            // Repeated node (multi-called subgraph): the same tensors again, lifetimes extended.
-            if let Some(prev) = b.nodes.last() {
-                if prev.op != "AllReduce" && prev.kind == 0 && !prev.outputs.is_empty() && prev.op != clean_name {
-                    let (op, op_id, scope) = (prev.op, prev.op_id, prev.scope);
-                    let (ins, outs, ws) = (prev.inputs.clone(), prev.outputs.clone(), prev.workspace.clone());
-                    let idx = b.nodes.len() as u32;
-                    b.nodes.push(GNode {
-                        op,
-                        op_id,
-                        scope,
-                        kind: 0,
-                        stream: 0,
-                        inputs: ins.clone(),
-                        outputs: outs.clone(),
-                        workspace: ws.clone(),
-                        ctrl_in: Vec::new(),
-                        ctrl_out: Vec::new(),
-                    });
-                    for t in ins.iter().chain(&outs).chain(&ws) {
-                        if t & PARAM == 0 {
-                            if let Some(x) = b.tensors.get_mut(*t as usize) {
-                                x.end = x.end.max(idx);
-                                x.special = true;
-                            }
-                        }
-                    }
-                    b.traps.repeated_nodes += 1;
-                    continue;
-                }
-            }
         }
         let op = ops[b.rng.usize(0..ops.len())];
         let n = b.node(op, 0, 0);

@@ -10,7 +10,7 @@
 use super::lex::{self, IdKind, Lines, ParseError};
 use super::model::{
     name_hash, Controls, Csr, DumpFamily, Format, Lifelong, Nodes, Params, SomasModel, TensorKind,
-    Tensors, INPUT_PARAM,
+    Tensors, INPUT_PARAM, NONE,
 };
 use super::r1;
 use rayon::prelude::*;
@@ -197,24 +197,36 @@ pub fn parse(buf: &[u8], file: &str, dialect: Dialect) -> Result<SomasModel, Par
         .par_iter()
         .map(|&(s, e)| parse_tensor_chunk(buf, s, e, dialect))
         .collect();
+    let chunks: Vec<TensorChunk> = chunks.into_iter().collect::<Result<_, _>>()?;
+    let nt: usize = chunks.iter().map(|c| c.tensors.id.len()).sum();
+    let nc: usize = chunks.iter().map(|c| c.controls.id.len()).sum();
     let mut tensors = Tensors::default();
     let mut controls = Controls::default();
+    reserve_tensors(&mut tensors, nt, dialect == Dialect::R1);
+    controls.id.reserve(nc);
+    controls.start.reserve(nc);
+    controls.end.reserve(nc);
+    controls.name.reserve(nc);
+    // Until names are resolved, the name column holds the position of the row's name span.
+    let mut t_spans: Vec<(usize, usize)> = Vec::with_capacity(nt);
+    let mut c_spans: Vec<(usize, usize)> = Vec::with_capacity(nc);
     let mut saw_ct = false;
     let mut saw_t_control = false;
     let mut slash = false;
-    for chunk in chunks {
-        let c = chunk?;
+    for c in chunks {
         saw_ct |= c.saw_ct;
         saw_t_control |= c.saw_t_control;
         slash |= c.slash;
-        for (h, (s, e)) in c.t_names.iter().zip(c.t_spans.iter()) {
-            let bytes = buf.get(*s..*e).unwrap_or(b"");
-            tensors.name.push(model.names.intern_hashed(*h, bytes));
-        }
-        for (h, (s, e)) in c.c_names.iter().zip(c.c_spans.iter()) {
-            let bytes = buf.get(*s..*e).unwrap_or(b"");
-            controls.name.push(model.names.intern_hashed(*h, bytes));
-        }
+        let base = t_spans.len() as u32;
+        tensors
+            .name
+            .extend((0..c.t_spans.len() as u32).map(|i| base + i));
+        t_spans.extend_from_slice(&c.t_spans);
+        let base = c_spans.len() as u32;
+        controls
+            .name
+            .extend((0..c.c_spans.len() as u32).map(|i| base + i));
+        c_spans.extend_from_slice(&c.c_spans);
         let t = c.tensors;
         tensors.id.extend_from_slice(&t.id);
         tensors.aligned.extend_from_slice(&t.aligned);
@@ -253,14 +265,22 @@ pub fn parse(buf: &[u8], file: &str, dialect: Dialect) -> Result<SomasModel, Par
         .par_iter()
         .map(|&(s, e)| parse_node_chunk(buf, s, e, &ctx))
         .collect();
+    let chunks: Vec<NodeChunk> = chunks.into_iter().collect::<Result<_, _>>()?;
+    let nn: usize = chunks.iter().map(|c| c.nodes.index.len()).sum();
     let mut nodes = Nodes::default();
-    for chunk in chunks {
-        let c = chunk?;
+    nodes.name.reserve(nn);
+    nodes.index.reserve(nn);
+    nodes.kind.reserve(nn);
+    nodes.stream.reserve(nn);
+    nodes.byte.reserve(nn);
+    let mut node_spans: Vec<(usize, usize)> = Vec::with_capacity(nn);
+    for c in chunks {
         slash |= c.slash;
         for (h, (s, e)) in c.names.iter().zip(c.spans.iter()) {
             let bytes = buf.get(*s..*e).unwrap_or(b"");
             nodes.name.push(model.names.intern_hashed(*h, bytes));
         }
+        node_spans.extend_from_slice(&c.spans);
         nodes.index.extend_from_slice(&c.nodes.index);
         nodes.kind.extend_from_slice(&c.nodes.kind);
         nodes.stream.extend_from_slice(&c.nodes.stream);
@@ -273,6 +293,13 @@ pub fn parse(buf: &[u8], file: &str, dialect: Dialect) -> Result<SomasModel, Par
     }
     check_node_order(&nodes, buf)?;
     model.nodes = nodes;
+
+    // Tensor and control names are their producer's name in practice: compare bytes with the
+    // node at life_start (in parallel) and intern only the ones that differ.
+    let names = producer_names(buf, &t_spans, &model.tensors.name, &model.tensors.start, &model.nodes, &node_spans);
+    model.tensors.name = intern_rest(&mut model.names, buf, &t_spans, &model.tensors.name, names);
+    let names = producer_names(buf, &c_spans, &model.controls.name, &model.controls.start, &model.nodes, &node_spans);
+    model.controls.name = intern_rest(&mut model.names, buf, &c_spans, &model.controls.name, names);
 
     // Trailer sections (small: sequential).
     for sp in &spans {
@@ -336,6 +363,67 @@ pub fn parse(buf: &[u8], file: &str, dialect: Dialect) -> Result<SomasModel, Par
         }
     }
     Ok(model)
+}
+
+fn reserve_tensors(t: &mut Tensors, n: usize, with_addr: bool) {
+    t.id.reserve(n);
+    t.aligned.reserve(n);
+    t.original.reserve(n);
+    t.offset.reserve(n);
+    if with_addr {
+        t.addr.reserve(n);
+    }
+    t.kind.reserve(n);
+    t.lifelong.reserve(n);
+    t.start.reserve(n);
+    t.end.reserve(n);
+    t.name.reserve(n);
+    t.byte.reserve(n);
+}
+
+/// For each row (name span at `pos[row]`), the name id of the node at execution index
+/// `start[row]` when the bytes are equal, else [`NONE`].
+fn producer_names(
+    buf: &[u8],
+    spans: &[(usize, usize)],
+    pos: &[u32],
+    start: &[u32],
+    nodes: &Nodes,
+    node_spans: &[(usize, usize)],
+) -> Vec<u32> {
+    pos.par_iter()
+        .zip(start.par_iter())
+        .map(|(&p, &s)| {
+            let Some(&(a, b)) = spans.get(p as usize) else { return NONE };
+            let Some(nr) = nodes.row_of_index(s) else { return NONE };
+            let Some(&(c, d)) = node_spans.get(nr as usize) else { return NONE };
+            if buf.get(a..b) == buf.get(c..d) {
+                nodes.name.get(nr as usize).copied().unwrap_or(NONE)
+            } else {
+                NONE
+            }
+        })
+        .collect()
+}
+
+/// Completes [`producer_names`] by interning the names that matched no producer.
+fn intern_rest(
+    names: &mut super::model::Names,
+    buf: &[u8],
+    spans: &[(usize, usize)],
+    pos: &[u32],
+    mut ids: Vec<u32>,
+) -> Vec<u32> {
+    for (id, &p) in ids.iter_mut().zip(pos.iter()) {
+        if *id == NONE {
+            let bytes = spans
+                .get(p as usize)
+                .and_then(|&(a, b)| buf.get(a..b))
+                .unwrap_or(b"");
+            *id = names.intern_hashed(name_hash(bytes), bytes);
+        }
+    }
+    ids
 }
 
 fn last_line_start(buf: &[u8]) -> usize {
@@ -422,9 +510,7 @@ fn parse_params(
 struct TensorChunk {
     tensors: Tensors,
     controls: Controls,
-    t_names: Vec<u64>,
     t_spans: Vec<(usize, usize)>,
-    c_names: Vec<u64>,
     c_spans: Vec<(usize, usize)>,
     saw_ct: bool,
     saw_t_control: bool,
@@ -438,6 +524,9 @@ fn parse_tensor_chunk(
     dialect: Dialect,
 ) -> Result<TensorChunk, ParseError> {
     let mut c = TensorChunk::default();
+    // Tensor lines are at least ~40 bytes: reserving up front avoids regrowing the columns.
+    reserve_tensors(&mut c.tensors, (end - start) / 48, dialect == Dialect::R1);
+    c.t_spans.reserve((end - start) / 48);
     let base = buf.as_ptr() as usize;
     let (expected, layout) = match dialect {
         Dialect::V110 => (
@@ -512,7 +601,6 @@ fn parse_tensor_chunk(
             c.controls.id.push(id);
             c.controls.start.push(life_start);
             c.controls.end.push(life_end);
-            c.c_names.push(name_hash(name));
             c.c_spans.push((s, s + name.len()));
         } else {
             if dialect == Dialect::R1 {
@@ -529,7 +617,6 @@ fn parse_tensor_chunk(
             c.tensors.start.push(life_start);
             c.tensors.end.push(life_end);
             c.tensors.byte.push(at as u64);
-            c.t_names.push(name_hash(name));
             c.t_spans.push((s, s + name.len()));
         }
     }

@@ -50,14 +50,21 @@ pub fn read_source(
             format!("file is {total} bytes, more than the {MAX_DUMP_BYTES} bytes memlens reads"),
         ));
     }
-    let mut buf = Vec::with_capacity(total as usize);
-    for chunk in crate::source::chunks(source, DEFAULT_CHUNK) {
-        let (_, bytes) = chunk?;
-        buf.extend_from_slice(&bytes);
+    // Read straight into the final buffer, chunk by chunk (one copy, progress after each).
+    let mut buf = vec![0u8; total as usize];
+    let mut done = 0usize;
+    while done < buf.len() {
+        let end = (done + DEFAULT_CHUNK).min(buf.len());
+        let n = source.read_at(done as u64, buf.get_mut(done..end).unwrap_or(&mut []))?;
+        if n == 0 {
+            break;
+        }
+        done += n;
         if let Some(p) = progress.as_mut() {
-            p(buf.len() as u64, total);
+            p(done as u64, total);
         }
     }
+    buf.truncate(done);
     Ok(buf)
 }
 
