@@ -1,7 +1,8 @@
 //! Goldens for every file in `../shared/samples/somas/`. The expected figures are worked out by
-//! hand from the dump lines (see the comments), never taken from the code under test.
+//! hand from the dump lines (the arithmetic is in the comments), never taken from the code under
+//! test.
 
-use memlens::somas::{self, analyze, DumpFamily};
+use memlens::somas::{self, analyze, summary::summary, DumpFamily, Lifelong};
 
 const DIR: &str = "../shared/samples/somas";
 
@@ -13,11 +14,314 @@ fn load(name: &str) -> somas::SomasModel {
     somas::parse_dump(name, &read(name)).unwrap_or_else(|d| panic!("{d}"))
 }
 
+// Aligned sizes of the toy's data tensors, from the "All Tensors" lines (v1.10+ dumps):
+// %0T 197120 GraphAll 0..1, %1T 512 GraphAll 0..11, %2T 1049088 1..2, %3T 1049088 2..3,
+// %4T 263680 3..6, %5T 4608 3..3, %6T 263680 6..9, %7T 1024 9..10, %8T 1024 10..11,
+// %9T 512 11..12, %10T 1024 11..11, %11T 2560 11..11, %12T 0, %13T 0. Nodes $0..$13.
+// GraphAll widens %0T and %1T to 0..13: 197120 + 512 = 197632 at every node.
+const LIFELONG: u64 = 197_120 + 512;
+const IN_USE: [u64; 14] = [
+    LIFELONG,                                  // 0
+    LIFELONG + 1_049_088,                      // 1: %2T
+    LIFELONG + 2 * 1_049_088,                  // 2: %2T %3T (the reference's 2295808)
+    LIFELONG + 1_049_088 + 263_680 + 4_608,    // 3: %3T %4T %5T
+    LIFELONG + 263_680,                        // 4: %4T
+    LIFELONG + 263_680,                        // 5: %4T
+    LIFELONG + 263_680 + 263_680,              // 6: %4T %6T
+    LIFELONG + 263_680,                        // 7: %6T
+    LIFELONG + 263_680,                        // 8: %6T
+    LIFELONG + 263_680 + 1_024,                // 9: %6T %7T
+    LIFELONG + 1_024 + 1_024,                  // 10: %7T %8T
+    LIFELONG + 1_024 + 512 + 1_024 + 2_560,    // 11: %8T %9T %10T %11T
+    LIFELONG + 512,                            // 12: %9T
+    LIFELONG,                                  // 13
+];
+// Allocated without reuse up to each node (a tensor counts from its widened start).
+const TOTAL: [u64; 14] = [
+    LIFELONG,
+    LIFELONG + 1_049_088,
+    LIFELONG + 2_098_176,
+    LIFELONG + 2_098_176 + 263_680 + 4_608,
+    LIFELONG + 2_098_176 + 263_680 + 4_608,
+    LIFELONG + 2_098_176 + 263_680 + 4_608,
+    LIFELONG + 2_098_176 + 263_680 + 4_608 + 263_680,
+    LIFELONG + 2_098_176 + 263_680 + 4_608 + 263_680,
+    LIFELONG + 2_098_176 + 263_680 + 4_608 + 263_680,
+    LIFELONG + 2_098_176 + 263_680 + 4_608 + 263_680 + 1_024,
+    LIFELONG + 2_098_176 + 263_680 + 4_608 + 263_680 + 2_048,
+    2_833_920,
+    2_833_920,
+    2_833_920,
+];
+// Parameters: 4608 + 81920 + 20 + 4 + 4.
+const STATIC: u64 = 86_556;
+
 #[test]
-fn toy_v2_0_smoke() {
-    let m = load("Ascend_somas_tensor_offset_1.ir");
-    let a = analyze(&m, None);
-    assert_eq!(&a.in_use[..5], &[197632, 1246720, 2295808, 1515008, 461312]);
-    assert!(a.conflicts.pairs.is_empty(), "{:?}", a.conflicts.pairs);
+fn hand_figures_are_consistent_with_the_reference() {
+    assert_eq!(&IN_USE[..5], &[197632, 1246720, 2295808, 1515008, 461312]);
+    assert_eq!(TOTAL[13], 2_833_920);
+}
+
+fn check_v1_10_plus_toy(name: &str, version: &str, peak_name: &str) {
+    let m = load(name);
     assert_eq!(m.format.family, DumpFamily::SomasInfo);
+    assert_eq!(m.format.version, version);
+    assert_eq!(
+        (m.nodes.len(), m.tensors.len(), m.controls.id.len(), m.params.id.len()),
+        (14, 14, 14, 5)
+    );
+    assert!(m.warnings.is_empty(), "{:?}", m.warnings);
+    let a = analyze(&m, None);
+    assert_eq!(a.in_use, IN_USE);
+    assert_eq!(a.total, TOTAL);
+    let s = summary(&m, &a, None);
+    let peak = s.peak.clone().expect("peak");
+    assert_eq!((peak.node_index, peak.in_use_bytes), (2, 2_295_808));
+    assert_eq!(peak.node_name, peak_name);
+    assert_eq!(peak.in_use_with_static_bytes, 2_295_808 + STATIC);
+    assert_eq!(peak.alive_tensors, 4);
+    assert_eq!(s.reused_bytes, 2_295_808);
+    assert_eq!(s.reused_bytes_source, "dump");
+    assert_eq!(s.upper_bound_bytes, 2_833_920);
+    assert_eq!(s.lifelong_bytes, LIFELONG);
+    assert_eq!(s.static_bytes, STATIC);
+    // Max end without GraphAll tensors: %3T at 1049088 + 1049088 (= 2295808 − 197632).
+    let mx = s.max_address_without_lifelong.clone().expect("max address");
+    assert_eq!((mx.end_bytes, mx.tensor_id), (2_098_176, 3));
+    assert_eq!(mx.node_name, peak_name);
+    assert_eq!((mx.node_index, mx.output_index), (Some(2), Some(0)));
+    // Every trap (contiguous gap on %4T/%6T, GraphAll on top, zero-size %12T/%13T) is clean.
+    assert!(s.conflicts_checked);
+    assert!(s.conflicts.is_empty(), "{:?}", s.conflicts);
+    assert_eq!((s.union_groups, s.contiguous_lists, s.merged_blocks), (0, 2, 4));
+    // Ratios: 1 − 2295808/2833920; 1 − 2098176/2636288; 2295808/2295808.
+    let r = |n: &str| a.ratio(n).expect(n);
+    assert!((r("somas_tool_reuse_ratio") - (1.0 - 2_295_808.0 / 2_833_920.0)).abs() < 1e-12);
+    assert!((r("reuse_ratio") - 0.189_885).abs() < 1e-5);
+    assert!((r("reuse_ratio_without_lifelong") - (1.0 - 2_098_176.0 / 2_636_288.0)).abs() < 1e-12);
+    assert!((r("solver_efficiency") - 1.0).abs() < 1e-12);
+    // Ownership from the node lists: %10T is output 1 of $11, %5T the workspace of $3.
+    let t10 = m.tensor_row(10).unwrap() as usize;
+    assert_eq!(m.derived.owner[t10], 11);
+    assert_eq!(m.derived.out_index[t10], 1);
+    let t5 = m.tensor_row(5).unwrap() as usize;
+    assert!(m.derived.is_workspace[t5]);
+    assert_eq!(m.derived.consumers.row(1), &[11]);
+    assert_eq!(m.tensors.lifelong[0], Lifelong::GraphAll);
+    // The memory frame at the peak: %2T (offset 0), %3T (1049088), %0T, %1T — by offset.
+    let frame: Vec<u32> = a.frame(&m, 2).iter().map(|&t| m.tensors.id[t as usize]).collect();
+    assert_eq!(frame, vec![2, 3, 0, 1]);
+}
+
+#[test]
+fn tensor_offset_v2_0() {
+    check_v1_10_plus_toy("Ascend_somas_tensor_offset_1.ir", "v2.0-2.3", "ReLU-op3");
+}
+
+#[test]
+fn tensor_offset_v1_10_control_tensors_as_t() {
+    check_v1_10_plus_toy("Ascend_somas_tensor_offset_1.v1_10.ir", "v1.10", "ReLU-op3");
+}
+
+#[test]
+fn tensor_offset_v2_4_full_names() {
+    check_v1_10_plus_toy(
+        "Ascend_somas_tensor_offset_1.v2_4_fullname.ir",
+        "v2.4+",
+        "Default/network-WithLossCell/_backbone-LeNetLike/relu-ReLU/ReLU-op3",
+    );
+    let m = load("Ascend_somas_tensor_offset_1.v2_4_fullname.ir");
+    assert_eq!(m.find_node("ReLU-op3"), Some(2));
+    assert_eq!(m.find_node("12"), Some(12));
+}
+
+#[test]
+fn without_the_contiguous_lists_the_gap_would_be_a_false_conflict() {
+    // %4T is a one-tensor contiguous list: offset 512 (+512 shift), aligned 263680 (gap included),
+    // so its raw range [512, 264192) covers %5T's first 512 bytes [263680, …) at node 3. The
+    // effective range [512, 263680) does not. Drop the list lines and the raw rule applies.
+    let text = String::from_utf8(read("Ascend_somas_tensor_offset_1.ir")).unwrap();
+    let edited = text.replace("contiguous tensors: [%4T ]\n", "");
+    let m = somas::parse_dump("edited.ir", edited.as_bytes()).unwrap();
+    let s = summary(&m, &analyze(&m, None), None);
+    assert_eq!(s.conflicts, vec![[4, 5]]);
+}
+
+#[test]
+fn pre_processed_info_is_unplaced() {
+    let m = load("Ascend_somas_pre_processed_info_1.ir");
+    assert_eq!(m.format.version, "v2.0-2.3");
+    assert!(!m.placed);
+    let a = analyze(&m, None);
+    assert_eq!(a.in_use, IN_USE);
+    let s = summary(&m, &a, None);
+    assert_eq!(s.reused_bytes, 0);
+    assert!(!s.conflicts_checked);
+    assert!(s.conflicts.is_empty());
+    assert_eq!(s.merged_blocks, 0);
+}
+
+#[test]
+fn r1_allocate_info_with_addresses() {
+    let m = load("somas_allocate_info_1.r1.ir");
+    assert_eq!(m.format.family, DumpFamily::SomasInfoR1);
+    assert_eq!(m.format.version, "r1.x");
+    assert_eq!(
+        (m.nodes.len(), m.tensors.len(), m.controls.id.len(), m.params.id.len()),
+        (14, 14, 0, 5)
+    );
+    assert!(m.placed);
+    let a = analyze(&m, None);
+    // r1.x gives %12T (OutputOnly, 12..12) 512 bytes: node 12 holds %9T and %12T.
+    let mut expected = IN_USE;
+    expected[12] = LIFELONG + 512 + 512;
+    assert_eq!(a.in_use, expected);
+    let s = summary(&m, &a, None);
+    assert_eq!(s.upper_bound_bytes, 2_833_920 + 512);
+    // No total line in r1.x: the largest end is %1T at 2295296 + 512.
+    assert_eq!((s.reused_bytes, s.reused_bytes_source), (2_295_808, "max-end-offset"));
+    // Base = addr − offset, e.g. %2T &0x108080000000 at offset 0.
+    assert_eq!((s.base_address, s.base_source), (0x1080_8000_0000, "dump"));
+    // Contiguous lists rebuilt from AllReduce-op7 (type 1): [%4T] and [%6T].
+    assert_eq!(s.contiguous_lists, 2);
+    assert!(s.conflicts.is_empty(), "{:?}", s.conflicts);
+    assert_eq!(a.param_addr[0], 0x1080_c000_0200);
+}
+
+#[test]
+fn r1_mem_info() {
+    let m = load("somas_mem_info_1.r1.ir");
+    assert_eq!(m.format.family, DumpFamily::MemInfoR1);
+    assert_eq!(m.tensors.len(), 14);
+    // Producers at life_start 0,1,2,3,6,9,10,11,12,13.
+    assert_eq!(m.nodes.index, vec![0, 1, 2, 3, 6, 9, 10, 11, 12, 13]);
+    assert_eq!(m.node_name(2), "ReLU-op3");
+    let a = analyze(&m, None);
+    let mut expected = IN_USE;
+    expected[12] = LIFELONG + 512 + 512;
+    assert_eq!(a.in_use, expected);
+    let s = summary(&m, &a, None);
+    assert_eq!(s.base_address, 0x1080_8000_0000);
+    assert_eq!(s.reused_bytes, 2_295_808);
+    assert!(s.conflicts_checked);
+    assert!(s.conflicts.is_empty(), "{:?}", s.conflicts);
+}
+
+#[test]
+fn offline_log_uses_original_sizes() {
+    let m = load("Ascend_somas_offline_log_1.ir");
+    assert_eq!(m.format.family, DumpFamily::OfflineLog);
+    // tids 0,1,2,3,4,6,7,8,9,10 have lines (workspaces and graph outputs have none).
+    assert_eq!(m.tensors.id, vec![0, 1, 2, 3, 4, 6, 7, 8, 9, 10]);
+    assert_eq!(m.nodes.index, vec![0, 1, 2, 3, 6, 9, 10, 11, 12]);
+    assert!(!m.placed && m.sizes_are_original);
+    assert_eq!(m.contiguous.len(), 2);
+    let a = analyze(&m, None);
+    // lifelong=1 for tid 0 and 1: 196608 + 128 everywhere; node 2 adds 1048576 twice.
+    assert_eq!(a.in_use[0], 196_608 + 128);
+    assert_eq!(a.in_use[2], 196_608 + 128 + 2 * 1_048_576);
+    assert_eq!(a.peak.unwrap().index, 2);
+    assert!(!a.conflicts.checked);
+}
+
+#[test]
+fn cache_json() {
+    let m = load("somas_graph_1_1234567890123456789.json");
+    assert_eq!(m.format.family, DumpFamily::CacheJson);
+    assert_eq!(m.tensors.len(), 14);
+    let a = analyze(&m, None);
+    // The JSON has no nodes: the time axis is 0..=max life_end = 13, same sizes as v2.x.
+    assert_eq!(a.in_use, IN_USE);
+    let s = summary(&m, &a, None);
+    assert_eq!(s.reused_bytes, 2_295_808);
+    assert_eq!(s.upper_bound_bytes, 2_833_920);
+    assert!(s.conflicts.is_empty(), "{:?}", s.conflicts);
+}
+
+#[test]
+fn task_info_matches_every_layout() {
+    let ti = somas::parse_task_info("task_info_graph_1.ir", &read("task_info_graph_1.ir")).unwrap();
+    assert_eq!(ti.len(), 14);
+    assert_eq!(ti.version, "r1.x-2.2");
+    for name in [
+        "Ascend_somas_tensor_offset_1.ir",
+        "Ascend_somas_tensor_offset_1.v1_10.ir",
+        "Ascend_somas_tensor_offset_1.v2_4_fullname.ir",
+        "somas_allocate_info_1.r1.ir",
+    ] {
+        let m = load(name);
+        let a = analyze(&m, Some(&ti));
+        let s = summary(&m, &a, Some(&ti));
+        let t = s.task.clone().unwrap();
+        assert_eq!(t.unmatched_records, 0, "{name}");
+        // Every SOMAS output address minus its offset is 0x108080000000.
+        assert_eq!(t.base_address, Some(0x1080_8000_0000), "{name}");
+        // r1.x gives %12T 512 bytes at offset 0 (&0x108080000000), but the task file (written
+        // for the 2.x layout, where %12T is a zero-size graph output) puts ReduceMean-op13's
+        // output at 0x1080c0400000: a real disagreement between the two files.
+        let expected: Vec<u32> = if name.contains("r1") { vec![12] } else { vec![] };
+        assert_eq!(s.task_mismatches, expected, "{name}");
+        // Lowest address 0x108080000000; highest 0x1080c0400000 + 4 (ReduceMean's output).
+        assert_eq!(t.address_min, Some(0x1080_8000_0000));
+        assert_eq!(t.address_max, Some(0x1080_c040_0004));
+        // %1P is MatMul-op10's second input: 0x1080c0001600.
+        assert_eq!(a.param_addr[1], 0x1080_c000_1600, "{name}");
+        // %4T keeps its +512 shift in the task address: 0x108080000200.
+        let m = &m;
+        let r = m.tensor_row(4).unwrap() as usize;
+        assert_eq!(a.task.as_ref().unwrap().tensor_addr[r], 0x1080_8000_0200);
+    }
+}
+
+#[test]
+fn task_info_mismatch_is_reported() {
+    // MatMul-op10's output %7T (offset 0) moved by 0x200 in the task file.
+    let text = String::from_utf8(read("task_info_graph_1.ir")).unwrap();
+    let edited = text.replace(
+        "output address:0x108080000000(640)",
+        "output address:0x108080000200(640)",
+    );
+    let ti = somas::parse_task_info("t.ir", edited.as_bytes()).unwrap();
+    let m = load("Ascend_somas_tensor_offset_1.ir");
+    let a = analyze(&m, Some(&ti));
+    assert_eq!(summary(&m, &a, Some(&ti)).task_mismatches, vec![7]);
+}
+
+#[test]
+fn solver_logs_are_refused_with_a_pointer_to_the_right_file() {
+    for name in ["somas_solver_input_1.ir", "somas_solver_output_1.ir"] {
+        let e = somas::parse_dump(name, &read(name)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{name}:1: error: wrong file type: this is a SOMAS solver log (somas_solver_input/output or \
+                 somas_tensor_relation), not a memory plan; open the *_somas_tensor_offset_*.ir dump"
+            )
+        );
+    }
+}
+
+#[test]
+fn crlf_and_a_final_newline_change_nothing() {
+    let text = String::from_utf8(read("Ascend_somas_tensor_offset_1.ir")).unwrap();
+    let crlf = text.replace('\n', "\r\n") + "\r\n";
+    let m = somas::parse_dump("crlf.ir", crlf.as_bytes()).unwrap();
+    let a = analyze(&m, None);
+    assert_eq!(a.in_use, IN_USE);
+    assert_eq!(m.reused_total, Some(2_295_808));
+    assert_eq!(m.node_name(2), "ReLU-op3");
+}
+
+#[test]
+fn names_with_brackets() {
+    // A user Cell name with brackets in the node and tensor name fields.
+    let text = String::from_utf8(read("Ascend_somas_tensor_offset_1.v2_4_fullname.ir")).unwrap();
+    let edited = text.replace("relu-ReLU/", "relu[0]-ReLU]/");
+    let m = somas::parse_dump("b.ir", edited.as_bytes()).unwrap();
+    assert_eq!(
+        m.node_name(2),
+        "Default/network-WithLossCell/_backbone-LeNetLike/relu[0]-ReLU]/ReLU-op3"
+    );
+    assert_eq!(m.nodes.outputs.row(2), &[3]);
+    assert!(m.warnings.is_empty());
 }
