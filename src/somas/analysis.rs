@@ -295,9 +295,12 @@ pub fn analyze(model: &SomasModel, task: Option<&TaskInfo>) -> Analysis {
         }
     }
     let somas_range = (somas_lo <= somas_hi).then_some((somas_lo, somas_hi));
+    // Without a total line the block size is the largest end offset, which means nothing when
+    // offsets are not solved (offline log): then it stays 0.
     let (reused, reused_from_dump) = match model.reused_total {
         Some(v) => (v, true),
-        None => (somas_range.map_or(0, |r| r.1), false),
+        None if model.placed => (somas_range.map_or(0, |r| r.1), false),
+        None => (0, false),
     };
 
     let static_bytes = model.params.size.iter().fold(0u64, |a, &s| a.saturating_add(s));
