@@ -49,7 +49,11 @@ fn every_flavor_round_trips_with_exactly_the_injected_conflicts() {
         let g = generate(&cfg(flavor, 3000, 6));
         assert_eq!(g.injected.len(), 6, "{flavor:?}");
         assert!(g.traps.contiguous_lists > 0 && g.traps.union_groups > 0 && g.traps.clean_ops > 0);
-        assert!(g.traps.repeated_nodes > 0 && g.traps.lifelong >= 2, "{flavor:?} {:?}", g.traps);
+        assert!(
+            g.traps.repeated_nodes > 0 && g.traps.lifelong >= 2,
+            "{flavor:?} {:?}",
+            g.traps
+        );
         let m = somas::parse_dump("g.ir", &g.dump).unwrap_or_else(|d| panic!("{flavor:?}: {d}"));
         assert!(m.warnings.is_empty(), "{flavor:?}: {:?}", m.warnings);
         assert_eq!(m.nodes.len() as u32, g.nodes);
@@ -59,7 +63,11 @@ fn every_flavor_round_trips_with_exactly_the_injected_conflicts() {
         let s = summary(&m, &a, Some(&ti));
         let expected: Vec<[u32; 2]> = g.injected.iter().map(|p| [p.0, p.1]).collect();
         assert_eq!(s.conflicts, expected, "{flavor:?}");
-        assert!(s.task_mismatches.is_empty(), "{flavor:?}: {:?}", s.task_mismatches);
+        assert!(
+            s.task_mismatches.is_empty(),
+            "{flavor:?}: {:?}",
+            s.task_mismatches
+        );
         assert_eq!(s.task.unwrap().unmatched_records, 0);
         assert_eq!(s.reused_bytes, g.reused);
         let version = match flavor {
@@ -91,7 +99,10 @@ fn generation_is_deterministic() {
     let b = generate(&cfg(Flavor::V24, 500, 3));
     assert_eq!(a.dump, b.dump);
     assert_eq!(a.task_info, b.task_info);
-    let c = generate(&GenConfig { seed: 12, ..cfg(Flavor::V24, 500, 3) });
+    let c = generate(&GenConfig {
+        seed: 12,
+        ..cfg(Flavor::V24, 500, 3)
+    });
     assert_ne!(a.dump, c.dump);
 }
 

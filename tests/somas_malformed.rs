@@ -64,7 +64,9 @@ fn wrong_file_type() {
          --task-info next to the SOMAS dump"
     );
     // A SOMAS dump where a task-info file is expected.
-    let e = somas::parse_task_info("x.ir", toy().as_bytes()).unwrap_err().to_string();
+    let e = somas::parse_task_info("x.ir", toy().as_bytes())
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         e,
         "x.ir:1: error: wrong file type: expected a task_info_graph_*.ir file (records starting with op_name:), \
@@ -114,7 +116,9 @@ fn bad_sigil() {
     let byte = byte_of(&text, "%5T\t");
     assert_eq!(
         err("s.ir", &text),
-        format!("s.ir:{line} (byte {byte}): error: aligned_size: expected #<bytes>S, found \"4608\"")
+        format!(
+            "s.ir:{line} (byte {byte}): error: aligned_size: expected #<bytes>S, found \"4608\""
+        )
     );
     let text = toy().replace("\tLifeLongNone\t3\t3\t", "\tLifeLongSome\t3\t3\t");
     let line = line_of(&text, "%5T\t");
@@ -147,7 +151,10 @@ fn unknown_tensor_id() {
         err("u.ir", &text),
         format!("u.ir:{line} (byte {byte}): error: inputs: node $9: parameter %9P is not defined in All Parameters")
     );
-    let text = toy().replace("contiguous tensors: [%6T ]\n\n\nAll Processed", "contiguous tensors: [%60T ]\n\n\nAll Processed");
+    let text = toy().replace(
+        "contiguous tensors: [%6T ]\n\n\nAll Processed",
+        "contiguous tensors: [%60T ]\n\n\nAll Processed",
+    );
     let line = line_of(&text, "contiguous tensors: [%60T ]");
     let byte = byte_of(&text, "contiguous tensors: [%60T ]");
     assert_eq!(
@@ -196,7 +203,10 @@ fn wrong_field_count() {
              \"%9T\\t#512S\\t&4608\\tCommon\\tLifeLongNone\\t11\\t12\\tSoftmaxCrossEntrop…\""
         )
     );
-    let text = toy().replace("\tworkspace[]\tctrl_inputs[%1CT, ]", "\tctrl_inputs[%1CT, ]");
+    let text = toy().replace(
+        "\tworkspace[]\tctrl_inputs[%1CT, ]",
+        "\tctrl_inputs[%1CT, ]",
+    );
     let line = line_of(&text, "$2\t");
     let byte = byte_of(&text, "$2\t");
     let e = err("f.ir", &text);
@@ -243,14 +253,19 @@ fn r1_pointers_accept_0_and_reject_garbage() {
 #[test]
 fn malformed_task_info() {
     // Line 1 is 10 bytes, line 2 is 73 bytes: line 3 starts at byte 83.
-    let text = "op_name:A\ntask_index:0\ttask_num:1\ttask0_stream_id:0\ttask0_type:0\ttask0_dump_flag:0\n\
+    let text =
+        "op_name:A\ntask_index:0\ttask_num:1\ttask0_stream_id:0\ttask0_type:0\ttask0_dump_flag:0\n\
                 output address:0x10(4)\t0x2g(8)\t\n";
-    let e = somas::parse_task_info("t.ir", text.as_bytes()).unwrap_err().to_string();
+    let e = somas::parse_task_info("t.ir", text.as_bytes())
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         e,
         "t.ir:3 (byte 83): error: output address: expected <0 or 0x…>(<bytes>) items, found \"0x2g(8)\""
     );
-    let e = somas::parse_task_info("t.ir", b"op_name:A\n").unwrap_err().to_string();
+    let e = somas::parse_task_info("t.ir", b"op_name:A\n")
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         e,
         "t.ir:1 (byte 0): error: task_index: truncated file: the last record has no task_index line"
@@ -273,4 +288,30 @@ fn random_garbage_never_panics() {
             let _ = somas::analyze(&m, None);
         }
     }
+}
+
+#[test]
+fn absurd_execution_indices_are_refused() {
+    let text = toy().replace("$13\tAssignAdd", "$4000000000\tAssignAdd");
+    assert_eq!(
+        err("x.ir", &text),
+        "x.ir: error: execution index 4000000000 is far beyond the 14 nodes and 14 tensors of this dump: \
+         node ids and lifetimes must be execution indices"
+    );
+}
+
+#[test]
+fn a_lifetime_past_the_last_node_is_a_warning_and_clamped() {
+    let text = toy().replace("\t11\t12\tSoftmax", "\t11\t4000000000\tSoftmax");
+    let m = somas::parse_dump("x.ir", text.as_bytes()).unwrap();
+    let line = line_of(&text, "%9T\t");
+    assert_eq!(
+        m.warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
+        vec![format!(
+            "x.ir:{line}: warning: life_end: tensors that live past the last node (first: %9T ends at 4000000000, \
+             the last node is $13)"
+        )]
+    );
+    let a = somas::analyze(&m, None);
+    assert_eq!(a.in_use.len(), 14);
 }

@@ -21,20 +21,20 @@ fn load(name: &str) -> somas::SomasModel {
 // GraphAll widens %0T and %1T to 0..13: 197120 + 512 = 197632 at every node.
 const LIFELONG: u64 = 197_120 + 512;
 const IN_USE: [u64; 14] = [
-    LIFELONG,                                  // 0
-    LIFELONG + 1_049_088,                      // 1: %2T
-    LIFELONG + 2 * 1_049_088,                  // 2: %2T %3T (the reference's 2295808)
-    LIFELONG + 1_049_088 + 263_680 + 4_608,    // 3: %3T %4T %5T
-    LIFELONG + 263_680,                        // 4: %4T
-    LIFELONG + 263_680,                        // 5: %4T
-    LIFELONG + 263_680 + 263_680,              // 6: %4T %6T
-    LIFELONG + 263_680,                        // 7: %6T
-    LIFELONG + 263_680,                        // 8: %6T
-    LIFELONG + 263_680 + 1_024,                // 9: %6T %7T
-    LIFELONG + 1_024 + 1_024,                  // 10: %7T %8T
-    LIFELONG + 1_024 + 512 + 1_024 + 2_560,    // 11: %8T %9T %10T %11T
-    LIFELONG + 512,                            // 12: %9T
-    LIFELONG,                                  // 13
+    LIFELONG,                               // 0
+    LIFELONG + 1_049_088,                   // 1: %2T
+    LIFELONG + 2 * 1_049_088,               // 2: %2T %3T (the reference's 2295808)
+    LIFELONG + 1_049_088 + 263_680 + 4_608, // 3: %3T %4T %5T
+    LIFELONG + 263_680,                     // 4: %4T
+    LIFELONG + 263_680,                     // 5: %4T
+    LIFELONG + 263_680 + 263_680,           // 6: %4T %6T
+    LIFELONG + 263_680,                     // 7: %6T
+    LIFELONG + 263_680,                     // 8: %6T
+    LIFELONG + 263_680 + 1_024,             // 9: %6T %7T
+    LIFELONG + 1_024 + 1_024,               // 10: %7T %8T
+    LIFELONG + 1_024 + 512 + 1_024 + 2_560, // 11: %8T %9T %10T %11T
+    LIFELONG + 512,                         // 12: %9T
+    LIFELONG,                               // 13
 ];
 // Allocated without reuse up to each node (a tensor counts from its widened start).
 const TOTAL: [u64; 14] = [
@@ -67,7 +67,12 @@ fn check_v1_10_plus_toy(name: &str, version: &str, peak_name: &str) {
     assert_eq!(m.format.family, DumpFamily::SomasInfo);
     assert_eq!(m.format.version, version);
     assert_eq!(
-        (m.nodes.len(), m.tensors.len(), m.controls.id.len(), m.params.id.len()),
+        (
+            m.nodes.len(),
+            m.tensors.len(),
+            m.controls.id.len(),
+            m.params.id.len()
+        ),
         (14, 14, 14, 5)
     );
     assert!(m.warnings.is_empty(), "{:?}", m.warnings);
@@ -93,7 +98,10 @@ fn check_v1_10_plus_toy(name: &str, version: &str, peak_name: &str) {
     // Every trap (contiguous gap on %4T/%6T, GraphAll on top, zero-size %12T/%13T) is clean.
     assert!(s.conflicts_checked);
     assert!(s.conflicts.is_empty(), "{:?}", s.conflicts);
-    assert_eq!((s.union_groups, s.contiguous_lists, s.merged_blocks), (0, 2, 4));
+    assert_eq!(
+        (s.union_groups, s.contiguous_lists, s.merged_blocks),
+        (0, 2, 4)
+    );
     // Ratios: 1 − 2295808/2833920; 1 − 2098176/2636288; 2295808/2295808.
     let r = |n: &str| a.ratio(n).expect(n);
     assert!((r("somas_tool_reuse_ratio") - (1.0 - 2_295_808.0 / 2_833_920.0)).abs() < 1e-12);
@@ -109,7 +117,11 @@ fn check_v1_10_plus_toy(name: &str, version: &str, peak_name: &str) {
     assert_eq!(m.derived.consumers.row(1), &[11]);
     assert_eq!(m.tensors.lifelong[0], Lifelong::GraphAll);
     // The memory frame at the peak: %2T (offset 0), %3T (1049088), %0T, %1T — by offset.
-    let frame: Vec<u32> = a.frame(&m, 2).iter().map(|&t| m.tensors.id[t as usize]).collect();
+    let frame: Vec<u32> = a
+        .frame(&m, 2)
+        .iter()
+        .map(|&t| m.tensors.id[t as usize])
+        .collect();
     assert_eq!(frame, vec![2, 3, 0, 1]);
 }
 
@@ -167,7 +179,12 @@ fn r1_allocate_info_with_addresses() {
     assert_eq!(m.format.family, DumpFamily::SomasInfoR1);
     assert_eq!(m.format.version, "r1.x");
     assert_eq!(
-        (m.nodes.len(), m.tensors.len(), m.controls.id.len(), m.params.id.len()),
+        (
+            m.nodes.len(),
+            m.tensors.len(),
+            m.controls.id.len(),
+            m.params.id.len()
+        ),
         (14, 14, 0, 5)
     );
     assert!(m.placed);
@@ -179,7 +196,10 @@ fn r1_allocate_info_with_addresses() {
     let s = summary(&m, &a, None);
     assert_eq!(s.upper_bound_bytes, 2_833_920 + 512);
     // No total line in r1.x: the largest end is %1T at 2295296 + 512.
-    assert_eq!((s.reused_bytes, s.reused_bytes_source), (2_295_808, "max-end-offset"));
+    assert_eq!(
+        (s.reused_bytes, s.reused_bytes_source),
+        (2_295_808, "max-end-offset")
+    );
     // Base = addr − offset, e.g. %2T &0x108080000000 at offset 0.
     assert_eq!((s.base_address, s.base_source), (0x1080_8000_0000, "dump"));
     // Contiguous lists rebuilt from AllReduce-op7 (type 1): [%4T] and [%6T].
@@ -259,7 +279,11 @@ fn task_info_matches_every_layout() {
         // r1.x gives %12T 512 bytes at offset 0 (&0x108080000000), but the task file (written
         // for the 2.x layout, where %12T is a zero-size graph output) puts ReduceMean-op13's
         // output at 0x1080c0400000: a real disagreement between the two files.
-        let expected: Vec<u32> = if name.contains("r1") { vec![12] } else { vec![] };
+        let expected: Vec<u32> = if name.contains("r1") {
+            vec![12]
+        } else {
+            vec![]
+        };
         assert_eq!(s.task_mismatches, expected, "{name}");
         // Lowest address 0x108080000000; highest 0x1080c0400000 + 4 (ReduceMean's output).
         assert_eq!(t.address_min, Some(0x1080_8000_0000));

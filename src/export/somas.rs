@@ -92,7 +92,11 @@ pub fn overview(model: &SomasModel, an: &Analysis, s: &Summary) -> String {
         .collect();
     if !known.is_empty() {
         let lo = known.iter().map(|k| k.0).min().unwrap_or(0);
-        let hi = known.iter().map(|k| k.0.saturating_add(k.1)).max().unwrap_or(0);
+        let hi = known
+            .iter()
+            .map(|k| k.0.saturating_add(k.1))
+            .max()
+            .unwrap_or(0);
         let sum: u64 = known.iter().map(|k| k.1).sum();
         let _ = writeln!(
             o,
@@ -122,7 +126,12 @@ pub fn overview(model: &SomasModel, an: &Analysis, s: &Summary) -> String {
         );
     }
     let total_use = an.upper_bound.saturating_add(an.static_bytes);
-    let _ = writeln!(o, "Max Total Use Memory Size {} ({})", gb(total_use), total_use);
+    let _ = writeln!(
+        o,
+        "Max Total Use Memory Size {} ({})",
+        gb(total_use),
+        total_use
+    );
     let _ = writeln!(
         o,
         "Max Total Tensor Memory Size {} ({})",
@@ -177,7 +186,11 @@ pub fn overview(model: &SomasModel, an: &Analysis, s: &Summary) -> String {
         } else {
             "not checked (offsets not solved)".to_string()
         },
-        if an.conflicts.truncated { " (truncated)" } else { "" }
+        if an.conflicts.truncated {
+            " (truncated)"
+        } else {
+            ""
+        }
     );
     if s.task.is_some() {
         let _ = writeln!(o, "Task address mismatches: {}", s.task_mismatches.len());
@@ -277,7 +290,9 @@ pub fn curve_svg(title: &str, series: &[Series<'_>]) -> String {
 }
 
 fn xml(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// A node name made safe as a file name (somas_tool uses the op name, e.g. `RealDiv-op1387`).
@@ -330,7 +345,13 @@ pub struct OutFile {
 pub const MAX_CONFLICT_FILES: usize = 1000;
 
 /// The file set for `model`: somas_tool's default files, the query files and the conflict files.
-pub fn file_set(model: &SomasModel, an: &Analysis, s: &Summary, q: &QuerySet, log: &str) -> Vec<OutFile> {
+pub fn file_set(
+    model: &SomasModel,
+    an: &Analysis,
+    s: &Summary,
+    q: &QuerySet,
+    log: &str,
+) -> Vec<OutFile> {
     let mut out = vec![
         OutFile {
             path: "graph_nodes.csv".into(),
@@ -349,8 +370,16 @@ pub fn file_set(model: &SomasModel, an: &Analysis, s: &Summary, q: &QuerySet, lo
             content: Content::Text(overview(model, an, s)),
         },
     ];
-    let with_static: Vec<u64> = an.in_use.iter().map(|v| v.saturating_add(an.static_bytes)).collect();
-    let total_static: Vec<u64> = an.total.iter().map(|v| v.saturating_add(an.static_bytes)).collect();
+    let with_static: Vec<u64> = an
+        .in_use
+        .iter()
+        .map(|v| v.saturating_add(an.static_bytes))
+        .collect();
+    let total_static: Vec<u64> = an
+        .total
+        .iter()
+        .map(|v| v.saturating_add(an.static_bytes))
+        .collect();
     out.push(OutFile {
         path: "StatisticInfo/InUseMemory.svg".into(),
         content: Content::Text(curve_svg(
@@ -426,7 +455,10 @@ pub fn file_set(model: &SomasModel, an: &Analysis, s: &Summary, q: &QuerySet, lo
             let (what, is_tensor) = match io.target {
                 Target::Tensor(t) => (format!("Tensor{}", tid(t)), true),
                 Target::Parameter(p) => (
-                    format!("Parameter{}", model.params.id.get(p as usize).copied().unwrap_or(0)),
+                    format!(
+                        "Parameter{}",
+                        model.params.id.get(p as usize).copied().unwrap_or(0)
+                    ),
                     false,
                 ),
             };
@@ -471,7 +503,10 @@ pub fn file_set(model: &SomasModel, an: &Analysis, s: &Summary, q: &QuerySet, lo
     if let Some((lo, hi)) = q.range {
         out.push(OutFile {
             path: format!("CheckAddressRange_{}-{}_tensors_list.csv", hex(lo), hex(hi)),
-            content: Content::Rows(Table::Tensors, Some(queries::range_query(model, an, lo, hi))),
+            content: Content::Rows(
+                Table::Tensors,
+                Some(queries::range_query(model, an, lo, hi)),
+            ),
         });
     }
     if an.conflicts.checked {
@@ -481,7 +516,10 @@ pub fn file_set(model: &SomasModel, an: &Analysis, s: &Summary, q: &QuerySet, lo
         });
         let mut by_first: Vec<(u32, u32)> = an.conflicts.pairs.clone();
         by_first.sort_unstable();
-        for run in by_first.chunk_by(|a, b| a.0 == b.0).take(MAX_CONFLICT_FILES) {
+        for run in by_first
+            .chunk_by(|a, b| a.0 == b.0)
+            .take(MAX_CONFLICT_FILES)
+        {
             let Some(&(a, _)) = run.first() else { continue };
             let mut rows = vec![a];
             rows.extend(run.iter().map(|p| p.1));
@@ -505,7 +543,12 @@ pub fn file_set(model: &SomasModel, an: &Analysis, s: &Summary, q: &QuerySet, lo
 }
 
 /// Writes one output file's bytes to `w`.
-pub fn write_file<W: Write>(f: &OutFile, model: &SomasModel, an: &Analysis, mut w: W) -> io::Result<()> {
+pub fn write_file<W: Write>(
+    f: &OutFile,
+    model: &SomasModel,
+    an: &Analysis,
+    mut w: W,
+) -> io::Result<()> {
     match &f.content {
         Content::Rows(table, rows) => write_table(w, model, an, *table, rows.as_deref()),
         Content::Text(t) => w.write_all(t.as_bytes()),

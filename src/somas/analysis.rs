@@ -163,7 +163,10 @@ impl Analysis {
 
     /// The ratio named `name`.
     pub fn ratio(&self, name: &str) -> Option<f64> {
-        self.ratios.iter().find(|r| r.name == name).and_then(|r| r.value)
+        self.ratios
+            .iter()
+            .find(|r| r.name == name)
+            .and_then(|r| r.value)
     }
 }
 
@@ -183,7 +186,9 @@ pub fn analyze(model: &SomasModel, task: Option<&TaskInfo>) -> Analysis {
     let mut counted = vec![false; nt];
     let mut items: Vec<(u32, u32, u64, u32)> = Vec::with_capacity(nt);
     for t in 0..nt {
-        if model.derived.union_group.get(t).copied().unwrap_or(NONE) == NONE && model.occupies(t as u32) {
+        if model.derived.union_group.get(t).copied().unwrap_or(NONE) == NONE
+            && model.occupies(t as u32)
+        {
             counted[t] = true;
             items.push((lo[t], hi[t], model.tensors.aligned[t], t as u32));
         }
@@ -198,8 +203,18 @@ pub fn analyze(model: &SomasModel, task: Option<&TaskInfo>) -> Analysis {
         if size == 0 {
             continue;
         }
-        let l = group.iter().filter_map(|&m| lo.get(m as usize)).min().copied().unwrap_or(0);
-        let h = group.iter().filter_map(|&m| hi.get(m as usize)).max().copied().unwrap_or(0);
+        let l = group
+            .iter()
+            .filter_map(|&m| lo.get(m as usize))
+            .min()
+            .copied()
+            .unwrap_or(0);
+        let h = group
+            .iter()
+            .filter_map(|&m| hi.get(m as usize))
+            .max()
+            .copied()
+            .unwrap_or(0);
         if let Some(c) = counted.get_mut(head as usize) {
             *c = true;
         }
@@ -303,7 +318,11 @@ pub fn analyze(model: &SomasModel, task: Option<&TaskInfo>) -> Analysis {
         None => (0, false),
     };
 
-    let static_bytes = model.params.size.iter().fold(0u64, |a, &s| a.saturating_add(s));
+    let static_bytes = model
+        .params
+        .size
+        .iter()
+        .fold(0u64, |a, &s| a.saturating_add(s));
 
     // Addresses: task-info first, else the dump's own address column.
     let task_match = task.map(|ti| match_task(model, ti));
@@ -457,7 +476,9 @@ fn match_task(model: &SomasModel, ti: &TaskInfo) -> TaskMatch {
         let candidates = [name, super::model::split_name(name)];
         let mut found = None;
         for c in candidates {
-            let Some(id) = model.names.find(c) else { continue };
+            let Some(id) = model.names.find(c) else {
+                continue;
+            };
             let start = by_name.partition_point(|p| p.0 < id);
             let pick = by_name
                 .get(start..)

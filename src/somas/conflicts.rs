@@ -57,7 +57,13 @@ impl Tree {
     }
 
     /// Calls `hit(leaf)` for every active leaf in `[0, prefix)` whose end is above `above`.
-    fn query(&self, prefix: usize, above: u64, stack: &mut Vec<(usize, usize, usize)>, mut hit: impl FnMut(usize)) {
+    fn query(
+        &self,
+        prefix: usize,
+        above: u64,
+        stack: &mut Vec<(usize, usize, usize)>,
+        mut hit: impl FnMut(usize),
+    ) {
         if prefix == 0 {
             return;
         }
@@ -96,12 +102,7 @@ pub fn check(model: &SomasModel, lo: &[u32], hi: &[u32], limit: usize) -> Confli
     items.sort_unstable();
     let n = items.len();
     let starts: Vec<u64> = items.iter().map(|i| i.0).collect();
-    let max = lo
-        .iter()
-        .chain(hi.iter())
-        .copied()
-        .max()
-        .unwrap_or(0) as usize;
+    let max = lo.iter().chain(hi.iter()).copied().max().unwrap_or(0) as usize;
     // Buckets of leaves by lifetime start and end (counting sort over the time axis).
     let bucket = |key: &dyn Fn(u32) -> usize| -> (Vec<u32>, Vec<u32>) {
         let mut off = vec![0u32; max + 2];
@@ -153,7 +154,9 @@ pub fn check(model: &SomasModel, lo: &[u32], hi: &[u32], limit: usize) -> Confli
         let s0 = start_off.get(time).copied().unwrap_or(0) as usize;
         let s1 = start_off.get(time + 1).copied().unwrap_or(0) as usize;
         for &leaf in by_start.get(s0..s1).unwrap_or(&[]) {
-            let Some(&(s, e, t)) = items.get(leaf as usize) else { continue };
+            let Some(&(s, e, t)) = items.get(leaf as usize) else {
+                continue;
+            };
             let prefix = starts.partition_point(|&x| x < e);
             tree.query(prefix, s, &mut stack, |other| {
                 if let Some(&(_, _, u)) = items.get(other) {

@@ -28,7 +28,11 @@ impl SomasModel {
     pub fn lifetime(&self, row: u32, max: u32) -> (u32, u32) {
         let r = row as usize;
         widened(
-            self.tensors.lifelong.get(r).copied().unwrap_or(Lifelong::None),
+            self.tensors
+                .lifelong
+                .get(r)
+                .copied()
+                .unwrap_or(Lifelong::None),
             self.tensors.start.get(r).copied().unwrap_or(0),
             self.tensors.end.get(r).copied().unwrap_or(0),
             max,
@@ -68,14 +72,18 @@ pub fn derive(model: &mut SomasModel, buf: &[u8]) {
     d.is_workspace = vec![false; nt];
     for r in 0..nn {
         let idx = model.nodes.index.get(r).copied().unwrap_or(0);
-        for (ws, list) in [(false, model.nodes.outputs.row(r)), (true, model.nodes.workspace.row(r))] {
+        for (ws, list) in [
+            (false, model.nodes.outputs.row(r)),
+            (true, model.nodes.workspace.row(r)),
+        ] {
             for (k, &t) in list.iter().enumerate() {
                 let t = t as usize;
-                let Some(o) = d.owner.get(t).copied() else { continue };
+                let Some(o) = d.owner.get(t).copied() else {
+                    continue;
+                };
                 let start = model.tensors.start.get(t).copied().unwrap_or(0);
                 let take = o == NONE
-                    || (idx == start
-                        && model.nodes.index.get(o as usize).copied() != Some(start));
+                    || (idx == start && model.nodes.index.get(o as usize).copied() != Some(start));
                 if take {
                     d.owner[t] = r as u32;
                     d.out_index[t] = k as u32;
@@ -132,7 +140,9 @@ pub fn derive(model: &mut SomasModel, buf: &[u8]) {
                     continue;
                 }
                 let rt = root(&mut parent, t) as usize;
-                let Some(g) = group_of_root.get_mut(rt) else { continue };
+                let Some(g) = group_of_root.get_mut(rt) else {
+                    continue;
+                };
                 if *g == NONE {
                     *g = members.len() as u32;
                     members.push(Vec::new());
@@ -255,7 +265,9 @@ fn warn(model: &mut SomasModel, buf: &[u8]) {
             reversed.hit(byte, || format!("%{id}T lives {s}..{e}"));
         }
         if has_nodes && e > max {
-            beyond.hit(byte, || format!("%{id}T ends at {e}, the last node is ${max}"));
+            beyond.hit(byte, || {
+                format!("%{id}T ends at {e}, the last node is ${max}")
+            });
         }
         if matches!(
             model.tensors.kind.get(t),
@@ -270,9 +282,24 @@ fn warn(model: &mut SomasModel, buf: &[u8]) {
         "",
         "tensors not listed in any node's outputs[] or workspace[]",
     );
-    reversed.emit(model, buf, "life_start", "tensors whose life_start is after life_end");
-    beyond.emit(model, buf, "life_end", "tensors that live past the last node");
-    unknown_type.emit(model, buf, "type", "tensors of type Unknown or empty (r1.0 gap)");
+    reversed.emit(
+        model,
+        buf,
+        "life_start",
+        "tensors whose life_start is after life_end",
+    );
+    beyond.emit(
+        model,
+        buf,
+        "life_end",
+        "tensors that live past the last node",
+    );
+    unknown_type.emit(
+        model,
+        buf,
+        "type",
+        "tensors of type Unknown or empty (r1.0 gap)",
+    );
 
     // Consumers outside the lifetime; atomic-clean ops are exempt (they list tensors produced
     // later, reference §7).

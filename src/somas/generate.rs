@@ -213,7 +213,8 @@ impl Builder {
         } else {
             let size = self.size();
             let id = self.params.len();
-            self.params.push((size, format!("layer{}.weight{}", id / 2, id % 2)));
+            self.params
+                .push((size, format!("layer{}.weight{}", id / 2, id % 2)));
             id as u32
         };
         if let Some(n) = self.nodes.get_mut(node as usize) {
@@ -314,16 +315,35 @@ pub fn generate(cfg: &GenConfig) -> Generated {
     b.traps.lifelong += 2;
     let mut main = data;
     let mut recent: Vec<u32> = vec![data];
-    let ops = ["Conv2D", "ReLU", "MatMul", "BiasAdd", "Add", "Mul", "LayerNorm", "Softmax", "Cast", "Transpose"];
+    let ops = [
+        "Conv2D",
+        "ReLU",
+        "MatMul",
+        "BiasAdd",
+        "Add",
+        "Mul",
+        "LayerNorm",
+        "Softmax",
+        "Cast",
+        "Transpose",
+    ];
     let mut k: u32 = 0;
     while (b.nodes.len() as u32) < target.saturating_sub(3) {
         k += 1;
         if k % 701 == 0 {
             // Repeated node (multi-called subgraph): the same tensors again, lifetimes extended.
             if let Some(prev) = b.nodes.last() {
-                if prev.op != "AllReduce" && prev.kind == 0 && !prev.outputs.is_empty() && prev.op != clean_name {
+                if prev.op != "AllReduce"
+                    && prev.kind == 0
+                    && !prev.outputs.is_empty()
+                    && prev.op != clean_name
+                {
                     let (op, op_id, scope) = (prev.op, prev.op_id, prev.scope);
-                    let (ins, outs, ws) = (prev.inputs.clone(), prev.outputs.clone(), prev.workspace.clone());
+                    let (ins, outs, ws) = (
+                        prev.inputs.clone(),
+                        prev.outputs.clone(),
+                        prev.workspace.clone(),
+                    );
                     let idx = b.nodes.len() as u32;
                     b.nodes.push(GNode {
                         op,
@@ -357,7 +377,7 @@ pub fn generate(cfg: &GenConfig) -> Generated {
             let ar = b.node("AllReduce", 1, 1);
             let mut ins = vec![main];
             for &c in recent.iter().rev().take(8) {
-                if ins.len() >= 1 + b.rng.usize(0..3) {
+                if ins.len() > b.rng.usize(0..3) {
                     break;
                 }
                 let ok = b.tensors.get(c as usize).is_some_and(|x| !x.special) && !ins.contains(&c);
@@ -503,7 +523,15 @@ pub fn generate(cfg: &GenConfig) -> Generated {
     let mean = b.node("ReduceMean", 0, 0);
     b.consume(mean, l);
     let out_orig = 4;
-    let g = b.tensor(mean, if r1 { TensorKind::OutputOnly } else { TensorKind::GraphOutput }, out_orig);
+    let g = b.tensor(
+        mean,
+        if r1 {
+            TensorKind::OutputOnly
+        } else {
+            TensorKind::GraphOutput
+        },
+        out_orig,
+    );
     if let Some(x) = b.tensors.get_mut(g as usize) {
         x.aligned = if r1 { ascend_align(out_orig) } else { 0 };
     }
@@ -513,7 +541,15 @@ pub fn generate(cfg: &GenConfig) -> Generated {
     let assign = b.node("AssignAdd", 0, 0);
     b.param(assign);
     b.param(assign);
-    let gi = b.tensor(assign, if r1 { TensorKind::RefNodeOutput } else { TensorKind::GraphInput }, 4);
+    let gi = b.tensor(
+        assign,
+        if r1 {
+            TensorKind::RefNodeOutput
+        } else {
+            TensorKind::GraphInput
+        },
+        4,
+    );
     if let Some(x) = b.tensors.get_mut(gi as usize) {
         x.aligned = 0;
     }
@@ -538,20 +574,25 @@ pub fn generate(cfg: &GenConfig) -> Generated {
     }
 }
 
+/// A placement block: (lo, hi, size, members with their offset in the block, is a union).
+type Block = (u32, u32, u64, Vec<(u32, u64)>, bool);
+
 /// Places every tensor; returns the total (max end offset). Mirrors SOMAS: contiguous lists and
 /// union groups are one block each, non-contiguous GraphAll tensors are stacked on top.
 fn place(b: &mut Builder, max: u32) -> u64 {
     let nt = b.tensors.len();
     let life = |t: &GTensor| widened(t.lifelong, t.start, t.end, max);
     // Blocks: (lo, hi, size, members with their offset within the block, union block).
-    let mut blocks: Vec<(u32, u32, u64, Vec<(u32, u64)>, bool)> = Vec::new();
+    let mut blocks: Vec<Block> = Vec::new();
     let mut grouped = vec![false; nt];
     for list in &b.contiguous {
         let mut members = Vec::new();
         let mut at = 0u64;
         let (mut lo, mut hi) = (u32::MAX, 0u32);
         for (i, &t) in list.iter().enumerate() {
-            let Some(x) = b.tensors.get(t as usize) else { continue };
+            let Some(x) = b.tensors.get(t as usize) else {
+                continue;
+            };
             let (l, h) = life(x);
             lo = lo.min(l);
             hi = hi.max(h);
@@ -565,7 +606,9 @@ fn place(b: &mut Builder, max: u32) -> u64 {
     for list in &b.unions {
         let (mut lo, mut hi, mut size) = (u32::MAX, 0u32, 0u64);
         for &t in list {
-            let Some(x) = b.tensors.get(t as usize) else { continue };
+            let Some(x) = b.tensors.get(t as usize) else {
+                continue;
+            };
             let (l, h) = life(x);
             lo = lo.min(l);
             hi = hi.max(h);
@@ -636,9 +679,9 @@ fn inject(b: &mut Builder, max: u32, n: u32) -> Vec<(u32, u32)> {
     }
     let mut candidates: Vec<u32> = (0..b.tensors.len() as u32)
         .filter(|&t| {
-            b.tensors.get(t as usize).is_some_and(|x| {
-                x.kind == TensorKind::Workspace && !x.special && x.start == x.end
-            })
+            b.tensors
+                .get(t as usize)
+                .is_some_and(|x| x.kind == TensorKind::Workspace && !x.special && x.start == x.end)
         })
         .collect();
     b.rng.shuffle(&mut candidates);
@@ -720,9 +763,8 @@ fn control_tensors(b: &mut Builder) {
 
 fn scope_of(n: &GNode) -> String {
     match n.op {
-        "GetNext" | "StreamSend" | "StreamRecv" | "AllReduce" | "AssignAdd" | "AtomicAddrClean" | "MemSet" => {
-            "Default".to_string()
-        }
+        "GetNext" | "StreamSend" | "StreamRecv" | "AllReduce" | "AssignAdd" | "AtomicAddrClean"
+        | "MemSet" => "Default".to_string(),
         _ => format!(
             "Default/network-WithLossCell/_backbone-Net/block{}-Cell/layer{}-{}",
             n.scope / 8,
@@ -834,7 +876,11 @@ fn write_dump(b: &Builder, flavor: Flavor, reused: u64) -> Vec<u8> {
         o.extend_from_slice(t.kind.as_str().as_bytes());
         o.push(b'\t');
         if r1 {
-            o.push(if t.lifelong == Lifelong::GraphAll { b'1' } else { b'0' });
+            o.push(if t.lifelong == Lifelong::GraphAll {
+                b'1'
+            } else {
+                b'0'
+            });
         } else {
             o.extend_from_slice(t.lifelong.as_str().as_bytes());
         }

@@ -120,11 +120,7 @@ fn find_sections(buf: &[u8]) -> (Vec<Span>, Option<(usize, usize)>) {
                 end = t;
             }
         }
-        spans.push(Span {
-            section,
-            body,
-            end,
-        });
+        spans.push(Span { section, body, end });
     }
     (spans, total)
 }
@@ -145,16 +141,13 @@ pub fn parse(buf: &[u8], file: &str, dialect: Dialect) -> Result<SomasModel, Par
             format!("truncated file: it ends before {what}"),
         )
     };
-    let tensors_span = find(Section::Tensors)
-        .ok_or_else(|| truncated("the \"All Tensors:\" section"))?;
-    let nodes_span =
-        find(Section::Nodes).ok_or_else(|| truncated("the \"All Nodes:\" section"))?;
+    let tensors_span =
+        find(Section::Tensors).ok_or_else(|| truncated("the \"All Tensors:\" section"))?;
+    let nodes_span = find(Section::Nodes).ok_or_else(|| truncated("the \"All Nodes:\" section"))?;
     match dialect {
-        Dialect::V110 if total.is_none() => {
-            return Err(truncated(
-                "the \"Total Memory Size after reused:\" line that closes every v1.10+ SomasInfo dump",
-            ))
-        }
+        Dialect::V110 if total.is_none() => return Err(truncated(
+            "the \"Total Memory Size after reused:\" line that closes every v1.10+ SomasInfo dump",
+        )),
         Dialect::R1 if find(Section::StreamGroups).is_none() => {
             return Err(truncated(
                 "the \"All Stream Groups:\" section that every r1.x SomasInfo dump has",
@@ -296,9 +289,23 @@ pub fn parse(buf: &[u8], file: &str, dialect: Dialect) -> Result<SomasModel, Par
 
     // Tensor and control names are their producer's name in practice: compare bytes with the
     // node at life_start (in parallel) and intern only the ones that differ.
-    let names = producer_names(buf, &t_spans, &model.tensors.name, &model.tensors.start, &model.nodes, &node_spans);
+    let names = producer_names(
+        buf,
+        &t_spans,
+        &model.tensors.name,
+        &model.tensors.start,
+        &model.nodes,
+        &node_spans,
+    );
     model.tensors.name = intern_rest(&mut model.names, buf, &t_spans, &model.tensors.name, names);
-    let names = producer_names(buf, &c_spans, &model.controls.name, &model.controls.start, &model.nodes, &node_spans);
+    let names = producer_names(
+        buf,
+        &c_spans,
+        &model.controls.name,
+        &model.controls.start,
+        &model.nodes,
+        &node_spans,
+    );
     model.controls.name = intern_rest(&mut model.names, buf, &c_spans, &model.controls.name, names);
 
     // Trailer sections (small: sequential).
@@ -394,9 +401,15 @@ fn producer_names(
     pos.par_iter()
         .zip(start.par_iter())
         .map(|(&p, &s)| {
-            let Some(&(a, b)) = spans.get(p as usize) else { return NONE };
-            let Some(nr) = nodes.row_of_index(s) else { return NONE };
-            let Some(&(c, d)) = node_spans.get(nr as usize) else { return NONE };
+            let Some(&(a, b)) = spans.get(p as usize) else {
+                return NONE;
+            };
+            let Some(nr) = nodes.row_of_index(s) else {
+                return NONE;
+            };
+            let Some(&(c, d)) = node_spans.get(nr as usize) else {
+                return NONE;
+            };
             if buf.get(a..b) == buf.get(c..d) {
                 nodes.name.get(nr as usize).copied().unwrap_or(NONE)
             } else {
@@ -440,7 +453,14 @@ fn is_column_header(line: &[u8]) -> bool {
     line.starts_with(b"index:") || line.starts_with(b"start_offset:")
 }
 
-fn wrong_count(at: usize, what: &str, expected: usize, layout: &str, found: usize, line: &[u8]) -> ParseError {
+fn wrong_count(
+    at: usize,
+    what: &str,
+    expected: usize,
+    layout: &str,
+    found: usize,
+    line: &[u8],
+) -> ParseError {
     ParseError::new(
         at as u64,
         "",
@@ -459,11 +479,10 @@ fn bad(at: usize, field: &str, expected: &str, found: &[u8]) -> ParseError {
     )
 }
 
-fn parse_params(
-    buf: &[u8],
-    sp: Span,
-    dialect: Dialect,
-) -> Result<(Params, Vec<(usize, usize)>, Vec<u64>), ParseError> {
+/// Parameters, the byte spans of their names, and the byte offsets of their lines.
+type ParamsRead = (Params, Vec<(usize, usize)>, Vec<u64>);
+
+fn parse_params(buf: &[u8], sp: Span, dialect: Dialect) -> Result<ParamsRead, ParseError> {
     let mut p = Params::default();
     let mut spans = Vec::new();
     let mut bytes = Vec::new();
@@ -544,7 +563,8 @@ fn parse_tensor_chunk(
         if n != expected {
             return Err(wrong_count(at, "tensor", expected, layout, n, line));
         }
-        let (id, kind) = lex::id_sigil(f[0]).ok_or_else(|| bad(at, "index", "%<n>T or %<n>CT", f[0]))?;
+        let (id, kind) =
+            lex::id_sigil(f[0]).ok_or_else(|| bad(at, "index", "%<n>T or %<n>CT", f[0]))?;
         if kind == IdKind::Param {
             return Err(bad(at, "index", "%<n>T or %<n>CT", f[0]));
         }
@@ -582,8 +602,8 @@ fn parse_tensor_chunk(
         };
         let s_field = f[6 + k];
         let e_field = f[7 + k];
-        let life_start =
-            lex::parse_u32(s_field).ok_or_else(|| bad(at, "life_start", "a node index", s_field))?;
+        let life_start = lex::parse_u32(s_field)
+            .ok_or_else(|| bad(at, "life_start", "a node index", s_field))?;
         let life_end =
             lex::parse_u32(e_field).ok_or_else(|| bad(at, "life_end", "a node index", e_field))?;
         let name = f[8 + k];
@@ -604,8 +624,8 @@ fn parse_tensor_chunk(
             c.c_spans.push((s, s + name.len()));
         } else {
             if dialect == Dialect::R1 {
-                let addr = lex::addr_sigil(f[4])
-                    .ok_or_else(|| bad(at, "addr", "&0 or &0x<hex>", f[4]))?;
+                let addr =
+                    lex::addr_sigil(f[4]).ok_or_else(|| bad(at, "addr", "&0 or &0x<hex>", f[4]))?;
                 c.tensors.addr.push(addr);
             }
             c.tensors.id.push(id);
@@ -650,7 +670,10 @@ pub(crate) fn permute<T: Copy>(v: &mut Vec<T>, perm: &[u32]) {
     if v.len() != perm.len() {
         return;
     }
-    let out: Vec<T> = perm.iter().filter_map(|&i| v.get(i as usize).copied()).collect();
+    let out: Vec<T> = perm
+        .iter()
+        .filter_map(|&i| v.get(i as usize).copied())
+        .collect();
     *v = out;
 }
 
@@ -783,7 +806,8 @@ fn parse_node_chunk(
             .ok_or_else(|| bad(at, "type", "0 (common) or 1 (communication)", f[2]))?;
         let who = || format!("node ${index}");
         // inputs: tensors and parameters.
-        let body = lex::list_body(f[3], b"inputs").ok_or_else(|| bad(at, "inputs", "inputs[…]", f[3]))?;
+        let body =
+            lex::list_body(f[3], b"inputs").ok_or_else(|| bad(at, "inputs", "inputs[…]", f[3]))?;
         for item in lex::list_items(body) {
             let (id, k) = lex::id_sigil(item)
                 .ok_or_else(|| bad(at, "inputs", "%<n>T or %<n>P items", item))?;
@@ -937,7 +961,14 @@ fn parse_id_lists(buf: &[u8], sp: Span, ids: &[u32], _prefix: &[u8]) -> Result<C
             (Some(o), Some(c)) if o < c => line.get(o + 1..c).unwrap_or(b""),
             _ => match memchr::memchr(b':', line) {
                 Some(i) => line.get(i + 1..).unwrap_or(b""),
-                None => return Err(bad(at, "", "a list such as \"contiguous tensors: [%4T ]\"", line)),
+                None => {
+                    return Err(bad(
+                        at,
+                        "",
+                        "a list such as \"contiguous tensors: [%4T ]\"",
+                        line,
+                    ))
+                }
             },
         };
         for item in lex::list_items(body) {
@@ -947,7 +978,9 @@ fn parse_id_lists(buf: &[u8], sp: Span, ids: &[u32], _prefix: &[u8]) -> Result<C
                         ParseError::new(
                             at as u64,
                             "",
-                            format!("tensor %{id}T is not defined in All Tensors (unknown tensor id)"),
+                            format!(
+                                "tensor %{id}T is not defined in All Tensors (unknown tensor id)"
+                            ),
                         )
                     })?;
                     out.items.push(r);
@@ -987,7 +1020,14 @@ fn parse_merged_blocks(buf: &[u8], sp: Span) -> Result<Vec<(u64, u64)>, ParseErr
         let mut f: [&[u8]; 3] = [b""; 3];
         let n = lex::split_tabs(line, &mut f);
         if n != 2 {
-            return Err(wrong_count(at, "merged block", 2, "start_offset, size", n, line));
+            return Err(wrong_count(
+                at,
+                "merged block",
+                2,
+                "start_offset, size",
+                n,
+                line,
+            ));
         }
         let s = lex::parse_u64(f[0]).ok_or_else(|| bad(at, "start_offset", "a number", f[0]))?;
         let z = lex::parse_u64(f[1]).ok_or_else(|| bad(at, "size", "a number", f[1]))?;

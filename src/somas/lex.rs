@@ -283,7 +283,12 @@ mod tests {
         let got: Vec<_> = Lines::new(buf, 0, buf.len()).collect();
         assert_eq!(
             got,
-            vec![(0, &b"a"[..]), (3, &b"b"[..]), (5, &b""[..]), (6, &b"c"[..])]
+            vec![
+                (0, &b"a"[..]),
+                (3, &b"b"[..]),
+                (5, &b""[..]),
+                (6, &b"c"[..])
+            ]
         );
     }
 
@@ -310,7 +315,10 @@ mod tests {
         let body = list_body(b"inputs[%0T, %0P, ]", b"inputs").unwrap();
         let items: Vec<_> = list_items(body).collect();
         assert_eq!(items, vec![&b"%0T"[..], &b"%0P"[..]]);
-        assert_eq!(list_items(list_body(b"inputs[]", b"inputs").unwrap()).count(), 0);
+        assert_eq!(
+            list_items(list_body(b"inputs[]", b"inputs").unwrap()).count(),
+            0
+        );
         assert_eq!(list_body(b"outputs[%1T, ]", b"inputs"), None);
         let union = list_body(b"union tensors: [%3T %7T ]", b"union tensors: ");
         assert_eq!(list_items(union.unwrap()).count(), 2);

@@ -6,9 +6,7 @@
 //! types them `GetNextOutput`, which is the only lifelong information this file carries.
 
 use super::lex::{self, IdKind, Lines, ParseError};
-use super::model::{
-    name_hash, DumpFamily, Format, Lifelong, SomasModel, TensorKind, Tensors,
-};
+use super::model::{name_hash, DumpFamily, Format, Lifelong, SomasModel, TensorKind, Tensors};
 
 const LAYOUT: &str = "#mem_id, start_offset, end_offset, %tensor_id, origin_size, align_size, \
                       &start_addr, &end_addr, type, src_node, stm<src_stm_id>, lifetime_start, lifetime_end";
@@ -50,7 +48,8 @@ pub fn parse(buf: &[u8], file: &str) -> Result<SomasModel, ParseError> {
         f[0].strip_prefix(b"#")
             .and_then(lex::parse_u64)
             .ok_or_else(|| bad("mem_id", "#<n>", f[0]))?;
-        let start_off = lex::parse_u64(f[1]).ok_or_else(|| bad("start_offset", "a number", f[1]))?;
+        let start_off =
+            lex::parse_u64(f[1]).ok_or_else(|| bad("start_offset", "a number", f[1]))?;
         lex::parse_u64(f[2]).ok_or_else(|| bad("end_offset", "a number", f[2]))?;
         let id = match lex::id_sigil(f[3]) {
             Some((id, IdKind::Tensor)) => id,
@@ -58,14 +57,16 @@ pub fn parse(buf: &[u8], file: &str) -> Result<SomasModel, ParseError> {
         };
         let orig = lex::parse_u64(f[4]).ok_or_else(|| bad("origin_size", "a number", f[4]))?;
         let aligned = lex::parse_u64(f[5]).ok_or_else(|| bad("align_size", "a number", f[5]))?;
-        let addr = lex::addr_sigil(f[6]).ok_or_else(|| bad("start_addr", "&0 or &0x<hex>", f[6]))?;
+        let addr =
+            lex::addr_sigil(f[6]).ok_or_else(|| bad("start_addr", "&0 or &0x<hex>", f[6]))?;
         lex::addr_sigil(f[7]).ok_or_else(|| bad("end_addr", "&0 or &0x<hex>", f[7]))?;
         let kind = TensorKind::parse(f[8]).ok_or_else(|| bad("type", "a tensor type", f[8]))?;
         let stm = f[10]
             .strip_prefix(b"stm")
             .and_then(lex::parse_u32)
             .ok_or_else(|| bad("src_stm_id", "stm<n>", f[10]))?;
-        let s = lex::parse_u32(f[11]).ok_or_else(|| bad("lifetime_start", "a node index", f[11]))?;
+        let s =
+            lex::parse_u32(f[11]).ok_or_else(|| bad("lifetime_start", "a node index", f[11]))?;
         let e = lex::parse_u32(f[12]).ok_or_else(|| bad("lifetime_end", "a node index", f[12]))?;
         let name = model.names.intern_hashed(name_hash(f[9]), f[9]);
         t.id.push(id);

@@ -97,7 +97,8 @@ fn is_solver_log(buf: &[u8]) -> bool {
         .unwrap_or(b"");
     trimmed.starts_with(b"tensor_id=")
         || (trimmed.starts_with(b"T ") && trimmed.get(2).is_some_and(u8::is_ascii_digit))
-        || (trimmed.starts_with(b"t") && memchr::memchr(b'H', trimmed.get(..40).unwrap_or(b"")).is_some()
+        || (trimmed.starts_with(b"t")
+            && memchr::memchr(b'H', trimmed.get(..40).unwrap_or(b"")).is_some()
             && trimmed.get(1).is_some_and(u8::is_ascii_digit))
 }
 
@@ -153,6 +154,21 @@ pub fn parse_dump(file: &str, buf: &[u8]) -> Result<SomasModel, Diagnostic> {
         }
     };
     let mut model = parsed.map_err(|e| diagnostic(file, buf, e))?;
+    // Curves have one entry per execution index: refuse indices that cannot be execution
+    // indices of this graph rather than allocate for them.
+    let max = u64::from(model.max_index());
+    let bound = 4 * (model.nodes.len() as u64 + model.tensors.len() as u64) + 4096;
+    if max > bound {
+        return Err(Diagnostic::error(
+            file,
+            format!(
+                "execution index {max} is far beyond the {} nodes and {} tensors of this dump: \
+                 node ids and lifetimes must be execution indices",
+                model.nodes.len(),
+                model.tensors.len()
+            ),
+        ));
+    }
     derive::derive(&mut model, buf);
     Ok(model)
 }

@@ -589,7 +589,8 @@ impl SomasModel {
                 return Some(r as u32);
             }
         }
-        if let Some(r) = (0..self.nodes.len() as u32).find(|&r| split_name(self.node_name(r)) == key)
+        if let Some(r) =
+            (0..self.nodes.len() as u32).find(|&r| split_name(self.node_name(r)) == key)
         {
             return Some(r);
         }

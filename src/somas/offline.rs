@@ -21,7 +21,8 @@ struct Edge {
     byte: u64,
 }
 
-const LAYOUT: &str = "Somas EDGE [ERROR ]src=n<i>, srcstm=<s>, dst=n<i>|nc, dststm=<s>|nc, workspace=0|1, \
+const LAYOUT: &str =
+    "Somas EDGE [ERROR ]src=n<i>, srcstm=<s>, dst=n<i>|nc, dststm=<s>|nc, workspace=0|1, \
                       size=<bytes>, lifelong=<0-3>, tid=<t>, start=<i>, end=<i>";
 
 /// Parses an offline log held in `buf`.
@@ -108,7 +109,9 @@ pub fn parse(buf: &[u8], file: &str) -> Result<SomasModel, ParseError> {
     let (mut pi, mut di) = (0usize, 0usize);
     for &(node, stream) in &idx {
         let name = format!("n{node}");
-        let nid = model.names.intern_hashed(name_hash(name.as_bytes()), name.as_bytes());
+        let nid = model
+            .names
+            .intern_hashed(name_hash(name.as_bytes()), name.as_bytes());
         let n = &mut model.nodes;
         n.index.push(node);
         n.name.push(nid);
@@ -163,7 +166,10 @@ fn numbers(rest: &[u8], at: usize, what: &str) -> Result<Vec<u32>, ParseError> {
                 ParseError::new(
                     at as u64,
                     what,
-                    format!("expected space-separated numbers, found \"{}\"", lex::show(s)),
+                    format!(
+                        "expected space-separated numbers, found \"{}\"",
+                        lex::show(s)
+                    ),
                 )
             })
         })

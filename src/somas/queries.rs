@@ -96,7 +96,13 @@ pub fn tensor_nodes(model: &SomasModel, t: u32) -> Vec<(u32, Role)> {
 }
 
 /// Tensors whose effective range intersects `[start, end)` (offsets), except `skip`.
-fn overlapping_range(model: &SomasModel, an: &Analysis, t: Option<u32>, start: u64, end: u64) -> Vec<Overlap> {
+fn overlapping_range(
+    model: &SomasModel,
+    an: &Analysis,
+    t: Option<u32>,
+    start: u64,
+    end: u64,
+) -> Vec<Overlap> {
     let group = &model.derived.union_group;
     let mut out = Vec::new();
     for u in 0..model.tensors.len() as u32 {

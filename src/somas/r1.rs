@@ -14,8 +14,7 @@ pub const PARAM_LAYOUT: &str = "%id, #size, &start_addr, source node name, node 
 pub const TENSOR_LAYOUT: &str =
     "%id, #size, #real_size, &offset, &addr, type, lifelong, life_start, life_end, source node name";
 /// Field layout of an r1.x node line, for error messages.
-pub const NODE_LAYOUT: &str =
-    "$id, name, type, inputs[…], outputs[…], workspace[…], streamID[@…]";
+pub const NODE_LAYOUT: &str = "$id, name, type, inputs[…], outputs[…], workspace[…], streamID[@…]";
 
 /// Completes an r1.x model after parsing: placement flag, contiguous lists, notes.
 pub fn finish(model: &mut SomasModel) {

@@ -195,7 +195,10 @@ fn join<I: IntoIterator<Item = String>>(items: I) -> String {
 }
 
 fn tensor_ref(model: &SomasModel, t: u32) -> String {
-    format!("%{}T", model.tensors.id.get(t as usize).copied().unwrap_or(0))
+    format!(
+        "%{}T",
+        model.tensors.id.get(t as usize).copied().unwrap_or(0)
+    )
 }
 
 fn input_ref(model: &SomasModel, v: u32) -> String {
@@ -275,7 +278,9 @@ fn tensor_cell(model: &SomasModel, an: &Analysis, row: u32, col: usize) -> Cell 
             streams.dedup();
             Cell::Text(join(streams.iter().map(|s| s.to_string())))
         }
-        21 => Cell::Text(join(dests().iter().map(|&n| model.node_name(n).to_string()))),
+        21 => Cell::Text(join(
+            dests().iter().map(|&n| model.node_name(n).to_string()),
+        )),
         _ => Cell::Empty,
     }
 }
@@ -331,7 +336,12 @@ fn param_cell(model: &SomasModel, an: &Analysis, row: u32, col: usize) -> Cell {
     let known = addr != 0;
     match col {
         0 => Cell::Int(u64::from(p.id.get(r).copied().unwrap_or(0))),
-        1 => Cell::Text(p.name.get(r).map_or("", |&n| model.names.get(n)).to_string()),
+        1 => Cell::Text(
+            p.name
+                .get(r)
+                .map_or("", |&n| model.names.get(n))
+                .to_string(),
+        ),
         2 => Cell::Int(u64::from(p.out_index.get(r).copied().unwrap_or(0))),
         3 if known => Cell::Int(addr),
         4 if known => Cell::Text(hex(addr)),
@@ -354,7 +364,11 @@ fn conflict_cell(model: &SomasModel, an: &Analysis, row: u32, col: usize) -> Cel
     let Some(&(a, b)) = an.conflicts.pairs.get(row as usize) else {
         return Cell::Empty;
     };
-    let id = |t: u32| Cell::Int(u64::from(model.tensors.id.get(t as usize).copied().unwrap_or(0)));
+    let id = |t: u32| {
+        Cell::Int(u64::from(
+            model.tensors.id.get(t as usize).copied().unwrap_or(0),
+        ))
+    };
     let life = |t: u32| {
         Cell::Text(format!(
             "{}-{}",
@@ -383,8 +397,18 @@ fn conflict_cell(model: &SomasModel, an: &Analysis, row: u32, col: usize) -> Cel
         7 => range(b),
         8 => Cell::Int(ea.min(eb).saturating_sub(sa.max(sb))),
         9 => {
-            let lo = an.lo.get(a as usize).max(an.lo.get(b as usize)).copied().unwrap_or(0);
-            let hi = an.hi.get(a as usize).min(an.hi.get(b as usize)).copied().unwrap_or(0);
+            let lo = an
+                .lo
+                .get(a as usize)
+                .max(an.lo.get(b as usize))
+                .copied()
+                .unwrap_or(0);
+            let hi = an
+                .hi
+                .get(a as usize)
+                .min(an.hi.get(b as usize))
+                .copied()
+                .unwrap_or(0);
             Cell::Text(format!("{lo}-{hi}"))
         }
         _ => Cell::Empty,
@@ -449,15 +473,15 @@ pub fn page(model: &SomasModel, an: &Analysis, req: &PageRequest) -> Page {
         rows = keyed.into_iter().map(|(_, r)| r).collect();
     }
     let total = rows.len();
-    let page_rows: Vec<u32> = rows
-        .into_iter()
-        .skip(req.offset)
-        .take(req.limit)
-        .collect();
+    let page_rows: Vec<u32> = rows.into_iter().skip(req.offset).take(req.limit).collect();
     let ncol = req.table.columns().len();
     let cells = page_rows
         .iter()
-        .map(|&r| (0..ncol).map(|c| cell(model, an, req.table, r, c)).collect())
+        .map(|&r| {
+            (0..ncol)
+                .map(|c| cell(model, an, req.table, r, c))
+                .collect()
+        })
         .collect();
     Page {
         columns: req.table.columns().to_vec(),

@@ -232,8 +232,8 @@ pub fn parse(buf: &[u8], file: &str) -> Result<TaskInfo, ParseError> {
                 continue;
             };
             matched = true;
-            let field = String::from_utf8_lossy(prefix.strip_suffix(b":").unwrap_or(prefix))
-                .into_owned();
+            let field =
+                String::from_utf8_lossy(prefix.strip_suffix(b":").unwrap_or(prefix)).into_owned();
             if state != Part::Body {
                 return Err(ParseError::new(
                     at as u64,
@@ -329,7 +329,10 @@ output address:0x10(4)\t0(8)\t\n\nop_name:B-NonTask\ntask_index:1\ttask_num:0\tt
 op_name:C\ntask_index:2\ttask_num:1\ttask0_stream_id:1\ttask0_type:0\ttask0_dump_flag:0\nworkspace address:0x20(2)\t\n";
         let t = parse(buf, "t.ir").unwrap();
         assert_eq!(t.len(), 3);
-        assert_eq!(t.outputs.row(0).collect::<Vec<_>>(), vec![(0x10, 4), (0, 8)]);
+        assert_eq!(
+            t.outputs.row(0).collect::<Vec<_>>(),
+            vec![(0x10, 4), (0, 8)]
+        );
         assert_eq!(t.outputs.row(1).count(), 0);
         assert_eq!(t.workspaces.get(2, 0), Some((0x20, 2)));
         assert_eq!(t.inputs.row(2).count(), 0);

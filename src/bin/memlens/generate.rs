@@ -55,7 +55,8 @@ pub fn run(what: What) -> Result<ExitCode, String> {
                 inject_conflicts,
                 task_info: task_info_out.is_some(),
             });
-            std::fs::write(&out, &g.dump).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+            std::fs::write(&out, &g.dump)
+                .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
             if let (Some(p), Some(t)) = (&task_info_out, &g.task_info) {
                 std::fs::write(p, t).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
             }

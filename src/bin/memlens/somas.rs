@@ -42,7 +42,10 @@ fn resolve(model: &SomasModel, args: &Args) -> Result<QuerySet, String> {
     let mut q = QuerySet::default();
     if let Some(n) = &args.node {
         q.node = Some(model.find_node(n).ok_or_else(|| {
-            format!("--node {n}: no node with that name or execution index in {}", model.file)
+            format!(
+                "--node {n}: no node with that name or execution index in {}",
+                model.file
+            )
         })?);
     }
     if let Some(t) = args.tensor {
@@ -53,10 +56,9 @@ fn resolve(model: &SomasModel, args: &Args) -> Result<QuerySet, String> {
         );
     }
     if let Some(a) = &args.address {
-        q.address = Some(
-            lex::parse_user_address(a)
-                .ok_or_else(|| format!("--address {a}: expected a hex address such as 0x108830de2a00"))?,
-        );
+        q.address = Some(lex::parse_user_address(a).ok_or_else(|| {
+            format!("--address {a}: expected a hex address such as 0x108830de2a00")
+        })?);
     }
     if let Some(r) = &args.address_range {
         let parsed = r
@@ -170,7 +172,8 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
             writeln!(w, "{d}").map_err(|e| e.to_string())?;
         }
         for (k, c) in s.conflicts.iter().enumerate().take(20) {
-            writeln!(w, "conflict {}: %{}T and %{}T", k + 1, c[0], c[1]).map_err(|e| e.to_string())?;
+            writeln!(w, "conflict {}: %{}T and %{}T", k + 1, c[0], c[1])
+                .map_err(|e| e.to_string())?;
         }
         if s.conflicts.len() > 20 {
             writeln!(w, "… {} conflicts in all", s.conflicts.len()).map_err(|e| e.to_string())?;
@@ -209,7 +212,11 @@ fn print_queries(
         let rep = queries::node_query(model, an, node);
         list(
             w,
-            &format!("node {} (${}) alive tensors", model.node_name(node), model.nodes.index.get(node as usize).copied().unwrap_or(0)),
+            &format!(
+                "node {} (${}) alive tensors",
+                model.node_name(node),
+                model.nodes.index.get(node as usize).copied().unwrap_or(0)
+            ),
             &rep.frame,
         )?;
         for io in &rep.io {
@@ -217,7 +224,12 @@ fn print_queries(
                 let rows: Vec<u32> = io.overlapping.iter().map(|o| o.tensor_row).collect();
                 list(
                     w,
-                    &format!("{:?}{} %{}T overlapping", io.role, io.position, model.tensors.id.get(t as usize).copied().unwrap_or(0)),
+                    &format!(
+                        "{:?}{} %{}T overlapping",
+                        io.role,
+                        io.position,
+                        model.tensors.id.get(t as usize).copied().unwrap_or(0)
+                    ),
                     &rows,
                 )?;
             }
@@ -225,7 +237,11 @@ fn print_queries(
     }
     if let Some(t) = q.tensor {
         let rep = queries::tensor_query(model, an, t);
-        writeln!(w, "tensor %{}T used by:", model.tensors.id.get(t as usize).copied().unwrap_or(0))?;
+        writeln!(
+            w,
+            "tensor %{}T used by:",
+            model.tensors.id.get(t as usize).copied().unwrap_or(0)
+        )?;
         for (n, role) in &rep.nodes {
             writeln!(w, "  {} ({:?})", model.node_name(*n), role)?;
         }
@@ -233,7 +249,11 @@ fn print_queries(
         list(w, "overlapping", &rows)?;
     }
     if let Some(a) = q.address {
-        list(w, &format!("address {}", tables::hex(a)), &queries::address_query(model, an, a))?;
+        list(
+            w,
+            &format!("address {}", tables::hex(a)),
+            &queries::address_query(model, an, a),
+        )?;
     }
     if let Some((lo, hi)) = q.range {
         list(
