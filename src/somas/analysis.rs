@@ -182,6 +182,32 @@ pub fn analyze(model: &SomasModel, task: Option<&TaskInfo>) -> Analysis {
         hi.push(h.min(max));
     }
 
+    // The overwrite check is the longest step and independent of the rest: run it alongside.
+    let (conflicts, mut an) = rayon::join(
+        || {
+            if model.placed {
+                conflicts::check(model, &lo, &hi, conflicts::DEFAULT_LIMIT)
+            } else {
+                Conflicts::default()
+            }
+        },
+        || figures(model, task, max, &lo, &hi),
+    );
+    an.conflicts = conflicts;
+    an.lo = lo;
+    an.hi = hi;
+    an
+}
+
+/// Everything but the overwrite check (left empty) and the lifetimes (left empty).
+fn figures(
+    model: &SomasModel,
+    task: Option<&TaskInfo>,
+    max: u32,
+    lo: &[u32],
+    hi: &[u32],
+) -> Analysis {
+    let nt = model.tensors.len();
     // Items counted in the curves: (lo, hi, size, lifelong of the representative, row).
     let mut counted = vec![false; nt];
     let mut items: Vec<(u32, u32, u64, u32)> = Vec::with_capacity(nt);
@@ -389,16 +415,10 @@ pub fn analyze(model: &SomasModel, task: Option<&TaskInfo>) -> Analysis {
         },
     ];
 
-    let conflicts = if model.placed {
-        conflicts::check(model, &lo, &hi, conflicts::DEFAULT_LIMIT)
-    } else {
-        Conflicts::default()
-    };
-
     Analysis {
         max_index: max,
-        lo,
-        hi,
+        lo: Vec::new(),
+        hi: Vec::new(),
         counted,
         in_use,
         total,
@@ -415,7 +435,7 @@ pub fn analyze(model: &SomasModel, task: Option<&TaskInfo>) -> Analysis {
         base_source,
         param_addr,
         ratios,
-        conflicts,
+        conflicts: Conflicts::default(),
         task: task_match,
     }
 }

@@ -41,17 +41,41 @@ impl Tree {
         }
     }
 
-    fn set(&mut self, leaf: usize, end: u64) {
+    /// Activates `leaf` with `end`; stops climbing where an ancestor already holds a larger end.
+    fn insert(&mut self, leaf: usize, end: u64) {
         let mut i = leaf + self.size;
         if let Some(x) = self.max_end.get_mut(i) {
             *x = end;
         }
         while i > 1 {
             i /= 2;
+            match self.max_end.get_mut(i) {
+                Some(x) if *x < end => *x = end,
+                _ => break,
+            }
+        }
+    }
+
+    /// Deactivates `leaf`; stops climbing where an ancestor's maximum does not change.
+    fn remove(&mut self, leaf: usize) {
+        let mut i = leaf + self.size;
+        let old = match self.max_end.get_mut(i) {
+            Some(x) => std::mem::replace(x, 0),
+            None => return,
+        };
+        while i > 1 {
+            i /= 2;
+            if self.max_end.get(i).copied().unwrap_or(0) > old {
+                break;
+            }
             let l = self.max_end.get(2 * i).copied().unwrap_or(0);
             let r = self.max_end.get(2 * i + 1).copied().unwrap_or(0);
+            let new = l.max(r);
             if let Some(x) = self.max_end.get_mut(i) {
-                *x = l.max(r);
+                *x = new;
+            }
+            if new == old {
+                break;
             }
         }
     }
@@ -101,7 +125,26 @@ pub fn check(model: &SomasModel, lo: &[u32], hi: &[u32], limit: usize) -> Confli
     }
     items.sort_unstable();
     let n = items.len();
-    let starts: Vec<u64> = items.iter().map(|i| i.0).collect();
+    // For each leaf, how many leaves start below its end (the query prefix): one sort of the
+    // ends and a merge, instead of a cache-missing binary search per query.
+    let mut prefix = vec![0u32; n];
+    {
+        let mut by_end: Vec<(u64, u32)> = items
+            .iter()
+            .enumerate()
+            .map(|(leaf, it)| (it.1, leaf as u32))
+            .collect();
+        by_end.sort_unstable();
+        let mut k = 0usize;
+        for (e, leaf) in by_end {
+            while items.get(k).is_some_and(|it| it.0 < e) {
+                k += 1;
+            }
+            if let Some(p) = prefix.get_mut(leaf as usize) {
+                *p = k as u32;
+            }
+        }
+    }
     let max = lo.iter().chain(hi.iter()).copied().max().unwrap_or(0) as usize;
     // Buckets of leaves by lifetime start and end (counting sort over the time axis).
     let bucket = |key: &dyn Fn(u32) -> usize| -> (Vec<u32>, Vec<u32>) {
@@ -157,8 +200,8 @@ pub fn check(model: &SomasModel, lo: &[u32], hi: &[u32], limit: usize) -> Confli
             let Some(&(s, e, t)) = items.get(leaf as usize) else {
                 continue;
             };
-            let prefix = starts.partition_point(|&x| x < e);
-            tree.query(prefix, s, &mut stack, |other| {
+            let upto = prefix.get(leaf as usize).copied().unwrap_or(0) as usize;
+            tree.query(upto, s, &mut stack, |other| {
                 if let Some(&(_, _, u)) = items.get(other) {
                     if !same_group(t, u) {
                         if out.pairs.len() < limit {
@@ -169,12 +212,12 @@ pub fn check(model: &SomasModel, lo: &[u32], hi: &[u32], limit: usize) -> Confli
                     }
                 }
             });
-            tree.set(leaf as usize, e);
+            tree.insert(leaf as usize, e);
         }
         let e0 = end_off.get(time).copied().unwrap_or(0) as usize;
         let e1 = end_off.get(time + 1).copied().unwrap_or(0) as usize;
         for &leaf in by_end.get(e0..e1).unwrap_or(&[]) {
-            tree.set(leaf as usize, 0);
+            tree.remove(leaf as usize);
         }
     }
     out.pairs.sort_unstable();

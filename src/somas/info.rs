@@ -267,6 +267,7 @@ pub fn parse(buf: &[u8], file: &str, dialect: Dialect) -> Result<SomasModel, Par
     nodes.stream.reserve(nn);
     nodes.byte.reserve(nn);
     let mut node_spans: Vec<(usize, usize)> = Vec::with_capacity(nn);
+    model.names.reserve(nn);
     for c in chunks {
         slash |= c.slash;
         for (h, (s, e)) in c.names.iter().zip(c.spans.iter()) {

@@ -92,6 +92,24 @@ impl Names {
         id
     }
 
+    /// Makes room for `n` more names (avoids regrowing the table while interning).
+    pub fn reserve(&mut self, n: usize) {
+        let Names {
+            arena,
+            spans,
+            table,
+        } = self;
+        spans.reserve(n);
+        let (rehash_arena, rehash_spans) = (&*arena, &*spans);
+        table.reserve(n, |&other| {
+            let bytes = rehash_spans
+                .get(other as usize)
+                .and_then(|&(s, e)| rehash_arena.as_bytes().get(s..e))
+                .unwrap_or(b"");
+            name_hash(bytes)
+        });
+    }
+
     /// Interns `name`.
     pub fn intern(&mut self, name: &str) -> u32 {
         self.intern_hashed(name_hash(name.as_bytes()), name.as_bytes())
