@@ -349,3 +349,91 @@ fn names_with_brackets() {
     assert_eq!(m.nodes.outputs.row(2), &[3]);
     assert!(m.warnings.is_empty());
 }
+
+#[test]
+fn table_pages_sort_and_filter_like_the_page_will() {
+    use memlens::somas::tables::{page, Cell, PageRequest, Table};
+    let m = load("Ascend_somas_tensor_offset_1.ir");
+    let a = analyze(&m, None);
+    // Tensors whose source node name contains "softmax": %9T (512), %10T (1024), %11T (2560).
+    let p = page(
+        &m,
+        &a,
+        &PageRequest {
+            table: Table::Tensors,
+            sort: Some(8), // AlignSize
+            descending: true,
+            filter: "softmax".into(),
+            offset: 0,
+            limit: 2,
+        },
+    );
+    assert_eq!(p.total, 3);
+    assert_eq!(p.rows, vec![11, 10]);
+    assert_eq!(p.cells[0][8], Cell::Int(2560));
+    assert_eq!(p.columns[8], "AlignSize");
+    // Nodes by in-use memory, largest first: ReLU-op3 (2295808) then MaxPool-op4 (1515008).
+    let p = page(
+        &m,
+        &a,
+        &PageRequest {
+            table: Table::Nodes,
+            sort: Some(9),
+            descending: true,
+            filter: String::new(),
+            offset: 0,
+            limit: 2,
+        },
+    );
+    assert_eq!(p.rows, vec![2, 3]);
+    assert_eq!(p.total, 14);
+}
+
+#[test]
+fn queries_answer_like_somas_tool() {
+    use memlens::somas::queries::{self, Role, Target};
+    let m = load("Ascend_somas_tensor_offset_1.ir");
+    let a = analyze(&m, None);
+    // MaxPool-op4 ($3): input %3T, output %4T, workspace %5T; alive at 3: %3T %4T %5T %0T %1T.
+    let r = queries::node_query(&m, &a, m.find_node("MaxPool-op4").unwrap());
+    let io: Vec<(Role, Target)> = r.io.iter().map(|i| (i.role, i.target)).collect();
+    assert_eq!(
+        io,
+        vec![
+            (Role::Input, Target::Tensor(3)),
+            (Role::Output, Target::Tensor(4)),
+            (Role::Workspace, Target::Tensor(5))
+        ]
+    );
+    assert_eq!(r.frame, vec![4, 5, 3, 0, 1]);
+    // %4T (3..6) has the effective range [512, 263680). It meets %2T [0, 1049088) (1..2),
+    // %7T [0, 1024) (9..10), %8T [2560, 3584) (10..11), %9T [4608, 5120) (11..12),
+    // %10T [3584, 4608) (11) and %11T [0, 2560) (11): none is alive during 3..6.
+    let t4 = queries::tensor_query(&m, &a, 4);
+    let ids: Vec<u32> = t4.overlapping.iter().map(|o| o.tensor_row).collect();
+    assert_eq!(ids, vec![2, 7, 8, 9, 10, 11]);
+    assert!(t4
+        .overlapping
+        .iter()
+        .all(|o| !o.conflict && !o.lifetime_overlap));
+    assert_eq!(t4.nodes, vec![(3, Role::Output), (6, Role::Input)]);
+    // No task-info: addresses are offsets. Offset 263680 is %5T's first byte (and inside
+    // %2T [0, 1049088)), not %4T's: its effective range ends there.
+    assert_eq!(queries::address_query(&m, &a, 263_680), vec![2, 5]);
+    assert_eq!(queries::range_query(&m, &a, 2_295_296, 2_295_808), vec![1]);
+}
+
+#[test]
+fn tensor_rectangles_for_the_views() {
+    use memlens::somas::analysis::{rect_class, tensor_rects};
+    let m = load("Ascend_somas_tensor_offset_1.ir");
+    let a = analyze(&m, None);
+    let rects = tensor_rects(&m, &a);
+    // 12 tensors with aligned > 0 (%12T and %13T are zero-size).
+    assert_eq!(rects.len(), 12);
+    // At node 2, offset 1049088 + 10 is inside %3T [1049088, 2098176) alive 2..3.
+    assert_eq!(rects.hit(2.5, 1_049_098.0), Some(3));
+    // GraphAll %1T spans every node at [2295296, 2295808).
+    assert_eq!(rects.hit(12.5, 2_295_300.0), Some(1));
+    let _ = rect_class::CONFLICT;
+}

@@ -560,3 +560,67 @@ fn set_task(m: &mut TaskMatch, t: u32, addr: u64, size: u64) {
         }
     }
 }
+
+/// Rectangle classes of [`tensor_rects`], in drawing priority (higher wins in a merged pixel).
+pub mod rect_class {
+    /// An ordinary tensor.
+    pub const PLAIN: u8 = 0;
+    /// A member of a contiguous list.
+    pub const CONTIGUOUS: u8 = 1;
+    /// A member of a union group.
+    pub const UNION: u8 = 2;
+    /// A lifelong tensor (GraphAll, GraphStart, GraphEnd).
+    pub const LIFELONG: u8 = 3;
+    /// A tensor in an overwrite conflict.
+    pub const CONFLICT: u8 = 4;
+}
+
+/// The tensor layout as rectangles for the views: x = widened lifetime `[lo, hi + 1)` in
+/// execution indices, y = effective byte range (offsets), id = tensor row.
+pub fn tensor_rects(model: &SomasModel, an: &Analysis) -> crate::chart::RectSet {
+    let mut in_conflict = vec![false; model.tensors.len()];
+    for &(a, b) in &an.conflicts.pairs {
+        for t in [a, b] {
+            if let Some(x) = in_conflict.get_mut(t as usize) {
+                *x = true;
+            }
+        }
+    }
+    let (mut x0, mut x1, mut y0, mut y1, mut class, mut id) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
+    for t in 0..model.tensors.len() as u32 {
+        if !model.occupies(t) {
+            continue;
+        }
+        let r = t as usize;
+        let (s, e) = model.effective_range(t);
+        x0.push(i64::from(an.lo.get(r).copied().unwrap_or(0)));
+        x1.push(i64::from(an.hi.get(r).copied().unwrap_or(0)) + 1);
+        y0.push(s);
+        y1.push(e);
+        id.push(t);
+        class.push(if in_conflict.get(r) == Some(&true) {
+            rect_class::CONFLICT
+        } else if model
+            .tensors
+            .lifelong
+            .get(r)
+            .is_some_and(|l| *l != Lifelong::None)
+        {
+            rect_class::LIFELONG
+        } else if model.derived.union_group.get(r).is_some_and(|&g| g != NONE) {
+            rect_class::UNION
+        } else if model.derived.in_contiguous.get(r) == Some(&true) {
+            rect_class::CONTIGUOUS
+        } else {
+            rect_class::PLAIN
+        });
+    }
+    crate::chart::RectSet::new(x0, x1, y0, y1, class, id)
+}
