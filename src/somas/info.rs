@@ -661,11 +661,6 @@ fn order_by_id(ids: &[u32]) -> Result<Option<Vec<u32>>, (usize, usize)> {
     Ok(Some(perm))
 }
 
-/// [`order_by_id`] for the other parsers of this module.
-pub(crate) fn order_by_id_pub(ids: &[u32]) -> Result<Option<Vec<u32>>, (usize, usize)> {
-    order_by_id(ids)
-}
-
 /// Reorders `v` by `perm` (`v'[i] = v[perm[i]]`); a column of another length is left alone.
 pub(crate) fn permute<T: Copy>(v: &mut Vec<T>, perm: &[u32]) {
     if v.len() != perm.len() {
@@ -689,9 +684,11 @@ fn duplicate(buf: &[u8], what: &str, sigil: &str, id: u32, first: u64, second: u
     )
 }
 
-fn sort_tensors(t: &mut Tensors, buf: &[u8]) -> Result<(), ParseError> {
+/// Sorts the tensor rows by id (a no-op for the usual dense, ordered ids); returns the permutation
+/// applied, so callers can reorder columns of their own. A duplicate id is an error.
+pub(crate) fn sort_tensors(t: &mut Tensors, buf: &[u8]) -> Result<Option<Vec<u32>>, ParseError> {
     match order_by_id(&t.id) {
-        Ok(None) => Ok(()),
+        Ok(None) => Ok(None),
         Ok(Some(perm)) => {
             permute(&mut t.id, &perm);
             permute(&mut t.aligned, &perm);
@@ -704,7 +701,7 @@ fn sort_tensors(t: &mut Tensors, buf: &[u8]) -> Result<(), ParseError> {
             permute(&mut t.end, &perm);
             permute(&mut t.name, &perm);
             permute(&mut t.byte, &perm);
-            Ok(())
+            Ok(Some(perm))
         }
         Err((a, b)) => {
             let id = t.id.get(a).copied().unwrap_or(0);

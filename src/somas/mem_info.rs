@@ -94,36 +94,8 @@ pub fn parse(buf: &[u8], file: &str) -> Result<SomasModel, ParseError> {
         ));
     }
     // The file is sorted by offset: order the rows by tensor id, keeping streams aligned.
-    let perm = match super::info::order_by_id_pub(&t.id) {
-        Ok(p) => p,
-        Err((a, b)) => {
-            let id = t.id.get(a).copied().unwrap_or(0);
-            let fa = t.byte.get(a).copied().unwrap_or(0);
-            let fb = t.byte.get(b).copied().unwrap_or(0);
-            return Err(ParseError::new(
-                fa.max(fb),
-                "tensor_id",
-                format!(
-                    "duplicate tensor id %{id}T: already defined at line {}",
-                    lex::line_of(buf, fa.min(fb))
-                ),
-            ));
-        }
-    };
-    if let Some(perm) = perm {
-        use super::info::permute;
-        permute(&mut t.id, &perm);
-        permute(&mut t.aligned, &perm);
-        permute(&mut t.original, &perm);
-        permute(&mut t.offset, &perm);
-        permute(&mut t.addr, &perm);
-        permute(&mut t.kind, &perm);
-        permute(&mut t.lifelong, &perm);
-        permute(&mut t.start, &perm);
-        permute(&mut t.end, &perm);
-        permute(&mut t.name, &perm);
-        permute(&mut t.byte, &perm);
-        permute(&mut streams, &perm);
+    if let Some(perm) = super::info::sort_tensors(&mut t, buf)? {
+        super::info::permute(&mut streams, &perm);
     }
     // Pseudo nodes: the producer of each tensor sits at its life_start.
     let mut producers: Vec<(u32, u32, u32, u32, bool)> = (0..t.id.len())

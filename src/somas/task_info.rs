@@ -263,7 +263,7 @@ pub fn parse(buf: &[u8], file: &str) -> Result<TaskInfo, ParseError> {
                 let (a, z) = parse_item(item).ok_or_else(|| {
                     ParseError::new(
                         at as u64,
-                        field.clone(),
+                        field,
                         format!(
                             "expected <0 or 0x…>(<bytes>) items, found \"{}\"",
                             lex::show(item)
