@@ -221,19 +221,17 @@ pub fn parse(buf: &[u8], file: &str) -> Result<TaskInfo, ParseError> {
             state = Part::Body;
             continue;
         }
-        let lists: [(&[u8], usize); 3] = [
-            (b"input address:", 0),
-            (b"output address:", 1),
-            (b"workspace address:", 2),
+        let lists: [(&[u8], usize, &str); 3] = [
+            (b"input address:", 0, "input address"),
+            (b"output address:", 1, "output address"),
+            (b"workspace address:", 2, "workspace address"),
         ];
         let mut matched = false;
-        for (prefix, k) in lists {
+        for (prefix, k, field) in lists {
             let Some(rest) = line.strip_prefix(prefix) else {
                 continue;
             };
             matched = true;
-            let field =
-                String::from_utf8_lossy(prefix.strip_suffix(b":").unwrap_or(prefix)).into_owned();
             if state != Part::Body {
                 return Err(ParseError::new(
                     at as u64,
