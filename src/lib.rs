@@ -16,6 +16,7 @@ pub mod diag;
 pub mod export;
 pub mod somas;
 pub mod source;
+pub mod table;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

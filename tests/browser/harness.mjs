@@ -1,0 +1,204 @@
+// Shared set-up for the browser tests: Debian's chromium driven by playwright-core, the page served
+// by scripts/serve.mjs (with or without the isolation headers), a record of every request the page
+// makes, and the native CLI to compare answers with.
+import { chromium } from 'playwright-core';
+import { mkdtempSync, rmSync, readdirSync, statSync, readFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { serve } from '../../scripts/serve.mjs';
+import { root } from '../../scripts/util.mjs';
+
+export { root };
+export const CHROMIUM = '/usr/bin/chromium';
+export const CLI = path.join(root, 'target', 'debug', 'memlens');
+export const SHOTS = path.join(root, 'test-results', 'screenshots');
+
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-default-apps',
+  '--allow-file-access-from-files',
+];
+
+/**
+ * Opens a browser context. Every request it makes is recorded in `requests` so tests can prove
+ * nothing leaves the page's origin. `serviceWorkers: 'block'` keeps coi-serviceworker out of tests
+ * that check the non-isolated fallback.
+ */
+export async function openBrowser({ serviceWorkers = 'block', colorScheme = 'light', viewport = { width: 1280, height: 860 } } = {}) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'memlens-chromium-'));
+  const context = await chromium.launchPersistentContext(dir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ARGS,
+    serviceWorkers,
+    colorScheme,
+    viewport,
+  });
+  const requests = [];
+  context.on('request', (req) => requests.push(req.url()));
+  const consoleErrors = [];
+  context.on('page', (p) => watchConsole(p, consoleErrors));
+  for (const p of context.pages()) watchConsole(p, consoleErrors);
+  return {
+    context,
+    requests,
+    consoleErrors,
+    async page() {
+      const p = context.pages()[0] || (await context.newPage());
+      return p;
+    },
+    async close() {
+      await context.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function watchConsole(page, sink) {
+  page.on('pageerror', (err) => sink.push(`pageerror: ${err.message}`));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') sink.push(`console: ${msg.text()}`);
+  });
+}
+
+/** Serves www/ on a free port. */
+export async function startServer({ isolate = true } = {}) {
+  const { server, url } = await serve({ port: 0, host: '127.0.0.1', isolate });
+  return { url, origin: new URL(url).origin, close: () => new Promise((r) => server.close(r)) };
+}
+
+/** Requests that went anywhere but `origin` (blob: and data: URLs stay in the page). */
+export function foreignRequests(requests, origin) {
+  return requests.filter((u) => !(u.startsWith(`${origin}/`) || u.startsWith('blob:') || u.startsWith('data:')));
+}
+
+/** Waits until the engine badge reports its thread count; returns the number. */
+export async function engineThreads(page) {
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="engine"]').dataset.threads) > 0, null, {
+    timeout: 30000,
+  });
+  return Number(await page.getAttribute('[data-testid="engine"]', 'data-threads'));
+}
+
+/** Waits for the status to reach `ready` or `error`; returns it. */
+export async function settled(page, timeout = 60000) {
+  await page.waitForFunction(
+    () => ['ready', 'error'].includes(document.querySelector('[data-testid="status"]').dataset.state),
+    null,
+    { timeout },
+  );
+  return page.getAttribute('[data-testid="status"]', 'data-state');
+}
+
+/** The classified units the page shows, as comparable records. */
+export async function pageUnits(page) {
+  return page.$$eval('[data-testid="unit"]', (rows) =>
+    rows.map((r) => ({
+      kind: r.dataset.kind,
+      path: r.dataset.path,
+      rank: r.dataset.kind === 'ascend-run' ? r.dataset.rank : undefined,
+      role: r.dataset.kind === 'ascend-run' ? r.dataset.role : undefined,
+      step: r.dataset.kind === 'ascend-run' ? r.dataset.step : undefined,
+      reason: r.dataset.kind === 'unknown' ? r.dataset.reason : undefined,
+    })),
+  );
+}
+
+/** The same records from `memlens inspect --json` on `paths`. */
+export function cliUnits(...paths) {
+  const out = execFileSync(CLI, ['inspect', '--json', ...paths], { encoding: 'utf8' });
+  return JSON.parse(out).units.map((u) => ({
+    kind: u.kind,
+    path: u.path,
+    rank: u.kind === 'ascend-run' ? (u.rank === null ? '' : String(u.rank)) : undefined,
+    role: u.kind === 'ascend-run' ? u.role : undefined,
+    step: u.kind === 'ascend-run' ? (u.step === null ? '' : String(u.step)) : undefined,
+    reason: u.kind === 'unknown' ? u.reason : undefined,
+  }));
+}
+
+/** Every file under `dir` as { path (relative to dir's parent), base64 }. */
+export function filesUnder(dir) {
+  const base = path.dirname(dir);
+  const out = [];
+  const walk = (d) => {
+    for (const n of readdirSync(d).sort()) {
+      const full = path.join(d, n);
+      if (statSync(full).isDirectory()) walk(full);
+      else out.push({ path: path.relative(base, full).split(path.sep).join('/'), base64: readFileSync(full).toString('base64') });
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/**
+ * Drops `files` on the page through a synthetic drop event whose items expose the folder tree
+ * through webkitGetAsEntry, as a real drag of folders does. `failing` lists paths whose `file()`
+ * call fails (as it does for files the browser may not read).
+ */
+export async function dropFiles(page, files, failing = []) {
+  await page.evaluate(
+    ({ files, failing }) => {
+      const tree = { dirs: new Map(), files: [] };
+      for (const f of files) {
+        const parts = f.path.split('/');
+        let node = tree;
+        for (const p of parts.slice(0, -1)) {
+          if (!node.dirs.has(p)) node.dirs.set(p, { dirs: new Map(), files: [] });
+          node = node.dirs.get(p);
+        }
+        node.files.push(f);
+      }
+      const decode = (b64) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const fileEntry = (f) => {
+        const name = f.path.split('/').pop();
+        return {
+          isFile: true,
+          isDirectory: false,
+          name,
+          file(ok, fail) {
+            if (failing.includes(f.path)) setTimeout(() => fail(new DOMException('A requested file or directory could not be found', 'NotFoundError')), 0);
+            else setTimeout(() => ok(new File([decode(f.base64)], name)), 0);
+          },
+        };
+      };
+      const dirEntry = (name, node) => ({
+        isFile: false,
+        isDirectory: true,
+        name,
+        createReader() {
+          const all = [...[...node.dirs].map(([n, d]) => dirEntry(n, d)), ...node.files.map(fileEntry)];
+          let pos = 0;
+          // Batches of 3, like Chromium's batches of 100, so the reader loop is exercised.
+          return { readEntries(ok) { setTimeout(() => { ok(all.slice(pos, pos + 3)); pos += 3; }, 0); } };
+        },
+      });
+      const top = [...[...tree.dirs].map(([n, d]) => dirEntry(n, d)), ...tree.files.map(fileEntry)];
+      const ev = new Event('drop', { bubbles: true, cancelable: true });
+      Object.defineProperty(ev, 'dataTransfer', {
+        value: { items: top.map((e) => ({ kind: 'file', webkitGetAsEntry: () => e })), files: [] },
+      });
+      document.getElementById('drop-zone').dispatchEvent(ev);
+    },
+    { files, failing },
+  );
+}
+
+/** Saves a screenshot for a human to look at (test-results/screenshots/<name>.png). */
+export async function screenshot(page, name) {
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+/** Sorts records by path then kind so page and CLI lists compare regardless of order. */
+export function sorted(units) {
+  return [...units].sort((a, b) => (a.path + a.kind < b.path + b.kind ? -1 : 1));
+}

@@ -1,0 +1,260 @@
+//! Input classification over the fixture job, the shared samples and synthetic edge cases.
+//! Expectations come from the fixture's own layout (folder names, file names, JSON written by hand),
+//! not from the classifier.
+
+use memlens::classify::{classify, classify_paths, Entry, Head, Inventory, Unit};
+use std::path::PathBuf;
+
+fn fixture(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+fn run<'a>(inv: &'a Inventory, path: &str) -> &'a memlens::classify::AscendRun {
+    inv.units
+        .iter()
+        .find_map(|u| match u {
+            Unit::AscendRun(r) if r.path == path => Some(r.as_ref()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no run {path} in {:#?}", inv.units))
+}
+
+fn kind_of<'a>(inv: &'a Inventory, path: &str) -> &'a Unit {
+    inv.units
+        .iter()
+        .find(|u| u.path() == path)
+        .unwrap_or_else(|| panic!("no unit {path}"))
+}
+
+#[test]
+fn fixture_job_runs_have_rank_role_step_and_timestamp() {
+    let inv = classify_paths(&[fixture("fixtures/classify/job")]);
+    assert_eq!(inv.files, 27);
+    assert_eq!(
+        inv.units
+            .iter()
+            .filter(|u| u.kind() == "ascend-run")
+            .count(),
+        5
+    );
+
+    let a0 = run(
+        &inv,
+        "job/step1/actor_update/host-a_1001_20250101120000123_ascend_pt",
+    );
+    assert_eq!((a0.rank, a0.rank_source), (Some(0), "file-name"));
+    assert_eq!(
+        (a0.role.as_str(), a0.role_source),
+        ("actor_update", "folder")
+    );
+    assert_eq!(a0.step, Some(1));
+    assert_eq!(a0.worker.as_deref(), Some("host-a"));
+    assert_eq!(a0.pid, Some(1001));
+    assert_eq!(a0.timestamp.as_deref(), Some("20250101120000123"));
+    assert!(a0
+        .files
+        .operator_memory
+        .as_deref()
+        .unwrap()
+        .ends_with("ASCEND_PROFILER_OUTPUT/operator_memory.csv"));
+    assert!(a0.files.memory_record.is_some() && a0.files.trace_view.is_some());
+    assert!(a0.files.npu_module_mem.is_none());
+    assert_eq!(a0.file_count, 5);
+
+    // The metadata's "role" key wins over the folder name.
+    let a1 = run(
+        &inv,
+        "job/step1/actor_update/host-a_1002_20250101120000456_ascend_pt",
+    );
+    assert_eq!(
+        (a1.rank, a1.role.as_str(), a1.role_source),
+        (Some(1), "actor", "metadata")
+    );
+
+    // profiler_info.json without rank_id: rank unknown, still listed, with a note.
+    let r1 = run(
+        &inv,
+        "job/step1/ref/host_b.cluster_2001_20250101120100001_ascend_pt",
+    );
+    assert_eq!((r1.rank, r1.rank_source), (None, "none"));
+    assert_eq!(r1.worker.as_deref(), Some("host_b.cluster"));
+    assert!(r1.notes.iter().any(|n| n.contains("rank unknown")));
+
+    // profiler_info.json with a string rank_id: the key gives the rank.
+    let r2 = run(
+        &inv,
+        "job/step1/ref/host_b.cluster_2002_20250101120100002_ascend_pt",
+    );
+    assert_eq!((r2.rank, r2.rank_source), (Some(3), "rank_id"));
+
+    // Legacy name without pid/timestamp, db-only export.
+    let ro = run(&inv, "job/rollout/20260526_085155_ascend_pt");
+    assert_eq!(
+        (ro.rank, ro.role.as_str(), ro.step),
+        (Some(2), "rollout", None)
+    );
+    assert_eq!(ro.timestamp, None);
+    assert_eq!(ro.files.db.len(), 1);
+    assert!(ro.notes.iter().any(|n| n.contains("export_type=['text']")));
+}
+
+#[test]
+fn fixture_job_somas_task_info_and_unknown_files() {
+    let inv = classify_paths(&[fixture("fixtures/classify/job")]);
+    match kind_of(&inv, "job/graphs/rank_0/Ascend_somas_tensor_offset_7.ir") {
+        Unit::Somas(s) => {
+            assert_eq!(s.family.id(), "somas-info");
+            assert_eq!(s.version, "v2.0-2.3"); // %nCT control tensors, split names
+            assert_eq!(s.stage.as_deref(), Some("tensor_offset"));
+            assert_eq!(s.device.as_deref(), Some("Ascend"));
+            assert_eq!(s.graph_id, Some(7));
+        }
+        other => panic!("{other:?}"),
+    }
+    // Recognised by content under any name.
+    match kind_of(&inv, "job/graphs/rank_0/plan_renamed.txt") {
+        Unit::Somas(s) => assert_eq!((s.family.id(), s.stage.as_deref()), ("somas-info", None)),
+        other => panic!("{other:?}"),
+    }
+    match kind_of(&inv, "job/graphs/rank_0/task_info_graph_7.ir") {
+        Unit::TaskInfo(t) => assert_eq!(t.graph_id, Some(7)),
+        other => panic!("{other:?}"),
+    }
+    for (path, reason) in [
+        ("job/empty.csv", "empty file"),
+        ("job/notes.txt", "not a SOMAS dump"),
+        ("job/graphs/rank_0/somas_input_graph_7.ir", "# IR entry"),
+    ] {
+        match kind_of(&inv, path) {
+            Unit::Unknown(u) => assert!(u.reason.contains(reason), "{path}: {}", u.reason),
+            other => panic!("{path}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn shared_samples_classify_by_content() {
+    let inv = classify_paths(&[
+        fixture("../shared/samples/somas"),
+        fixture("../shared/samples/torch_npu"),
+    ]);
+    let family = |name: &str| match kind_of(&inv, &format!("somas/{name}")) {
+        Unit::Somas(s) | Unit::TaskInfo(s) => (s.family.id(), s.version.clone()),
+        Unit::Unknown(u) => ("unknown", u.reason.clone()),
+        other => panic!("{other:?}"),
+    };
+    // Reference somas-formats.md §9 and the sample README.
+    assert_eq!(
+        family("Ascend_somas_tensor_offset_1.ir"),
+        ("somas-info", "v2.0-2.3".into())
+    );
+    assert_eq!(
+        family("Ascend_somas_tensor_offset_1.v1_10.ir"),
+        ("somas-info", "v1.10".into())
+    );
+    assert_eq!(
+        family("Ascend_somas_tensor_offset_1.v2_4_fullname.ir"),
+        ("somas-info", "v2.4+".into())
+    );
+    assert_eq!(family("somas_allocate_info_1.r1.ir").0, "somas-info-r1");
+    assert_eq!(family("somas_mem_info_1.r1.ir").0, "mem-info-r1");
+    assert_eq!(family("Ascend_somas_offline_log_1.ir").0, "offline-log");
+    assert_eq!(family("task_info_graph_1.ir").0, "task-info");
+    assert_eq!(family("somas_solver_input_1.ir").0, "unknown");
+
+    let r0 = run(&inv, "torch_npu/text_level0/rank0_ascend_pt");
+    let r1 = run(&inv, "torch_npu/text_level0/rank1_ascend_pt");
+    assert_eq!((r0.rank, r1.rank), (Some(0), Some(1)));
+    assert_eq!(r0.role, "text_level0");
+    for r in [r0, r1] {
+        assert!(r.files.operator_memory.is_some() && r.files.memory_record.is_some());
+        assert!(r.files.npu_module_mem.is_some() && r.files.trace_view.is_some());
+    }
+    let db = run(&inv, "torch_npu/db_level0/rank0_ascend_pt");
+    assert!(db.notes.iter().any(|n| n.contains("database export only")));
+}
+
+#[test]
+fn result_does_not_depend_on_input_order_and_unreadable_files_stay_listed() {
+    let somas = std::fs::read(fixture(
+        "fixtures/examples/somas-toy/Ascend_somas_tensor_offset_7.ir",
+    ))
+    .unwrap();
+    let entries = vec![
+        Entry {
+            path: "d/x_1_20250101120000000_ascend_pt/profiler_info_4.json".into(),
+            size: 2,
+        },
+        Entry {
+            path: "d/plan.ir".into(),
+            size: somas.len() as u64,
+        },
+        Entry {
+            path: "d/locked.ir".into(),
+            size: 10,
+        },
+        Entry {
+            path: "d/x_1_20250101120000000_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json".into(),
+            size: 5,
+        },
+    ];
+    let heads = vec![
+        Head::Bytes(b"{}".to_vec()),
+        Head::Bytes(somas),
+        Head::Unreadable("permission denied".into()),
+        Head::NotRead,
+    ];
+    let a = classify(&entries, &heads);
+    let mut rev_e = entries.clone();
+    let mut rev_h = heads.clone();
+    rev_e.reverse();
+    rev_h.reverse();
+    let b = classify(&rev_e, &rev_h);
+    assert_eq!(a, b);
+    assert_eq!(a.units.len(), 3);
+    match kind_of(&a, "d/locked.ir") {
+        Unit::Unknown(u) => assert_eq!(u.reason, "cannot be read: permission denied"),
+        other => panic!("{other:?}"),
+    }
+    let r = run(&a, "d/x_1_20250101120000000_ascend_pt");
+    assert_eq!(r.rank, Some(4));
+    assert!(r.notes.iter().any(|n| n.contains("no operator_memory.csv")));
+}
+
+#[test]
+fn cli_inspect_json_matches_the_library() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_memlens"))
+        .arg("inspect")
+        .arg("--json")
+        .arg(fixture("fixtures/classify/job"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cli: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let lib = serde_json::to_value(classify_paths(&[fixture("fixtures/classify/job")])).unwrap();
+    assert_eq!(cli, lib);
+    assert_eq!(cli["units"].as_array().unwrap().len(), 11);
+}
+
+#[test]
+fn cli_inspect_reports_missing_paths_as_unreadable() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_memlens"))
+        .args(["inspect", "--json", "/nonexistent/memlens-test-path"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let unit = &v["units"][0];
+    assert_eq!(unit["kind"], "unknown");
+    assert!(
+        unit["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("cannot be read"),
+        "{unit}"
+    );
+}

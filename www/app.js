@@ -1,0 +1,216 @@
+// memlens page: wiring between the user's files, the analysis worker and the views.
+// Layout, drawing and interaction only; every figure comes from the Rust core in the worker.
+import { EngineClient } from './engine-client.js';
+import { fromInput, fromDataTransfer } from './files.js';
+import { loadManifest, loadExampleFile } from './examples-source.js';
+import { renderInventory } from './inventory-view.js';
+import { bytes, int } from './format.js';
+import { analyses } from './analyses.js';
+import * as hash from './ui/hash-state.js';
+import { el } from './ui/dom.js';
+
+const $ = (id) => document.getElementById(id);
+const client = new EngineClient();
+
+// ---- engine badge -------------------------------------------------------------------------
+client.engine.then(
+  (e) => {
+    const badge = document.querySelector('[data-testid="engine"]');
+    badge.dataset.threads = String(e.threads);
+    badge.dataset.build = e.build;
+    badge.textContent = e.build === 'threads' ? `${e.threads} threads` : `single-threaded — ${e.reason || 'page is not cross-origin isolated'}`;
+    badge.title = `memlens ${e.version}, ${e.build === 'threads' ? 'threaded' : 'single-threaded'} WebAssembly engine`;
+  },
+  (err) => {
+    const badge = document.querySelector('[data-testid="engine"]');
+    badge.textContent = 'engine failed';
+    setStatus('error');
+    showErrors([`The analysis engine could not start: ${err.message}`]);
+  },
+);
+
+// ---- status, progress, errors -------------------------------------------------------------
+function setStatus(state, text) {
+  const s = document.querySelector('[data-testid="status"]');
+  s.dataset.state = state;
+  s.textContent = text || state;
+}
+
+function showProgress(label, done, total) {
+  $('progress').hidden = false;
+  $('progress-label').textContent = total ? `${label}: ${int(done)} / ${int(total)}` : label;
+  $('progress-bar').style.width = total ? `${Math.min(100, (100 * done) / total).toFixed(1)}%` : '0%';
+}
+
+function hideProgress() {
+  $('progress').hidden = true;
+}
+
+function showErrors(messages) {
+  const list = $('error-list');
+  list.replaceChildren(...messages.map((m) => {
+    const li = document.createElement('li');
+    li.textContent = m;
+    return li;
+  }));
+  $('errors').hidden = messages.length === 0;
+}
+
+// ---- loading ------------------------------------------------------------------------------
+let loadSeq = 0;
+
+/** Sends a file list to the worker and shows what it found. */
+async function load(items) {
+  const seq = ++loadSeq;
+  const files = items.filter((i) => i.file);
+  const unreadable = items.filter((i) => !i.file).map(({ path, size, error }) => ({ path, size, error }));
+  if (items.length === 0) {
+    showErrors(['Nothing to load: the drop held no files.']);
+    return;
+  }
+  showErrors([]);
+  setStatus('loading', 'loading');
+  const total = files.reduce((s, f) => s + f.file.size, 0);
+  showProgress(`${int(items.length)} files, ${bytes(total)}`, 0, 0);
+  try {
+    const inventory = await client.call('load', { files, unreadable }, (p) => {
+      if (seq === loadSeq) showProgress(p.label, p.done, p.total);
+    });
+    if (seq !== loadSeq) return;
+    renderInventory(inventory);
+    $('drop-zone').classList.add('compact');
+    mountAnalyses(inventory);
+    const problems = unreadable.map((u) => `${u.path}: ${u.error}`);
+    showErrors(problems);
+    setStatus('ready', 'ready');
+  } catch (err) {
+    if (seq !== loadSeq) return;
+    setStatus('error', 'error');
+    showErrors([err.message]);
+  } finally {
+    if (seq === loadSeq) hideProgress();
+  }
+}
+
+$('file-input').addEventListener('change', (ev) => {
+  load(fromInput(ev.target.files));
+  ev.target.value = '';
+});
+$('folder-input').addEventListener('change', (ev) => {
+  load(fromInput(ev.target.files));
+  ev.target.value = '';
+});
+
+const zone = $('drop-zone');
+for (const type of ['dragenter', 'dragover']) {
+  document.addEventListener(type, (ev) => {
+    ev.preventDefault();
+    zone.classList.add('dragging');
+  });
+}
+document.addEventListener('dragleave', (ev) => {
+  if (ev.relatedTarget === null) zone.classList.remove('dragging');
+});
+document.addEventListener('drop', async (ev) => {
+  ev.preventDefault();
+  zone.classList.remove('dragging');
+  if (!ev.dataTransfer) return;
+  load(await fromDataTransfer(ev.dataTransfer));
+});
+
+// ---- tabs: the inputs table and one tab per analysis family that accepts the drop ---------
+let mounted = [];
+
+function mountAnalyses(inventory) {
+  for (const m of mounted) if (m.handle && m.handle.unmount) m.handle.unmount();
+  mounted = [];
+  const panels = $('analysis-panels');
+  panels.replaceChildren();
+  const ctx = { client, inventory, setStatus, showProgress, hideProgress, showErrors };
+  for (const a of analyses) {
+    if (!a.accepts(inventory)) continue;
+    const panel = el('section', { id: `panel-${a.id}`, class: 'analysis', role: 'tabpanel' });
+    panel.hidden = true;
+    panels.append(panel);
+    mounted.push({ id: a.id, title: a.title(inventory), panel, handle: a.mount(panel, ctx) });
+  }
+  const tabs = $('tabs');
+  tabs.replaceChildren(
+    ...[{ id: 'inputs', title: 'Inputs' }, ...mounted].map((t) =>
+      el('button', { type: 'button', role: 'tab', text: t.title, data: { tab: t.id }, on: { click: () => showTab(t.id) } }),
+    ),
+  );
+  tabs.hidden = mounted.length === 0;
+  const wanted = hash.get('tab');
+  showTab(mounted.some((m) => m.id === wanted) ? wanted : mounted.length ? mounted[0].id : 'inputs');
+}
+
+function showTab(id) {
+  $('inventory').hidden = id !== 'inputs';
+  for (const m of mounted) m.panel.hidden = m.id !== id;
+  for (const b of $('tabs').children) b.setAttribute('aria-selected', String(b.dataset.tab === id));
+  hash.update({ tab: id });
+  const m = mounted.find((x) => x.id === id);
+  if (m && m.handle && m.handle.shown) m.handle.shown();
+}
+
+function cycleTab(step) {
+  const ids = ['inputs', ...mounted.map((m) => m.id)];
+  const current = ids.indexOf(hash.get('tab', 'inputs'));
+  showTab(ids[(current + step + ids.length) % ids.length]);
+}
+
+// ---- examples -----------------------------------------------------------------------------
+loadManifest().then(
+  (examples) => {
+    if (!examples.length) return;
+    const box = $('example-buttons');
+    for (const ex of examples) {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.textContent = ex.title;
+      b.title = ex.description;
+      b.dataset.example = ex.id;
+      b.addEventListener('click', () => openExample(ex));
+      box.append(b);
+    }
+    $('examples').hidden = false;
+  },
+  () => {},
+);
+
+async function openExample(ex) {
+  setStatus('loading', 'loading');
+  try {
+    const items = [];
+    for (const f of ex.files) {
+      const blob = await loadExampleFile(ex.id, f);
+      const name = f.split('/').pop();
+      items.push({ path: `${ex.id}/${f}`, file: new File([blob], name) });
+    }
+    await load(items);
+  } catch (err) {
+    setStatus('error', 'error');
+    showErrors([`The example could not be opened: ${err.message}`]);
+  }
+}
+
+// ---- keyboard -----------------------------------------------------------------------------
+const help = $('help');
+$('help-button').addEventListener('click', () => help.showModal());
+$('help-close').addEventListener('click', () => help.close());
+document.addEventListener('keydown', (ev) => {
+  if (ev.target instanceof HTMLInputElement || ev.target instanceof HTMLTextAreaElement) return;
+  if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  if (ev.key === '?') {
+    ev.preventDefault();
+    if (help.open) help.close();
+    else help.showModal();
+  } else if (ev.key === 'o') {
+    $('file-input').click();
+  } else if (ev.key === 'O') {
+    $('folder-input').click();
+  } else if ((ev.key === '[' || ev.key === ']') && mounted.length) {
+    cycleTab(ev.key === ']' ? 1 : -1);
+  }
+});

@@ -1,0 +1,98 @@
+// The table of classified inputs: one row per unit, with the hooks automated checks rely on
+// (data-testid="unit", data-kind, data-path, data-rank, data-role). Every string that comes from
+// the user's files is set with textContent, never as HTML.
+import { bytes, exactBytes, int } from './format.js';
+
+const KIND_LABEL = {
+  somas: 'SOMAS dump',
+  'task-info': 'task info',
+  'ascend-run': 'torch_npu run',
+  unknown: 'unknown',
+};
+
+const RUN_FILES = [
+  ['operator_memory', 'operator_memory.csv'],
+  ['memory_record', 'memory_record.csv'],
+  ['npu_module_mem', 'npu_module_mem.csv'],
+  ['trace_view', 'trace_view.json'],
+];
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (k === 'class') node.className = v;
+    else if (k === 'text') node.textContent = v;
+    else if (k === 'title') node.title = v;
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) if (c) node.append(c);
+  return node;
+}
+
+function details(unit) {
+  const cell = el('td', { class: 'details' });
+  if (unit.kind === 'ascend-run') {
+    const rank = unit.rank === null ? 'rank unknown' : `rank ${unit.rank}`;
+    const parts = [rank];
+    parts.push(unit.role ? `role ${unit.role}` : 'no role');
+    if (unit.step !== null) parts.push(`step ${unit.step}`);
+    if (unit.timestamp) parts.push(`started ${formatTimestamp(unit.timestamp)}`);
+    cell.append(el('div', { text: parts.join(' · ') }));
+    const chips = el('div', { class: 'chips' });
+    for (const [key, name] of RUN_FILES) {
+      chips.append(el('span', { class: unit.files[key] ? 'chip' : 'chip missing', text: name, title: unit.files[key] || `${name} not found` }));
+    }
+    for (const db of unit.files.db) chips.append(el('span', { class: 'chip', text: db.split('/').pop(), title: db }));
+    cell.append(chips);
+    if (unit.notes.length) {
+      const ul = el('ul', { class: 'notes' });
+      for (const n of unit.notes) ul.append(el('li', { text: n }));
+      cell.append(ul);
+    }
+  } else if (unit.kind === 'somas' || unit.kind === 'task-info') {
+    const parts = [`${unit.family} ${unit.version}`];
+    if (unit.stage) parts.push(unit.stage);
+    if (unit.graph_id !== null) parts.push(`graph ${unit.graph_id}`);
+    cell.append(el('div', { text: parts.join(' · ') }));
+  } else {
+    cell.append(el('div', { class: 'muted', text: unit.reason }));
+  }
+  return cell;
+}
+
+function formatTimestamp(ts) {
+  // YYYYmmddHHMMSSmmm, local time of the profiled host.
+  return `${ts.slice(0, 4)}-${ts.slice(4, 6)}-${ts.slice(6, 8)} ${ts.slice(8, 10)}:${ts.slice(10, 12)}:${ts.slice(12, 14)}.${ts.slice(14)}`;
+}
+
+/** Renders `inventory` into the inputs section. */
+export function renderInventory(inventory) {
+  const section = document.getElementById('inventory');
+  const tbody = document.getElementById('unit-rows');
+  tbody.replaceChildren();
+  for (const unit of inventory.units) {
+    const tr = el('tr', { 'data-testid': 'unit', 'data-kind': unit.kind, 'data-path': unit.path });
+    if (unit.kind === 'ascend-run') {
+      tr.dataset.rank = unit.rank === null ? '' : String(unit.rank);
+      tr.dataset.role = unit.role;
+      tr.dataset.step = unit.step === null ? '' : String(unit.step);
+    }
+    if (unit.kind === 'unknown') tr.dataset.reason = unit.reason;
+    const size = unit.kind === 'ascend-run' ? unit.bytes : unit.size;
+    const sizeCell = el('td', { class: 'num', text: bytes(size), title: exactBytes(size) });
+    if (unit.kind === 'ascend-run') sizeCell.title += ` in ${int(unit.file_count)} files`;
+    tr.append(
+      el('td', {}, el('span', { class: `kind kind-${unit.kind}`, text: KIND_LABEL[unit.kind] || unit.kind })),
+      el('td', { class: 'path', text: unit.path || '(top level)' }),
+      details(unit),
+      sizeCell,
+    );
+    tbody.append(tr);
+  }
+  const counts = {};
+  for (const u of inventory.units) counts[u.kind] = (counts[u.kind] || 0) + 1;
+  const summary = Object.entries(counts).map(([k, n]) => `${n} ${KIND_LABEL[k] || k}${n > 1 && !k.endsWith('info') ? 's' : ''}`);
+  document.getElementById('inventory-summary').textContent =
+    `${int(inventory.files)} files, ${bytes(inventory.bytes)} — ${summary.join(', ')}`;
+  section.hidden = false;
+}

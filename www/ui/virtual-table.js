@@ -1,0 +1,205 @@
+// A virtualised table: only the rows in view exist in the DOM, pages of rows come from the worker
+// (where filtering and sorting happen), so a million rows scroll as smoothly as ten.
+import { el, clear } from './dom.js';
+import { bytes, exactBytes, int } from '../format.js';
+
+const BLOCK = 200;
+
+/** Default cell formatting by column kind: returns { text, title }. */
+export function formatCell(kind, v) {
+  if (v === null || v === undefined) return { text: '', title: 'empty' };
+  switch (kind) {
+    case 'bytes':
+      return { text: bytes(v), title: exactBytes(v) };
+    case 'int':
+      return { text: int(v), title: String(v) };
+    case 'hex':
+      return { text: `0x${BigInt(v).toString(16)}`, title: int(v) };
+    case 'float':
+      return { text: Number(v).toFixed(3), title: String(v) };
+    default:
+      return { text: String(v), title: String(v) };
+  }
+}
+
+export class VirtualTable {
+  /**
+   * @param {HTMLElement} container
+   * @param {object} opts
+   *   columns: [{ name, kind, width, format?(value, row) → {text,title} }]
+   *   fetchPage(offset, limit) → Promise<{ total, offset, ids, rows }>
+   *   onRowClick(id, row), onSortChange({ col, desc }), rowTestId, rowData(row, id) → {attr: value}
+   *   sort: { col, desc } (initial), rowHeight, label (aria-label)
+   */
+  constructor(container, opts) {
+    this.opts = { rowHeight: 26, ...opts };
+    this.container = container;
+    this.total = 0;
+    this.blocks = new Map();
+    this.generation = 0;
+    this.selectedId = null;
+    this.cursor = -1;
+    this.sort = opts.sort || null;
+    this.build();
+  }
+
+  build() {
+    const { columns } = this.opts;
+    const template = columns.map((c) => c.width || 'minmax(80px, 1fr)').join(' ');
+    this.header = el('div', { class: 'vt-row vt-head', role: 'row' });
+    this.header.style.gridTemplateColumns = template;
+    columns.forEach((c, i) => {
+      const cell = el('div', {
+        class: `vt-cell ${isNumeric(c.kind) ? 'num' : ''}`,
+        role: 'columnheader',
+        text: c.name,
+        title: c.title || `Sort by ${c.name}`,
+        tabindex: '-1',
+        on: { click: () => this.toggleSort(i) },
+      });
+      this.header.append(cell);
+    });
+    this.spacer = el('div', { class: 'vt-spacer' });
+    this.rowsBox = el('div', { class: 'vt-rows', role: 'rowgroup' });
+    this.viewport = el('div', { class: 'vt-viewport', tabindex: '0', role: 'grid', 'aria-label': this.opts.label || 'table' }, this.spacer, this.rowsBox);
+    this.status = el('div', { class: 'vt-status muted' });
+    this.viewport.addEventListener('scroll', () => this.render());
+    this.viewport.addEventListener('keydown', (ev) => this.onKey(ev));
+    new ResizeObserver(() => this.render()).observe(this.viewport);
+    clear(this.container).append(el('div', { class: 'vt' }, this.header, this.viewport, this.status));
+    this.template = template;
+    this.updateSortMarks();
+  }
+
+  toggleSort(col) {
+    const desc = this.sort && this.sort.col === col ? !this.sort.desc : isNumeric(this.opts.columns[col].kind);
+    this.sort = { col, desc };
+    this.updateSortMarks();
+    if (this.opts.onSortChange) this.opts.onSortChange(this.sort);
+  }
+
+  updateSortMarks() {
+    [...this.header.children].forEach((cell, i) => {
+      const on = this.sort && this.sort.col === i;
+      cell.setAttribute('aria-sort', on ? (this.sort.desc ? 'descending' : 'ascending') : 'none');
+      cell.dataset.sorted = on ? (this.sort.desc ? 'desc' : 'asc') : '';
+    });
+  }
+
+  /** Drops cached pages and fetches again (after the query changed). Resolves when shown. */
+  async refresh({ keepScroll = false } = {}) {
+    this.generation += 1;
+    this.blocks.clear();
+    if (!keepScroll) this.viewport.scrollTop = 0;
+    const gen = this.generation;
+    const first = await this.opts.fetchPage(0, BLOCK);
+    if (gen !== this.generation) return;
+    this.total = first.total;
+    this.blocks.set(0, first);
+    this.spacer.style.height = `${this.total * this.opts.rowHeight}px`;
+    this.status.textContent = `${int(this.total)} rows`;
+    this.render();
+  }
+
+  async loadBlock(b) {
+    if (this.blocks.has(b)) return;
+    const gen = this.generation;
+    this.blocks.set(b, null);
+    try {
+      const page = await this.opts.fetchPage(b * BLOCK, BLOCK);
+      if (gen !== this.generation) return;
+      this.blocks.set(b, page);
+      this.render();
+    } catch (err) {
+      if (gen === this.generation) this.blocks.delete(b);
+      this.status.textContent = `could not load rows: ${err.message}`;
+    }
+  }
+
+  rowAt(index) {
+    const page = this.blocks.get(Math.floor(index / BLOCK));
+    if (!page) return null;
+    const k = index - page.offset;
+    return k >= 0 && k < page.rows.length ? { id: page.ids[k], row: page.rows[k] } : null;
+  }
+
+  render() {
+    const { rowHeight, columns } = this.opts;
+    const top = this.viewport.scrollTop;
+    const height = this.viewport.clientHeight || 400;
+    const first = Math.max(0, Math.floor(top / rowHeight) - 5);
+    const last = Math.min(this.total, Math.ceil((top + height) / rowHeight) + 5);
+    for (let b = Math.floor(first / BLOCK); b <= Math.floor(Math.max(first, last - 1) / BLOCK); b++) {
+      if (b * BLOCK < this.total) this.loadBlock(b);
+    }
+    const rows = [];
+    for (let i = first; i < last; i++) {
+      const hit = this.rowAt(i);
+      const tr = el('div', { class: 'vt-row', role: 'row' });
+      tr.style.gridTemplateColumns = this.template;
+      tr.style.transform = `translateY(${i * rowHeight}px)`;
+      tr.style.height = `${rowHeight}px`;
+      if (!hit) {
+        tr.append(el('div', { class: 'vt-cell muted', text: '…' }));
+      } else {
+        const { id, row } = hit;
+        if (this.opts.rowTestId) tr.dataset.testid = this.opts.rowTestId;
+        tr.dataset.id = String(id);
+        tr.dataset.index = String(i);
+        if (this.opts.rowData) for (const [k, v] of Object.entries(this.opts.rowData(row, id))) tr.dataset[k] = String(v);
+        if (id === this.selectedId) tr.classList.add('selected');
+        if (i === this.cursor) tr.classList.add('cursor');
+        columns.forEach((c, k) => {
+          const f = c.format ? c.format(row[k], row) : formatCell(c.kind, row[k]);
+          tr.append(el('div', { class: `vt-cell ${isNumeric(c.kind) ? 'num' : ''}`, role: 'gridcell', text: f.text, title: f.title }));
+        });
+        tr.addEventListener('click', () => {
+          this.cursor = i;
+          this.select(id);
+          if (this.opts.onRowClick) this.opts.onRowClick(id, row);
+        });
+      }
+      rows.push(tr);
+    }
+    this.rowsBox.replaceChildren(...rows);
+  }
+
+  /** Highlights row `id` (if shown). */
+  select(id) {
+    this.selectedId = id;
+    this.render();
+  }
+
+  /** Scrolls so that view position `index` is visible. */
+  scrollToIndex(index) {
+    const { rowHeight } = this.opts;
+    const top = index * rowHeight;
+    const h = this.viewport.clientHeight;
+    if (top < this.viewport.scrollTop || top + rowHeight > this.viewport.scrollTop + h) {
+      this.viewport.scrollTop = Math.max(0, top - h / 3);
+    }
+    this.render();
+  }
+
+  onKey(ev) {
+    const page = Math.max(1, Math.floor(this.viewport.clientHeight / this.opts.rowHeight) - 1);
+    const moves = { ArrowDown: 1, ArrowUp: -1, PageDown: page, PageUp: -page, Home: -Infinity, End: Infinity };
+    if (ev.key in moves) {
+      ev.preventDefault();
+      const next = Math.max(0, Math.min(this.total - 1, (this.cursor < 0 ? -1 : this.cursor) + moves[ev.key]));
+      if (!Number.isFinite(next)) return;
+      this.cursor = ev.key === 'Home' ? 0 : ev.key === 'End' ? this.total - 1 : next;
+      this.scrollToIndex(this.cursor);
+    } else if (ev.key === 'Enter' && this.cursor >= 0) {
+      const hit = this.rowAt(this.cursor);
+      if (hit) {
+        this.select(hit.id);
+        if (this.opts.onRowClick) this.opts.onRowClick(hit.id, hit.row);
+      }
+    }
+  }
+}
+
+function isNumeric(kind) {
+  return ['bytes', 'int', 'ns', 'hex', 'float', 'ms'].includes(kind);
+}

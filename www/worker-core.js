@@ -1,0 +1,74 @@
+// The analysis worker's message loop, shared by the served page (worker.js) and the offline file
+// (worker-offline.js). It owns the wasm engine and the user's files; the page asks it questions by
+// method name and gets JSON-ready answers back. Progress is streamed as it happens.
+
+/**
+ * Starts answering requests. `loadEngine()` resolves to { mod, build, reason } where `mod` is the
+ * initialised wasm-bindgen module. Each of `modules` is `(ctx) => ({ method(params, progress) })`:
+ * the analysis families add their requests this way. `ctx.mod()` is the wasm module, `ctx.session()`
+ * the current Session (files of the last drop), `ctx.onReset(fn)` registers cleanup for a new drop.
+ */
+export function serve(loadEngine, modules = []) {
+  let engine = null;
+  let session = null;
+  let engineError = null;
+  const post = (msg) => self.postMessage(msg);
+
+  const ready = loadEngine()
+    .then((e) => {
+      engine = e;
+      const info = JSON.parse(e.mod.engineInfo());
+      post({ type: 'engine', threads: info.threads, build: info.build, version: info.version, reason: e.reason || null });
+    })
+    .catch((err) => {
+      engineError = err && err.message ? err.message : String(err);
+      post({ type: 'engine-error', message: engineError });
+    });
+
+  const resets = [];
+  const ctx = {
+    mod: () => engine.mod,
+    session: () => session,
+    onReset: (fn) => resets.push(fn),
+  };
+  const handlers = {
+    /** Replaces the session with the given files and classifies them. */
+    load({ files, unreadable }, progress) {
+      for (const fn of resets) fn();
+      if (session) session.free();
+      session = new engine.mod.Session();
+      for (const f of files) session.addFile(f.path, f.file);
+      for (const u of unreadable || []) session.addUnreadable(u.path, u.size || 0, u.error || 'unreadable');
+      const json = session.classify((done, total) => progress(done, total, 'reading file headers'));
+      const inventory = JSON.parse(json);
+      if (inventory.error) throw new Error(inventory.error);
+      return inventory;
+    },
+  };
+  for (const m of modules) Object.assign(handlers, m(ctx));
+
+  self.onmessage = async (ev) => {
+    const { id, method, params } = ev.data || {};
+    try {
+      await ready;
+      if (!engine) throw new Error(`the analysis engine did not load: ${engineError}`);
+      const handler = handlers[method];
+      if (!handler) throw new Error(`unknown request ${method}`);
+      let last = 0;
+      const progress = (done, total, label) => {
+        // Throttle to ~20 messages a second; the last one always goes out.
+        const now = performance.now();
+        if (done < total && now - last < 50) return;
+        last = now;
+        post({ id, progress: { done, total, label } });
+      };
+      const result = await handler(params || {}, progress);
+      post({ id, result });
+    } catch (err) {
+      const message = err && err.message ? err.message : String(err);
+      // A trap inside wasm (RuntimeError) leaves the instance unusable; say so plainly.
+      const fatal = err instanceof WebAssembly.RuntimeError;
+      post({ id, error: fatal ? `internal error in the analysis engine (${message}); reload the page` : message });
+    }
+  };
+}
