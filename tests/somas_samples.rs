@@ -352,41 +352,47 @@ fn names_with_brackets() {
 
 #[test]
 fn table_pages_sort_and_filter_like_the_page_will() {
-    use memlens::somas::tables::{page, Cell, PageRequest, Table};
+    use memlens::somas::tables::{to_table, Table};
+    use memlens::table::{Cell, Query};
     let m = load("Ascend_somas_tensor_offset_1.ir");
     let a = analyze(&m, None);
+    let t = to_table(&m, &a, Table::Tensors);
+    assert_eq!(t.rows(), 14);
+    let col = |name: &str| t.specs().iter().position(|s| s.name == name).expect(name);
     // Tensors whose source node name contains "softmax": %9T (512), %10T (1024), %11T (2560).
-    let p = page(
-        &m,
-        &a,
-        &PageRequest {
-            table: Table::Tensors,
-            sort: Some(8), // AlignSize
-            descending: true,
-            filter: "softmax".into(),
-            offset: 0,
-            limit: 2,
-        },
-    );
+    let v = t
+        .view(&Query {
+            sort: vec![(col("AlignSize"), true)],
+            text: Some("softmax".into()),
+            text_column: Some(col("SourceNodeName")),
+            ..Query::default()
+        })
+        .unwrap();
+    let p = v.page(&t, 0, 2);
     assert_eq!(p.total, 3);
-    assert_eq!(p.rows, vec![11, 10]);
-    assert_eq!(p.cells[0][8], Cell::Int(2560));
-    assert_eq!(p.columns[8], "AlignSize");
-    // Nodes by in-use memory, largest first: ReLU-op3 (2295808) then MaxPool-op4 (1515008).
-    let p = page(
-        &m,
-        &a,
-        &PageRequest {
-            table: Table::Nodes,
-            sort: Some(9),
-            descending: true,
-            filter: String::new(),
-            offset: 0,
-            limit: 2,
-        },
+    assert_eq!(p.ids, vec![11, 10]);
+    assert_eq!(p.rows[0][col("AlignSize")], Cell::U(2560));
+    assert_eq!(p.rows[0][col("TensorType")], Cell::S("Workspace"));
+    assert_eq!(
+        p.rows[0][col("SourceNodeName")],
+        Cell::S("SoftmaxCrossEntropyWithLogits-op12")
     );
-    assert_eq!(p.rows, vec![2, 3]);
-    assert_eq!(p.total, 14);
+    // Nodes by in-use memory, largest first: ReLU-op3 (2295808) then MaxPool-op4 (1515008).
+    let n = to_table(&m, &a, Table::Nodes);
+    let c = n
+        .specs()
+        .iter()
+        .position(|s| s.name == "AliveTensorsSize")
+        .unwrap();
+    let v = n
+        .view(&Query {
+            sort: vec![(c, true)],
+            ..Query::default()
+        })
+        .unwrap();
+    assert_eq!(&v.ids()[..2], &[2, 3]);
+    assert_eq!(to_table(&m, &a, Table::Parameters).rows(), 5);
+    assert_eq!(to_table(&m, &a, Table::Conflicts).rows(), 0);
 }
 
 #[test]

@@ -1,11 +1,10 @@
 //! The tables of somas_tool (`graph_tensors.csv`, `graph_nodes.csv`, `graph_parameters.csv`) plus
-//! the conflict list, as typed cells: the CSV export writes them and the page pages, sorts and
-//! filters them here, so both show the same values.
+//! the conflict list: [`cell`] gives somas_tool's cells for the CSV export, [`to_table`] the same
+//! data as typed columns of [`crate::table::Table`] for the views (sorting, filtering, paging).
 
 use super::analysis::Analysis;
-use super::model::{split_name, SomasModel, INPUT_PARAM, NONE};
+use super::model::{split_name, Lifelong, SomasModel, TensorKind, INPUT_PARAM, NONE};
 use serde::Serialize;
-use std::cmp::Ordering;
 
 /// One table cell.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -27,18 +26,6 @@ impl Cell {
             Cell::Empty => {}
             Cell::Int(v) => out.push_str(itoa::Buffer::new().format(*v)),
             Cell::Text(s) => out.push_str(s),
-        }
-    }
-
-    fn cmp_key(&self, other: &Cell) -> Ordering {
-        match (self, other) {
-            (Cell::Int(a), Cell::Int(b)) => a.cmp(b),
-            (Cell::Text(a), Cell::Text(b)) => a.cmp(b),
-            (Cell::Empty, Cell::Empty) => Ordering::Equal,
-            (Cell::Empty, _) => Ordering::Less,
-            (_, Cell::Empty) => Ordering::Greater,
-            (Cell::Int(_), Cell::Text(_)) => Ordering::Less,
-            (Cell::Text(_), Cell::Int(_)) => Ordering::Greater,
         }
     }
 }
@@ -157,16 +144,6 @@ impl Table {
             Table::Nodes => model.nodes.len(),
             Table::Parameters => model.params.id.len(),
             Table::Conflicts => an.conflicts.pairs.len(),
-        }
-    }
-
-    /// The column used by a text filter.
-    fn name_column(self) -> usize {
-        match self {
-            Table::Tensors => 2,
-            Table::Nodes => 0,
-            Table::Parameters => 1,
-            Table::Conflicts => 2,
         }
     }
 }
@@ -415,78 +392,389 @@ fn conflict_cell(model: &SomasModel, an: &Analysis, row: u32, col: usize) -> Cel
     }
 }
 
-/// A request for one page of a table.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PageRequest {
-    /// Which table.
-    pub table: Table,
-    /// Column to sort by (`None`: row order).
-    pub sort: Option<usize>,
-    /// Sort descending.
-    pub descending: bool,
-    /// Keep rows whose name column contains this text (case-insensitive); empty keeps all.
-    pub filter: String,
-    /// First row of the page (after filtering and sorting).
-    pub offset: usize,
-    /// Rows per page.
-    pub limit: usize,
+/// The names dictionary for [`crate::table::Column::Sym`] columns (name id → text).
+fn name_dict(model: &SomasModel) -> std::sync::Arc<[Box<str>]> {
+    (0..model.names.len() as u32)
+        .map(|i| Box::<str>::from(model.names.get(i)))
+        .collect::<Vec<_>>()
+        .into()
 }
 
-/// One page of a table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Page {
-    /// Column names.
-    pub columns: Vec<&'static str>,
-    /// Rows matching the filter.
-    pub total: usize,
-    /// Table rows on this page.
-    pub rows: Vec<u32>,
-    /// Their cells.
-    pub cells: Vec<Vec<Cell>>,
-}
-
-/// Filters, sorts and pages a table (stable: ties keep row order).
-pub fn page(model: &SomasModel, an: &Analysis, req: &PageRequest) -> Page {
-    let n = req.table.rows(model, an) as u32;
-    let needle = req.filter.to_lowercase();
-    let name_col = req.table.name_column();
-    let mut rows: Vec<u32> = if needle.is_empty() {
-        (0..n).collect()
-    } else {
-        (0..n)
-            .filter(|&r| match cell(model, an, req.table, r, name_col) {
-                Cell::Text(s) => s.to_lowercase().contains(&needle),
-                _ => false,
-            })
-            .collect()
-    };
-    if let Some(col) = req.sort.filter(|&c| c < req.table.columns().len()) {
-        let mut keyed: Vec<(Cell, u32)> = rows
+/// `table` as a typed [`crate::table::Table`] for the views (sort, filter, page in Rust).
+///
+/// Numbers stay numbers (addresses with kind `hex`), names are interned symbols; the list-valued
+/// CSV columns (destinations, inputs) become counts here, since a view shows them per row on
+/// demand through the queries.
+pub fn to_table(model: &SomasModel, an: &Analysis, table: Table) -> crate::table::Table {
+    use crate::table::{Column as C, Table as T};
+    let dict = name_dict(model);
+    let sym = |ids: Vec<u32>| C::Sym(ids, dict.clone());
+    match table {
+        Table::Tensors => {
+            let t = &model.tensors;
+            let n = t.len();
+            let owner = &model.derived.owner;
+            let opt = |v: Option<u32>| v.map(u64::from);
+            let task = an.task.as_ref();
+            let mut conflicts = vec![0u64; n];
+            for &(a, b) in &an.conflicts.pairs {
+                for x in [a, b] {
+                    if let Some(c) = conflicts.get_mut(x as usize) {
+                        *c += 1;
+                    }
+                }
+            }
+            let kinds: Vec<u32> = t.kind.iter().map(|k| *k as u32).collect();
+            let kind_dict: std::sync::Arc<[Box<str>]> = (0..=TensorKind::Gap as u8)
+                .map(|k| Box::<str>::from(kind_name(k)))
+                .collect::<Vec<_>>()
+                .into();
+            let ll_dict: std::sync::Arc<[Box<str>]> = [
+                Lifelong::None,
+                Lifelong::GraphAll,
+                Lifelong::GraphStart,
+                Lifelong::GraphEnd,
+            ]
             .iter()
-            .map(|&r| (cell(model, an, req.table, r, col), r))
-            .collect();
-        keyed.sort_by(|a, b| {
-            let o = a.0.cmp_key(&b.0);
-            let o = if req.descending { o.reverse() } else { o };
-            o.then(a.1.cmp(&b.1))
-        });
-        rows = keyed.into_iter().map(|(_, r)| r).collect();
+            .map(|l| Box::<str>::from(l.as_str()))
+            .collect::<Vec<_>>()
+            .into();
+            T::new()
+                .with(
+                    "TensorId",
+                    "int",
+                    C::U64(t.id.iter().map(|&x| u64::from(x)).collect()),
+                )
+                .with(
+                    "SourceNodeName",
+                    "text",
+                    sym((0..n as u32)
+                        .map(|r| match owner.get(r as usize) {
+                            Some(&o) if o != NONE => {
+                                model.nodes.name.get(o as usize).copied().unwrap_or(0)
+                            }
+                            _ => t.name.get(r as usize).copied().unwrap_or(0),
+                        })
+                        .collect()),
+                )
+                .with(
+                    "SourceNodeId",
+                    "int",
+                    C::OptU64(
+                        owner
+                            .iter()
+                            .map(|&o| opt(model.nodes.index.get(o as usize).copied()))
+                            .collect(),
+                    ),
+                )
+                .with(
+                    "OutputIndex",
+                    "int",
+                    C::OptU64(
+                        model
+                            .derived
+                            .out_index
+                            .iter()
+                            .map(|&k| (k != NONE).then_some(u64::from(k)))
+                            .collect(),
+                    ),
+                )
+                .with(
+                    "SourceStream",
+                    "int",
+                    C::OptU64(
+                        owner
+                            .iter()
+                            .map(|&o| opt(model.nodes.stream.get(o as usize).copied()))
+                            .collect(),
+                    ),
+                )
+                .with(
+                    "StartAddr",
+                    "hex",
+                    C::U64((0..n as u32).map(|r| an.address(model, r)).collect()),
+                )
+                .with("Size", "bytes", C::U64(t.original.clone()))
+                .with("AlignSize", "bytes", C::U64(t.aligned.clone()))
+                .with(
+                    "EndAddr",
+                    "hex",
+                    C::U64(
+                        (0..n)
+                            .map(|r| an.address(model, r as u32).saturating_add(t.aligned[r]))
+                            .collect(),
+                    ),
+                )
+                .with(
+                    "LifeStart",
+                    "int",
+                    C::U64(t.start.iter().map(|&x| u64::from(x)).collect()),
+                )
+                .with(
+                    "LifeEnd",
+                    "int",
+                    C::U64(t.end.iter().map(|&x| u64::from(x)).collect()),
+                )
+                .with(
+                    "AliveFrom",
+                    "int",
+                    C::U64(an.lo.iter().map(|&x| u64::from(x)).collect()),
+                )
+                .with(
+                    "AliveTo",
+                    "int",
+                    C::U64(an.hi.iter().map(|&x| u64::from(x)).collect()),
+                )
+                .with(
+                    "LifeLong",
+                    "text",
+                    C::Sym(t.lifelong.iter().map(|l| *l as u32).collect(), ll_dict),
+                )
+                .with("TensorType", "text", C::Sym(kinds, kind_dict))
+                .with(
+                    "TaskStartAddr",
+                    "hex",
+                    C::OptU64(
+                        (0..n)
+                            .map(|r| {
+                                task.and_then(|m| m.tensor_addr.get(r).copied())
+                                    .filter(|&a| a != 0)
+                            })
+                            .collect(),
+                    ),
+                )
+                .with(
+                    "TaskSize",
+                    "bytes",
+                    C::OptU64(
+                        (0..n)
+                            .map(|r| {
+                                task.and_then(|m| m.tensor_size.get(r).copied())
+                                    .filter(|_| {
+                                        task.and_then(|m| m.tensor_addr.get(r))
+                                            .is_some_and(|&a| a != 0)
+                                    })
+                            })
+                            .collect(),
+                    ),
+                )
+                .with(
+                    "Consumers",
+                    "int",
+                    C::U64(
+                        (0..n)
+                            .map(|r| model.derived.consumers.row(r).len() as u64)
+                            .collect(),
+                    ),
+                )
+                .with("Conflicts", "int", C::U64(conflicts))
+        }
+        Table::Nodes => {
+            let nd = &model.nodes;
+            let n = nd.len();
+            T::new()
+                .with("Name", "text", sym(nd.name.clone()))
+                .with(
+                    "Index",
+                    "int",
+                    C::U64(nd.index.iter().map(|&x| u64::from(x)).collect()),
+                )
+                .with(
+                    "OpId",
+                    "int",
+                    C::OptU64((0..n as u32).map(|r| op_id(model.node_name(r))).collect()),
+                )
+                .with(
+                    "Stream",
+                    "int",
+                    C::U64(nd.stream.iter().map(|&x| u64::from(x)).collect()),
+                )
+                .with(
+                    "Type",
+                    "int",
+                    C::U64(nd.kind.iter().map(|&x| u64::from(x)).collect()),
+                )
+                .with(
+                    "Inputs",
+                    "int",
+                    C::U64((0..n).map(|r| nd.inputs.row(r).len() as u64).collect()),
+                )
+                .with(
+                    "Outputs",
+                    "int",
+                    C::U64((0..n).map(|r| nd.outputs.row(r).len() as u64).collect()),
+                )
+                .with(
+                    "Workspaces",
+                    "int",
+                    C::U64((0..n).map(|r| nd.workspace.row(r).len() as u64).collect()),
+                )
+                .with(
+                    "AliveTensorsSize",
+                    "bytes",
+                    C::U64(nd.index.iter().map(|&i| an.in_use_at(i)).collect()),
+                )
+                .with(
+                    "TotalTensorSize",
+                    "bytes",
+                    C::U64(nd.index.iter().map(|&i| an.total_at(i)).collect()),
+                )
+                .with(
+                    "InUseMemory",
+                    "bytes",
+                    C::U64(
+                        nd.index
+                            .iter()
+                            .map(|&i| an.in_use_at(i).saturating_add(an.static_bytes))
+                            .collect(),
+                    ),
+                )
+                .with(
+                    "TotalMemory",
+                    "bytes",
+                    C::U64(
+                        nd.index
+                            .iter()
+                            .map(|&i| an.total_at(i).saturating_add(an.static_bytes))
+                            .collect(),
+                    ),
+                )
+        }
+        Table::Parameters => {
+            let p = &model.params;
+            let n = p.id.len();
+            T::new()
+                .with(
+                    "Index",
+                    "int",
+                    C::U64(p.id.iter().map(|&x| u64::from(x)).collect()),
+                )
+                .with("SourceNodeName", "text", sym(p.name.clone()))
+                .with(
+                    "OutputIndex",
+                    "int",
+                    C::U64(p.out_index.iter().map(|&x| u64::from(x)).collect()),
+                )
+                .with(
+                    "StartAddr",
+                    "hex",
+                    C::OptU64(
+                        (0..n)
+                            .map(|r| an.param_addr.get(r).copied().filter(|&a| a != 0))
+                            .collect(),
+                    ),
+                )
+                .with("Size", "bytes", C::U64(p.size.clone()))
+                .with(
+                    "Consumers",
+                    "int",
+                    C::U64(
+                        (0..n)
+                            .map(|r| model.derived.param_consumers.row(r).len() as u64)
+                            .collect(),
+                    ),
+                )
+        }
+        Table::Conflicts => {
+            let pairs = &an.conflicts.pairs;
+            let id = |t: u32| u64::from(model.tensors.id.get(t as usize).copied().unwrap_or(0));
+            let name = |t: u32| match model.derived.owner.get(t as usize) {
+                Some(&o) if o != NONE => model.nodes.name.get(o as usize).copied().unwrap_or(0),
+                _ => model.tensors.name.get(t as usize).copied().unwrap_or(0),
+            };
+            let lo = |t: u32| u64::from(an.lo.get(t as usize).copied().unwrap_or(0));
+            let hi = |t: u32| u64::from(an.hi.get(t as usize).copied().unwrap_or(0));
+            let overlap = |&(a, b): &(u32, u32)| {
+                let (sa, ea) = model.effective_range(a);
+                let (sb, eb) = model.effective_range(b);
+                ea.min(eb).saturating_sub(sa.max(sb))
+            };
+            T::new()
+                .with(
+                    "TensorA",
+                    "int",
+                    C::U64(pairs.iter().map(|p| id(p.0)).collect()),
+                )
+                .with(
+                    "TensorB",
+                    "int",
+                    C::U64(pairs.iter().map(|p| id(p.1)).collect()),
+                )
+                .with(
+                    "NodeA",
+                    "text",
+                    sym(pairs.iter().map(|p| name(p.0)).collect()),
+                )
+                .with(
+                    "NodeB",
+                    "text",
+                    sym(pairs.iter().map(|p| name(p.1)).collect()),
+                )
+                .with(
+                    "AliveFromA",
+                    "int",
+                    C::U64(pairs.iter().map(|p| lo(p.0)).collect()),
+                )
+                .with(
+                    "AliveToA",
+                    "int",
+                    C::U64(pairs.iter().map(|p| hi(p.0)).collect()),
+                )
+                .with(
+                    "AliveFromB",
+                    "int",
+                    C::U64(pairs.iter().map(|p| lo(p.1)).collect()),
+                )
+                .with(
+                    "AliveToB",
+                    "int",
+                    C::U64(pairs.iter().map(|p| hi(p.1)).collect()),
+                )
+                .with(
+                    "StartA",
+                    "hex",
+                    C::U64(
+                        pairs
+                            .iter()
+                            .map(|p| an.base.saturating_add(model.effective_range(p.0).0))
+                            .collect(),
+                    ),
+                )
+                .with(
+                    "StartB",
+                    "hex",
+                    C::U64(
+                        pairs
+                            .iter()
+                            .map(|p| an.base.saturating_add(model.effective_range(p.1).0))
+                            .collect(),
+                    ),
+                )
+                .with(
+                    "OverlapBytes",
+                    "bytes",
+                    C::U64(pairs.iter().map(overlap).collect()),
+                )
+        }
     }
-    let total = rows.len();
-    let page_rows: Vec<u32> = rows.into_iter().skip(req.offset).take(req.limit).collect();
-    let ncol = req.table.columns().len();
-    let cells = page_rows
-        .iter()
-        .map(|&r| {
-            (0..ncol)
-                .map(|c| cell(model, an, req.table, r, c))
-                .collect()
-        })
-        .collect();
-    Page {
-        columns: req.table.columns().to_vec(),
-        total,
-        rows: page_rows,
-        cells,
-    }
+}
+
+fn kind_name(k: u8) -> &'static str {
+    [
+        TensorKind::Common,
+        TensorKind::Workspace,
+        TensorKind::OutputOnly,
+        TensorKind::GraphOutput,
+        TensorKind::GraphInput,
+        TensorKind::SummaryInput,
+        TensorKind::Union,
+        TensorKind::Control,
+        TensorKind::Unknown,
+        TensorKind::GetNextOutput,
+        TensorKind::RefNodeInput,
+        TensorKind::RefNodeOutput,
+        TensorKind::Gap,
+    ]
+    .get(k as usize)
+    .map_or("", |t| t.as_str())
 }
