@@ -443,3 +443,80 @@ fn tensor_rectangles_for_the_views() {
     assert_eq!(rects.hit(12.5, 2_295_300.0), Some(1));
     let _ = rect_class::CONFLICT;
 }
+
+#[test]
+fn union_clean_op_and_repeated_node_traps_in_an_edited_toy() {
+    use memlens::somas::queries::{tensor_nodes, Role};
+    let text = String::from_utf8(read("Ascend_somas_tensor_offset_1.ir")).unwrap();
+    let edited = text
+        // Union: %8T (BiasAdd, 10..11) becomes a ref of %7T (MatMul, 9..10); both sit at 2560
+        // [2560, 3584), where nothing else lives during 9..11.
+        .replace(
+            "%7T\t#1024S\t#640S\t&0\tCommon",
+            "%7T\t#1024S\t#640S\t&2560\tUnion",
+        )
+        .replace(
+            "%8T\t#1024S\t#640S\t&2560\tCommon",
+            "%8T\t#1024S\t#640S\t&2560\tUnion",
+        )
+        .replace(
+            "All Union Tensors Info:\n\n",
+            "All Union Tensors Info:\n\nunion tensors: [%7T %8T ]\n",
+        )
+        // Clean op: $4 clears %6T, which AllReduce-op7 ($6) produces later.
+        .replace(
+            "$4\tStreamSend-op5\t0\tinputs[]",
+            "$4\tAtomicAddrClean-op5\t0\tinputs[%6T, ]",
+        )
+        // Repeated node: $7 runs AllReduce-op7 again (same tensors); %4T now ends at 7.
+        .replace(
+            "$7\tStreamSend-op8\t0\tinputs[]\toutputs[]",
+            "$7\tAllReduce-op7\t1\tinputs[%4T, ]\toutputs[%6T, ]",
+        )
+        .replace(
+            "\tLifeLongNone\t3\t6\tMaxPool-op4",
+            "\tLifeLongNone\t3\t7\tMaxPool-op4",
+        );
+    let m = somas::parse_dump("edited.ir", edited.as_bytes()).unwrap();
+    assert!(m.warnings.is_empty(), "{:?}", m.warnings);
+    let a = analyze(&m, None);
+    let s = summary(&m, &a, None);
+    assert!(s.conflicts.is_empty(), "{:?}", s.conflicts);
+    assert_eq!(s.union_groups, 1);
+    // The union group counts once (1024 over 9..11); %4T (263680) is alive at 7 too.
+    let mut expected = IN_USE;
+    expected[7] = LIFELONG + 263_680 + 263_680;
+    expected[10] = LIFELONG + 1_024;
+    assert_eq!(a.in_use, expected);
+    assert_eq!(s.upper_bound_bytes, 2_833_920 - 1_024);
+    // %6T is owned by the first run ($6, its life_start), listed again by $7.
+    let t6 = m.tensor_row(6).unwrap();
+    assert_eq!(m.derived.owner[t6 as usize], 6);
+    assert_eq!(
+        tensor_nodes(&m, t6),
+        vec![
+            (4, Role::Input),
+            (6, Role::Output),
+            (7, Role::Output),
+            (9, Role::Input)
+        ]
+    );
+    // The same read by an ordinary node is a counted warning, not an error.
+    let plain = edited.replace("AtomicAddrClean-op5", "StreamSend-op5");
+    let m = somas::parse_dump("plain.ir", plain.as_bytes()).unwrap();
+    let line = plain.lines().position(|l| l.starts_with("$4\t")).unwrap() + 1;
+    assert_eq!(
+        m.warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
+        vec![format!(
+            "plain.ir:{line}: warning: inputs: nodes that read a tensor outside its lifetime (first: \
+             node $4 reads %6T, which lives 6..9)"
+        )]
+    );
+    // And without the union list, %7T and %8T (same bytes, both alive at 10) conflict.
+    let no_union = edited.replace("union tensors: [%7T %8T ]\n", "");
+    let m = somas::parse_dump("nu.ir", no_union.as_bytes()).unwrap();
+    assert_eq!(
+        summary(&m, &analyze(&m, None), None).conflicts,
+        vec![[7, 8]]
+    );
+}

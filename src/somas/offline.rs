@@ -97,13 +97,16 @@ pub fn parse(buf: &[u8], file: &str) -> Result<SomasModel, ParseError> {
         }
     }
     // Pseudo nodes: every src and dst index, named n<i> as the log writes them.
-    let mut idx: Vec<(u32, u32)> = producers
+    // A node's stream comes from its `srcstm` when it produces something: v1.10 prints the
+    // source stream as `dststm` (§3.1.4), so destination streams are only a fallback.
+    let mut idx: Vec<(u32, u8, u32)> = producers
         .iter()
-        .map(|p| (p.0, p.1))
-        .chain(dests.iter().map(|d| (d.0, d.1)))
+        .map(|p| (p.0, 0, p.1))
+        .chain(dests.iter().map(|d| (d.0, 1, d.1)))
         .collect();
     idx.sort_unstable();
     idx.dedup_by_key(|p| p.0);
+    let idx: Vec<(u32, u32)> = idx.into_iter().map(|(n, _, s)| (n, s)).collect();
     producers.sort_unstable();
     dests.sort_unstable();
     let (mut pi, mut di) = (0usize, 0usize);
