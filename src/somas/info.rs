@@ -90,7 +90,26 @@ fn find_sections(buf: &[u8]) -> (Vec<Span>, Option<(usize, usize)>) {
     if buf.starts_with(b"All ") {
         consider(0, &mut starts);
     }
-    for i in memchr::memmem::find_iter(buf, b"\nAll ") {
+    // Header search over the whole file, in parallel pieces (a match may straddle a cut, so
+    // each piece looks a few bytes past its end and keeps only matches that start inside it).
+    const PAT: &[u8] = b"\nAll ";
+    let pieces = rayon::current_num_threads().max(1) * 2;
+    let step = buf.len() / pieces + 1;
+    let hits: Vec<Vec<usize>> = (0..pieces)
+        .into_par_iter()
+        .map(|k| {
+            let start = (k * step).min(buf.len());
+            let end = ((k + 1) * step).min(buf.len());
+            let look = (end + PAT.len() - 1).min(buf.len());
+            let finder = memchr::memmem::Finder::new(PAT);
+            finder
+                .find_iter(buf.get(start..look).unwrap_or(b""))
+                .map(|i| start + i)
+                .filter(|&i| i < end)
+                .collect()
+        })
+        .collect();
+    for i in hits.into_iter().flatten() {
         consider(i + 1, &mut starts);
     }
     let total_at = if buf.starts_with(TOTAL_PREFIX) {
