@@ -1,8 +1,8 @@
 //! Benchmark: parse + analysis + overwrite check of generated 200,000-node SOMAS dumps.
 //!
-//! Run with `cargo bench --bench somas` (optionally `-- NODES`; under `cargo test` it runs 2,000
-//! nodes). Reports MB/s, seconds per phase and the peak resident memory (`VmHWM`). Timings are
-//! printed, never asserted.
+//! Run with `cargo bench --bench somas --profile bench-unwind` (optionally `-- NODES`; under
+//! `cargo test` it runs 2,000 nodes). Reports MB/s, seconds per phase and the peak resident memory
+//! (`VmHWM`). Timings are printed, never asserted.
 
 use memlens::somas::generate::{generate, Flavor, GenConfig};
 use memlens::somas::{self, conflicts};
