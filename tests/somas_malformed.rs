@@ -274,18 +274,36 @@ fn malformed_task_info() {
 
 #[test]
 fn random_garbage_never_panics() {
-    // Cut the toy at every 97th byte and flip bytes: any result is fine except a panic.
-    let text = toy().into_bytes();
+    // Cut every sample at every 97th byte and flip bytes into sigils and separators: any result
+    // is fine except a panic, in the parsers, the analysis and the queries.
     let mut rng = fastrand::Rng::with_seed(7);
-    for cut in (0..text.len()).step_by(97) {
-        let _ = somas::parse_dump("c.ir", &text[..cut]);
-        let mut flipped = text.clone();
-        for _ in 0..8 {
-            let i = rng.usize(0..flipped.len());
-            flipped[i] = b"%#&$[]\t\n0T"[rng.usize(0..10)];
-        }
-        if let Ok(m) = somas::parse_dump("f.ir", &flipped) {
-            let _ = somas::analyze(&m, None);
+    let dir = "../shared/samples/somas";
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    for path in names {
+        let text = std::fs::read(&path).unwrap();
+        for cut in (0..text.len()).step_by(97) {
+            let _ = somas::parse_dump("c.ir", &text[..cut]);
+            let _ = somas::parse_task_info("c.ir", &text[..cut]);
+            let mut flipped = text.clone();
+            for _ in 0..8 {
+                let i = rng.usize(0..flipped.len());
+                flipped[i] = b"%#&$[]\t\n0T:,"[rng.usize(0..12)];
+            }
+            if let Ok(m) = somas::parse_dump("f.ir", &flipped) {
+                let a = somas::analyze(&m, None);
+                let _ = somas::summary::summary(&m, &a, None);
+                for t in 0..m.tensors.len() as u32 {
+                    let _ = somas::queries::tensor_query(&m, &a, t);
+                }
+                for n in 0..m.nodes.len() as u32 {
+                    let _ = somas::queries::node_query(&m, &a, n);
+                }
+            }
+            let _ = somas::parse_task_info("f.ir", &flipped);
         }
     }
 }
