@@ -208,10 +208,12 @@ impl Builder {
     }
 
     fn param(&mut self, node: u32) {
-        let p = if !self.params.is_empty() && self.rng.u32(0..4) == 0 {
+        // Weights are shared (layers reuse them, optimizers read them again): a new parameter
+        // one time in eight keeps the static memory in a realistic proportion to activations.
+        let p = if !self.params.is_empty() && self.rng.u32(0..8) != 0 {
             self.rng.u32(0..self.params.len() as u32)
         } else {
-            let size = self.size();
+            let size = self.rng.u64(1..2048) * 512 - 2 * self.rng.u64(0..4);
             let id = self.params.len();
             self.params
                 .push((size, format!("layer{}.weight{}", id / 2, id % 2)));
