@@ -331,16 +331,16 @@ pub fn parse(buf: &[u8], file: &str, dialect: Dialect) -> Result<SomasModel, Par
     // Trailer sections (small: sequential).
     for sp in &spans {
         match sp.section {
-            Section::Unions => model.unions = parse_id_lists(buf, *sp, &model.tensors.id, b"")?,
+            Section::Unions => model.unions = parse_id_lists(buf, *sp, &model.tensors.id)?,
             Section::RefNodes => {
-                let lists = parse_id_lists(buf, *sp, &model.tensors.id, b"")?;
+                let lists = parse_id_lists(buf, *sp, &model.tensors.id)?;
                 model.unions.append(&lists);
             }
             Section::OriginalContiguous => {
-                model.contiguous = parse_id_lists(buf, *sp, &model.tensors.id, b"")?
+                model.contiguous = parse_id_lists(buf, *sp, &model.tensors.id)?
             }
             Section::ProcessedContiguous => {
-                model.contiguous_processed = parse_id_lists(buf, *sp, &model.tensors.id, b"")?
+                model.contiguous_processed = parse_id_lists(buf, *sp, &model.tensors.id)?
             }
             Section::StreamGroups => model.stream_groups = parse_stream_groups(buf, *sp)?,
             Section::MergedBlocks => model.merged_blocks = parse_merged_blocks(buf, *sp)?,
@@ -968,7 +968,7 @@ fn check_node_order(nodes: &Nodes, buf: &[u8]) -> Result<(), ParseError> {
 
 /// Lists of `%<n>T` between `[` and the last `]` (union, contiguous), or after the first `:`
 /// (r1.x `refnode input-output:%3T %7T `).
-fn parse_id_lists(buf: &[u8], sp: Span, ids: &[u32], _prefix: &[u8]) -> Result<Csr, ParseError> {
+fn parse_id_lists(buf: &[u8], sp: Span, ids: &[u32]) -> Result<Csr, ParseError> {
     let mut out = Csr::default();
     for (at, line) in Lines::new(buf, sp.body, sp.end) {
         if lex::is_blank(line) {
