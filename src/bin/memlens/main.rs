@@ -32,34 +32,7 @@ enum Command {
     ///
     /// Exit codes: 0 success (conflicts are results), 2 bad input, 3 conflicts with
     /// --fail-on-conflict.
-    Somas {
-        /// The dump: *_somas_tensor_offset_*.ir or any other SOMAS dump.
-        file: PathBuf,
-        /// task_info_graph_*.ir of the same graph (real addresses).
-        #[arg(long, value_name = "FILE")]
-        task_info: Option<PathBuf>,
-        /// Write somas_tool's file set to this folder.
-        #[arg(long, value_name = "DIR")]
-        out: Option<PathBuf>,
-        /// Inspect a node: name (full or after the last '/') or execution index.
-        #[arg(long, value_name = "NAME|INDEX")]
-        node: Option<String>,
-        /// Inspect a data tensor by id.
-        #[arg(long, value_name = "ID")]
-        tensor: Option<u32>,
-        /// List the tensors using this address.
-        #[arg(long, value_name = "HEX")]
-        address: Option<String>,
-        /// List the tensors using addresses in [START, END).
-        #[arg(long, value_name = "HEX-HEX")]
-        address_range: Option<String>,
-        /// Print one JSON object instead of text.
-        #[arg(long)]
-        json: bool,
-        /// Exit with code 3 when overwrite conflicts are found (for CI gates).
-        #[arg(long)]
-        fail_on_conflict: bool,
-    },
+    Somas(somas::Args),
     /// Generate synthetic inputs for tests and benchmarks.
     Generate {
         #[command(subcommand)]
@@ -71,27 +44,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Inspect { paths, json } => inspect::run(&paths, json),
-        Command::Somas {
-            file,
-            task_info,
-            out,
-            node,
-            tensor,
-            address,
-            address_range,
-            json,
-            fail_on_conflict,
-        } => somas::run(&somas::Args {
-            file,
-            task_info,
-            out,
-            node,
-            tensor,
-            address,
-            address_range,
-            json,
-            fail_on_conflict,
-        }),
+        Command::Somas(args) => somas::run(&args),
         Command::Generate { what } => generate::run(what),
     };
     match result {

@@ -13,24 +13,33 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Arguments of `memlens somas`.
+#[derive(clap::Args)]
 pub struct Args {
-    /// The dump.
+    /// The dump: *_somas_tensor_offset_*.ir or any other SOMAS dump.
     pub file: PathBuf,
-    /// `--task-info`.
+    /// task_info_graph_*.ir of the same graph (real addresses).
+    #[arg(long, value_name = "FILE")]
     pub task_info: Option<PathBuf>,
-    /// `--out`.
+    /// Write somas_tool's file set to this folder.
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// `--node`.
+    /// Inspect a node: name (full or after the last '/') or execution index.
+    #[arg(long, value_name = "NAME|INDEX")]
     pub node: Option<String>,
-    /// `--tensor`.
+    /// Inspect a data tensor by id.
+    #[arg(long, value_name = "ID")]
     pub tensor: Option<u32>,
-    /// `--address`.
+    /// List the tensors using this address.
+    #[arg(long, value_name = "HEX")]
     pub address: Option<String>,
-    /// `--address-range`.
+    /// List the tensors using addresses in [START, END).
+    #[arg(long, value_name = "HEX-HEX")]
     pub address_range: Option<String>,
-    /// `--json`.
+    /// Print one JSON object instead of text.
+    #[arg(long)]
     pub json: bool,
-    /// `--fail-on-conflict`.
+    /// Exit with code 3 when overwrite conflicts are found (for CI gates).
+    #[arg(long)]
     pub fail_on_conflict: bool,
 }
 
