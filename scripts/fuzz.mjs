@@ -16,6 +16,7 @@ const SAMPLES = path.resolve(root, '..', 'shared', 'samples');
 /** Seed files per target: globs are plain folder + suffix filters over samples and fixtures. */
 const SEEDS = {
   classify: [[path.join(root, 'fixtures', 'classify'), ''], [path.join(SAMPLES, 'somas'), '.ir']],
+  somas: [[path.join(SAMPLES, 'somas'), '']],
 };
 
 function listFiles(dir, suffix) {

@@ -15,6 +15,7 @@ pub mod chart;
 pub mod classify;
 pub mod diag;
 pub mod export;
+pub mod somas;
 pub mod source;
 pub mod table;
 

@@ -6,6 +6,15 @@ pub mod ascend;
 
 use std::io::Write;
 
+pub mod somas;
+
+/// A CSV writer with the settings every export uses (LF line ends, minimal quoting).
+pub fn csv_writer<W: Write>(out: W) -> csv::Writer<W> {
+    csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(out)
+}
+
 /// Writes one CSV table with `header` and `rows` to `out`, quoting as RFC 4180 requires.
 ///
 /// Output is byte-for-byte deterministic (LF line ends, minimal quoting), so the page's download
@@ -16,9 +25,7 @@ where
     R: IntoIterator,
     R::Item: AsRef<[u8]>,
 {
-    let mut w = csv::WriterBuilder::new()
-        .terminator(csv::Terminator::Any(b'\n'))
-        .from_writer(out);
+    let mut w = csv_writer(out);
     w.write_record(header)?;
     for row in rows {
         w.write_record(row)?;

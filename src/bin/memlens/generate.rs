@@ -1,13 +1,39 @@
-//! `memlens generate`: deterministic synthetic inputs.
+//! `memlens generate`: deterministic synthetic inputs for tests and benchmarks.
 
 use clap::Subcommand;
-use memlens::ascend::generate::{generate, GenSpec};
+use memlens::ascend::generate::GenSpec;
+use memlens::somas::generate::{generate, Flavor, GenConfig};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// What to generate.
 #[derive(Subcommand)]
 pub enum What {
+    /// A realistic SOMAS dump (and optionally its task_info_graph file), valid by construction,
+    /// with every trap of the format and, on request, known injected overwrite conflicts.
+    ///
+    /// Example: memlens generate somas --flavor v2.4 --nodes 200000 --seed 7 --inject-conflicts 5
+    /// --out big.ir --task-info-out task_info_graph_1.ir
+    Somas {
+        /// v1.10, v2.0 (v2.0-2.3 layout), v2.4 (full names) or r1 (r1.x somas_allocate_info).
+        #[arg(long, default_value = "v2.0")]
+        flavor: String,
+        /// Number of nodes (approximate).
+        #[arg(long, default_value_t = 10_000)]
+        nodes: u32,
+        /// PRNG seed: the same arguments give the same bytes.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Overwrite conflicts to inject (printed as tensor-id pairs).
+        #[arg(long, default_value_t = 0)]
+        inject_conflicts: u32,
+        /// Where to write the dump.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Also write the matching task_info_graph file here.
+        #[arg(long, value_name = "FILE")]
+        task_info_out: Option<PathBuf>,
+    },
     /// A torch_npu job: ROLES × RANKS run folders with trace_view.json, operator_memory.csv,
     /// memory_record.csv, npu_module_mem.csv and profiler_info/metadata JSON.
     Ascend {
@@ -35,9 +61,49 @@ pub enum What {
     },
 }
 
-/// Runs the generator and writes its files.
+/// Runs the command; prints one JSON line describing what was written.
 pub fn run(what: What) -> Result<ExitCode, String> {
     match what {
+        What::Somas {
+            flavor,
+            nodes,
+            seed,
+            inject_conflicts,
+            out,
+            task_info_out,
+        } => {
+            let flavor = Flavor::parse(&flavor)
+                .ok_or_else(|| format!("--flavor {flavor}: expected v1.10, v2.0, v2.4 or r1"))?;
+            let g = generate(&GenConfig {
+                flavor,
+                nodes,
+                seed,
+                inject_conflicts,
+                task_info: task_info_out.is_some(),
+            });
+            std::fs::write(&out, &g.dump)
+                .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+            if let (Some(p), Some(t)) = (&task_info_out, &g.task_info) {
+                std::fs::write(p, t).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+            }
+            let summary = serde_json::json!({
+                "file": out.display().to_string(),
+                "bytes": g.dump.len(),
+                "nodes": g.nodes,
+                "tensors": g.tensors,
+                "reused_bytes": g.reused,
+                "injected_conflicts": g.injected.iter().map(|p| [p.0, p.1]).collect::<Vec<_>>(),
+                "traps": {
+                    "contiguous_lists": g.traps.contiguous_lists,
+                    "union_groups": g.traps.union_groups,
+                    "clean_ops": g.traps.clean_ops,
+                    "repeated_nodes": g.traps.repeated_nodes,
+                    "lifelong": g.traps.lifelong,
+                },
+            });
+            println!("{summary}");
+            Ok(ExitCode::SUCCESS)
+        }
         What::Ascend {
             out,
             roles,
@@ -56,7 +122,7 @@ pub fn run(what: What) -> Result<ExitCode, String> {
                 seed,
             };
             let mut n = 0u64;
-            generate(&spec, &mut |path, bytes| {
+            memlens::ascend::generate::generate(&spec, &mut |path, bytes| {
                 let p = out.join(path);
                 if let Some(parent) = p.parent() {
                     std::fs::create_dir_all(parent)?;

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 mod ascend;
 mod generate;
 mod inspect;
+mod somas;
 
 /// Memory analyzer for Ascend NPU training jobs (torch_npu profiler output, MindSpore SOMAS dumps).
 #[derive(Parser)]
@@ -39,6 +40,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Analyse a MindSpore SOMAS dump (any version): overview, curves, peak, overwrite conflicts,
+    /// task-info address check, node / tensor / address queries; --out writes somas_tool's files.
+    ///
+    /// Exit codes: 0 success (conflicts are results), 2 bad input, 3 conflicts with
+    /// --fail-on-conflict.
+    Somas(somas::Args),
     /// Write deterministic synthetic inputs for tests, examples and benchmarks.
     Generate {
         #[command(subcommand)]
@@ -51,6 +58,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect { paths, json } => inspect::run(&paths, json),
         Command::Ascend { paths, out, json } => ascend::run(&paths, out.as_deref(), json),
+        Command::Somas(args) => somas::run(&args),
         Command::Generate { what } => generate::run(what),
     };
     match result {

@@ -1,0 +1,275 @@
+//! `memlens somas`: analyse a SOMAS dump (optionally with its task-info file), print a summary or
+//! JSON, write somas_tool's file set, answer node / tensor / address queries.
+//!
+//! Exit codes: 0 success (conflicts are results), 2 bad input, 3 conflicts with
+//! `--fail-on-conflict`.
+
+use memlens::export::somas::{self as out, QuerySet};
+use memlens::somas::{self, lex, queries, summary, tables, SomasModel};
+use memlens::source::PathSource;
+use serde_json::json;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Arguments of `memlens somas`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The dump: *_somas_tensor_offset_*.ir or any other SOMAS dump.
+    pub file: PathBuf,
+    /// task_info_graph_*.ir of the same graph (real addresses).
+    #[arg(long, value_name = "FILE")]
+    pub task_info: Option<PathBuf>,
+    /// Write somas_tool's file set to this folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Inspect a node: name (full or after the last '/') or execution index.
+    #[arg(long, value_name = "NAME|INDEX")]
+    pub node: Option<String>,
+    /// Inspect a data tensor by id.
+    #[arg(long, value_name = "ID")]
+    pub tensor: Option<u32>,
+    /// List the tensors using this address.
+    #[arg(long, value_name = "HEX")]
+    pub address: Option<String>,
+    /// List the tensors using addresses in [START, END).
+    #[arg(long, value_name = "HEX-HEX")]
+    pub address_range: Option<String>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit with code 3 when overwrite conflicts are found (for CI gates).
+    #[arg(long)]
+    pub fail_on_conflict: bool,
+}
+
+fn open(path: &Path) -> Result<PathSource, String> {
+    PathSource::open(path, path.display().to_string()).map_err(|e| e.to_string())
+}
+
+fn resolve(model: &SomasModel, args: &Args) -> Result<QuerySet, String> {
+    let mut q = QuerySet::default();
+    if let Some(n) = &args.node {
+        q.node = Some(model.find_node(n).ok_or_else(|| {
+            format!(
+                "--node {n}: no node with that name or execution index in {}",
+                model.file
+            )
+        })?);
+    }
+    if let Some(t) = args.tensor {
+        q.tensor = Some(
+            model
+                .tensor_row(t)
+                .ok_or_else(|| format!("--tensor {t}: no data tensor %{t}T in {}", model.file))?,
+        );
+    }
+    if let Some(a) = &args.address {
+        q.address = Some(lex::parse_user_address(a).ok_or_else(|| {
+            format!("--address {a}: expected a hex address such as 0x108830de2a00")
+        })?);
+    }
+    if let Some(r) = &args.address_range {
+        let parsed = r
+            .split_once('-')
+            .and_then(|(a, b)| Some((lex::parse_user_address(a)?, lex::parse_user_address(b)?)));
+        let (lo, hi) = parsed.ok_or_else(|| {
+            format!("--address-range {r}: expected HEX-HEX such as 0x108830de2a20-0x108830de4a20")
+        })?;
+        if hi < lo {
+            return Err(format!("--address-range {r}: the end is below the start"));
+        }
+        q.range = Some((lo, hi));
+    }
+    Ok(q)
+}
+
+/// Runs the command.
+pub fn run(args: &Args) -> Result<ExitCode, String> {
+    let src = open(&args.file)?;
+    let model = somas::load_dump(&src, None).map_err(|d| d.to_string())?;
+    let task = match &args.task_info {
+        Some(p) => Some(somas::load_task_info(&open(p)?, None).map_err(|d| d.to_string())?),
+        None => None,
+    };
+    let q = resolve(&model, args)?;
+    let an = somas::analyze(&model, task.as_ref());
+    let s = summary::summary(&model, &an, task.as_ref());
+
+    if let Some(dir) = &args.out {
+        let log = out::log(&model, &an, &s);
+        for f in out::file_set(&model, &an, &s, &q, &log) {
+            let path = dir.join(&f.path);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+            }
+            let file = std::fs::File::create(&path)
+                .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+            out::write_file(&f, &model, &an, std::io::BufWriter::new(file))
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+    }
+
+    let stdout = std::io::stdout();
+    let mut w = std::io::BufWriter::new(stdout.lock());
+    if args.json {
+        let mut v = serde_json::to_value(&s).map_err(|e| e.to_string())?;
+        if let Some(obj) = v.as_object_mut() {
+            let tid = |t: u32| model.tensors.id.get(t as usize).copied().unwrap_or(0);
+            if let Some(node) = q.node {
+                let rep = queries::node_query(&model, &an, node);
+                obj.insert(
+                    "node_query".into(),
+                    json!({
+                        "node_index": model.nodes.index.get(node as usize),
+                        "node_name": model.node_name(node),
+                        "alive_tensors": rep.frame.iter().map(|&t| tid(t)).collect::<Vec<_>>(),
+                        "io": rep.io.iter().map(|io| {
+                            let (kind, id) = match io.target {
+                                queries::Target::Tensor(t) => ("tensor", tid(t)),
+                                queries::Target::Parameter(p) => ("parameter", model.params.id.get(p as usize).copied().unwrap_or(0)),
+                            };
+                            json!({
+                                "role": io.role, "position": io.position, "kind": kind, "id": id,
+                                "related_nodes": io.related_nodes.iter().map(|n| model.node_name(n.0)).collect::<Vec<_>>(),
+                                "overlapping_tensors": io.overlapping.iter().map(|o| json!({
+                                    "id": tid(o.tensor_row), "lifetime_overlap": o.lifetime_overlap, "conflict": o.conflict
+                                })).collect::<Vec<_>>(),
+                            })
+                        }).collect::<Vec<_>>(),
+                    }),
+                );
+            }
+            if let Some(t) = q.tensor {
+                let rep = queries::tensor_query(&model, &an, t);
+                obj.insert(
+                    "tensor_query".into(),
+                    json!({
+                        "tensor_id": tid(t),
+                        "nodes": rep.nodes.iter().map(|n| json!({"node": model.node_name(n.0), "role": n.1})).collect::<Vec<_>>(),
+                        "overlapping_tensors": rep.overlapping.iter().map(|o| json!({
+                            "id": tid(o.tensor_row), "lifetime_overlap": o.lifetime_overlap, "conflict": o.conflict
+                        })).collect::<Vec<_>>(),
+                    }),
+                );
+            }
+            if let Some(a) = q.address {
+                let rows = queries::address_query(&model, &an, a);
+                obj.insert(
+                    "address_query".into(),
+                    json!({"address": a, "tensors": rows.iter().map(|&t| tid(t)).collect::<Vec<_>>()}),
+                );
+            }
+            if let Some((lo, hi)) = q.range {
+                let rows = queries::range_query(&model, &an, lo, hi);
+                obj.insert(
+                    "address_range_query".into(),
+                    json!({"start": lo, "end": hi, "tensors": rows.iter().map(|&t| tid(t)).collect::<Vec<_>>()}),
+                );
+            }
+        }
+        serde_json::to_writer_pretty(&mut w, &v).map_err(|e| e.to_string())?;
+        writeln!(w).map_err(|e| e.to_string())?;
+    } else {
+        let text = out::overview(&model, &an, &s);
+        write!(w, "{text}").map_err(|e| e.to_string())?;
+        for n in &model.notes {
+            writeln!(w, "note: {n}").map_err(|e| e.to_string())?;
+        }
+        for d in &model.warnings {
+            writeln!(w, "{d}").map_err(|e| e.to_string())?;
+        }
+        for (k, c) in s.conflicts.iter().enumerate().take(20) {
+            writeln!(w, "conflict {}: %{}T and %{}T", k + 1, c[0], c[1])
+                .map_err(|e| e.to_string())?;
+        }
+        if s.conflicts.len() > 20 {
+            writeln!(w, "… {} conflicts in all", s.conflicts.len()).map_err(|e| e.to_string())?;
+        }
+        print_queries(&mut w, &model, &an, &q).map_err(|e| e.to_string())?;
+        if let Some(dir) = &args.out {
+            writeln!(w, "files written to {}", dir.display()).map_err(|e| e.to_string())?;
+        }
+    }
+    w.flush().map_err(|e| e.to_string())?;
+    if args.fail_on_conflict && !s.conflicts.is_empty() {
+        return Ok(ExitCode::from(3));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_queries(
+    w: &mut impl Write,
+    model: &SomasModel,
+    an: &somas::Analysis,
+    q: &QuerySet,
+) -> std::io::Result<()> {
+    let list = |w: &mut dyn Write, title: &str, rows: &[u32]| -> std::io::Result<()> {
+        writeln!(w, "{title}: {} tensors", rows.len())?;
+        for &t in rows.iter().take(50) {
+            let cells = out::row_text(model, an, tables::Table::Tensors, t);
+            writeln!(
+                w,
+                "  %{}T {} [{} .. {}) life {}..{} {}",
+                cells[0], cells[2], cells[6], cells[10], cells[11], cells[12], cells[14]
+            )?;
+        }
+        Ok(())
+    };
+    if let Some(node) = q.node {
+        let rep = queries::node_query(model, an, node);
+        list(
+            w,
+            &format!(
+                "node {} (${}) alive tensors",
+                model.node_name(node),
+                model.nodes.index.get(node as usize).copied().unwrap_or(0)
+            ),
+            &rep.frame,
+        )?;
+        for io in &rep.io {
+            if let queries::Target::Tensor(t) = io.target {
+                let rows: Vec<u32> = io.overlapping.iter().map(|o| o.tensor_row).collect();
+                list(
+                    w,
+                    &format!(
+                        "{:?}{} %{}T overlapping",
+                        io.role,
+                        io.position,
+                        model.tensors.id.get(t as usize).copied().unwrap_or(0)
+                    ),
+                    &rows,
+                )?;
+            }
+        }
+    }
+    if let Some(t) = q.tensor {
+        let rep = queries::tensor_query(model, an, t);
+        writeln!(
+            w,
+            "tensor %{}T used by:",
+            model.tensors.id.get(t as usize).copied().unwrap_or(0)
+        )?;
+        for (n, role) in &rep.nodes {
+            writeln!(w, "  {} ({:?})", model.node_name(*n), role)?;
+        }
+        let rows: Vec<u32> = rep.overlapping.iter().map(|o| o.tensor_row).collect();
+        list(w, "overlapping", &rows)?;
+    }
+    if let Some(a) = q.address {
+        list(
+            w,
+            &format!("address {}", tables::hex(a)),
+            &queries::address_query(model, an, a),
+        )?;
+    }
+    if let Some((lo, hi)) = q.range {
+        list(
+            w,
+            &format!("address range {}-{}", tables::hex(lo), tables::hex(hi)),
+            &queries::range_query(model, an, lo, hi),
+        )?;
+    }
+    Ok(())
+}

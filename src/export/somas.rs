@@ -1,0 +1,629 @@
+//! somas_tool's output file set, with its file names and columns: `graph_nodes.csv`,
+//! `graph_parameters.csv`, `graph_tensors.csv`, `MemoryAnalyze.log`, `StatisticInfo/overview.txt`,
+//! the in-use and total memory charts (SVG instead of PNG), the two `*_mem_frame.csv` files, and
+//! the query and conflict files.
+//!
+//! [`file_set`] lists the files for a model, an analysis and the queries asked; [`write_file`]
+//! writes one of them to any `Write`, so the CLI writes to disk and the page can offer downloads
+//! from the same code.
+
+use crate::chart::step_envelope;
+use crate::somas::analysis::Analysis;
+use crate::somas::model::{split_name, SomasModel, NONE};
+use crate::somas::queries::{self, Role, Target};
+use crate::somas::summary::Summary;
+use crate::somas::tables::{self, hex, Cell, Table};
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+/// Writes rows of `table` as CSV with somas_tool's header (`rows = None`: every row).
+pub fn write_table<W: Write>(
+    out: W,
+    model: &SomasModel,
+    an: &Analysis,
+    table: Table,
+    rows: Option<&[u32]>,
+) -> io::Result<()> {
+    let mut w = super::csv_writer(out);
+    w.write_record(table.csv_header())?;
+    let ncol = table.columns().len();
+    let mut text = String::new();
+    let mut emit = |r: u32| -> io::Result<()> {
+        for c in 0..ncol {
+            tables::cell(model, an, table, r, c).render(&mut text);
+            w.write_field(text.as_bytes())?;
+        }
+        w.write_record(None::<&[u8]>)?;
+        Ok(())
+    };
+    match rows {
+        Some(rows) => rows.iter().try_for_each(|&r| emit(r))?,
+        None => (0..table.rows(model, an) as u32).try_for_each(&mut emit)?,
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// Bytes as somas_tool prints them: GiB with four significant digits, labelled `GB`.
+pub fn gb(bytes: u64) -> String {
+    let x = bytes as f64 / (1u64 << 30) as f64;
+    if x == 0.0 {
+        return "0GB".to_string();
+    }
+    let decimals = (3 - x.log10().floor() as i32).clamp(0, 12) as usize;
+    format!("{x:.decimals$}GB")
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or("n/a".to_string(), |v| format!("{:.2}%", v * 100.0))
+}
+
+/// `StatisticInfo/overview.txt`: somas_tool's lines, then the named ratios and extra figures.
+pub fn overview(model: &SomasModel, an: &Analysis, s: &Summary) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "Format: {} {} ({})",
+        model.format.family.id(),
+        model.format.version,
+        model.file
+    );
+    if let Some(t) = &s.task {
+        if let (Some(lo), Some(hi)) = (t.address_min, t.address_max) {
+            let _ = writeln!(o, "Task Tensor Address: Min {}, Max {}", hex(lo), hex(hi));
+        }
+    }
+    if let Some((lo, hi)) = an.somas_range {
+        let _ = writeln!(
+            o,
+            "SOMAS Tensor Address: Min {}, Max {}, Total Size {} ({})",
+            hex(an.base.saturating_add(lo)),
+            hex(an.base.saturating_add(hi)),
+            gb(hi - lo),
+            hi - lo
+        );
+    }
+    let known: Vec<(u64, u64)> = an
+        .param_addr
+        .iter()
+        .zip(model.params.size.iter())
+        .filter(|(a, _)| **a != 0)
+        .map(|(a, z)| (*a, *z))
+        .collect();
+    if !known.is_empty() {
+        let lo = known.iter().map(|k| k.0).min().unwrap_or(0);
+        let hi = known
+            .iter()
+            .map(|k| k.0.saturating_add(k.1))
+            .max()
+            .unwrap_or(0);
+        let sum: u64 = known.iter().map(|k| k.1).sum();
+        let _ = writeln!(
+            o,
+            "Parameter & ValueNode : Min {}, Max {}, Total Size {} ({})",
+            hex(lo),
+            hex(hi),
+            gb(sum),
+            sum
+        );
+    }
+    let _ = writeln!(
+        o,
+        "Graph Total Input Static Memory Size {} ({})",
+        gb(an.static_bytes),
+        an.static_bytes
+    );
+    if let Some(p) = &s.peak {
+        let _ = writeln!(
+            o,
+            "Max In Use Memory Node {}, index {}, Alive Tensor Size {} ({}), In Use Memory size: {} ({})",
+            p.node_name,
+            p.node_index,
+            gb(p.in_use_bytes),
+            p.in_use_bytes,
+            gb(p.in_use_with_static_bytes),
+            p.in_use_with_static_bytes
+        );
+    }
+    let total_use = an.upper_bound.saturating_add(an.static_bytes);
+    let _ = writeln!(
+        o,
+        "Max Total Use Memory Size {} ({})",
+        gb(total_use),
+        total_use
+    );
+    let _ = writeln!(
+        o,
+        "Max Total Tensor Memory Size {} ({})",
+        gb(an.upper_bound),
+        an.upper_bound
+    );
+    if let Some(m) = &s.max_address_without_lifelong {
+        let _ = writeln!(
+            o,
+            "Max Addr without LifeLong Tensor: Node {}, Node Id {}, Output Index {}, End Address {}",
+            m.node_name,
+            m.node_index.map_or("-".to_string(), |i| i.to_string()),
+            m.output_index.map_or("-".to_string(), |i| i.to_string()),
+            hex(m.end_address)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "Memory Reuse Ratio {} (somas_tool's ratio: 1 - peak in-use / max total tensor memory)",
+        pct(an.ratio("somas_tool_reuse_ratio"))
+    );
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "Total Memory Size after reused {} ({}){}",
+        gb(an.reused),
+        an.reused,
+        if an.reused_from_dump {
+            ""
+        } else {
+            " [largest end offset: the dump has no total line]"
+        }
+    );
+    let _ = writeln!(
+        o,
+        "LifeLong tensors: stacked {} ({}), GraphAll {}, GraphStart {}, GraphEnd {}",
+        gb(an.lifelong.stacked),
+        an.lifelong.stacked,
+        an.lifelong.graph_all,
+        an.lifelong.graph_start,
+        an.lifelong.graph_end
+    );
+    let _ = writeln!(o, "Reuse ratios:");
+    for r in &an.ratios {
+        let _ = writeln!(o, "  {} = {} = {}", r.name, r.formula, pct(r.value));
+    }
+    let _ = writeln!(
+        o,
+        "Overwrite conflicts: {}{}",
+        if an.conflicts.checked {
+            s.conflicts.len().to_string()
+        } else {
+            "not checked (offsets not solved)".to_string()
+        },
+        if an.conflicts.truncated {
+            " (truncated)"
+        } else {
+            ""
+        }
+    );
+    if s.task.is_some() {
+        let _ = writeln!(o, "Task address mismatches: {}", s.task_mismatches.len());
+    }
+    o
+}
+
+/// A chart series: name, values per execution index, stroke colour.
+pub struct Series<'a> {
+    /// Legend text.
+    pub name: &'a str,
+    /// One value per execution index.
+    pub values: &'a [u64],
+    /// SVG colour.
+    pub color: &'a str,
+}
+
+/// A step chart of `series` over execution order as a standalone SVG (reduced to at most 1000
+/// columns with min/max envelopes, so a peak is never lost).
+pub fn curve_svg(title: &str, series: &[Series<'_>]) -> String {
+    let (w, h, ml, mr, mt, mb) = (1200.0f64, 420.0f64, 90.0, 20.0, 40.0, 40.0);
+    let n = series.iter().map(|s| s.values.len()).max().unwrap_or(0);
+    let top = series
+        .iter()
+        .flat_map(|s| s.values.iter().copied())
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let cols = n.clamp(1, 1000);
+    let pw = w - ml - mr;
+    let ph = h - mt - mb;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(o, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
+    let _ = writeln!(
+        o,
+        r#"<text x="{}" y="22" font-size="15" text-anchor="middle">{}</text>"#,
+        w / 2.0,
+        xml(title)
+    );
+    for k in 0..=4u64 {
+        let v = top / 4 * k;
+        let y = mt + ph - ph * (v as f64 / top as f64);
+        let _ = writeln!(
+            o,
+            r##"<line x1="{ml}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            ml + pw,
+            ml - 6.0,
+            y + 4.0,
+            gb(v)
+        );
+    }
+    let _ = writeln!(
+        o,
+        r#"<text x="{}" y="{}" text-anchor="middle">execution index (0 – {})</text>"#,
+        ml + pw / 2.0,
+        h - 10.0,
+        n.saturating_sub(1)
+    );
+    for (k, s) in series.iter().enumerate() {
+        let xs: Vec<i64> = (0..s.values.len() as i64).collect();
+        let env = step_envelope(&xs, s.values, 0, n as i64, cols);
+        let mut pts = String::new();
+        for c in 0..cols {
+            if !env.defined.get(c).copied().unwrap_or(false) {
+                continue;
+            }
+            let x0 = ml + pw * c as f64 / cols as f64;
+            let x1 = ml + pw * (c + 1) as f64 / cols as f64;
+            let v = env.max.get(c).copied().unwrap_or(0);
+            let y = mt + ph - ph * (v as f64 / top as f64);
+            let _ = write!(pts, "{x0:.1},{y:.1} {x1:.1},{y:.1} ");
+        }
+        let _ = writeln!(
+            o,
+            r#"<polyline fill="none" stroke="{}" stroke-width="1.5" points="{}"/>"#,
+            s.color,
+            pts.trim_end()
+        );
+        let ly = mt + 16.0 * k as f64 + 8.0;
+        let _ = writeln!(
+            o,
+            r#"<line x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{}" stroke-width="3"/><text x="{}" y="{}">{}</text>"#,
+            ml + 10.0,
+            ml + 30.0,
+            s.color,
+            ml + 36.0,
+            ly + 4.0,
+            xml(s.name)
+        );
+    }
+    o.push_str("</svg>\n");
+    o
+}
+
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// A node name made safe as a file name (somas_tool uses the op name, e.g. `RealDiv-op1387`).
+pub fn file_safe(name: &str) -> String {
+    split_name(name)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// What the user asked besides the default outputs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QuerySet {
+    /// `--node`: a node row.
+    pub node: Option<u32>,
+    /// `--tensor`: a tensor row.
+    pub tensor: Option<u32>,
+    /// `--address`.
+    pub address: Option<u64>,
+    /// `--address-range` as `[lo, hi)`.
+    pub range: Option<(u64, u64)>,
+}
+
+/// What one output file holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Content {
+    /// Rows of a table (`None`: all).
+    Rows(Table, Option<Vec<u32>>),
+    /// Text.
+    Text(String),
+}
+
+/// One output file, by path relative to the output folder (`/`-separated).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutFile {
+    /// Relative path.
+    pub path: String,
+    /// Content.
+    pub content: Content,
+}
+
+/// Per-tensor conflict files are capped so a broken plan cannot flood the folder; the full list
+/// is always in `overwrite_conflicts.csv`.
+pub const MAX_CONFLICT_FILES: usize = 1000;
+
+/// The file set for `model`: somas_tool's default files, the query files and the conflict files.
+pub fn file_set(
+    model: &SomasModel,
+    an: &Analysis,
+    s: &Summary,
+    q: &QuerySet,
+    log: &str,
+) -> Vec<OutFile> {
+    let mut out = vec![
+        OutFile {
+            path: "graph_nodes.csv".into(),
+            content: Content::Rows(Table::Nodes, None),
+        },
+        OutFile {
+            path: "graph_parameters.csv".into(),
+            content: Content::Rows(Table::Parameters, None),
+        },
+        OutFile {
+            path: "graph_tensors.csv".into(),
+            content: Content::Rows(Table::Tensors, None),
+        },
+        OutFile {
+            path: "StatisticInfo/overview.txt".into(),
+            content: Content::Text(overview(model, an, s)),
+        },
+    ];
+    let with_static: Vec<u64> = an
+        .in_use
+        .iter()
+        .map(|v| v.saturating_add(an.static_bytes))
+        .collect();
+    let total_static: Vec<u64> = an
+        .total
+        .iter()
+        .map(|v| v.saturating_add(an.static_bytes))
+        .collect();
+    out.push(OutFile {
+        path: "StatisticInfo/InUseMemory.svg".into(),
+        content: Content::Text(curve_svg(
+            "In Use Memory",
+            &[
+                Series {
+                    name: "In Use Memory (with static memory)",
+                    values: &with_static,
+                    color: "#d62728",
+                },
+                Series {
+                    name: "Alive Tensor Size",
+                    values: &an.in_use,
+                    color: "#1f77b4",
+                },
+            ],
+        )),
+    });
+    out.push(OutFile {
+        path: "StatisticInfo/TotalMemory.svg".into(),
+        content: Content::Text(curve_svg(
+            "Total Memory (without reuse)",
+            &[
+                Series {
+                    name: "Total Memory (with static memory)",
+                    values: &total_static,
+                    color: "#d62728",
+                },
+                Series {
+                    name: "Total Tensor Size",
+                    values: &an.total,
+                    color: "#1f77b4",
+                },
+            ],
+        )),
+    });
+    if let Some(p) = an.peak {
+        let name = if p.node_row == NONE {
+            format!("index{}", p.index)
+        } else {
+            file_safe(model.node_name(p.node_row))
+        };
+        out.push(OutFile {
+            path: format!("StatisticInfo/MaxAliveMemory_{name}_mem_frame.csv"),
+            content: Content::Rows(Table::Tensors, Some(an.frame(model, p.index))),
+        });
+    }
+    if let Some(m) = an.max_address_without_lifelong {
+        if let Some(&index) = model.nodes.index.get(m.node_row as usize) {
+            out.push(OutFile {
+                path: format!(
+                    "StatisticInfo/MaxAddress_{}_mem_frame.csv",
+                    file_safe(model.node_name(m.node_row))
+                ),
+                content: Content::Rows(Table::Tensors, Some(an.frame(model, index))),
+            });
+        }
+    }
+    let tid = |t: u32| model.tensors.id.get(t as usize).copied().unwrap_or(0);
+    if let Some(node) = q.node {
+        let rep = queries::node_query(model, an, node);
+        let dir = file_safe(model.node_name(node));
+        out.push(OutFile {
+            path: format!("{dir}/{dir}_mem_frame.csv"),
+            content: Content::Rows(Table::Tensors, Some(rep.frame.clone())),
+        });
+        for io in &rep.io {
+            let role = match io.role {
+                Role::Input => "Input",
+                Role::Output => "Output",
+                Role::Workspace => "Workspace",
+            };
+            let (what, is_tensor) = match io.target {
+                Target::Tensor(t) => (format!("Tensor{}", tid(t)), true),
+                Target::Parameter(p) => (
+                    format!(
+                        "Parameter{}",
+                        model.params.id.get(p as usize).copied().unwrap_or(0)
+                    ),
+                    false,
+                ),
+            };
+            let nodes: Vec<u32> = io.related_nodes.iter().map(|n| n.0).collect();
+            out.push(OutFile {
+                path: format!("{dir}/{role}{}_{what}_relate_nodes.csv", io.position),
+                content: Content::Rows(Table::Nodes, Some(nodes)),
+            });
+            if is_tensor {
+                out.push(OutFile {
+                    path: format!("{dir}/{role}{}_{what}_relate_tensors.csv", io.position),
+                    content: Content::Rows(
+                        Table::Tensors,
+                        Some(io.overlapping.iter().map(|o| o.tensor_row).collect()),
+                    ),
+                });
+            }
+        }
+    }
+    if let Some(t) = q.tensor {
+        let rep = queries::tensor_query(model, an, t);
+        let mut nodes: Vec<u32> = rep.nodes.iter().map(|n| n.0).collect();
+        nodes.dedup();
+        out.push(OutFile {
+            path: format!("CheckTensor_Tensor{}_relate_nodes.csv", tid(t)),
+            content: Content::Rows(Table::Nodes, Some(nodes)),
+        });
+        out.push(OutFile {
+            path: format!("CheckTensor_Tensor{}_relate_tensors.csv", tid(t)),
+            content: Content::Rows(
+                Table::Tensors,
+                Some(rep.overlapping.iter().map(|o| o.tensor_row).collect()),
+            ),
+        });
+    }
+    if let Some(a) = q.address {
+        out.push(OutFile {
+            path: format!("CheckAddress_{}_tensors_list.csv", hex(a)),
+            content: Content::Rows(Table::Tensors, Some(queries::address_query(model, an, a))),
+        });
+    }
+    if let Some((lo, hi)) = q.range {
+        out.push(OutFile {
+            path: format!("CheckAddressRange_{}-{}_tensors_list.csv", hex(lo), hex(hi)),
+            content: Content::Rows(
+                Table::Tensors,
+                Some(queries::range_query(model, an, lo, hi)),
+            ),
+        });
+    }
+    if an.conflicts.checked {
+        out.push(OutFile {
+            path: "overwrite_conflicts.csv".into(),
+            content: Content::Rows(Table::Conflicts, None),
+        });
+        let mut by_first: Vec<(u32, u32)> = an.conflicts.pairs.clone();
+        by_first.sort_unstable();
+        for run in by_first
+            .chunk_by(|a, b| a.0 == b.0)
+            .take(MAX_CONFLICT_FILES)
+        {
+            let Some(&(a, _)) = run.first() else { continue };
+            let mut rows = vec![a];
+            rows.extend(run.iter().map(|p| p.1));
+            out.push(OutFile {
+                path: format!("CheckTensor_ERROR_Tensor{}_overwrite_tensors.csv", tid(a)),
+                content: Content::Rows(Table::Tensors, Some(rows)),
+            });
+        }
+    }
+    if let Some(m) = &an.task {
+        out.push(OutFile {
+            path: "task_address_mismatches.csv".into(),
+            content: Content::Rows(Table::Tensors, Some(m.mismatches.clone())),
+        });
+    }
+    out.push(OutFile {
+        path: "MemoryAnalyze.log".into(),
+        content: Content::Text(log.to_string()),
+    });
+    out
+}
+
+/// Writes one output file's bytes to `w`.
+pub fn write_file<W: Write>(
+    f: &OutFile,
+    model: &SomasModel,
+    an: &Analysis,
+    mut w: W,
+) -> io::Result<()> {
+    match &f.content {
+        Content::Rows(table, rows) => write_table(w, model, an, *table, rows.as_deref()),
+        Content::Text(t) => w.write_all(t.as_bytes()),
+    }
+}
+
+/// `MemoryAnalyze.log`: inputs, format, counts, notes, warnings and results, one fact a line.
+pub fn log(model: &SomasModel, an: &Analysis, s: &Summary) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "[INFO] SOMAS file: {}", model.file);
+    if let Some(t) = &s.task {
+        let _ = writeln!(
+            o,
+            "[INFO] task info file: {} ({} records, {} matched no node)",
+            t.file, t.records, t.unmatched_records
+        );
+    }
+    let _ = writeln!(
+        o,
+        "[INFO] format: {} {}",
+        model.format.family.id(),
+        model.format.version
+    );
+    let _ = writeln!(
+        o,
+        "[INFO] {} nodes, {} data tensors, {} control tensors, {} parameters, {} union groups, {} contiguous lists",
+        s.nodes, s.tensors, s.control_tensors, s.parameters, s.union_groups, s.contiguous_lists
+    );
+    for n in &model.notes {
+        let _ = writeln!(o, "[NOTE] {n}");
+    }
+    for w in &model.warnings {
+        let _ = writeln!(o, "[WARNING] {w}");
+    }
+    if an.conflicts.checked {
+        for &(a, b) in an.conflicts.pairs.iter().take(10_000) {
+            let _ = writeln!(
+                o,
+                "[ERROR] overwrite: tensor %{}T and tensor %{}T share memory while both alive ({}..{} and {}..{})",
+                model.tensors.id.get(a as usize).copied().unwrap_or(0),
+                model.tensors.id.get(b as usize).copied().unwrap_or(0),
+                an.lo.get(a as usize).copied().unwrap_or(0),
+                an.hi.get(a as usize).copied().unwrap_or(0),
+                an.lo.get(b as usize).copied().unwrap_or(0),
+                an.hi.get(b as usize).copied().unwrap_or(0),
+            );
+        }
+        let _ = writeln!(o, "[INFO] overwrite conflicts: {}", s.conflicts.len());
+    } else {
+        let _ = writeln!(o, "[INFO] overwrite check skipped: offsets are not solved");
+    }
+    if let Some(m) = &an.task {
+        for &t in m.mismatches.iter().take(10_000) {
+            let r = t as usize;
+            let _ = writeln!(
+                o,
+                "[ERROR] task address mismatch: tensor %{}T task address {} but base + offset is {}",
+                model.tensors.id.get(r).copied().unwrap_or(0),
+                hex(m.tensor_addr.get(r).copied().unwrap_or(0)),
+                hex(an.address(model, t))
+            );
+        }
+        let _ = writeln!(o, "[INFO] task address mismatches: {}", m.mismatches.len());
+    }
+    o
+}
+
+/// Renders cells of one table row as text (for terminal output).
+pub fn row_text(model: &SomasModel, an: &Analysis, table: Table, row: u32) -> Vec<String> {
+    let mut s = String::new();
+    (0..table.columns().len())
+        .map(|c| {
+            let cell: Cell = tables::cell(model, an, table, row, c);
+            cell.render(&mut s);
+            s.clone()
+        })
+        .collect()
+}

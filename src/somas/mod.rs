@@ -1,0 +1,218 @@
+//! MindSpore SOMAS static-graph memory plans: parsers for every dump family and version, the
+//! task-info parser, the columnar model, curves, peaks, ratios, frames, the overwrite check and
+//! the node / tensor / address queries.
+//!
+//! Entry points: [`load_dump`] (or [`parse_dump`] on bytes) gives a [`SomasModel`];
+//! [`load_task_info`] a [`TaskInfo`]; [`analysis::analyze`] everything derived from them. The
+//! format reference is `somas-formats.md` (sections cited as §n in the code).
+
+pub mod analysis;
+pub mod cache_json;
+pub mod conflicts;
+pub mod derive;
+pub mod generate;
+pub mod info;
+pub mod lex;
+pub mod mem_info;
+pub mod model;
+pub mod offline;
+pub mod queries;
+pub mod r1;
+pub mod summary;
+pub mod tables;
+pub mod task_info;
+
+pub use analysis::{analyze, Analysis};
+pub use model::{DumpFamily, Format, Lifelong, SomasModel, TensorKind};
+pub use task_info::TaskInfo;
+
+use crate::classify::{sniff_somas, SomasFamily, SNIFF_BYTES};
+use crate::diag::Diagnostic;
+use crate::source::{Progress, Source, DEFAULT_CHUNK};
+use lex::ParseError;
+
+/// Largest dump read into memory (the browser's wasm32 memory tops out at 4 GiB).
+#[cfg(target_arch = "wasm32")]
+pub const MAX_DUMP_BYTES: u64 = 2 << 30;
+/// Largest dump read into memory.
+#[cfg(not(target_arch = "wasm32"))]
+pub const MAX_DUMP_BYTES: u64 = 64 << 30;
+
+/// Reads a whole source in chunks, reporting progress after each one.
+pub fn read_source(
+    source: &dyn Source,
+    mut progress: Option<Progress<'_>>,
+) -> Result<Vec<u8>, Diagnostic> {
+    let total = source.len();
+    if total > MAX_DUMP_BYTES {
+        return Err(Diagnostic::error(
+            source.name(),
+            format!("file is {total} bytes, more than the {MAX_DUMP_BYTES} bytes memlens reads"),
+        ));
+    }
+    // Read straight into the final buffer, chunk by chunk (one copy, progress after each).
+    let mut buf = vec![0u8; total as usize];
+    let mut done = 0usize;
+    while done < buf.len() {
+        let end = (done + DEFAULT_CHUNK).min(buf.len());
+        let n = source.read_at(done as u64, buf.get_mut(done..end).unwrap_or(&mut []))?;
+        if n == 0 {
+            break;
+        }
+        done += n;
+        if let Some(p) = progress.as_mut() {
+            p(done as u64, total);
+        }
+    }
+    buf.truncate(done);
+    Ok(buf)
+}
+
+/// Turns a parse error at a byte offset into a diagnostic with its line number.
+pub fn diagnostic(file: &str, buf: &[u8], e: ParseError) -> Diagnostic {
+    let mut d = Diagnostic::error(file, e.message)
+        .at_line(lex::line_of(buf, e.byte))
+        .at_byte(e.byte);
+    if !e.field.is_empty() {
+        d = d.in_field(e.field);
+    }
+    d
+}
+
+fn first_line(buf: &[u8]) -> String {
+    let text = buf.get(..buf.len().min(200)).unwrap_or(b"");
+    let line = text
+        .split(|b| *b == b'\n')
+        .find(|l| !lex::is_blank(lex::strip_cr(l)))
+        .unwrap_or(b"");
+    lex::show(lex::strip_cr(line))
+}
+
+fn is_solver_log(buf: &[u8]) -> bool {
+    let head = buf.get(..buf.len().min(256)).unwrap_or(b"");
+    let trimmed = head
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .and_then(|i| head.get(i..))
+        .unwrap_or(b"");
+    trimmed.starts_with(b"tensor_id=")
+        || (trimmed.starts_with(b"T ") && trimmed.get(2).is_some_and(u8::is_ascii_digit))
+        || (trimmed.starts_with(b"t")
+            && memchr::memchr(b'H', trimmed.get(..40).unwrap_or(b"")).is_some()
+            && trimmed.get(1).is_some_and(u8::is_ascii_digit))
+}
+
+/// Parses a SOMAS dump of any family held in `buf` (the family and version come from the content).
+pub fn parse_dump(file: &str, buf: &[u8]) -> Result<SomasModel, Diagnostic> {
+    if buf.is_empty() {
+        return Err(Diagnostic::error(
+            file,
+            "empty file (0 bytes): expected a SOMAS dump such as *_somas_tensor_offset_*.ir",
+        ));
+    }
+    let head = buf.get(..buf.len().min(SNIFF_BYTES)).unwrap_or(buf);
+    if head.contains(&0) {
+        return Err(Diagnostic::error(
+            file,
+            "wrong file type: binary content, expected a SOMAS text dump such as *_somas_tensor_offset_*.ir",
+        ));
+    }
+    let parsed = if cache_json::looks_like(head) {
+        cache_json::parse(buf, file)
+    } else {
+        match sniff_somas(head) {
+            Some((SomasFamily::SomasInfo, _)) => info::parse(buf, file, info::Dialect::V110),
+            Some((SomasFamily::SomasInfoR1, _)) => info::parse(buf, file, info::Dialect::R1),
+            Some((SomasFamily::MemInfoR1, _)) => mem_info::parse(buf, file),
+            Some((SomasFamily::OfflineLog, _)) => offline::parse(buf, file),
+            Some((SomasFamily::TaskInfo, _)) => {
+                return Err(Diagnostic::error(
+                    file,
+                    "wrong file type: this is a task_info_graph file; give it with --task-info next to the SOMAS dump",
+                )
+                .at_line(1))
+            }
+            None if is_solver_log(buf) => {
+                return Err(Diagnostic::error(
+                    file,
+                    "wrong file type: this is a SOMAS solver log (somas_solver_input/output or somas_tensor_relation), \
+                     not a memory plan; open the *_somas_tensor_offset_*.ir dump",
+                )
+                .at_line(1))
+            }
+            None => {
+                return Err(Diagnostic::error(
+                    file,
+                    format!(
+                        "wrong file type: not a SOMAS dump (first line: \"{}\"); expected a *_somas_tensor_offset_*.ir dump \
+                         or another SOMAS dump (somas_*_info, somas_mem_info, offline log, somas_graph_*.json)",
+                        first_line(buf)
+                    ),
+                )
+                .at_line(1))
+            }
+        }
+    };
+    let mut model = parsed.map_err(|e| diagnostic(file, buf, e))?;
+    // Curves have one entry per execution index: refuse indices that cannot be execution
+    // indices of this graph rather than allocate for them.
+    let max = u64::from(model.max_index());
+    let bound = 4 * (model.nodes.len() as u64 + model.tensors.len() as u64) + 4096;
+    if max > bound {
+        return Err(Diagnostic::error(
+            file,
+            format!(
+                "execution index {max} is far beyond the {} nodes and {} tensors of this dump: \
+                 node ids and lifetimes must be execution indices",
+                model.nodes.len(),
+                model.tensors.len()
+            ),
+        ));
+    }
+    derive::derive(&mut model, buf);
+    Ok(model)
+}
+
+/// Reads and parses a SOMAS dump from `source`.
+pub fn load_dump(
+    source: &dyn Source,
+    progress: Option<Progress<'_>>,
+) -> Result<SomasModel, Diagnostic> {
+    let buf = read_source(source, progress)?;
+    parse_dump(source.name(), &buf)
+}
+
+/// Parses a `task_info_graph_*.ir` file held in `buf`.
+pub fn parse_task_info(file: &str, buf: &[u8]) -> Result<TaskInfo, Diagnostic> {
+    if buf.is_empty() {
+        return Err(Diagnostic::error(
+            file,
+            "empty file (0 bytes): expected a task_info_graph_*.ir file",
+        ));
+    }
+    let head = buf.get(..buf.len().min(SNIFF_BYTES)).unwrap_or(buf);
+    match sniff_somas(head) {
+        Some((SomasFamily::TaskInfo, _)) => {}
+        _ => {
+            return Err(Diagnostic::error(
+                file,
+                format!(
+                    "wrong file type: expected a task_info_graph_*.ir file (records starting with op_name:), \
+                     first line: \"{}\"",
+                    first_line(buf)
+                ),
+            )
+            .at_line(1))
+        }
+    }
+    task_info::parse(buf, file).map_err(|e| diagnostic(file, buf, e))
+}
+
+/// Reads and parses a task-info file from `source`.
+pub fn load_task_info(
+    source: &dyn Source,
+    progress: Option<Progress<'_>>,
+) -> Result<TaskInfo, Diagnostic> {
+    let buf = read_source(source, progress)?;
+    parse_task_info(source.name(), &buf)
+}
