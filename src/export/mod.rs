@@ -3,10 +3,9 @@
 //! Each analysis family has its own submodule; this file holds what they share.
 
 pub mod ascend;
+pub mod somas;
 
 use std::io::Write;
-
-pub mod somas;
 
 /// A CSV writer with the settings every export uses (LF line ends, minimal quoting).
 pub fn csv_writer<W: Write>(out: W) -> csv::Writer<W> {
