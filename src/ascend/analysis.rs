@@ -576,15 +576,14 @@ pub fn reconstruct(rows: &[MemRow]) -> Option<Series> {
     }
     let has_totals = pta.iter().all(|r| r.alloc_total_allocated.is_some());
     let mut ev: Vec<Event> = Vec::new();
-    let u = |v: Option<i64>| v.and_then(|x| u64::try_from(x).ok());
     for r in &pta {
         if let Some(t) = r.alloc_ns {
             ev.push((
                 t,
                 1,
-                u(r.alloc_total_allocated),
-                u(r.alloc_total_reserved),
-                u(r.alloc_total_active),
+                r.alloc_total_allocated,
+                r.alloc_total_reserved,
+                r.alloc_total_active,
                 i128::from(r.size),
             ));
         }
@@ -592,9 +591,9 @@ pub fn reconstruct(rows: &[MemRow]) -> Option<Series> {
             ev.push((
                 t,
                 0,
-                u(r.release_total_allocated),
-                u(r.release_total_reserved),
-                u(r.release_total_active),
+                r.release_total_allocated,
+                r.release_total_reserved,
+                r.release_total_active,
                 -i128::from(r.size),
             ));
         }

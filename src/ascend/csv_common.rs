@@ -628,6 +628,33 @@ pub fn opt_mb(
     )
 }
 
+/// Parses an optional MB total into bytes; a negative total (no allocator total can be) is
+/// counted and read as empty, like a bad value.
+pub fn opt_mb_u64(
+    row: &Row<'_>,
+    h: &HeaderMap,
+    col: usize,
+    w: &mut Warnings,
+    file: &str,
+) -> Option<u64> {
+    let v = opt_mb(row, h, col, w, file)?;
+    match u64::try_from(v) {
+        Ok(b) => Some(b),
+        Err(_) => {
+            let idx = h.index.get(col).copied().flatten().unwrap_or(0);
+            let field = h.names.get(idx).map_or("", |s| s.as_str());
+            w.add(
+                file,
+                row.line,
+                row.byte,
+                field,
+                "negative total read as empty",
+            );
+            None
+        }
+    }
+}
+
 /// The two leading fields of memory_record and npu_module_mem rows: a non-empty component name
 /// and a timestamp; `None` (the row counted as skipped) when either is missing or bad.
 pub fn component_and_time<'r>(

@@ -5,7 +5,7 @@
 //! `MindSpore+GE`, `GE`, `APP` with "MB" = KB / 1000 (reference `ascend-formats.md` §2.3).
 //! The framework allocator series (`PTA` or `MindSpore`) is the "memory over time" curve.
 
-use super::csv_common::{component_and_time, opt_mb, read_table, HeaderMap, Row, Warnings};
+use super::csv_common::{component_and_time, opt_mb_u64, read_table, HeaderMap, Row, Warnings};
 use crate::diag::Diagnostic;
 use crate::source::Source;
 
@@ -230,23 +230,9 @@ pub fn read_memory_record(
         else {
             return;
         };
-        let mut unsigned = |c: usize, name: &str| {
-            let v = opt_mb(row, h, c, w, &file)?;
-            if v < 0 {
-                w.add(
-                    &file,
-                    row.line,
-                    row.byte,
-                    name,
-                    "negative total read as empty",
-                );
-                return None;
-            }
-            Some(v.unsigned_abs())
-        };
-        let allocated = unsigned(ALLOCATED, "Total Allocated(MB)");
-        let reserved = unsigned(RESERVED, "Total Reserved(MB)");
-        let active = unsigned(ACTIVE, "Total Active(MB)");
+        let allocated = opt_mb_u64(row, h, ALLOCATED, w, &file);
+        let reserved = opt_mb_u64(row, h, RESERVED, w, &file);
+        let active = opt_mb_u64(row, h, ACTIVE, w, &file);
         let at = match index.iter().find(|(c, _)| c == component) {
             Some((_, i)) => *i,
             None => {

@@ -4,7 +4,7 @@
 //! (torch_npu 5.0.x) and MindSpore's `N/A` variant all read the same way. Reference:
 //! `ascend-formats.md` §2.2.
 
-use super::csv_common::{kb_to_bytes, opt_mb, opt_time, read_table, HeaderMap, Row, Warnings};
+use super::csv_common::{kb_to_bytes, opt_mb_u64, opt_time, read_table, HeaderMap, Row, Warnings};
 use super::Interner;
 use crate::diag::Diagnostic;
 use crate::source::Source;
@@ -51,17 +51,17 @@ pub struct MemRow {
     /// `Active Duration(us)`.
     pub active_duration_ns: Option<i64>,
     /// `Allocation Total Allocated(MB)` in bytes.
-    pub alloc_total_allocated: Option<i64>,
+    pub alloc_total_allocated: Option<u64>,
     /// `Allocation Total Reserved(MB)` in bytes.
-    pub alloc_total_reserved: Option<i64>,
+    pub alloc_total_reserved: Option<u64>,
     /// `Allocation Total Active(MB)` in bytes.
-    pub alloc_total_active: Option<i64>,
+    pub alloc_total_active: Option<u64>,
     /// `Release Total Allocated(MB)` in bytes.
-    pub release_total_allocated: Option<i64>,
+    pub release_total_allocated: Option<u64>,
     /// `Release Total Reserved(MB)` in bytes.
-    pub release_total_reserved: Option<i64>,
+    pub release_total_reserved: Option<u64>,
     /// `Release Total Active(MB)` in bytes.
-    pub release_total_active: Option<i64>,
+    pub release_total_active: Option<u64>,
     /// Interned `Stream Ptr` (an opaque string: pointer in old versions, stream id in new ones).
     pub stream: u32,
     /// Interned `Device Type` (`NPU:0`).
@@ -254,12 +254,12 @@ fn parse_row(
         active_release_ns: opt_time(row, h, ACTIVE_RELEASE, w, file),
         duration_ns: opt_time(row, h, DURATION, w, file),
         active_duration_ns: opt_time(row, h, ACTIVE_DURATION, w, file),
-        alloc_total_allocated: opt_mb(row, h, A_ALLOC, w, file),
-        alloc_total_reserved: opt_mb(row, h, A_RES, w, file),
-        alloc_total_active: opt_mb(row, h, A_ACT, w, file),
-        release_total_allocated: opt_mb(row, h, R_ALLOC, w, file),
-        release_total_reserved: opt_mb(row, h, R_RES, w, file),
-        release_total_active: opt_mb(row, h, R_ACT, w, file),
+        alloc_total_allocated: opt_mb_u64(row, h, A_ALLOC, w, file),
+        alloc_total_reserved: opt_mb_u64(row, h, A_RES, w, file),
+        alloc_total_active: opt_mb_u64(row, h, A_ACT, w, file),
+        release_total_allocated: opt_mb_u64(row, h, R_ALLOC, w, file),
+        release_total_reserved: opt_mb_u64(row, h, R_RES, w, file),
+        release_total_active: opt_mb_u64(row, h, R_ACT, w, file),
         stream: strings.intern(row.get(col(STREAM)).unwrap_or("")),
         device: strings.intern(row.get(col(DEVICE)).unwrap_or("")),
         line: row.line,

@@ -41,7 +41,7 @@ fn opt_ms(v: Option<i64>) -> String {
     v.map(ns_to_ms_text).unwrap_or_default()
 }
 
-fn opt_mb(v: Option<i64>) -> String {
+fn opt_mb(v: Option<u64>) -> String {
     v.map(|b| bytes_to_unit_text(i128::from(b), 1 << 20))
         .unwrap_or_default()
 }
