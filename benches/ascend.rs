@@ -1,6 +1,6 @@
 //! Benchmark of the torch_npu pipeline against the Python tool it replaces.
 //!
-//! `cargo bench --profile bench-unwind --bench ascend` generates (once, cached under `target/bench-ascend/`) a job of
+//! `cargo bench --bench ascend` generates (once, cached under `target/bench-ascend/`) a job of
 //! 2 roles × 2 ranks, a 100 MiB `trace_view.json` and 50,000 operator_memory rows per rank
 //! (`memlens generate ascend --roles 2 --ranks 2 --trace-mb 100 --rows 50000 --seed 1`), then
 //! measures:
@@ -138,9 +138,7 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         // `cargo test --all-targets` runs bench binaries without `--bench`: this benchmark takes
         // minutes and gigabytes, so it runs only under `cargo bench`.
-        println!(
-            "ascend benchmark: run it with `cargo bench --profile bench-unwind --bench ascend`"
-        );
+        println!("ascend benchmark: run it with `cargo bench --bench ascend`");
         return;
     }
     ensure_job(&dir);

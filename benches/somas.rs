@@ -1,6 +1,6 @@
 //! Benchmark: parse + analysis + overwrite check of generated 200,000-node SOMAS dumps.
 //!
-//! Run with `cargo bench --bench somas --profile bench-unwind` (optionally `-- NODES`; under
+//! Run with `cargo bench --bench somas` (optionally `-- NODES`; under
 //! `cargo test` it runs 2,000 nodes). Reports MB/s, seconds per phase and the peak resident memory
 //! (`VmHWM`). Timings are printed, never asserted.
 

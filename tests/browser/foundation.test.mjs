@@ -116,9 +116,15 @@ test('the examples open from the page and classify like the CLI on the fixture f
     const page = await b.page();
     await page.goto(isolated.url);
     await engineThreads(page);
-    await page.click('button[data-example="somas-toy"]');
-    assert.equal(await settled(page), 'ready');
-    assert.deepEqual(sorted(await pageUnits(page)), sorted(cliUnits(path.join(root, 'fixtures', 'examples', 'somas-toy'))));
+    const ids = await page.$$eval('button[data-example]', (bs) => bs.map((b) => b.dataset.example));
+    assert.deepEqual(ids.sort(), ['somas-toy', 'two-rank-job']);
+    for (const id of ids) {
+      await page.click(`button[data-example="${id}"]`);
+      assert.equal(await settled(page), 'ready');
+      assert.deepEqual(sorted(await pageUnits(page)), sorted(cliUnits(path.join(root, 'fixtures', 'examples', id))));
+    }
+    const ranks = await page.$$eval('[data-testid="unit"][data-kind="ascend-run"]', (rs) => rs.map((r) => r.dataset.rank).sort());
+    assert.deepEqual(ranks, ['0', '1']);
     assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
   } finally {
     await b.close();
