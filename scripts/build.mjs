@@ -172,7 +172,6 @@ export async function loadExampleFile(id, file) {
   });
   const workerBundle = w.outputFiles[0].text;
   const app = await esbuild.build({ ...common, entryPoints: [r('www', 'app.js')], plugins: [inline] });
-  const css = readFileSync(r('www', 'style.css'), 'utf8');
   let html = readFileSync(r('www', 'index.html'), 'utf8');
   const csp =
     "default-src 'none'; script-src 'unsafe-inline' 'wasm-unsafe-eval'; worker-src blob:; " +
@@ -181,10 +180,10 @@ export async function loadExampleFile(id, file) {
     .replace(/<meta http-equiv="Content-Security-Policy"[^>]*>/, `<meta http-equiv="Content-Security-Policy" content="${csp}">`)
     .replace(/<link rel="icon" href="favicon.svg" type="image\/svg\+xml">/, () =>
       `<link rel="icon" href="data:image/svg+xml;base64,${readFileSync(r('www', 'favicon.svg')).toString('base64')}">`)
-    .replace(/<link rel="stylesheet" href="style.css">/, () => `<style>\n${css}\n</style>`)
+    .replace(/<link rel="stylesheet" href="([^"]+)">/g, (_, href) => `<style>\n${readFileSync(r('www', href), 'utf8')}\n</style>`)
     .replace(/<script src="coi-serviceworker.js"><\/script>\n?/, '')
     .replace(/<script type="module" src="app.js"><\/script>/, () => `<script>\n${app.outputFiles[0].text.replace(/<\/script/gi, '<\\/script')}\n</script>`);
-  if (html.includes('src="app.js"') || html.includes('href="style.css"') || html.includes('href="favicon.svg"')) throw new Error('offline: index.html markers not found');
+  if (html.includes('src="app.js"') || /<link rel="stylesheet"/.test(html) || html.includes('href="favicon.svg"')) throw new Error('offline: index.html markers not found');
   mkdirSync(r('dist'), { recursive: true });
   writeFileSync(out, html);
   return true;
