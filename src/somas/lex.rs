@@ -267,6 +267,38 @@ pub fn split_at_lines(
     out
 }
 
+/// Longest line a SOMAS dump or task-info file may have, in bytes. Real lines are a few hundred
+/// bytes (a node with 100,000 inputs would be about 1 MB).
+pub const MAX_LINE_BYTES: usize = 16 << 20;
+
+/// The first line of `buf` longer than `max` bytes, as (byte offset of its start, length).
+///
+/// Cheap on real files: such a line covers at least one whole aligned window of `max / 2` bytes,
+/// so only those windows are probed for a line end (a few bytes each), and only a window
+/// without one is measured exactly.
+pub fn find_long_line(buf: &[u8], max: usize) -> Option<(usize, usize)> {
+    let w = (max / 2).max(1);
+    let mut at = 0usize;
+    while let Some(window) = buf.get(at..at.saturating_add(w)) {
+        if memchr::memchr(b'\n', window).is_none() {
+            let s = buf
+                .get(..at)
+                .and_then(|b| memchr::memrchr(b'\n', b))
+                .map_or(0, |i| i + 1);
+            let after = at + w;
+            let e = buf
+                .get(after..)
+                .and_then(|b| memchr::memchr(b'\n', b))
+                .map_or(buf.len(), |i| after + i);
+            if e - s > max {
+                return Some((s, e - s));
+            }
+        }
+        at += w;
+    }
+    None
+}
+
 /// Aligned size of `size` bytes as Ascend SOMAS computes it (reference §5.3):
 /// `((size + 512 + 31) / 512) * 512`.
 pub fn ascend_align(size: u64) -> u64 {

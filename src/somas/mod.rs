@@ -120,6 +120,7 @@ pub fn parse_dump(file: &str, buf: &[u8]) -> Result<SomasModel, Diagnostic> {
     let parsed = if cache_json::looks_like(head) {
         cache_json::parse(buf, file)
     } else {
+        check_lines(file, buf)?;
         match sniff_somas(head) {
             Some((SomasFamily::SomasInfo, _)) => info::parse(buf, file, info::Dialect::V110),
             Some((SomasFamily::SomasInfoR1, _)) => info::parse(buf, file, info::Dialect::R1),
@@ -153,6 +154,38 @@ pub fn parse_dump(file: &str, buf: &[u8]) -> Result<SomasModel, Diagnostic> {
             }
         }
     };
+    finish_parse(file, buf, parsed)
+}
+
+/// Parses `buf` as a dump of the given `family` without sniffing (fuzzing, callers that already
+/// know the family); checks and derives exactly as [`parse_dump`] does.
+pub fn parse_family(file: &str, buf: &[u8], family: SomasFamily) -> Result<SomasModel, Diagnostic> {
+    check_lines(file, buf)?;
+    let parsed = match family {
+        SomasFamily::SomasInfo => info::parse(buf, file, info::Dialect::V110),
+        SomasFamily::SomasInfoR1 => info::parse(buf, file, info::Dialect::R1),
+        SomasFamily::MemInfoR1 => mem_info::parse(buf, file),
+        SomasFamily::OfflineLog => offline::parse(buf, file),
+        SomasFamily::TaskInfo => {
+            return Err(Diagnostic::error(
+                file,
+                "wrong file type: a task_info_graph file is not a SOMAS dump",
+            ))
+        }
+    };
+    finish_parse(file, buf, parsed)
+}
+
+/// Parses `buf` as a `somas_graph_*.json` cache file without sniffing (see [`parse_family`]).
+pub fn parse_cache_json(file: &str, buf: &[u8]) -> Result<SomasModel, Diagnostic> {
+    finish_parse(file, buf, cache_json::parse(buf, file))
+}
+
+fn finish_parse(
+    file: &str,
+    buf: &[u8],
+    parsed: Result<SomasModel, ParseError>,
+) -> Result<SomasModel, Diagnostic> {
     let mut model = parsed.map_err(|e| diagnostic(file, buf, e))?;
     // Curves have one entry per execution index: refuse indices that cannot be execution
     // indices of this graph rather than allocate for them.
@@ -205,7 +238,25 @@ pub fn parse_task_info(file: &str, buf: &[u8]) -> Result<TaskInfo, Diagnostic> {
             .at_line(1))
         }
     }
+    check_lines(file, buf)?;
     task_info::parse(buf, file).map_err(|e| diagnostic(file, buf, e))
+}
+
+/// Refuses a text dump with a line longer than [`lex::MAX_LINE_BYTES`].
+fn check_lines(file: &str, buf: &[u8]) -> Result<(), Diagnostic> {
+    match lex::find_long_line(buf, lex::MAX_LINE_BYTES) {
+        None => Ok(()),
+        Some((at, len)) => Err(Diagnostic::error(
+            file,
+            format!(
+                "line of {len} bytes, more than the {} bytes a line of a SOMAS dump or task-info \
+                 file may have: not such a file, or a damaged one",
+                lex::MAX_LINE_BYTES
+            ),
+        )
+        .at_line(lex::line_of(buf, at as u64))
+        .at_byte(at as u64)),
+    }
 }
 
 /// Reads and parses a task-info file from `source`.
