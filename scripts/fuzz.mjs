@@ -5,19 +5,63 @@
 //   node scripts/fuzz.mjs --seconds 60 classify    one target
 //
 // Needs `cargo install cargo-fuzz` and the nightly toolchain. Crashes land in
-// fuzz/artifacts/<target>/; keep each one as a regression test under tests/.
-import { readFileSync, readdirSync, mkdirSync, copyFileSync, existsSync, statSync } from 'node:fs';
+// fuzz/artifacts/<target>/; keep each one as a regression test under tests/. The full output of
+// each target goes to fuzz/logs/<target>.log, the table to fuzz/logs/summary.json. On a shared
+// machine run it niced: `nice -n 10 node scripts/fuzz.mjs --seconds 600` (one fuzzer at a time).
+import { readFileSync, readdirSync, mkdirSync, writeFileSync, existsSync, statSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { root, main } from './util.mjs';
 
 const SAMPLES = path.resolve(root, '..', 'shared', 'samples');
 
-/** Seed files per target: globs are plain folder + suffix filters over samples and fixtures. */
+const FIX = path.join(root, 'fixtures');
+const NPU = path.join(SAMPLES, 'torch_npu');
+const SOMAS = path.join(SAMPLES, 'somas');
+
+/**
+ * Seed files per target: [folder, file-name suffix, options]. Options: `prefix` (bytes put before
+ * each seed: the control byte of the trace and archive targets), `pair` (a second suffix: seeds are
+ * `<file>\xFF<sibling with that suffix>`, for the profiler JSON target), `max` (seed size cap).
+ */
 const SEEDS = {
-  classify: [[path.join(root, 'fixtures', 'classify'), ''], [path.join(SAMPLES, 'somas'), '.ir']],
-  somas: [[path.join(SAMPLES, 'somas'), '']],
+  classify: [[path.join(FIX, 'classify'), ''], [SOMAS, '.ir']],
+  profiler_json: [
+    [NPU, '.json', { pair: 'profiler_metadata.json' }],
+    [path.join(FIX, 'classify'), '.json', { pair: 'profiler_metadata.json' }],
+    [path.join(FIX, 'examples'), '.json', { pair: 'profiler_metadata.json' }],
+  ],
+  operator_memory: [[NPU, 'operator_memory.csv'], [FIX, '.csv']],
+  memory_record: [[NPU, 'memory_record.csv'], [FIX, '.csv']],
+  npu_module_mem: [[NPU, 'npu_module_mem.csv'], [FIX, '.csv']],
+  // Control byte: batch = (b & 63) + 1 bytes, pieces = 2 × (b >> 6) + 1.
+  trace: [
+    [NPU, 'trace_view.json', { prefix: [0x07], max: 16 << 10 }],
+    [NPU, 'trace_view.json', { prefix: [0xd3], max: 16 << 10 }],
+    [FIX, '.json', { prefix: [0x4f], max: 16 << 10 }],
+  ],
+  // Control byte: 0 .zip, 1 .tar, 2 .tar.gz, 3 by magic bytes only.
+  archive: [
+    [path.join(FIX, 'ascend', 'archives'), '.zip', { prefix: [0] }],
+    [path.join(FIX, 'ascend', 'archives'), '.tar', { prefix: [1] }],
+    [path.join(FIX, 'ascend', 'archives'), '.tar.gz', { prefix: [2] }],
+    [path.join(FIX, 'ascend', 'archives'), '.tar.gz', { prefix: [3] }],
+  ],
+  somas: [[SOMAS, ''], [FIX, '.ir']],
+  somas_info: [[SOMAS, '.ir'], [FIX, '.ir']],
+  somas_r1: [[SOMAS, '.ir']],
+  somas_mem_info: [[SOMAS, '.ir']],
+  somas_offline: [[SOMAS, '.ir']],
+  somas_task_info: [[SOMAS, 'task_info_graph_1.ir'], [FIX, '.ir']],
+  somas_cache_json: [[SOMAS, '.json']],
 };
+
+/** Extra libFuzzer flags per target. The trace target reads every input twice, once in tiny
+ * batches (each cut event is scanned again from its start), so its inputs stay small. */
+const FLAGS = { trace: ['-max_len=16384'] };
+
+/** Seeds above this size are cut to it: large seeds slow libFuzzer down more than they help. */
+const MAX_SEED = 256 << 10;
 
 function listFiles(dir, suffix) {
   if (!existsSync(dir)) return [];
@@ -31,6 +75,28 @@ function listFiles(dir, suffix) {
   };
   walk(dir);
   return out;
+}
+
+function writeSeeds(target, corpus) {
+  let n = 0;
+  for (const [dir, suffix, opts = {}] of SEEDS[target] || []) {
+    for (const f of listFiles(dir, suffix)) {
+      if (opts.pair && path.basename(f) === opts.pair) continue;
+      let bytes = readFileSync(f);
+      if (opts.pair) {
+        const sib = path.join(path.dirname(f), opts.pair);
+        bytes = Buffer.concat([bytes, Buffer.from([0xff]), existsSync(sib) ? readFileSync(sib) : Buffer.alloc(0)]);
+      }
+      if (opts.prefix) bytes = Buffer.concat([Buffer.from(opts.prefix), bytes]);
+      const max = opts.max ?? MAX_SEED;
+      if (bytes.length > max) bytes = bytes.subarray(0, max);
+      const rel = path.relative(path.resolve(root, '..'), f).replace(/[^A-Za-z0-9._-]+/g, '_');
+      const tag = opts.prefix ? `-${opts.prefix.join('_')}` : '';
+      writeFileSync(path.join(corpus, `seed-${rel}${tag}`), bytes);
+      n++;
+    }
+  }
+  return n;
 }
 
 function targets() {
@@ -47,30 +113,34 @@ main(async () => {
   const chosen = named.length ? named : all;
   for (const t of chosen) if (!all.includes(t)) throw new Error(`no fuzz target ${t} (have: ${all.join(', ')})`);
   const results = [];
+  const logs = path.join(root, 'fuzz', 'logs');
+  mkdirSync(logs, { recursive: true });
   for (const t of chosen) {
     const corpus = path.join(root, 'fuzz', 'corpus', t);
     mkdirSync(corpus, { recursive: true });
-    for (const [dir, suffix] of SEEDS[t] || []) {
-      for (const f of listFiles(dir, suffix)) {
-        // Seeds above 1 MiB slow libFuzzer down more than they help.
-        if (statSync(f).size <= 1 << 20) copyFileSync(f, path.join(corpus, `seed-${path.basename(f)}`));
-      }
-    }
-    console.log(`\n▶ fuzzing ${t} for ${seconds} s`);
+    const seeds = writeSeeds(t, corpus);
+    const artifacts = path.join(root, 'fuzz', 'artifacts', t);
+    const findings = () => (existsSync(artifacts) ? readdirSync(artifacts).filter((f) => /^(crash|oom|timeout|leak|slow-unit)-/.test(f)) : []);
+    const before = new Set(findings());
+    console.log(`\n▶ fuzzing ${t} for ${seconds} s (${seeds} seeds)`);
+    const t0 = performance.now();
     const res = spawnSync(
       'cargo',
-      ['+nightly', 'fuzz', 'run', t, corpus, '--', `-max_total_time=${seconds}`, '-rss_limit_mb=2048', '-timeout=10', '-print_final_stats=1'],
+      ['+nightly', 'fuzz', 'run', t, corpus, '--', `-max_total_time=${seconds}`, '-rss_limit_mb=2048', '-timeout=10', '-print_final_stats=1', ...(FLAGS[t] || [])],
       { cwd: root, encoding: 'utf8', maxBuffer: 1 << 28 },
     );
+    const minutes = (performance.now() - t0) / 60000;
     const out = `${res.stdout}\n${res.stderr}`;
+    writeFileSync(path.join(logs, `${t}.log`), out);
     const execs = Number((out.match(/stat::number_of_executed_units:\s*(\d+)/) || [])[1] || 0);
-    const artifacts = path.join(root, 'fuzz', 'artifacts', t);
-    const crashes = existsSync(artifacts) ? readdirSync(artifacts).filter((f) => /^(crash|oom|timeout|leak)-/.test(f)) : [];
-    results.push({ target: t, seconds, execs, status: res.status, crashes });
-    console.log(`  ${execs} executions, exit ${res.status}, ${crashes.length} findings${crashes.length ? `: ${crashes.join(', ')}` : ''}`);
-    if (res.status !== 0 && !crashes.length) console.log(out.split('\n').slice(-30).join('\n'));
+    const cov = (out.match(/#\d+\s+DONE\s+cov: (\d+) ft: (\d+) corp: (\d+)/) || []).slice(1).map(Number);
+    const crashes = findings().filter((f) => !before.has(f));
+    results.push({ target: t, seconds, minutes, execs, cov, status: res.status, crashes });
+    console.log(`  ${execs} executions in ${minutes.toFixed(1)} min, exit ${res.status}, ${crashes.length} findings${crashes.length ? `: ${crashes.join(', ')}` : ''}`);
+    if (res.status !== 0) console.log(out.split('\n').filter((l) => !/^#\d+/.test(l)).slice(-40).join('\n'));
   }
-  console.log('\ntarget\tseconds\texecutions\tfindings');
-  for (const r of results) console.log(`${r.target}\t${r.seconds}\t${r.execs}\t${r.crashes.length}`);
+  console.log('\ntarget\tminutes\texecutions\tcoverage\tcorpus\tfindings');
+  for (const r of results) console.log(`${r.target}\t${r.minutes.toFixed(1)}\t${r.execs}\t${r.cov[0] ?? '?'}\t${r.cov[2] ?? '?'}\t${r.crashes.length}`);
+  writeFileSync(path.join(logs, 'summary.json'), JSON.stringify(results, null, 2));
   if (results.some((r) => r.crashes.length || r.status !== 0)) process.exitCode = 1;
 });

@@ -1,10 +1,15 @@
 //! Input classification: arbitrary file lists (paths and sizes) with arbitrary head bytes.
 #![no_main]
 
+#[path = "common/mod.rs"]
+mod common;
+
 use libfuzzer_sys::fuzz_target;
 use memlens::classify::{classify, head_request, Entry, Head};
 
-fuzz_target!(|data: &[u8]| {
+fuzz_target!(|data: &[u8]| common::in_pool(|| run(data)));
+
+fn run(data: &[u8]) {
     // Records separated by 0xFF: "<path>\0<head bytes>"; the path's length sets a size.
     let mut entries = Vec::new();
     let mut heads = Vec::new();
@@ -29,4 +34,4 @@ fuzz_target!(|data: &[u8]| {
     // Every input file is accounted for in some unit.
     assert_eq!(inventory.files as usize, entries.len());
     let _ = serde_json::to_string(&inventory);
-});
+}

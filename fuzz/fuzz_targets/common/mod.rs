@@ -1,0 +1,66 @@
+//! Shared by the fuzz targets: the invariants checked on every parsed model or diagnostic.
+#![allow(dead_code)]
+
+use memlens::diag::Diagnostic;
+use memlens::export::somas::{file_set, log, write_file, QuerySet};
+use memlens::somas::{self, queries, summary::summary, SomasModel, TaskInfo};
+
+/// Every diagnostic names the file it is about (`name`, or a member path under it).
+pub fn names_file(d: &Diagnostic, name: &str) {
+    assert!(
+        d.file == name || d.file.starts_with(&format!("{name}/")),
+        "diagnostic names {:?}, not {name:?}: {d}",
+        d.file
+    );
+    assert!(!d.message.is_empty(), "empty message: {d:?}");
+    assert!(d.count >= 1);
+}
+
+/// A parsed SOMAS model: cross references resolve, the analysis, summary, queries and every
+/// export run without panicking, and the curves have one entry per execution index.
+pub fn exercise_somas(model: &SomasModel, task: Option<&TaskInfo>) {
+    let nt = model.tensors.len() as u32;
+    for r in 0..model.nodes.len() {
+        assert!(model.nodes.outputs.row(r).iter().all(|&t| t < nt));
+    }
+    let an = somas::analyze(model, task);
+    assert_eq!(an.in_use.len(), model.max_index() as usize + 1);
+    assert_eq!(an.total.len(), an.in_use.len());
+    for &(a, b) in &an.conflicts.pairs {
+        assert!(a < b, "conflict pair not ordered: {a}, {b}");
+    }
+    let s = summary(model, &an, task);
+    let _ = serde_json::to_string(&s).expect("summary serialises");
+    for t in 0..nt.min(32) {
+        let _ = queries::tensor_query(model, &an, t);
+    }
+    for n in 0..(model.nodes.len() as u32).min(32) {
+        let _ = queries::node_query(model, &an, n);
+    }
+    let _ = queries::range_query(model, &an, 0, u64::MAX);
+    let _ = queries::address_query(model, &an, 0x200);
+    let _ = somas::analysis::tensor_rects(model, &an);
+    let q = QuerySet {
+        node: (!model.nodes.is_empty()).then_some(0),
+        tensor: (nt > 0).then_some(0),
+        address: Some(0x200),
+        range: Some((0, 0x1000)),
+    };
+    for f in file_set(model, &an, &s, &q, &log(model, &an, &s)) {
+        let _ = write_file(&f, model, &an, std::io::sink());
+    }
+}
+
+/// Runs `f` on a one-thread rayon pool, from inside it: parallel code keeps its chunking (pieces,
+/// chunks, splits) but runs inline, without a cross-thread hand-off per call, so executions are
+/// many times faster and deterministic.
+pub fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("a one-thread pool")
+    })
+    .install(f)
+}

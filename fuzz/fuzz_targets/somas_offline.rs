@@ -1,0 +1,19 @@
+//! the SOMAS offline log through their parser directly (no sniffing), then the analysis, summary, queries and
+//! exports. Nothing may panic; an error names the file; a model is consistent.
+#![no_main]
+
+#[path = "common/mod.rs"]
+mod common;
+
+use libfuzzer_sys::fuzz_target;
+use memlens::classify::SomasFamily;
+use memlens::somas;
+
+fuzz_target!(|data: &[u8]| common::in_pool(|| run(data)));
+
+fn run(data: &[u8]) {
+    match somas::parse_family("dump.ir", data, SomasFamily::OfflineLog) {
+        Ok(model) => common::exercise_somas(&model, None),
+        Err(d) => common::names_file(&d, "dump.ir"),
+    }
+}

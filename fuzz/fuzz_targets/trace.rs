@@ -1,0 +1,104 @@
+//! `trace_view.json`: the streaming reader with tiny batches (1–64 bytes on inputs up to 16 KiB, so
+//! events, strings, numbers and escapes are cut at every position) and several parallel pieces, against one
+//! whole-buffer read of the same bytes. Nothing may panic; warnings name the file and a byte
+//! inside it; a clean file (no warning in the whole read) gives exactly the same ops, steps,
+//! queue events and event count whatever the chunking.
+#![no_main]
+
+#[path = "common/mod.rs"]
+mod common;
+
+use libfuzzer_sys::fuzz_target;
+use memlens::ascend::trace::{read_trace, Trace, TraceOptions};
+use memlens::ascend::Interner;
+use memlens::source::BytesSource;
+
+const NAME: &str = "run/ASCEND_PROFILER_OUTPUT/trace_view.json";
+
+fn read(data: &[u8], batch: usize, pieces: usize) -> Option<(Trace, Interner, Interner)> {
+    let src = BytesSource::new(NAME, data.to_vec());
+    let (mut names, mut stacks) = (Interner::new(), Interner::new());
+    match read_trace(
+        &src,
+        &mut names,
+        &mut stacks,
+        TraceOptions { batch, pieces },
+        None,
+    ) {
+        Ok(t) => {
+            for w in &t.warnings {
+                common::names_file(w, NAME);
+                assert!(w.byte.is_some_and(|b| b <= data.len() as u64), "{w}");
+            }
+            assert!(t.events >= (t.ops.len() + t.queue.len()) as u64);
+            assert!(t.steps.len() <= t.ops.len());
+            assert!(t.bytes <= data.len() as u64);
+            Some((t, names, stacks))
+        }
+        Err(d) => {
+            common::names_file(&d, NAME);
+            None
+        }
+    }
+}
+
+/// Everything kept, with interned ids replaced by their strings.
+fn kept(t: &Trace, names: &Interner, stacks: &Interner) -> impl PartialEq + std::fmt::Debug {
+    let ops: Vec<_> = (0..t.ops.len())
+        .map(|i| {
+            (
+                names.get(t.ops.name[i]).to_string(),
+                stacks.get(t.ops.stack[i]).to_string(),
+                t.ops.pid[i],
+                t.ops.tid[i],
+                t.ops.ts[i],
+                t.ops.dur[i],
+                t.ops.seq[i],
+                t.ops.fwd_tid[i],
+            )
+        })
+        .collect();
+    let queue: Vec<_> = t
+        .queue
+        .iter()
+        .map(|q| {
+            (
+                q.enqueue,
+                names.get(q.name).to_string(),
+                q.tid,
+                q.ts,
+                q.dur,
+                q.correlation_id,
+            )
+        })
+        .collect();
+    (ops, t.steps.clone(), queue, t.events)
+}
+
+fuzz_target!(|data: &[u8]| common::in_pool(|| run(data)));
+
+fn run(data: &[u8]) {
+    let Some((&ctl, body)) = data.split_first() else {
+        return;
+    };
+    // Tiny batches on small inputs; at most ~256 batches on large ones (each batch costs a pass
+    // of the thread pool, and cut events are scanned again from their start).
+    let batch = (usize::from(ctl & 0x3F) + 1).max(body.len() / 256);
+    let pieces = usize::from(ctl >> 6) * 2 + 1;
+    let whole = read(body, 1 << 30, 1);
+    let small = read(body, batch, pieces);
+    match (whole, small) {
+        (Some((a, na, sa)), Some((b, nb, sb))) => {
+            if a.warnings.is_empty() {
+                assert!(b.warnings.is_empty(), "{:?}", b.warnings);
+                assert_eq!(kept(&a, &na, &sa), kept(&b, &nb, &sb));
+            }
+        }
+        (None, None) => {}
+        (a, b) => panic!(
+            "whole read ok: {}, chunked read ok: {}",
+            a.is_some(),
+            b.is_some()
+        ),
+    }
+}
