@@ -175,6 +175,8 @@ struct PieceOut {
     events: u64,
     /// (offset in buffer, message) of damage found; the scan resumed at the next boundary.
     errors: Vec<(usize, String)>,
+    /// (offset in buffer, message) of damaged values in events that were kept.
+    notes: Vec<(usize, &'static str)>,
 }
 
 fn is_ws(b: u8) -> bool {
@@ -413,6 +415,18 @@ fn str_of(v: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
         .map(std::borrow::Cow::Owned)
 }
 
+/// Like [`str_of`], but a string that does not decode (bytes that are not UTF-8, a bad escape) is
+/// still returned, its raw bytes decoded lossily; the flag says so.
+fn str_lossy(v: &[u8]) -> Option<(std::borrow::Cow<'_, str>, bool)> {
+    if v.first() != Some(&b'"') {
+        return None;
+    }
+    match str_of(v) {
+        Some(s) => Some((s, false)),
+        None => Some((String::from_utf8_lossy(unquote(v)), true)),
+    }
+}
+
 /// Next probable event start at or after `from`: a `{` preceded (blanks aside) by `,` and `}`.
 fn next_boundary(b: &[u8], from: usize) -> Option<usize> {
     let mut i = from;
@@ -612,8 +626,13 @@ fn intern_stack(b: &[u8], span: (usize, usize), out: &mut PieceOut) -> u32 {
             }
         }
     }
-    let id = match str_of(raw) {
-        Some(s) if !s.is_empty() => out.stacks.intern(&s),
+    let id = match str_lossy(raw) {
+        Some((s, bad)) if !s.is_empty() => {
+            if bad {
+                out.notes.push((span.0, BAD_STRING));
+            }
+            out.stacks.intern(&s)
+        }
         _ => 0,
     };
     out.raw_stacks
@@ -622,6 +641,10 @@ fn intern_stack(b: &[u8], span: (usize, usize), out: &mut PieceOut) -> u32 {
         .push((span.0, span.1, id));
     id
 }
+
+/// The note for a kept string that did not decode.
+const BAD_STRING: &str = "a string that is not valid UTF-8 or has a bad escape; kept with the \
+                          bad bytes shown as U+FFFD";
 
 /// Scans one event at `i`, keeping it if it is a `cpu_op` or a queue event.
 fn scan_event(b: &[u8], i: usize, out: &mut PieceOut) -> Scan {
@@ -664,7 +687,15 @@ fn scan_event(b: &[u8], i: usize, out: &mut PieceOut) -> Scan {
         return Scan::Done(end);
     };
     let d = us_of(span(dur)).unwrap_or(0).max(0);
-    let name_s = str_of(span(name)).unwrap_or_default();
+    let name_s = match str_lossy(span(name)) {
+        Some((s, bad)) => {
+            if bad {
+                out.notes.push((name.0, BAD_STRING));
+            }
+            s
+        }
+        None => Default::default(),
+    };
     let mut seq = -1i64;
     let mut fwd = 0i64;
     let mut stack = 0u32;
@@ -719,10 +750,10 @@ fn scan_event(b: &[u8], i: usize, out: &mut PieceOut) -> Scan {
 
 /// Scans a whole buffer from `start`: cuts it into `pieces`, scans them in parallel, and checks
 /// that each piece starts where the previous one stopped (re-scanning when it does not).
-fn scan_buffer(b: &[u8], start: usize, pieces: usize) -> Vec<PieceOut> {
+fn scan_buffer(b: &[u8], start: usize, pieces: usize, min_split: usize) -> Vec<PieceOut> {
     let len = b.len();
     let mut starts = vec![start];
-    if pieces > 1 && len > start + 64 * 1024 {
+    if pieces > 1 && len > start + min_split {
         let step = (len - start) / pieces;
         for k in 1..pieces {
             let nominal = start + step * k;
@@ -764,10 +795,131 @@ fn scan_buffer(b: &[u8], start: usize, pieces: usize) -> Vec<PieceOut> {
     outs
 }
 
+/// Largest single trace event held in memory, in bytes (and largest part of the file before the
+/// event array). Real events are at most a few KiB (long call stacks); a bigger one is skipped in a
+/// streaming pass that keeps none of it, with a warning.
+pub const MAX_EVENT_BYTES: usize = 16 << 20;
+
+/// Warnings listed one by one per trace file; further ones are counted in one last warning.
+pub const MAX_WARNINGS: usize = 100;
+
+/// Finds the end of a JSON value that started at a `{` or `[` given in pieces, keeping only its
+/// nesting depth and string state (to skip an event too large to hold).
+#[derive(Debug, Default)]
+struct Skipper {
+    depth: usize,
+    in_str: bool,
+    esc: bool,
+}
+
+impl Skipper {
+    /// Feeds the next bytes; `Some(i)` when the value ends just before `b[i]`.
+    fn feed(&mut self, b: &[u8]) -> Option<usize> {
+        let mut i = 0;
+        while i < b.len() {
+            if self.esc {
+                self.esc = false;
+                i += 1;
+            } else if self.in_str {
+                let k = memchr2(b'"', b'\\', b.get(i..)?)?;
+                i += k;
+                if b.get(i) == Some(&b'\\') {
+                    self.esc = true;
+                } else {
+                    self.in_str = false;
+                }
+                i += 1;
+            } else {
+                match b.get(i) {
+                    Some(b'"') => self.in_str = true,
+                    Some(b'{') | Some(b'[') => self.depth += 1,
+                    Some(b'}') | Some(b']') => {
+                        self.depth = self.depth.saturating_sub(1);
+                        if self.depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        None
+    }
+}
+
+/// Reads up to `want` bytes at `off` into `dst[..want]` (grown as needed); returns how many.
+fn read_into(
+    src: &dyn Source,
+    off: u64,
+    store: &mut Vec<u8>,
+    at: usize,
+    want: usize,
+) -> Result<usize, Diagnostic> {
+    if store.len() < at + want {
+        store.resize(at + want, 0);
+    }
+    let mut got = 0;
+    while got < want {
+        let n = match store.get_mut(at + got..at + want) {
+            Some(dst) => src.read_at(off + got as u64, dst)?,
+            None => 0,
+        };
+        if n == 0 {
+            break;
+        }
+        got += n;
+    }
+    Ok(got)
+}
+
+/// Warnings of one trace file, at most [`MAX_WARNINGS`] listed.
+struct TraceWarnings {
+    file: String,
+    list: Vec<Diagnostic>,
+    more: u64,
+    first_more: u64,
+}
+
+impl TraceWarnings {
+    fn push(&mut self, at: u64, message: String) {
+        if self.list.len() < MAX_WARNINGS {
+            self.list
+                .push(Diagnostic::warning(&self.file, message).at_byte(at));
+        } else {
+            if self.more == 0 {
+                self.first_more = at;
+            }
+            self.more += 1;
+        }
+    }
+
+    fn finish(mut self) -> Vec<Diagnostic> {
+        if self.more > 0 {
+            self.list.push(
+                Diagnostic::warning(
+                    &self.file,
+                    format!(
+                        "{} more damaged places after the first {MAX_WARNINGS} (the first of them \
+                         here); each was skipped to the next event",
+                        self.more
+                    ),
+                )
+                .at_byte(self.first_more)
+                .times(self.more),
+            );
+        }
+        self.list
+    }
+}
+
 /// Reads `trace_view.json` from `src`, interning op names into `names` and stacks into `stacks`.
 ///
 /// `progress(done, total)` is called after each batch. Returns `Err` only when the file cannot be
 /// read or is not a JSON array of events at all.
+///
+/// Memory: the batch being scanned, the tail of an event cut by the batch end (at most
+/// [`MAX_EVENT_BYTES`], larger events are skipped), and what is kept — whatever the file size.
 pub fn read_trace(
     src: &dyn Source,
     names: &mut Interner,
@@ -778,7 +930,16 @@ pub fn read_trace(
     let file = src.name().to_string();
     let total = src.len();
     let mut trace = Trace::default();
-    let batch = opts.batch.max(64 * 1024);
+    let mut warn = TraceWarnings {
+        file: file.clone(),
+        list: Vec::new(),
+        more: 0,
+        first_more: 0,
+    };
+    // Any batch size works (fuzzing uses a few bytes, to cut events everywhere); buffers smaller
+    // than a piece's worth are not split.
+    let batch = opts.batch.max(1);
+    let min_split = (batch / opts.pieces.max(1)).clamp(1, 64 * 1024);
     // `store[..filled]` holds the bytes being scanned; its length only grows (to the largest
     // batch plus carried tail), so no batch pays for zeroing memory again.
     let mut store: Vec<u8> = Vec::new();
@@ -789,27 +950,15 @@ pub fn read_trace(
     let mut ended = false;
     let mut name_map: Vec<u32> = Vec::new();
     let mut stack_map: Vec<u32> = Vec::new();
-    while !ended {
-        // Read straight into the buffer's tail (no intermediate copy).
-        let had = filled;
-        let want = usize::try_from(total.saturating_sub(read_off))
+    let batch_len = |read_off: u64| {
+        usize::try_from(total.saturating_sub(read_off))
             .unwrap_or(usize::MAX)
-            .min(batch);
-        if store.len() < had + want {
-            store.resize(had + want, 0);
-        }
-        let mut got = 0;
-        while got < want {
-            let n = match store.get_mut(had + got..had + want) {
-                Some(dst) => src.read_at(read_off + got as u64, dst)?,
-                None => 0,
-            };
-            if n == 0 {
-                break;
-            }
-            got += n;
-        }
-        filled = had + got;
+            .min(batch)
+    };
+    'batches: while !ended {
+        // Read straight into the buffer's tail (no intermediate copy).
+        let got = read_into(src, read_off, &mut store, filled, batch_len(read_off))?;
+        filled += got;
         let buf: &[u8] = store.get(..filled).unwrap_or(&[]);
         let eof = got == 0;
         read_off += got as u64;
@@ -823,35 +972,53 @@ pub fn read_trace(
                     let key = memchr::memmem::find(buf, b"\"traceEvents\"");
                     match key.and_then(|k| memchr(b'[', buf.get(k..)?).map(|p| k + p)) {
                         Some(p) => start = p + 1,
-                        None if !eof && buf.len() < 64 << 20 => continue,
+                        None if !eof && buf.len() <= MAX_EVENT_BYTES => continue,
                         None => {
+                            let what = if eof {
+                                "found an object without a \"traceEvents\" array".to_string()
+                            } else {
+                                format!(
+                                    "found an object with no \"traceEvents\" array in its first \
+                                     {MAX_EVENT_BYTES} bytes"
+                                )
+                            };
                             return Err(Diagnostic::error(
                                 &file,
-                                "expected a JSON array of trace events ('[' first, or a \
-                                 {\"traceEvents\": [...]} object)",
+                                format!(
+                                    "expected a JSON array of trace events ('[' first, or a \
+                                     {{\"traceEvents\": [...]}} object): {what}"
+                                ),
                             )
-                            .at_byte(i as u64))
+                            .at_byte(buf_off + i as u64));
                         }
                     }
                 }
-                None if !eof => continue,
+                None if !eof => {
+                    // Only blanks so far: drop them (a file of blanks must not fill memory).
+                    buf_off += filled as u64;
+                    filled = 0;
+                    continue;
+                }
                 None => {
                     return Err(Diagnostic::error(
                         &file,
                         "empty file: expected a JSON array of trace events",
                     ))
                 }
-                Some(_) => {
+                Some(&c) => {
                     return Err(Diagnostic::error(
                         &file,
-                        "expected a JSON array of trace events ('[' first)",
+                        format!(
+                            "expected a JSON array of trace events ('[' first), found {}",
+                            describe_byte(c)
+                        ),
                     )
-                    .at_byte(i as u64))
+                    .at_byte(buf_off + i as u64))
                 }
             }
             first = false;
         }
-        let outs = scan_buffer(buf, start, opts.pieces.max(1));
+        let outs = scan_buffer(buf, start, opts.pieces.max(1), min_split);
         let mut resume = buf.len();
         for out in outs {
             // Merge local ids into the caller's interners.
@@ -874,13 +1041,13 @@ pub fn read_trace(
             }
             trace.events += out.events;
             for (at, msg) in &out.errors {
-                trace.warnings.push(
-                    Diagnostic::warning(
-                        &file,
-                        format!("invalid JSON: {msg}; skipped to the next event"),
-                    )
-                    .at_byte(buf_off + *at as u64),
+                warn.push(
+                    buf_off + *at as u64,
+                    format!("invalid JSON: {msg}; skipped to the next event"),
                 );
+            }
+            for (at, msg) in &out.notes {
+                warn.push(buf_off + *at as u64, msg.to_string());
             }
             if out.ended {
                 ended = true;
@@ -897,17 +1064,15 @@ pub fn read_trace(
             if !ended {
                 let rest = buf.get(resume..).unwrap_or(&[]);
                 if rest.iter().any(|&c| !is_ws(c)) {
-                    trace.warnings.push(
-                        Diagnostic::warning(&file, "the file ends inside an event (truncated file?); the last event was skipped")
-                            .at_byte(buf_off + resume as u64),
+                    warn.push(
+                        buf_off + resume as u64,
+                        "the file ends inside an event (truncated file?); the last event was skipped"
+                            .to_string(),
                     );
                 } else {
-                    trace.warnings.push(
-                        Diagnostic::warning(
-                            &file,
-                            "the array is not closed with ']' (truncated file?)",
-                        )
-                        .at_byte(total),
+                    warn.push(
+                        total,
+                        "the array is not closed with ']' (truncated file?)".to_string(),
                     );
                 }
             }
@@ -915,12 +1080,64 @@ pub fn read_trace(
         }
         // Keep only the cut tail for the next batch.
         let keep = resume.min(filled);
+        if filled - keep > MAX_EVENT_BYTES {
+            // One event is larger than anything real: find its end without keeping it.
+            let event_at = buf_off + keep as u64;
+            let mut skipper = Skipper::default();
+            let mut from = keep;
+            loop {
+                if let Some(e) = skipper.feed(store.get(from..filled).unwrap_or(&[])) {
+                    let end = from + e;
+                    trace.events += 1;
+                    warn.push(
+                        event_at,
+                        format!(
+                            "event of {} bytes, more than the {MAX_EVENT_BYTES} bytes one trace \
+                             event may have; skipped",
+                            buf_off + end as u64 - event_at
+                        ),
+                    );
+                    store.copy_within(end..filled, 0);
+                    filled -= end;
+                    buf_off += end as u64;
+                    continue 'batches;
+                }
+                buf_off += filled as u64;
+                from = 0;
+                let got = read_into(src, read_off, &mut store, 0, batch_len(read_off))?;
+                read_off += got as u64;
+                filled = got;
+                if let Some(p) = progress.as_mut() {
+                    p(read_off.min(total), total);
+                }
+                if got == 0 {
+                    warn.push(
+                        event_at,
+                        format!(
+                            "the file ends inside an event of more than {MAX_EVENT_BYTES} bytes \
+                             (truncated file?); the event was skipped"
+                        ),
+                    );
+                    break 'batches;
+                }
+            }
+        }
         store.copy_within(keep..filled, 0);
         filled -= keep;
         buf_off += keep as u64;
     }
     trace.bytes = read_off;
+    trace.warnings = warn.finish();
     Ok(trace)
+}
+
+/// A byte as shown in a message: the character, or its value when not printable.
+fn describe_byte(c: u8) -> String {
+    if c.is_ascii_graphic() {
+        format!("'{}'", char::from(c))
+    } else {
+        format!("byte 0x{c:02x}")
+    }
 }
 
 #[cfg(test)]
