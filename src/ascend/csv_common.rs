@@ -7,7 +7,7 @@
 //! parsed here as an exact decimal and scaled with integer arithmetic.
 
 use crate::diag::Diagnostic;
-use crate::source::{Source, DEFAULT_CHUNK};
+use crate::source::Source;
 use std::collections::BTreeMap;
 use std::io::Read;
 
@@ -217,9 +217,19 @@ pub fn kb_to_bytes(text: &str) -> Option<i64> {
     parse_scaled(text, 0, 1024)
 }
 
+/// Longest CSV row accepted, in bytes (from the row's start to its end, quoted line breaks
+/// included; the `csv` crate's 8 KiB read-ahead may add to it). Real rows are a few hundred bytes;
+/// a longer one is skipped up to the end of its line with a warning (a header that long refuses
+/// the file), so one row can never make the reader hold more than this.
+pub const MAX_CSV_ROW: usize = 1 << 20;
+
+/// Bytes read from the source at a time by [`SourceReader`].
+const CSV_CHUNK: usize = 1 << 20;
+
 /// Reads a [`Source`] front to back through `std::io::Read`, in chunks, reporting progress.
 ///
-/// Lets the `csv` crate stream files of any size while memory stays at one chunk.
+/// Lets the `csv` crate stream files of any size while memory stays at two chunks (the one being
+/// read and the one before it) plus one row of at most [`MAX_CSV_ROW`] bytes.
 pub struct SourceReader<'a, 'p> {
     src: &'a dyn Source,
     pos: u64,
@@ -230,6 +240,11 @@ pub struct SourceReader<'a, 'p> {
     prev: Vec<u8>,
     prev_off: u64,
     buf_off: u64,
+    /// Bytes handed out since the last [`SourceReader::row_done`].
+    row_bytes: usize,
+    /// Largest row: reads fail once a row reaches it (see [`SourceReader::over_limit`]).
+    row_limit: usize,
+    over: bool,
     /// The first read error, kept so the caller can report it with the file's name and offset.
     pub error: Option<crate::source::SourceError>,
 }
@@ -246,6 +261,9 @@ impl<'a, 'p> SourceReader<'a, 'p> {
             prev: Vec::new(),
             prev_off: 0,
             buf_off: 0,
+            row_bytes: 0,
+            row_limit: MAX_CSV_ROW,
+            over: false,
             error: None,
         }
     }
@@ -264,42 +282,108 @@ impl<'a, 'p> SourceReader<'a, 'p> {
             _ => (line, byte),
         }
     }
+
+    /// A row ended: the next bytes count towards a new row.
+    pub fn row_done(&mut self) {
+        self.row_bytes = 0;
+    }
+
+    /// True when the last read failed because the current row reached [`MAX_CSV_ROW`].
+    pub fn over_limit(&self) -> bool {
+        self.over
+    }
+
+    /// File offset of the next byte [`Read::read`] hands out.
+    pub fn offset(&self) -> u64 {
+        self.buf_off + self.at as u64
+    }
+
+    /// After [`SourceReader::over_limit`]: drops the rest of the current line (without keeping
+    /// it) and starts a new row; returns the number of line ends dropped (0 at the end of file).
+    pub fn skip_line(&mut self) -> Result<u64, std::io::Error> {
+        self.over = false;
+        self.row_bytes = 0;
+        loop {
+            if let Some(i) = memchr::memchr(b'\n', self.buf.get(self.at..).unwrap_or(&[])) {
+                self.at += i + 1;
+                return Ok(1);
+            }
+            self.at = self.buf.len();
+            if !self.fill()? {
+                return Ok(0);
+            }
+        }
+    }
+
+    /// Reads the next chunk once `buf` is used up; false at the end of the source.
+    fn fill(&mut self) -> Result<bool, std::io::Error> {
+        if self.at < self.buf.len() {
+            return Ok(true);
+        }
+        if self.pos >= self.src.len() {
+            return Ok(false);
+        }
+        match self.src.read_range(self.pos, CSV_CHUNK) {
+            Ok(bytes) => {
+                if bytes.is_empty() {
+                    return Ok(false);
+                }
+                self.prev = std::mem::replace(&mut self.buf, bytes);
+                self.prev_off = self.buf_off;
+                self.buf_off = self.pos;
+                self.pos += self.buf.len() as u64;
+                self.at = 0;
+                if let Some(p) = self.progress.as_mut() {
+                    p(self.pos, self.src.len());
+                }
+                Ok(true)
+            }
+            Err(e) => {
+                let msg = e.message.clone();
+                self.error = Some(e);
+                Err(std::io::Error::other(msg))
+            }
+        }
+    }
 }
 
 impl Read for SourceReader<'_, '_> {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        if self.at >= self.buf.len() {
-            if self.pos >= self.src.len() {
-                return Ok(0);
-            }
-            match self.src.read_range(self.pos, DEFAULT_CHUNK.min(1 << 20)) {
-                Ok(bytes) => {
-                    if bytes.is_empty() {
-                        return Ok(0);
-                    }
-                    self.prev = std::mem::replace(&mut self.buf, bytes);
-                    self.prev_off = self.buf_off;
-                    self.buf_off = self.pos;
-                    self.pos += self.buf.len() as u64;
-                    self.at = 0;
-                    if let Some(p) = self.progress.as_mut() {
-                        p(self.pos, self.src.len());
-                    }
-                }
-                Err(e) => {
-                    let msg = e.message.clone();
-                    self.error = Some(e);
-                    return Err(std::io::Error::other(msg));
-                }
-            }
+        if !self.fill()? {
+            return Ok(0);
+        }
+        let room = self.row_limit.saturating_sub(self.row_bytes);
+        if room == 0 && !out.is_empty() {
+            self.over = true;
+            return Err(std::io::Error::other(format!(
+                "a row longer than {} bytes",
+                self.row_limit
+            )));
         }
         let rest = self.buf.get(self.at..).unwrap_or(&[]);
-        let n = rest.len().min(out.len());
+        let n = rest.len().min(out.len()).min(room);
         if let (Some(dst), Some(src)) = (out.get_mut(..n), rest.get(..n)) {
             dst.copy_from_slice(src);
         }
         self.at += n;
+        self.row_bytes += n;
         Ok(n)
+    }
+}
+
+/// Seeking is only "stay where you are" (what `csv::Reader::seek_raw` needs to restart its
+/// parser after [`SourceReader::skip_line`]).
+impl std::io::Seek for SourceReader<'_, '_> {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        let here = self.offset();
+        match to {
+            std::io::SeekFrom::Current(0) => Ok(here),
+            std::io::SeekFrom::Start(p) if p == here => Ok(here),
+            _ => Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "a CSV source only reads forward",
+            )),
+        }
     }
 }
 
@@ -396,6 +480,19 @@ impl HeaderMap {
         HeaderMap { index, names }
     }
 
+    /// The header as found, for messages: the names joined by `,`, at most 200 characters (the
+    /// first line of a wrong file can be a megabyte of anything).
+    pub fn shown(&self) -> String {
+        const MAX: usize = 200;
+        let joined = self.names.join(",");
+        let mut chars = joined.chars();
+        let mut out: String = chars.by_ref().take(MAX).collect();
+        if chars.next().is_some() {
+            out.push('…');
+        }
+        out
+    }
+
     /// True when the header has column `h` (as spelled in the file, case-insensitive).
     pub fn has(&self, h: &str) -> bool {
         let h = norm_header(h);
@@ -423,6 +520,33 @@ impl Row<'_> {
         }
         // Invalid UTF-8 in a field reads as empty; the callers count empty required fields.
         std::str::from_utf8(f).ok()
+    }
+
+    /// The trimmed text of the field at `col`, `None` for a missing column or a NULL value. Bytes
+    /// that are not UTF-8 are replaced by U+FFFD and counted in `w` under `field`: the value is
+    /// kept (a name with one bad byte still names its op) and the user is told.
+    pub fn text(
+        &self,
+        col: Option<usize>,
+        w: &mut Warnings,
+        file: &str,
+        field: &str,
+    ) -> Option<std::borrow::Cow<'_, str>> {
+        let f = self.get_bytes(col)?;
+        Some(match std::str::from_utf8(f) {
+            Ok(t) => std::borrow::Cow::Borrowed(t),
+            Err(_) => {
+                w.add_keyed(
+                    file,
+                    self.line,
+                    self.byte,
+                    field,
+                    "not utf-8",
+                    "not valid UTF-8; invalid bytes shown as U+FFFD",
+                );
+                String::from_utf8_lossy(f)
+            }
+        })
     }
 
     /// The trimmed bytes of the field at `col`, `None` for a missing column or a NULL value.
@@ -461,7 +585,8 @@ fn is_null_bytes(f: &[u8]) -> bool {
 /// Streams the CSV table in `src`: maps the header with `wanted`, checks it with `check`, then
 /// calls `on_row` for every data row. Returns `Err` only when the file cannot be used at all.
 ///
-/// Rows that are not valid CSV or not UTF-8 are skipped and counted in `warnings`.
+/// Rows that are not valid CSV or not UTF-8 are skipped and counted in `warnings`; so are rows
+/// longer than [`MAX_CSV_ROW`] bytes (skipped up to the end of their line).
 pub fn read_table(
     src: &dyn Source,
     wanted: &[&[&str]],
@@ -479,6 +604,7 @@ pub fn read_table(
     let mut record = csv::ByteRecord::new();
     // Header: the first non-empty record.
     let header = loop {
+        let start = rdr.position().clone();
         match rdr.read_byte_record(&mut record) {
             Ok(false) => {
                 return Err(Diagnostic::error(
@@ -487,6 +613,7 @@ pub fn read_table(
                 ))
             }
             Ok(true) => {
+                rdr.get_mut().row_done();
                 if record.iter().all(|f| trim_bytes(f).is_empty()) {
                     continue;
                 }
@@ -496,6 +623,18 @@ pub fn read_table(
                     .collect();
                 break HeaderMap::new(&text, wanted);
             }
+            Err(_) if rdr.get_ref().over_limit() => {
+                let (line, byte) = rdr.get_ref().locate(start.byte(), start.line());
+                return Err(Diagnostic::error(
+                    &file,
+                    format!(
+                        "expected a CSV header line; the first row is longer than {MAX_CSV_ROW} \
+                         bytes (the limit for one row): not a CSV table"
+                    ),
+                )
+                .at_line(line)
+                .at_byte(byte));
+            }
             Err(e) => return Err(csv_error(&file, &e, rdr.get_ref().error.as_ref())),
         }
     };
@@ -504,9 +643,11 @@ pub fn read_table(
     }
     let ncols = header.names.len();
     loop {
+        let start = rdr.position().clone();
         match rdr.read_byte_record(&mut record) {
             Ok(false) => break,
             Ok(true) => {
+                rdr.get_mut().row_done();
                 let (line, byte) = record
                     .position()
                     .map_or((0, 0), |p| rdr.get_ref().locate(p.byte(), p.line()));
@@ -516,13 +657,27 @@ pub fn read_table(
                 if record.len() < ncols {
                     // Short rows are kept (missing trailing columns read as empty), but counted:
                     // a truncated last line is the usual cause.
-                    warnings.add(
+                    warnings.add_keyed(
                         &file,
                         line,
                         byte,
                         "",
+                        "short row",
                         &format!(
                             "row has {} fields, the header has {ncols}; missing fields read as empty",
+                            record.len()
+                        ),
+                    );
+                }
+                if record.len() > ncols {
+                    warnings.add_keyed(
+                        &file,
+                        line,
+                        byte,
+                        "",
+                        "long row",
+                        &format!(
+                            "row has {} fields, the header has {ncols}; extra fields ignored",
                             record.len()
                         ),
                     );
@@ -534,6 +689,36 @@ pub fn read_table(
                 };
                 on_row(&header, &row, warnings);
             }
+            Err(_) if rdr.get_ref().over_limit() => {
+                // The row is too long: drop the rest of its line, restart the parser after it
+                // (fresh quoting state), and go on with the next line.
+                let (line, byte) = rdr.get_ref().locate(start.byte(), start.line());
+                let consumed_lines = rdr.position().line();
+                let skipped = match rdr.get_mut().skip_line() {
+                    Ok(n) => n,
+                    Err(_) => return Err(csv_error_io(&file, rdr.get_ref().error.as_ref())),
+                };
+                let at = rdr.get_ref().offset();
+                let mut pos = csv::Position::new();
+                pos.set_byte(at)
+                    .set_line(consumed_lines + skipped)
+                    .set_record(start.record() + 1);
+                let end_line = consumed_lines + skipped - 1;
+                warnings.add_keyed(
+                    &file,
+                    line,
+                    byte,
+                    "",
+                    "row too long",
+                    &format!(
+                        "row longer than {MAX_CSV_ROW} bytes (the limit for one row); skipped \
+                         to the end of line {end_line}"
+                    ),
+                );
+                if rdr.seek_raw(std::io::SeekFrom::Current(0), pos).is_err() {
+                    return Err(csv_error_io(&file, rdr.get_ref().error.as_ref()));
+                }
+            }
             Err(e) => {
                 if rdr.get_ref().error.is_some() {
                     return Err(csv_error(&file, &e, rdr.get_ref().error.as_ref()));
@@ -541,17 +726,41 @@ pub fn read_table(
                 let (line, byte) = e
                     .position()
                     .map_or((0, 0), |p| rdr.get_ref().locate(p.byte(), p.line()));
-                let msg = match e.kind() {
-                    csv::ErrorKind::Utf8 { .. } => {
-                        "row is not valid UTF-8; row skipped".to_string()
-                    }
-                    _ => format!("row is not valid CSV ({e}); row skipped"),
+                let (kind, msg) = match e.kind() {
+                    csv::ErrorKind::Utf8 { .. } => (
+                        "not utf-8",
+                        "row is not valid UTF-8; row skipped".to_string(),
+                    ),
+                    _ => (
+                        "not csv",
+                        format!("row is not valid CSV ({e}); row skipped"),
+                    ),
                 };
-                warnings.add(&file, line, byte, "", &msg);
+                warnings.add_keyed(&file, line, byte, "", kind, &msg);
             }
         }
     }
     Ok(header)
+}
+
+fn csv_error_io(file: &str, read_err: Option<&crate::source::SourceError>) -> Diagnostic {
+    match read_err {
+        Some(re) => Diagnostic::from(re.clone()),
+        None => Diagnostic::error(file, "cannot read the file"),
+    }
+}
+
+/// A field's text for a message: lossy UTF-8, at most 60 characters (a bad field can be a
+/// megabyte long).
+pub fn show_field(raw: &[u8]) -> String {
+    const MAX: usize = 60;
+    let text = String::from_utf8_lossy(raw.get(..raw.len().min(4 * MAX)).unwrap_or(raw));
+    let mut chars = text.chars();
+    let mut out: String = chars.by_ref().take(MAX).collect();
+    if chars.next().is_some() || raw.len() > 4 * MAX {
+        out.push('…');
+    }
+    format!("{out:?}")
 }
 
 fn csv_error(
@@ -588,8 +797,8 @@ fn opt_scaled(
     if v.is_none() {
         let field = h.names.get(idx).map_or("", |s| s.as_str());
         let msg = format!(
-            "expected {expected}, found {:?}; read as empty",
-            String::from_utf8_lossy(raw)
+            "expected {expected}, found {}; read as empty",
+            show_field(raw)
         );
         w.add_keyed(file, row.line, row.byte, field, kind, &msg);
     }
@@ -663,9 +872,9 @@ pub fn component_and_time<'r>(
     (component, timestamp): (usize, usize),
     w: &mut Warnings,
     file: &str,
-) -> Option<(&'r str, i64)> {
+) -> Option<(std::borrow::Cow<'r, str>, i64)> {
     let col = h.index.get(component).copied().flatten();
-    let Some(name) = row.get(col) else {
+    let Some(name) = row.text(col, w, file, "Component") else {
         w.add(
             file,
             row.line,

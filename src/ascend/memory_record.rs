@@ -200,6 +200,11 @@ const COLUMNS: [&[&str]; 5] = [
     &["Total Active(MB)"],
 ];
 
+/// Most components (series) one file may have: real files have `PTA`, `GE`, `PTA+GE`, `APP`,
+/// `WORKSPACE` (or MindSpore's few); a bound keeps memory and the per-series work of the analysis
+/// in check on damaged files.
+pub const MAX_SERIES: usize = 1024;
+
 /// Reads `memory_record.csv` from `src`.
 pub fn read_memory_record(
     src: &dyn Source,
@@ -218,13 +223,13 @@ pub fn read_memory_record(
             Err(format!(
                 "not a memory_record.csv header: expected Component,Timestamp(us),Total Allocated(MB),\
                  Total Reserved(MB),… (found: {})",
-                h.names.join(",")
+                h.shown()
             ))
         }
     };
     // Values are parsed as torch_npu MB (2^20 bytes) and rescaled at the end for MindSpore, whose
     // "MB" is KB / 1000; whether a file is MindSpore's shows only in its component names.
-    let mut index: Vec<(String, usize)> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut on_row = |h: &HeaderMap, row: &Row<'_>, w: &mut Warnings| {
         let Some((component, ts)) = component_and_time(row, h, (COMPONENT, TIMESTAMP), w, &file)
         else {
@@ -233,14 +238,28 @@ pub fn read_memory_record(
         let allocated = opt_mb_u64(row, h, ALLOCATED, w, &file);
         let reserved = opt_mb_u64(row, h, RESERVED, w, &file);
         let active = opt_mb_u64(row, h, ACTIVE, w, &file);
-        let at = match index.iter().find(|(c, _)| c == component) {
-            Some((_, i)) => *i,
+        let at = match index.get(component.as_ref()) {
+            Some(&i) => i,
+            None if out.series.len() >= MAX_SERIES => {
+                w.add_keyed(
+                    &file,
+                    row.line,
+                    row.byte,
+                    "Component",
+                    "too many components",
+                    &format!(
+                        "more than {MAX_SERIES} different components (real files have a handful); \
+                         rows of further components skipped"
+                    ),
+                );
+                return;
+            }
             None => {
                 out.series.push(Series {
                     component: component.to_string(),
                     ..Series::default()
                 });
-                index.push((component.to_string(), out.series.len() - 1));
+                index.insert(component.to_string(), out.series.len() - 1);
                 out.series.len() - 1
             }
         };

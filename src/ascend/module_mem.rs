@@ -7,7 +7,7 @@
 //! unknown.
 
 use super::csv_common::{
-    component_and_time, kb_to_bytes, mb_to_bytes, read_table, HeaderMap, Row, Warnings,
+    component_and_time, parse_scaled_bytes, read_table, show_field, HeaderMap, Row, Warnings,
 };
 use crate::diag::Diagnostic;
 use crate::source::Source;
@@ -84,17 +84,22 @@ pub fn read_module_mem(
             Err(format!(
                 "not an npu_module_mem.csv header: expected [Device_id,]Component,Timestamp(us),\
                  Total Reserved(MB),Device (found: {})",
-                h.names.join(",")
+                h.shown()
             ))
         }
     };
+    let mut index: std::collections::HashMap<(String, String), usize> =
+        std::collections::HashMap::new();
     let mut on_row = |h: &HeaderMap, row: &Row<'_>, w: &mut Warnings| {
         let col = |c: usize| h.index.get(c).copied().flatten();
         let Some((module, ts)) = component_and_time(row, h, (COMPONENT, TIMESTAMP), w, &file)
         else {
             return;
         };
-        let (text, kb) = match (row.get(col(RESERVED_MB)), row.get(col(RESERVED_KB))) {
+        let (text, kb) = match (
+            row.get_bytes(col(RESERVED_MB)),
+            row.get_bytes(col(RESERVED_KB)),
+        ) {
             (Some(t), _) => (Some(t), false),
             (None, Some(t)) => (Some(t), true),
             _ => (None, false),
@@ -102,7 +107,7 @@ pub fn read_module_mem(
         let reserved = match text {
             None => None,
             Some(t) => {
-                let v = if kb { kb_to_bytes(t) } else { mb_to_bytes(t) };
+                let v = parse_scaled_bytes(t, 0, if kb { 1024 } else { 1 << 20 });
                 match v {
                     Some(v) if v >= 0 => Some(v.unsigned_abs()),
                     // -1 KB (-0.0009765625 MB): only frees were observed.
@@ -114,26 +119,41 @@ pub fn read_module_mem(
                             row.byte,
                             "Total Reserved",
                             "bad size",
-                            &format!("expected a number, found {t:?}; read as empty"),
+                            &format!("expected a number, found {}; read as empty", show_field(t)),
                         );
                         None
                     }
                 }
             }
         };
-        let device = row.get(col(DEVICE)).unwrap_or("");
-        let at = out
-            .modules
-            .iter()
-            .position(|m| m.module == module && m.device == device);
-        let at = match at {
-            Some(i) => i,
+        let device = row
+            .text(col(DEVICE), w, &file, "Device")
+            .unwrap_or_default();
+        let key = (module.into_owned(), device.into_owned());
+        let at = match index.get(&key) {
+            Some(&i) => i,
+            None if out.modules.len() >= super::memory_record::MAX_SERIES => {
+                w.add_keyed(
+                    &file,
+                    row.line,
+                    row.byte,
+                    "Component",
+                    "too many modules",
+                    &format!(
+                        "more than {} different (module, device) pairs (real files have about \
+                         ten); rows of further modules skipped",
+                        super::memory_record::MAX_SERIES
+                    ),
+                );
+                return;
+            }
             None => {
                 out.modules.push(ModuleSeries {
-                    module: module.to_string(),
-                    device: device.to_string(),
+                    module: key.0.clone(),
+                    device: key.1.clone(),
                     ..ModuleSeries::default()
                 });
+                index.insert(key, out.modules.len() - 1);
                 out.modules.len() - 1
             }
         };

@@ -4,7 +4,9 @@
 //! (torch_npu 5.0.x) and MindSpore's `N/A` variant all read the same way. Reference:
 //! `ascend-formats.md` §2.2.
 
-use super::csv_common::{kb_to_bytes, opt_mb_u64, opt_time, read_table, HeaderMap, Row, Warnings};
+use super::csv_common::{
+    opt_mb_u64, opt_time, parse_scaled_bytes, read_table, show_field, HeaderMap, Row, Warnings,
+};
 use super::Interner;
 use crate::diag::Diagnostic;
 use crate::source::Source;
@@ -160,7 +162,7 @@ pub fn read_operator_memory(
                 "not an operator_memory.csv header: missing column(s) {}; expected \
                  Name,Size(KB),Allocation Time(us),Release Time(us),… (found: {})",
                 missing.join(", "),
-                h.names.join(",")
+                h.shown()
             ))
         }
     };
@@ -200,9 +202,9 @@ fn parse_row(
     strings: &mut Interner,
 ) -> Option<MemRow> {
     let col = |c: usize| h.index.get(c).copied().flatten();
-    let name = row.get(col(NAME)).unwrap_or("");
-    let size_bytes = match row.get(col(SIZE)) {
-        Some(t) => match kb_to_bytes(t) {
+    let name = row.text(col(NAME), w, file, "Name").unwrap_or_default();
+    let size_bytes = match row.get_bytes(col(SIZE)) {
+        Some(t) => match parse_scaled_bytes(t, 0, 1024) {
             Some(b) => b,
             None => {
                 w.add_keyed(
@@ -211,7 +213,10 @@ fn parse_row(
                     row.byte,
                     "Size(KB)",
                     "bad size",
-                    &format!("expected a size in KB like 18816.5, found {t:?}; row skipped"),
+                    &format!(
+                        "expected a size in KB like 18816.5, found {}; row skipped",
+                        show_field(t)
+                    ),
                 );
                 return None;
             }
@@ -245,7 +250,7 @@ fn parse_row(
         RowSource::Pta
     };
     let mut r = MemRow {
-        name: strings.intern(name),
+        name: strings.intern(&name),
         source,
         size: size_bytes.unsigned_abs(),
         negative: size_bytes < 0,
@@ -260,8 +265,14 @@ fn parse_row(
         release_total_allocated: opt_mb_u64(row, h, R_ALLOC, w, file),
         release_total_reserved: opt_mb_u64(row, h, R_RES, w, file),
         release_total_active: opt_mb_u64(row, h, R_ACT, w, file),
-        stream: strings.intern(row.get(col(STREAM)).unwrap_or("")),
-        device: strings.intern(row.get(col(DEVICE)).unwrap_or("")),
+        stream: strings.intern(
+            &row.text(col(STREAM), w, file, "Stream Ptr")
+                .unwrap_or_default(),
+        ),
+        device: strings.intern(
+            &row.text(col(DEVICE), w, file, "Device Type")
+                .unwrap_or_default(),
+        ),
         line: row.line,
     };
     // Old files and CANN rows sometimes give a duration but no release time (or the reverse);
@@ -274,6 +285,21 @@ fn parse_row(
     if r.duration_ns.is_none() {
         if let (Some(a), Some(rel)) = (r.alloc_ns, r.release_ns) {
             r.duration_ns = rel.checked_sub(a);
+        }
+    }
+    if let (Some(a), Some(rel)) = (r.alloc_ns, r.release_ns) {
+        if rel < a {
+            // Kept as written (the totals still tell the allocator's state), but a block cannot
+            // be freed before it exists: the user should know the row is damaged.
+            w.add_keyed(
+                file,
+                row.line,
+                row.byte,
+                "Release Time(us)",
+                "release before allocation",
+                "release time is before the allocation time (the block's lifetime ends before it \
+                 starts); row kept as written",
+            );
         }
     }
     Some(r)
