@@ -440,13 +440,13 @@ fn build_run(root: &str, members: &[usize], files: &[(String, u64, &Head)]) -> A
     } else {
         format!("{root}/")
     };
-    let mut info_head: Option<&Head> = None;
-    let mut meta_head: Option<&Head> = None;
+    let mut info_head: Option<(&Head, u64)> = None;
+    let mut meta_head: Option<(&Head, u64)> = None;
     // Sorted so that duplicates resolve the same way whatever the input order.
     let mut sorted: Vec<usize> = members.to_vec();
     sorted.sort_by(|&a, &b| files[a].0.cmp(&files[b].0));
     for &i in &sorted {
-        let (path, _, head) = &files[i];
+        let (path, size, head) = &files[i];
         let rel = path.strip_prefix(&prefix).unwrap_or(path);
         let name = file_name(rel);
         let top_level = !rel.contains('/');
@@ -462,7 +462,7 @@ fn build_run(root: &str, members: &[usize], files: &[(String, u64, &Head)]) -> A
             };
             if better {
                 run.files.profiler_info = Some(path.clone());
-                info_head = Some(head);
+                info_head = Some((head, *size));
             } else {
                 run.notes.push(format!(
                     "more than one profiler_info file; using {}",
@@ -471,7 +471,7 @@ fn build_run(root: &str, members: &[usize], files: &[(String, u64, &Head)]) -> A
             }
         } else if top_level && name == "profiler_metadata.json" {
             run.files.profiler_metadata = Some(path.clone());
-            meta_head = Some(head);
+            meta_head = Some((head, *size));
         } else if is_db_name(name) && (in_output || top_level) {
             run.files.db.push(path.clone());
         } else if (in_output || top_level) && ASCEND_MEMORY_FILES.contains(&name) {
@@ -497,7 +497,7 @@ fn build_run(root: &str, members: &[usize], files: &[(String, u64, &Head)]) -> A
             run.rank = Some(rank);
             run.rank_source = "file-name";
         } else {
-            match info_head.map(|h| json_object(h, info)) {
+            match info_head.map(|(h, size)| json_object(h, size, info)) {
                 Some(Ok(obj)) => match rank_id_value(obj.get("rank_id")) {
                     Some(Ok(rank)) => {
                         run.rank = Some(rank);
@@ -520,8 +520,8 @@ fn build_run(root: &str, members: &[usize], files: &[(String, u64, &Head)]) -> A
     }
 
     // Role: the metadata key first, then the folder tree.
-    if let (Some(meta), Some(head)) = (&run.files.profiler_metadata, meta_head) {
-        match json_object(head, meta) {
+    if let (Some(meta), Some((head, size))) = (&run.files.profiler_metadata, meta_head) {
+        match json_object(head, size, meta) {
             Ok(obj) => match obj.get("role") {
                 Some(serde_json::Value::String(role)) if !role.trim().is_empty() => {
                     run.role = role.trim().to_string();
@@ -580,8 +580,15 @@ fn json_type(v: &serde_json::Value) -> &'static str {
 
 fn json_object(
     head: &Head,
+    size: u64,
     path: &str,
 ) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    if size > PROFILER_JSON_LIMIT as u64 {
+        return Err(format!(
+            "{path}: {size} bytes, more than the {PROFILER_JSON_LIMIT} bytes a profiler JSON file \
+             may have (real ones are a few KiB); not read"
+        ));
+    }
     let bytes = match head {
         Head::Bytes(b) => b,
         Head::Unreadable(msg) => return Err(format!("{path}: cannot read: {msg}")),
