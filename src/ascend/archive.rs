@@ -29,11 +29,17 @@ pub struct Limits {
 }
 
 impl Default for Limits {
+    /// Kept bytes: 1 GiB in the browser (wasm32 memory ends at 4 GiB, shared with everything
+    /// else), 4 GiB natively. Ratio: real profiler text deflates 5–30×, a bomb of zeros ~1000×.
     fn default() -> Self {
         Limits {
-            max_kept: 4 << 30,
+            max_kept: if cfg!(target_arch = "wasm32") {
+                1 << 30
+            } else {
+                4 << 30
+            },
             max_entries: 1_000_000,
-            max_ratio: 1000,
+            max_ratio: 200,
         }
     }
 }
