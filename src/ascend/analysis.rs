@@ -554,13 +554,16 @@ pub fn analyze_rank(
                 .map(|s| s.step)
         })
         .collect();
-    if !any_record || a.framework().is_none() {
+    // The framework curve comes from memory_record.csv when that file has one; otherwise it is
+    // rebuilt (also when memory_record.csv was read but holds no PTA/MindSpore rows).
+    let from_record = any_record && a.framework().is_some();
+    if !from_record {
         if let Some(s) = reconstruct(&a.rows) {
             a.memory.push(s);
         }
     }
     a.capture_end_ns = capture_end(&a);
-    summarize(&mut a, any_record);
+    summarize(&mut a, from_record);
     a
 }
 
