@@ -487,6 +487,9 @@ fn build_run(root: &str, members: &[usize], files: &[(String, u64, &Head)]) -> A
                     run.notes
                         .push(format!("{name} found twice; using {path}, not {old}"));
                 }
+            } else if let Some(used) = slot.as_deref() {
+                run.notes
+                    .push(format!("{name} found twice; using {used}, not {path}"));
             }
         }
     }
