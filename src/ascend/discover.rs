@@ -76,14 +76,18 @@ impl InputSet {
     /// Expands the archive `src` and adds its members under `<archive path>/…`.
     pub fn add_archive(&mut self, src: &dyn Source) {
         let (members, warnings) = archive::expand(src, Limits::default());
-        self.warnings.extend(warnings);
         for m in members {
             let backing = match m.bytes {
                 Some(b) => Backing::Bytes(b),
-                None => Backing::Listed("archive member not kept in memory".to_string()),
+                // A member that was to be read but was refused (bomb guard, damage) says why.
+                None => Backing::Listed(match warnings.iter().find(|d| d.file == m.path) {
+                    Some(d) => format!("not read when the archive was expanded: {}", d.message),
+                    None => "archive member not kept in memory".to_string(),
+                }),
             };
             self.push(m.path, m.size, backing);
         }
+        self.warnings.extend(warnings);
     }
 
     /// Lists files and folders on disk, expanding archives (native front ends).
