@@ -427,6 +427,19 @@ fn str_lossy(v: &[u8]) -> Option<(std::borrow::Cow<'_, str>, bool)> {
     }
 }
 
+/// After garbage between events (not inside one): the next `{` preceded (blanks aside) by `,`.
+fn next_after_garbage(b: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    loop {
+        let k = i + memchr(b'{', b.get(i..)?)?;
+        let before = b.get(..k)?.iter().rposition(|&c| !is_ws(c));
+        if before.and_then(|p| b.get(p)) == Some(&b',') {
+            return Some(k);
+        }
+        i = k + 1;
+    }
+}
+
 /// Next probable event start at or after `from`: a `{` preceded (blanks aside) by `,` and `}`.
 fn next_boundary(b: &[u8], from: usize) -> Option<usize> {
     let mut i = from;
@@ -516,7 +529,7 @@ fn scan_piece(b: &[u8], start: usize, limit: usize) -> PieceOut {
             Some(_) => {
                 out.errors
                     .push((i, "expected '{' (an event) or ']'".to_string()));
-                match next_boundary(b, i + 1) {
+                match next_after_garbage(b, i + 1) {
                     Some(n) => i = n,
                     None => {
                         out.cut = true;
