@@ -1,0 +1,240 @@
+//! Helpers shared by the hardening tests (catalogue, limits, determinism).
+#![allow(dead_code)]
+
+use memlens::ascend::analysis::{analyze_job, AnalyzeOptions, JobAnalysis, RankSummary};
+use memlens::ascend::{discover_job, InputSet, Job};
+use memlens::diag::Diagnostic;
+use std::path::{Path, PathBuf};
+
+/// `../shared/samples/<rel>` (tests read the samples in place).
+pub fn samples(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/samples")
+        .join(rel)
+}
+
+/// A file of the real torch_npu sample: `rank` 0 or 1, `rel` under its run folder.
+pub fn npu(rank: u32, rel: &str) -> Vec<u8> {
+    let p = samples(&format!("torch_npu/text_level0/rank{rank}_ascend_pt/{rel}"));
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The files of the real run folder of `rank`, under `<prefix>/rank<rank>_ascend_pt/`, with
+/// `changes` applied: `(relative path, Some(bytes))` replaces or adds a file, `None` removes it.
+pub fn run_folder(
+    prefix: &str,
+    rank: u32,
+    changes: &[(&str, Option<Vec<u8>>)],
+) -> Vec<(String, Vec<u8>)> {
+    let mut rels: Vec<String> = vec![
+        format!("profiler_info_{rank}.json"),
+        "profiler_metadata.json".into(),
+        "ASCEND_PROFILER_OUTPUT/operator_memory.csv".into(),
+        "ASCEND_PROFILER_OUTPUT/memory_record.csv".into(),
+        "ASCEND_PROFILER_OUTPUT/npu_module_mem.csv".into(),
+        "ASCEND_PROFILER_OUTPUT/trace_view.json".into(),
+    ];
+    for (rel, _) in changes {
+        if !rels.iter().any(|r| r == rel) {
+            rels.push(rel.to_string());
+        }
+    }
+    let mut out = Vec::new();
+    for rel in rels {
+        let bytes = match changes.iter().find(|(r, _)| *r == rel) {
+            Some((_, Some(b))) => b.clone(),
+            Some((_, None)) => continue,
+            None => npu(rank, &rel),
+        };
+        out.push((format!("{prefix}/rank{rank}_ascend_pt/{rel}"), bytes));
+    }
+    out
+}
+
+/// What a drop of files gives: the inputs, the job and its analysis (warnings of listing,
+/// discovery and every file first, as the CLI prints them).
+pub struct Loaded {
+    pub set: InputSet,
+    pub job: Job,
+    pub analysis: JobAnalysis,
+}
+
+/// Loads files given as (path, bytes) like a browser drop (archives expanded).
+pub fn load(files: &[(String, Vec<u8>)]) -> Loaded {
+    let mut set = InputSet::new();
+    for (path, bytes) in files {
+        set.add_bytes(path, bytes.clone());
+    }
+    let inventory = set.classify();
+    let mut job = discover_job(&inventory);
+    job.warnings.splice(0..0, set.warnings.iter().cloned());
+    let analysis = analyze_job(&set, &job, &AnalyzeOptions::default(), &mut |_| {});
+    Loaded { set, job, analysis }
+}
+
+impl Loaded {
+    /// The summary of the rank whose run folder path contains `part`.
+    pub fn rank(&self, part: &str) -> &RankSummary {
+        let found: Vec<&RankSummary> = self
+            .analysis
+            .ranks
+            .iter()
+            .map(|r| &r.summary)
+            .filter(|s| s.run_dirs.iter().any(|d| d.contains(part)))
+            .collect();
+        assert_eq!(found.len(), 1, "ranks with {part}: {}", found.len());
+        found[0]
+    }
+
+    /// Every diagnostic (listing, discovery, files) whose file contains `part`, as displayed.
+    pub fn diags(&self, part: &str) -> Vec<String> {
+        self.analysis
+            .warnings
+            .iter()
+            .filter(|d| d.file.contains(part))
+            .map(Diagnostic::to_string)
+            .collect()
+    }
+
+    /// Notes of discovery (run notes, archive problems) whose file contains `part`.
+    pub fn ignored(&self) -> Vec<(String, String)> {
+        self.job.ignored.clone()
+    }
+}
+
+/// A rank summary as JSON, for whole-value comparisons.
+pub fn json(s: &RankSummary) -> serde_json::Value {
+    serde_json::to_value(s).expect("summary serialises")
+}
+
+/// Peak resident set size of this process so far (Linux `VmHWM`), in bytes.
+pub fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Current resident set size (Linux `VmRSS`), in bytes.
+pub fn rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// A raw deflate stream that inflates to `len` zero bytes (`len` a multiple of 1 MiB) without
+/// compressing `len` bytes: one megabyte of zeros compressed once, byte-aligned by a sync
+/// flush, repeated (its back-references stay inside it), then an empty final block.
+pub fn deflate_zeros(len: u64) -> Vec<u8> {
+    use flate2::{Compress, Compression, FlushCompress};
+    let mb = vec![0u8; 1 << 20];
+    let mut c = Compress::new(Compression::best(), false);
+    let mut block = Vec::with_capacity(8 << 10);
+    c.compress_vec(&mb, &mut block, FlushCompress::Sync)
+        .expect("deflate");
+    let mut out = Vec::with_capacity(block.len() * (len >> 20) as usize + 2);
+    for _ in 0..(len >> 20) {
+        out.extend_from_slice(&block);
+    }
+    out.extend_from_slice(&[0x03, 0x00]); // final fixed-Huffman block holding only end-of-block
+    out
+}
+
+/// A zip archive holding `members` as (name, method, declared size, CRC, data); method 0 stores,
+/// 8 deflates (the data given is already compressed). Written by hand so that a bomb's data
+/// never has to exist inflated.
+pub fn zip_bytes(members: &[(&str, u16, u64, u32, Vec<u8>)]) -> Vec<u8> {
+    fn u16le(v: &mut Vec<u8>, x: u16) {
+        v.extend_from_slice(&x.to_le_bytes());
+    }
+    fn u32le(v: &mut Vec<u8>, x: u32) {
+        v.extend_from_slice(&x.to_le_bytes());
+    }
+    let mut out = Vec::new();
+    let mut central = Vec::new();
+    for (name, method, size, crc, data) in members {
+        let offset = out.len() as u32;
+        let size = u32::try_from(*size).expect("zip32 sizes");
+        for (v, central_entry) in [(&mut out, false), (&mut central, true)] {
+            u32le(
+                v,
+                if central_entry {
+                    0x0201_4b50
+                } else {
+                    0x0403_4b50
+                },
+            );
+            if central_entry {
+                u16le(v, 20); // version made by
+            }
+            u16le(v, 20); // version needed
+            u16le(v, 0); // flags
+            u16le(v, *method);
+            u16le(v, 0); // time
+            u16le(v, 0x21); // date
+            u32le(v, *crc);
+            u32le(v, data.len() as u32);
+            u32le(v, size);
+            u16le(v, name.len() as u16);
+            u16le(v, 0); // extra
+            if central_entry {
+                u16le(v, 0); // comment
+                u16le(v, 0); // disk
+                u16le(v, 0); // internal attributes
+                u32le(v, 0); // external attributes
+                u32le(v, offset);
+            }
+            v.extend_from_slice(name.as_bytes());
+        }
+        out.extend_from_slice(data);
+    }
+    let cd_offset = out.len() as u32;
+    let cd_len = central.len() as u32;
+    out.extend_from_slice(&central);
+    u32le(&mut out, 0x0605_4b50);
+    u16le(&mut out, 0);
+    u16le(&mut out, 0);
+    u16le(&mut out, members.len() as u16);
+    u16le(&mut out, members.len() as u16);
+    u32le(&mut out, cd_len);
+    u32le(&mut out, cd_offset);
+    u16le(&mut out, 0);
+    out
+}
+
+/// CRC-32 (IEEE) of `data`.
+pub fn crc32(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                0xEDB8_8320 ^ (crc >> 1)
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// A `.tar.gz` whose one member `name` declares `len` bytes of zeros, built without inflating
+/// them: the tar header as a stored deflate block, then [`deflate_zeros`].
+pub fn tar_gz_zeros(name: &str, len: u64) -> Vec<u8> {
+    let mut h = tar::Header::new_gnu();
+    h.set_path(name).expect("member name");
+    h.set_size(len);
+    h.set_mode(0o644);
+    h.set_cksum();
+    let header = h.as_bytes();
+    let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]; // gzip header, no flags
+    out.push(0x00); // stored block, not final
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(&(!(header.len() as u16)).to_le_bytes());
+    out.extend_from_slice(header);
+    out.extend_from_slice(&deflate_zeros(len));
+    out.extend_from_slice(&0u32.to_le_bytes()); // CRC (never reached)
+    out.extend_from_slice(&((len + 512) as u32).to_le_bytes());
+    out
+}
