@@ -332,18 +332,69 @@ fn warn(model: &mut SomasModel, buf: &[u8]) {
 
     // The reused total is the solver's max end offset.
     if let (Some(total), true) = (model.reused_total, model.placed) {
-        let max_end = (0..nt as u32)
-            .filter(|&t| model.occupies(t))
-            .map(|t| model.effective_range(t).1)
-            .max()
-            .unwrap_or(0);
-        if max_end != total {
-            model.warnings.push(Diagnostic::warning(
+        let mut max_end = 0u64;
+        let mut max_row = None;
+        let mut beyond = 0u64;
+        for t in 0..nt as u32 {
+            if !model.occupies(t) {
+                continue;
+            }
+            let end = model.effective_range(t).1;
+            if end > total {
+                beyond += 1;
+            }
+            if max_row.is_none() || end > max_end {
+                max_end = end;
+                max_row = Some(t);
+            }
+        }
+        if max_end > total {
+            // Name the tensor that reaches furthest, at its line.
+            let row = max_row.unwrap_or(0) as usize;
+            let id = model.tensors.id.get(row).copied().unwrap_or(0);
+            let byte = model.tensors.byte.get(row).copied().unwrap_or(0);
+            let mut d = Diagnostic::warning(
                 model.file.clone(),
                 format!(
-                    "the largest tensor end offset is {max_end}, but Total Memory Size after reused is {total}"
+                    "tensors that end beyond Total Memory Size after reused ({total}) (furthest: \
+                     %{id}T ends at offset {max_end})"
                 ),
-            ));
+            )
+            .in_field("offset")
+            .times(beyond);
+            if !buf.is_empty() {
+                d = d.at_line(lex::line_of(buf, byte)).at_byte(byte);
+            }
+            model.warnings.push(d);
+        } else if max_end != total {
+            let mut d = Diagnostic::warning(
+                model.file.clone(),
+                format!(
+                    "the largest tensor end offset is {max_end}, but Total Memory Size after \
+                     reused is {total}"
+                ),
+            );
+            if let Some(at) = memchr::memmem::rfind(buf, b"Total Memory Size after reused:") {
+                d = d.at_line(lex::line_of(buf, at as u64)).at_byte(at as u64);
+            }
+            model.warnings.push(d);
         }
+    }
+
+    // Names are UTF-8 in every dump MindSpore writes; other bytes mean damage.
+    let invalid = model.names.invalid_utf8();
+    if invalid > 0 {
+        let mut d = Diagnostic::warning(
+            model.file.clone(),
+            "names that are not valid UTF-8, shown with U+FFFD",
+        )
+        .times(invalid);
+        if let Some(at) = std::str::from_utf8(buf)
+            .err()
+            .map(|e| e.valid_up_to() as u64)
+        {
+            d = d.at_line(lex::line_of(buf, at)).at_byte(at);
+        }
+        model.warnings.push(d);
     }
 }

@@ -23,6 +23,8 @@ pub struct Names {
     arena: String,
     spans: Vec<(usize, usize)>,
     table: HashTable<u32>,
+    /// Names that were not valid UTF-8 (stored with U+FFFD), counted for a warning.
+    invalid_utf8: u64,
 }
 
 /// The hash function used for interning; fixed seed so parallel chunks hash alike.
@@ -55,12 +57,18 @@ impl Names {
         self.table.find(h, |&id| self.get(id) == name).copied()
     }
 
+    /// How many names interned were not valid UTF-8 (stored with U+FFFD).
+    pub fn invalid_utf8(&self) -> u64 {
+        self.invalid_utf8
+    }
+
     /// Interns `bytes` (decoded as UTF-8, lossily) whose [`name_hash`] is `hash`.
     pub(crate) fn intern_hashed(&mut self, hash: u64, bytes: &[u8]) -> u32 {
         let Names {
             arena,
             spans,
             table,
+            ..
         } = self;
         let found = table
             .find(hash, |&id| {
@@ -73,11 +81,15 @@ impl Names {
         if let Some(id) = found {
             return id;
         }
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            // Stored (and so found and hashed) as its lossy text: the table's hashes must be
+            // those of the stored bytes, and the same damaged name must intern once.
+            self.invalid_utf8 += 1;
+            let text = String::from_utf8_lossy(bytes).into_owned();
+            return self.intern_hashed(name_hash(text.as_bytes()), text.as_bytes());
+        };
         let start = arena.len();
-        match std::str::from_utf8(bytes) {
-            Ok(s) => arena.push_str(s),
-            Err(_) => arena.push_str(&String::from_utf8_lossy(bytes)),
-        }
+        arena.push_str(text);
         let id = spans.len() as u32;
         spans.push((start, arena.len()));
         let rehash_arena = &*arena;
@@ -98,6 +110,7 @@ impl Names {
             arena,
             spans,
             table,
+            ..
         } = self;
         spans.reserve(n);
         let (rehash_arena, rehash_spans) = (&*arena, &*spans);
