@@ -159,7 +159,9 @@ impl Seek for Cursor<'_> {
 
 /// Reads at most `limit` bytes of `r`; `Err` if there are more.
 fn read_limited(r: &mut dyn Read, limit: u64) -> std::io::Result<Result<Vec<u8>, ()>> {
-    let mut out = Vec::new();
+    // Room for the declared size up front (checked against the limits by the callers), so the
+    // vector does not double past it while growing.
+    let mut out = Vec::with_capacity(usize::try_from(limit.min(64 << 20)).unwrap_or(0));
     r.take(limit.saturating_add(1)).read_to_end(&mut out)?;
     if out.len() as u64 > limit {
         Ok(Err(()))
@@ -181,24 +183,27 @@ pub fn expand(src: &dyn Source, limits: Limits) -> (Vec<Member>, Vec<Diagnostic>
             let stream = Cursor { src, pos: 0 };
             if kind == Kind::TarGz {
                 let gz = flate2::read::MultiGzDecoder::new(stream);
+                let limit = (src.len().saturating_mul(limits.max_ratio)).max(64 << 20);
                 let guarded = Guard {
                     inner: gz,
                     read: 0,
-                    limit: (src.len().saturating_mul(limits.max_ratio)).max(64 << 20),
+                    limit,
                 };
+                let cap = Inflation::Ratio(limit);
                 expand_tar(
                     guarded,
                     &name,
-                    limits,
+                    (limits, cap),
                     &mut members,
                     &mut warnings,
                     &mut kept,
                 );
             } else {
+                let cap = Inflation::Plain(src.len());
                 expand_tar(
                     stream,
                     &name,
-                    limits,
+                    (limits, cap),
                     &mut members,
                     &mut warnings,
                     &mut kept,
@@ -318,10 +323,18 @@ fn expand_zip(
     }
 }
 
+/// How much a tar stream can hold: a plain tar no more than its own size; a compressed one no
+/// more than the bomb guard lets through.
+#[derive(Debug, Clone, Copy)]
+enum Inflation {
+    Plain(u64),
+    Ratio(u64),
+}
+
 fn expand_tar<R: Read>(
     reader: R,
     name: &str,
-    limits: Limits,
+    (limits, cap): (Limits, Inflation),
     members: &mut Vec<Member>,
     warnings: &mut Vec<Diagnostic>,
     kept: &mut u64,
@@ -374,7 +387,31 @@ fn expand_tar<R: Read>(
         let size = entry.size();
         let mut bytes = None;
         if wanted(&path, size) {
-            if kept.saturating_add(size) > limits.max_kept {
+            // Refuse a member that cannot be real before inflating any of it (its declared size
+            // is the tar header's; the guard would stop it only after holding that much).
+            let at = entry.raw_file_position();
+            let refused = match cap {
+                Inflation::Plain(len) if at.saturating_add(size) > len => Some(format!(
+                    "declares {size} bytes at byte {at}, past the end of the {len}-byte archive; \
+                     truncated or damaged archive, member not read"
+                )),
+                Inflation::Ratio(limit) if at.saturating_add(size) > limit => Some(format!(
+                    "declares {size} bytes, more than the {limit} bytes this archive may inflate \
+                     to ({}× its size); refused as a possible zip bomb",
+                    limits.max_ratio
+                )),
+                _ => None,
+            };
+            if let Some(msg) = refused {
+                // Members after it could only be reached by inflating it: stop here.
+                warnings.push(Diagnostic::error(&path, msg));
+                members.push(Member {
+                    path,
+                    size,
+                    bytes: None,
+                });
+                break;
+            } else if kept.saturating_add(size) > limits.max_kept {
                 warnings.push(Diagnostic::error(
                     &path,
                     format!(
