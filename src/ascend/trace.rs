@@ -175,8 +175,8 @@ struct PieceOut {
     events: u64,
     /// (offset in buffer, message) of damage found; the scan resumed at the next boundary.
     errors: Vec<(usize, String)>,
-    /// (offset in buffer, message) of damaged values in events that were kept.
-    notes: Vec<(usize, &'static str)>,
+    /// (offset in buffer, message) of damaged values in kept events, and of oversized events.
+    notes: Vec<(usize, String)>,
 }
 
 fn is_ws(b: u8) -> bool {
@@ -505,6 +505,11 @@ fn scan_piece(b: &[u8], start: usize, limit: usize) -> PieceOut {
             Some(b'{') => match scan_or_skip(b, i, &mut out, &mut cands) {
                 Scan::Done(e) => {
                     out.events += 1;
+                    if e - i > MAX_EVENT_BYTES {
+                        // Whole in this buffer, but too large to be real (never kept, see
+                        // `scan_event`); said the same way as when it is skipped in a stream.
+                        out.notes.push((i, oversized(e - i)));
+                    }
                     i = e;
                 }
                 Scan::Cut => {
@@ -642,7 +647,7 @@ fn intern_stack(b: &[u8], span: (usize, usize), out: &mut PieceOut) -> u32 {
     let id = match str_lossy(raw) {
         Some((s, bad)) if !s.is_empty() => {
             if bad {
-                out.notes.push((span.0, BAD_STRING));
+                out.notes.push((span.0, BAD_STRING.to_string()));
             }
             out.stacks.intern(&s)
         }
@@ -681,6 +686,9 @@ fn scan_event(b: &[u8], i: usize, out: &mut PieceOut) -> Scan {
         _ => {}
     });
     let Scan::Done(end) = r else { return r };
+    if end - i > MAX_EVENT_BYTES {
+        return Scan::Done(end);
+    }
     let span = |(s, e): (usize, usize)| b.get(s..e).unwrap_or(&[]);
     let cat_v = unquote(span(cat));
     let kind = match cat_v {
@@ -703,7 +711,7 @@ fn scan_event(b: &[u8], i: usize, out: &mut PieceOut) -> Scan {
     let name_s = match str_lossy(span(name)) {
         Some((s, bad)) => {
             if bad {
-                out.notes.push((name.0, BAD_STRING));
+                out.notes.push((name.0, BAD_STRING.to_string()));
             }
             s
         }
@@ -812,6 +820,11 @@ fn scan_buffer(b: &[u8], start: usize, pieces: usize, min_split: usize) -> Vec<P
 /// event array). Real events are at most a few KiB (long call stacks); a bigger one is skipped in a
 /// streaming pass that keeps none of it, with a warning.
 pub const MAX_EVENT_BYTES: usize = 16 << 20;
+
+/// The warning for an event larger than [`MAX_EVENT_BYTES`].
+fn oversized(len: usize) -> String {
+    format!("event of {len} bytes, more than the {MAX_EVENT_BYTES} bytes one trace event may have; skipped")
+}
 
 /// Warnings listed one by one per trace file; further ones are counted in one last warning.
 pub const MAX_WARNINGS: usize = 100;
@@ -1060,7 +1073,7 @@ pub fn read_trace(
                 );
             }
             for (at, msg) in &out.notes {
-                warn.push(buf_off + *at as u64, msg.to_string());
+                warn.push(buf_off + *at as u64, msg.clone());
             }
             if out.ended {
                 ended = true;
@@ -1104,11 +1117,7 @@ pub fn read_trace(
                     trace.events += 1;
                     warn.push(
                         event_at,
-                        format!(
-                            "event of {} bytes, more than the {MAX_EVENT_BYTES} bytes one trace \
-                             event may have; skipped",
-                            buf_off + end as u64 - event_at
-                        ),
+                        oversized((buf_off + end as u64 - event_at) as usize),
                     );
                     store.copy_within(end..filled, 0);
                     filled -= end;
