@@ -238,3 +238,102 @@ pub fn tar_gz_zeros(name: &str, len: u64) -> Vec<u8> {
     out.extend_from_slice(&((len + 512) as u32).to_le_bytes());
     out
 }
+
+/// A source whose bytes are made on demand, never held: pieces of given bytes and long runs of
+/// one byte. For inputs of hundreds of megabytes in memory-bound tests.
+pub struct GenSource {
+    name: String,
+    parts: Vec<(u64, Part)>,
+    len: u64,
+}
+
+/// A piece of a [`GenSource`].
+pub enum Part {
+    /// These bytes.
+    Bytes(Vec<u8>),
+    /// This byte, so many times.
+    Run(u8, u64),
+    /// These bytes, repeated so many times.
+    Repeat(Vec<u8>, u64),
+}
+
+impl GenSource {
+    pub fn new(name: &str, parts: Vec<Part>) -> Self {
+        let mut at = 0;
+        let mut out = Vec::new();
+        for p in parts {
+            let len = match &p {
+                Part::Bytes(b) => b.len() as u64,
+                Part::Run(_, n) => *n,
+                Part::Repeat(b, n) => b.len() as u64 * n,
+            };
+            out.push((at, p));
+            at += len;
+        }
+        GenSource {
+            name: name.to_string(),
+            parts: out,
+            len: at,
+        }
+    }
+}
+
+impl memlens::source::Source for GenSource {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn len(&self) -> u64 {
+        self.len
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize, memlens::source::SourceError> {
+        let mut done = 0;
+        while done < buf.len() {
+            let pos = offset + done as u64;
+            if pos >= self.len {
+                break;
+            }
+            let k = self.parts.partition_point(|(s, _)| *s <= pos) - 1;
+            let (start, part) = &self.parts[k];
+            let rel = pos - start;
+            let n = match part {
+                Part::Bytes(b) => {
+                    let src = &b[rel as usize..];
+                    let n = src.len().min(buf.len() - done);
+                    buf[done..done + n].copy_from_slice(&src[..n]);
+                    n
+                }
+                Part::Run(c, len) => {
+                    let n = ((len - rel) as usize).min(buf.len() - done);
+                    buf[done..done + n].fill(*c);
+                    n
+                }
+                Part::Repeat(b, _) => {
+                    let i = (rel % b.len() as u64) as usize;
+                    let src = &b[i..];
+                    let n = src.len().min(buf.len() - done);
+                    buf[done..done + n].copy_from_slice(&src[..n]);
+                    n
+                }
+            };
+            done += n;
+        }
+        Ok(done)
+    }
+}
+
+/// Runs `f` and returns its result with the growth of the peak resident set size it caused
+/// (Linux: the peak is reset through `/proc/self/clear_refs`). One measurement at a time in a
+/// process: callers hold [`rss_lock`].
+pub fn peak_growth<R>(f: impl FnOnce() -> R) -> (R, u64) {
+    std::fs::write("/proc/self/clear_refs", "5").expect("reset the peak RSS");
+    let before = rss().expect("VmRSS");
+    let r = f();
+    let peak = peak_rss().expect("VmHWM");
+    (r, peak.saturating_sub(before))
+}
+
+/// Serialises RSS measurements within one test binary.
+pub fn rss_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
