@@ -288,8 +288,8 @@ fn profiler_json_heads_are_capped() {
 #[test]
 fn an_oversized_event_is_skipped_whatever_the_batch() {
     let _g = rss_lock(); // allocates 20 MB: not while another test measures
-    // 20 MB: complete inside one large batch, or streamed through small ones — the same event
-    // is skipped with the same warning at the same byte.
+                         // 20 MB: complete inside one large batch, or streamed through small ones — the same event
+                         // is skipped with the same warning at the same byte.
     let ev = r#"{"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": "1.000", "dur": 1}"#;
     let text = format!(
         r#"[{ev}, {{"ph": "X", "cat": "cpu_op", "name": "{}", "ts": 2}}, {ev}]"#,
@@ -299,7 +299,14 @@ fn an_oversized_event_is_skipped_whatever_the_batch() {
     let mut seen = Vec::new();
     for batch in [64 << 20, 8 << 20, 4 << 20] {
         let (mut n, mut s) = (Interner::new(), Interner::new());
-        let t = read_trace(&src, &mut n, &mut s, TraceOptions { batch, pieces: 3 }, None).unwrap();
+        let t = read_trace(
+            &src,
+            &mut n,
+            &mut s,
+            TraceOptions { batch, pieces: 3 },
+            None,
+        )
+        .unwrap();
         assert_eq!((t.ops.len(), t.events), (2, 3), "batch {batch}");
         let w: Vec<String> = t.warnings.iter().map(|w| w.to_string()).collect();
         seen.push(w);
