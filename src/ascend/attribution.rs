@@ -241,14 +241,77 @@ impl<'a> Joiner<'a> {
             })
     }
 
+    /// [`Joiner::containing`] for every row that is joined (PTA, not negative, with an
+    /// allocation time), in one sweep per name: rows by time, ops entering a heap keyed like
+    /// `containing` (shortest, then latest start, then lowest id) as their start passes, and
+    /// leaving it for good once they end before the row (times only grow). O((ops + rows) log ops)
+    /// whatever the trace — the backward scan of `containing` is linear per row when one long op
+    /// (a damaged `dur`) keeps the running maximum of ends high.
+    pub fn containing_all(&self, rows: &[MemRow]) -> Vec<Option<u32>> {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut todo: Vec<(u32, i64, usize)> = rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.source == RowSource::Pta && !r.negative)
+            .filter_map(|(i, r)| Some((r.name, r.alloc_ns?, i)))
+            .collect();
+        todo.sort_unstable();
+        let groups: Vec<&[(u32, i64, usize)]> = todo.chunk_by(|a, b| a.0 == b.0).collect();
+        let found: Vec<Vec<(usize, u32)>> = groups
+            .par_iter()
+            .map(|g| {
+                let mut out = Vec::new();
+                let Some(idx) = g.first().and_then(|f| self.by_name.get(&f.0)) else {
+                    return out;
+                };
+                let mut heap: BinaryHeap<Reverse<(i64, i64, u32)>> = BinaryHeap::new();
+                let mut p = 0;
+                for &(_, t, row) in g.iter() {
+                    while let (Some(&ts), Some(&id)) = (idx.ts.get(p), idx.ids.get(p)) {
+                        if ts > t {
+                            break;
+                        }
+                        let dur = self.ops.dur.get(id as usize).copied().unwrap_or(0);
+                        heap.push(Reverse((dur, -ts, id)));
+                        p += 1;
+                    }
+                    while let Some(Reverse((_, _, id))) = heap.peek() {
+                        if self.ops.end(*id as usize) >= t {
+                            break;
+                        }
+                        heap.pop();
+                    }
+                    if let Some(Reverse((_, _, id))) = heap.peek() {
+                        out.push((row, *id));
+                    }
+                }
+                out
+            })
+            .collect();
+        let mut result = vec![None; rows.len()];
+        for (row, id) in found.into_iter().flatten() {
+            if let Some(slot) = result.get_mut(row) {
+                *slot = Some(id);
+            }
+        }
+        result
+    }
+
     /// The join for one row (see the module docs).
     pub fn attribute(&self, row: &MemRow) -> Attribution {
+        let inner = row.alloc_ns.and_then(|t| self.containing(row.name, t));
+        self.attribute_with(row, inner)
+    }
+
+    /// The join for one row whose innermost containing op (see [`Joiner::containing`]) is known.
+    fn attribute_with(&self, row: &MemRow, inner: Option<u32>) -> Attribution {
         if row.source == RowSource::Ge || row.negative {
             return NONE;
         }
         let Some(t) = row.alloc_ns else { return NONE };
         let stack_of = |i: u32| self.ops.stack.get(i as usize).copied().unwrap_or(0);
-        match self.containing(row.name, t) {
+        match inner {
             Some(op) => {
                 let s = stack_of(op);
                 if s != 0 {
@@ -288,7 +351,11 @@ impl<'a> Joiner<'a> {
 /// Joins every row to `ops` (in parallel over rows).
 pub fn attribute_rows(rows: &[MemRow], ops: &Ops) -> Vec<Attribution> {
     let j = Joiner::new(ops);
-    rows.par_iter().map(|r| j.attribute(r)).collect()
+    let inner = j.containing_all(rows);
+    rows.par_iter()
+        .zip(inner.par_iter())
+        .map(|(r, &c)| j.attribute_with(r, c))
+        .collect()
 }
 
 /// True for a frame inside a library: site-packages, the standard library, torch, torch_npu,
@@ -413,5 +480,86 @@ mod tests {
         assert_eq!((a.source, a.stack), (StackSource::Approximate, 12));
         let a = j.attribute(&row(1, 50));
         assert_eq!(a.source, StackSource::None);
+    }
+
+    fn row_at(name: u32, t: i64) -> MemRow {
+        MemRow {
+            name,
+            source: RowSource::Pta,
+            size: 512,
+            negative: false,
+            alloc_ns: Some(t),
+            release_ns: None,
+            active_release_ns: None,
+            duration_ns: None,
+            active_duration_ns: None,
+            alloc_total_allocated: None,
+            alloc_total_reserved: None,
+            alloc_total_active: None,
+            release_total_allocated: None,
+            release_total_reserved: None,
+            release_total_active: None,
+            stream: 0,
+            device: 0,
+            line: 0,
+        }
+    }
+
+    #[test]
+    fn the_sweep_finds_what_the_per_row_scan_finds() {
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for round in 0..40 {
+            let n = 1 + next(300) as usize;
+            let spec: Vec<(u32, i64, i64, i64, i64, u32)> = (0..n)
+                .map(|_| {
+                    let dur = if next(20) == 0 { next(5000) } else { next(50) };
+                    (
+                        1 + next(3) as u32,
+                        next(2) as i64,
+                        next(1000) as i64,
+                        dur as i64,
+                        -1,
+                        next(2) as u32,
+                    )
+                })
+                .collect();
+            let o = ops(&spec);
+            let j = Joiner::new(&o);
+            let rows: Vec<MemRow> = (0..200)
+                .map(|_| row_at(1 + next(4) as u32, next(1200) as i64 - 50))
+                .collect();
+            let all = j.containing_all(&rows);
+            for (r, got) in rows.iter().zip(&all) {
+                let want = j.containing(r.name, r.alloc_ns.unwrap_or(0));
+                assert_eq!(*got, want, "round {round}, row at {:?}", r.alloc_ns);
+            }
+            let batch = attribute_rows(&rows, &o);
+            for (r, a) in rows.iter().zip(&batch) {
+                assert_eq!(*a, j.attribute(r));
+            }
+        }
+    }
+
+    #[test]
+    fn one_endless_op_does_not_make_the_join_quadratic() {
+        // Op 0 (a damaged dur) spans everything; 100,000 later ops of the same name each last 1 ns.
+        // The per-row backward scan would visit all of them for every row; the sweep does not.
+        let mut spec = vec![(1u32, 1i64, 0i64, i64::MAX / 4, -1i64, 5u32)];
+        spec.extend((0..100_000).map(|k| (1, 1, 10 + 2 * k, 1, -1, 0)));
+        let o = ops(&spec);
+        let rows: Vec<MemRow> = (0..20_000).map(|k| row_at(1, 11 + 10 * k)).collect();
+        let a = attribute_rows(&rows, &o);
+        assert!(a
+            .iter()
+            .all(|x| x.source == StackSource::None || x.source == StackSource::Direct));
+        // A row at an op's start is inside that op (shorter than op 0), which has no stack.
+        assert_eq!(a[0].op, Some(1));
+        assert_eq!(a[0].source, StackSource::None);
     }
 }
