@@ -31,9 +31,9 @@ const SEEDS = {
     [path.join(FIX, 'classify'), '.json', { pair: 'profiler_metadata.json' }],
     [path.join(FIX, 'examples'), '.json', { pair: 'profiler_metadata.json' }],
   ],
-  operator_memory: [[NPU, 'operator_memory.csv'], [FIX, '.csv']],
-  memory_record: [[NPU, 'memory_record.csv'], [FIX, '.csv']],
-  npu_module_mem: [[NPU, 'npu_module_mem.csv'], [FIX, '.csv']],
+  operator_memory: [[NPU, 'operator_memory.csv', { max: 16 << 10 }], [FIX, '.csv', { max: 16 << 10 }]],
+  memory_record: [[NPU, 'memory_record.csv', { max: 16 << 10 }], [FIX, '.csv', { max: 16 << 10 }]],
+  npu_module_mem: [[NPU, 'npu_module_mem.csv', { max: 16 << 10 }], [FIX, '.csv', { max: 16 << 10 }]],
   // Control byte: batch = (b & 63) + 1 bytes, pieces = 2 × (b >> 6) + 1.
   trace: [
     [NPU, 'trace_view.json', { prefix: [0x07], max: 16 << 10 }],
@@ -57,8 +57,10 @@ const SEEDS = {
 };
 
 /** Extra libFuzzer flags per target. The trace target reads every input twice, once in tiny
- * batches (each cut event is scanned again from its start), so its inputs stay small. */
-const FLAGS = { trace: ['-max_len=16384'] };
+ * batches (each cut event is scanned again from its start), so its inputs stay small; the CSV
+ * readers gain nothing from rows past the first few hundred but time. */
+const SMALL = ['-max_len=16384'];
+const FLAGS = { trace: SMALL, operator_memory: SMALL, memory_record: SMALL, npu_module_mem: SMALL };
 
 /** Seeds above this size are cut to it: large seeds slow libFuzzer down more than they help. */
 const MAX_SEED = 256 << 10;
