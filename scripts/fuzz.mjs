@@ -22,7 +22,8 @@ const SOMAS = path.join(SAMPLES, 'somas');
 /**
  * Seed files per target: [folder, file-name suffix, options]. Options: `prefix` (bytes put before
  * each seed: the control byte of the trace and archive targets), `pair` (a second suffix: seeds are
- * `<file>\xFF<sibling with that suffix>`, for the profiler JSON target), `max` (seed size cap).
+ * `<file>\xFF<sibling with that suffix>`, for the profiler JSON target), `join` (siblings appended
+ * after 0xFF bytes, each cut to a share of the cap), `max` (seed size cap).
  */
 const SEEDS = {
   classify: [[path.join(FIX, 'classify'), ''], [SOMAS, '.ir']],
@@ -39,6 +40,12 @@ const SEEDS = {
     [NPU, 'trace_view.json', { prefix: [0x07], max: 16 << 10 }],
     [NPU, 'trace_view.json', { prefix: [0xd3], max: 16 << 10 }],
     [FIX, '.json', { prefix: [0x4f], max: 16 << 10 }],
+  ],
+  // The four files of a run folder joined by 0xFF bytes (operator_memory, trace, memory_record,
+  // npu_module_mem), small heads of the real ones.
+  ascend_job: [
+    [NPU, 'operator_memory.csv', { join: ['trace_view.json', 'memory_record.csv', 'npu_module_mem.csv'], max: 48 << 10 }],
+    [path.join(FIX, 'examples'), 'operator_memory.csv', { join: ['trace_view.json', 'memory_record.csv', 'npu_module_mem.csv'], max: 48 << 10 }],
   ],
   // Control byte: 0 .zip, 1 .tar, 2 .tar.gz, 3 by magic bytes only.
   archive: [
@@ -60,7 +67,7 @@ const SEEDS = {
  * batches (each cut event is scanned again from its start), so its inputs stay small; the CSV
  * readers gain nothing from rows past the first few hundred but time. */
 const SMALL = ['-max_len=16384'];
-const FLAGS = { trace: SMALL, operator_memory: SMALL, memory_record: SMALL, npu_module_mem: SMALL };
+const FLAGS = { trace: SMALL, operator_memory: SMALL, memory_record: SMALL, npu_module_mem: SMALL, ascend_job: ['-max_len=65536'] };
 
 /** Seeds above this size are cut to it: large seeds slow libFuzzer down more than they help. */
 const MAX_SEED = 256 << 10;
@@ -88,6 +95,15 @@ function writeSeeds(target, corpus) {
       if (opts.pair) {
         const sib = path.join(path.dirname(f), opts.pair);
         bytes = Buffer.concat([bytes, Buffer.from([0xff]), existsSync(sib) ? readFileSync(sib) : Buffer.alloc(0)]);
+      }
+      if (opts.join) {
+        // Each file cut to a share of the size cap, joined by 0xFF.
+        const share = Math.floor((opts.max ?? MAX_SEED) / (opts.join.length + 1)) - 1;
+        const parts = [bytes, ...opts.join.map((n) => {
+          const sib = path.join(path.dirname(f), n);
+          return existsSync(sib) ? readFileSync(sib) : Buffer.alloc(0);
+        })].map((b) => b.subarray(0, share));
+        bytes = Buffer.concat(parts.flatMap((b, i) => (i ? [Buffer.from([0xff]), b] : [b])));
       }
       if (opts.prefix) bytes = Buffer.concat([Buffer.from(opts.prefix), bytes]);
       const max = opts.max ?? MAX_SEED;
