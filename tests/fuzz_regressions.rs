@@ -45,3 +45,24 @@ fn operator_memory_lone_cr_rows_share_a_line_but_not_a_byte() {
     let lines: Vec<u64> = om.rows.iter().map(|r| r.line).collect();
     assert_eq!(lines, [2, 2, 3]);
 }
+
+/// npu_module_mem target, finding 1 (harness): records end at CR too, so a file can hold more
+/// rows than line feeds; every row is still read once, with its module and time.
+#[test]
+fn npu_module_mem_cr_separated_records_are_rows() {
+    use memlens::ascend::module_mem::read_module_mem;
+    let data = fixture("npu_module_mem-cr-records.csv");
+    let mm = read_module_mem(&BytesSource::new("mm.csv", data.clone()), None).unwrap();
+    let records = data.iter().filter(|&&b| b == b'\n' || b == b'\r').count() + 1;
+    let points: usize = mm.modules.iter().map(|m| m.ts.len()).sum();
+    assert!(
+        points > 0 && points <= records,
+        "{points} rows, {records} records"
+    );
+    for m in &mm.modules {
+        assert_eq!(m.ts.len(), m.reserved.len());
+    }
+    for w in &mm.warnings {
+        assert_eq!(w.file, "mm.csv");
+    }
+}
