@@ -369,4 +369,40 @@ mod tests {
         }
         assert_eq!(line_of(buf, 10), 3);
     }
+
+    #[test]
+    fn long_lines_are_found_exactly() {
+        // Against a plain scan, for every cap and line layout of small buffers.
+        let brute = |buf: &[u8], max: usize| {
+            let mut start = 0;
+            let ends = buf.iter().copied().chain([b'\n']).enumerate();
+            for (i, c) in ends {
+                if c == b'\n' {
+                    if i - start > max {
+                        return Some((start, i - start));
+                    }
+                    start = i + 1;
+                }
+            }
+            None
+        };
+        let mut x: u64 = 7;
+        for _ in 0..3000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 200) as usize;
+            let buf: Vec<u8> = (0..len)
+                .map(|k| {
+                    if (x >> (k % 60)) % 11 == 0 {
+                        b'\n'
+                    } else {
+                        b'a'
+                    }
+                })
+                .collect();
+            let max = 1 + (x >> 8) as usize % 40;
+            assert_eq!(find_long_line(&buf, max), brute(&buf, max), "{buf:?} {max}");
+        }
+    }
 }
