@@ -322,13 +322,36 @@ impl memlens::source::Source for GenSource {
 }
 
 /// Runs `f` and returns its result with the growth of the peak resident set size it caused
-/// (Linux: the peak is reset through `/proc/self/clear_refs`). One measurement at a time in a
-/// process: callers hold [`rss_lock`].
+/// (Linux: the peak is reset through `/proc/self/clear_refs`, else sampled). One measurement at
+/// a time in a process: callers hold [`rss_lock`].
 pub fn peak_growth<R>(f: impl FnOnce() -> R) -> (R, u64) {
-    std::fs::write("/proc/self/clear_refs", "5").expect("reset the peak RSS");
     let before = rss().expect("VmRSS");
+    if std::fs::write("/proc/self/clear_refs", "5").is_ok() {
+        let before = rss().expect("VmRSS");
+        let r = f();
+        let peak = peak_rss().expect("VmHWM");
+        return (r, peak.saturating_sub(before));
+    }
+    // Without the reset (a kernel or sandbox that refuses it): sample the RSS every millisecond
+    // from another thread; a spike shorter than that could be missed.
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let max = std::sync::Arc::new(AtomicU64::new(before));
+    let sampler = {
+        let (stop, max) = (stop.clone(), max.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                if let Some(r) = rss() {
+                    max.fetch_max(r, Ordering::Relaxed);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        })
+    };
     let r = f();
-    let peak = peak_rss().expect("VmHWM");
+    stop.store(true, Ordering::Relaxed);
+    let _ = sampler.join();
+    let peak = max.load(Ordering::Relaxed).max(rss().unwrap_or(0));
     (r, peak.saturating_sub(before))
 }
 
