@@ -322,3 +322,24 @@ fn an_oversized_event_is_skipped_whatever_the_batch() {
     );
     assert!(seen.iter().all(|w| *w == seen[0]), "{seen:?}");
 }
+
+#[test]
+fn a_too_long_last_row_without_a_line_end() {
+    // Skipped to the end of the file; the message names its own line.
+    let _g = rss_lock();
+    let text = format!(
+        "Name,Size(KB),Allocation Time(us)\na,1,2\nb,{}",
+        "9".repeat(2 << 20)
+    );
+    let src = memlens::source::BytesSource::new("om.csv", text.into_bytes());
+    let om = read_operator_memory(&src, &mut Interner::new(), None).unwrap();
+    assert_eq!(om.rows.len(), 1);
+    let w: Vec<String> = om.warnings.iter().map(|w| w.to_string()).collect();
+    assert_eq!(
+        w,
+        [
+            "om.csv:3 (byte 40): warning: row longer than 1048576 bytes (the limit for one row); \
+          skipped to the end of line 3"
+        ]
+    );
+}

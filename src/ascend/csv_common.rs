@@ -703,7 +703,9 @@ pub fn read_table(
                 pos.set_byte(at)
                     .set_line(consumed_lines + skipped)
                     .set_record(start.record() + 1);
-                let end_line = consumed_lines + skipped - 1;
+                // The line the read stopped on (csv counts from 1 and has consumed no line end
+                // of it), which `skip_line` has just finished.
+                let end_line = consumed_lines;
                 warnings.add_keyed(
                     &file,
                     line,
