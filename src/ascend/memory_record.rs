@@ -229,7 +229,10 @@ pub fn read_memory_record(
     };
     // Values are parsed as torch_npu MB (2^20 bytes) and rescaled at the end for MindSpore, whose
     // "MB" is KB / 1000; whether a file is MindSpore's shows only in its component names.
-    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    // A handful of keys looked up once per row: a fast fixed hasher (no DoS concern: the key
+    // count is capped at MAX_SERIES).
+    let mut index: std::collections::HashMap<String, usize, foldhash::fast::FixedState> =
+        Default::default();
     let mut on_row = |h: &HeaderMap, row: &Row<'_>, w: &mut Warnings| {
         let Some((component, ts)) = component_and_time(row, h, (COMPONENT, TIMESTAMP), w, &file)
         else {

@@ -88,8 +88,13 @@ pub fn read_module_mem(
             ))
         }
     };
-    let mut index: std::collections::HashMap<(String, String), usize> =
-        std::collections::HashMap::new();
+    // Module → (device, series) pairs: looked up by `&str`, so a row allocates nothing; a fast
+    // fixed hasher (the key count is capped at MAX_SERIES).
+    let mut index: std::collections::HashMap<
+        String,
+        Vec<(String, usize)>,
+        foldhash::fast::FixedState,
+    > = Default::default();
     let mut on_row = |h: &HeaderMap, row: &Row<'_>, w: &mut Warnings| {
         let col = |c: usize| h.index.get(c).copied().flatten();
         let Some((module, ts)) = component_and_time(row, h, (COMPONENT, TIMESTAMP), w, &file)
@@ -129,9 +134,12 @@ pub fn read_module_mem(
         let device = row
             .text(col(DEVICE), w, &file, "Device")
             .unwrap_or_default();
-        let key = (module.into_owned(), device.into_owned());
-        let at = match index.get(&key) {
-            Some(&i) => i,
+        let found = index
+            .get(module.as_ref())
+            .and_then(|ds| ds.iter().find(|(d, _)| *d == device))
+            .map(|&(_, i)| i);
+        let at = match found {
+            Some(i) => i,
             None if out.modules.len() >= super::memory_record::MAX_SERIES => {
                 w.add_keyed(
                     &file,
@@ -148,13 +156,17 @@ pub fn read_module_mem(
                 return;
             }
             None => {
+                let i = out.modules.len();
                 out.modules.push(ModuleSeries {
-                    module: key.0.clone(),
-                    device: key.1.clone(),
+                    module: module.to_string(),
+                    device: device.to_string(),
                     ..ModuleSeries::default()
                 });
-                index.insert(key, out.modules.len() - 1);
-                out.modules.len() - 1
+                index
+                    .entry(module.to_string())
+                    .or_default()
+                    .push((device.to_string(), i));
+                i
             }
         };
         if let Some(m) = out.modules.get_mut(at) {
