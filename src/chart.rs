@@ -353,6 +353,35 @@ impl RectSet {
     }
 }
 
+impl RectSet {
+    /// Like [`RectSet::hit`], but when no rectangle contains `(x, y)` it takes the rectangles
+    /// within `dx`, `dy` of it (highest class, then smallest area): a pointer can then find a
+    /// rectangle that is thinner than a pixel on screen.
+    pub fn hit_near(&self, x: f64, y: f64, dx: f64, dy: f64) -> Option<u32> {
+        if let Some(id) = self.hit(x, y) {
+            return Some(id);
+        }
+        let (bx0, bx1, by0, by1) = (x - dx.abs(), x + dx.abs(), y - dy.abs(), y + dy.abs());
+        let mut best: Option<(u8, f64, u32)> = None;
+        for i in 0..self.len() {
+            let (x0, x1) = (self.x0[i] as f64, self.x1[i] as f64);
+            let (y0, y1) = (self.y0[i] as f64, self.y1[i] as f64);
+            if x1 < bx0 || x0 > bx1 || y1 < by0 || y0 > by1 {
+                continue;
+            }
+            let area = (x1 - x0).max(1.0) * (y1 - y0);
+            let better = match best {
+                None => true,
+                Some((c, a, _)) => self.class[i] > c || (self.class[i] == c && area < a),
+            };
+            if better {
+                best = Some((self.class[i], area, self.id[i]));
+            }
+        }
+        best.map(|b| b.2)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -521,5 +550,24 @@ mod tests {
         assert_eq!(s.hit(1.0, 7.0), Some(7));
         assert_eq!(s.hit(5.5, 1.0), Some(9));
         assert_eq!(s.hit(20.0, 1.0), None);
+    }
+
+    #[test]
+    fn hit_near_finds_thin_rects_beside_the_point() {
+        let s = RectSet::new(
+            vec![0, 50, 52],
+            vec![10, 51, 53],
+            vec![0, 0, 0],
+            vec![10, 10, 10],
+            vec![0, 0, 3],
+            vec![1, 2, 3],
+        );
+        // Inside a rectangle: the exact hit wins.
+        assert_eq!(s.hit_near(5.0, 5.0, 3.0, 1.0), Some(1));
+        // Between the thin ones: both are near, the higher class wins.
+        assert_eq!(s.hit_near(51.5, 5.0, 1.0, 1.0), Some(3));
+        // Only the first is within reach.
+        assert_eq!(s.hit_near(49.5, 5.0, 1.0, 1.0), Some(2));
+        assert_eq!(s.hit_near(30.0, 5.0, 1.0, 1.0), None);
     }
 }
