@@ -1,3 +1,5 @@
 // The analysis families' worker requests (see worker-core.js `serve`). Each entry is
 // `(ctx) => ({ method(params, progress) { … } })`.
-export const modules = [];
+import somas from './somas/worker.js';
+
+export const modules = [somas];

@@ -11,8 +11,10 @@ use wasm_bindgen::prelude::*;
 
 pub mod file_source;
 mod session;
+mod somas;
 
 pub use session::Session;
+pub use somas::SomasView;
 
 #[cfg(feature = "threads")]
 pub use wasm_bindgen_rayon::init_thread_pool;

@@ -1,0 +1,84 @@
+// The SOMAS requests of the analysis worker: one open plan (a wasm SomasView) per drop, and the
+// questions the SOMAS views ask about it. Answers are JSON-ready objects or typed arrays; every
+// figure is computed in Rust.
+
+export default function somasRequests(ctx) {
+  let view = null;
+  const close = () => {
+    if (view) view.free();
+    view = null;
+  };
+  ctx.onReset(close);
+  const need = () => {
+    if (!view) throw new Error('no SOMAS dump is open');
+    return view;
+  };
+  const parse = (text) => JSON.parse(text);
+
+  return {
+    /** Opens `dump` (a path of the drop) with the optional `taskInfo` path; returns the summary. */
+    'somas.open'({ dump, taskInfo }, progress) {
+      close();
+      const t0 = performance.now();
+      view = ctx.mod().SomasView.open(ctx.session(), dump, taskInfo || undefined, (done, total, label) =>
+        progress(done, total, label),
+      );
+      return { summary: parse(view.summary()), info: parse(view.info()), ms: performance.now() - t0 };
+    },
+    'somas.curves'({ x0, x1, columns }) {
+      return need().curves(x0, x1, columns);
+    },
+    'somas.rects'({ x0, x1, y0, y1, width, height, maxRects }) {
+      const t0 = performance.now();
+      const r = need().rects(x0, x1, y0, y1, width, height, maxRects);
+      r.ms = performance.now() - t0;
+      return r;
+    },
+    'somas.hit'({ x, y, dx, dy }) {
+      const id = need().hit(x, y, dx, dy);
+      return id === undefined ? null : parse(need().tensor(id));
+    },
+    'somas.tensor'({ id }) {
+      return parse(need().tensor(id));
+    },
+    'somas.nodeAt'({ index }) {
+      return parse(need().nodeAt(index));
+    },
+    'somas.frame'({ index }) {
+      return need().frame(index);
+    },
+    'somas.search'({ text }) {
+      return parse(need().search(text));
+    },
+    'somas.nodeQuery'({ index }) {
+      return parse(need().nodeQuery(index));
+    },
+    'somas.tensorQuery'({ id }) {
+      return parse(need().tensorQuery(id));
+    },
+    'somas.addressQuery'({ address }) {
+      return parse(need().addressQuery(address));
+    },
+    'somas.rangeQuery'({ start, end }) {
+      return parse(need().rangeQuery(start, end));
+    },
+    'somas.table'({ view: name, table, request }) {
+      return parse(need().tableQuery(name, table, JSON.stringify(request || {})));
+    },
+    'somas.page'({ view: name, offset, limit }) {
+      return parse(need().tablePage(name, offset, limit));
+    },
+    'somas.position'({ view: name, key }) {
+      return need().tablePosition(name, key);
+    },
+    'somas.exportList'({ request }) {
+      return parse(need().exportList(JSON.stringify(request || {})));
+    },
+    'somas.exportZip'({ request }) {
+      return need().exportZip(JSON.stringify(request || {}));
+    },
+    'somas.exportFile'({ request, path }) {
+      return need().exportFile(JSON.stringify(request || {}), path);
+    },
+  };
+}
