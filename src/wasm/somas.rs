@@ -8,7 +8,7 @@
 //! their execution index everywhere on the JavaScript side; rows stay in here.
 
 use super::session::Session;
-use crate::chart::{step_envelope, RectSet, Viewport};
+use crate::chart::{step_envelope, RectIndex, Viewport};
 use crate::export::somas as out;
 use crate::somas::analysis::{self, layout_class};
 use crate::somas::model::NONE;
@@ -30,12 +30,14 @@ pub struct SomasView {
     summary_json: String,
     log: String,
     summary: summary::Summary,
-    rects: RectSet,
+    rects: RectIndex,
     in_conflict: Vec<bool>,
     /// Execution indices `0..=max_index` as the x of the curves' step functions.
     xs: Vec<i64>,
     tables: HashMap<&'static str, Table>,
     views: HashMap<String, (SomasTable, TableView)>,
+    /// How long reading, parsing and analysing took in the browser (ms).
+    timings: serde_json::Value,
 }
 
 fn err(msg: impl std::fmt::Display) -> JsError {
@@ -120,23 +122,51 @@ impl SomasView {
                 &label.into(),
             );
         };
+        let now = js_sys::Date::now;
+        let t0 = now();
+        // Both files are read here (a browser File can only be read on this thread), then parsed
+        // side by side: the task-info parser is sequential, the dump's runs in parallel chunks.
         let src = session.source(dump).map_err(err)?;
         let label = format!("reading {dump}");
-        let model = somas::load_dump(&src, Some(&mut |d, t| report(&label, d, t)))
+        let buf = somas::read_source(&src, Some(&mut |d, t| report(&label, d, t)))
             .map_err(|d| err(d.to_string()))?;
-        let task = match &task_info {
+        let task_buf = match &task_info {
             Some(path) => {
                 let src = session.source(path).map_err(err)?;
                 let label = format!("reading {path}");
-                Some(
-                    somas::load_task_info(&src, Some(&mut |d, t| report(&label, d, t)))
+                Some((
+                    path.clone(),
+                    somas::read_source(&src, Some(&mut |d, t| report(&label, d, t)))
                         .map_err(|d| err(d.to_string()))?,
-                )
+                ))
             }
             None => None,
         };
+        let t1 = now();
+        report("parsing", 0, 0);
+        let (model, task) = rayon::join(
+            || somas::parse_dump(dump, &buf),
+            || {
+                task_buf
+                    .as_ref()
+                    .map(|(path, b)| somas::parse_task_info(path, b))
+                    .transpose()
+            },
+        );
+        let model = model.map_err(|d| err(d.to_string()))?;
+        let task = task.map_err(|d| err(d.to_string()))?;
+        drop(buf);
+        drop(task_buf);
+        let t2 = now();
         report("analysing", 0, 0);
-        Ok(SomasView::new(model, task))
+        let mut view = SomasView::new(model, task);
+        let t3 = now();
+        view.timings = json!({
+            "read_ms": t1 - t0,
+            "parse_ms": t2 - t1,
+            "analyse_ms": t3 - t2,
+        });
+        Ok(view)
     }
 
     /// The summary: the object `memlens somas FILE --json` prints (without query keys).
@@ -148,7 +178,7 @@ impl SomasView {
     /// node owning the max address.
     pub fn info(&self) -> String {
         let m = &self.model;
-        let bounds = self.rects.bounds();
+        let bounds = self.rects.set().bounds();
         let max_addr_node = self
             .an
             .max_address_without_lifelong
@@ -166,6 +196,7 @@ impl SomasView {
             "peak_index": self.an.peak.map(|p| p.index),
             "max_address_node_index": max_addr_node,
             "legend": layout_class::NAMES,
+            "timings": self.timings,
             "somas_range": self.an.somas_range.map(|(a, b)| [a, b]),
             "param_range": self.an.param_range(m).map(|(a, b, sum)| [a, b, sum]),
         })
@@ -538,7 +569,7 @@ impl SomasView {
             json!({ "error": format!("cannot serialise the summary: {e}") }).to_string()
         });
         let log = out::log(&model, &an, &s);
-        let rects = analysis::layout_rects(&model, &an);
+        let rects = RectIndex::new(analysis::layout_rects(&model, &an));
         let in_conflict = analysis::conflict_rows(&model, &an);
         let xs = (0..an.in_use.len() as i64).collect();
         SomasView {
@@ -552,6 +583,7 @@ impl SomasView {
             xs,
             tables: HashMap::new(),
             views: HashMap::new(),
+            timings: serde_json::Value::Null,
         }
     }
 

@@ -507,6 +507,7 @@ test('screenshots of every view, light and dark', async () => {
       const views = ['overview', 'curves', 'layout', 'frame', 'query', 'tables', 'export'];
       for (const v of views) await shoot(page, `somas-${v}-${scheme}`, `#somas-${v}`);
       // Hover a tensor in the zoomed layout for the tooltip.
+      await page.locator('#somas-layout').scrollIntoViewIfNeeded();
       const box = await page.locator('[data-testid="somas-layout"]').boundingBox();
       await page.mouse.move(box.x + box.width / 2 + 36, box.y + box.height / 2);
       await page.waitForTimeout(400);

@@ -16,12 +16,14 @@ const SERIES = [
 ];
 
 export class Curves {
-  constructor(app) {
+  constructor(app, parent) {
     this.app = app;
     const { section: s, body, tools } = section('curves', 'Memory over execution order', {
       help: 'wheel or +/- to zoom, drag or arrows to pan, 0 or double-click to reset, click selects a node',
     });
     this.section = s;
+    // In the document before any chart is made, so charts start at their real size.
+    parent.append(s);
     const sm = app.summary;
     this.static = sm.static_bytes;
     this.peak = sm.peak;

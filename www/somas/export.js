@@ -6,13 +6,14 @@ import { download, downloadCanvas } from '../ui/download.js';
 import { section, button } from './common.js';
 
 export class ExportView {
-  constructor(app, charts) {
+  constructor(app, parent, charts) {
     this.app = app;
     this.charts = charts;
     const { section: s, body, tools } = section('export', 'Export', {
       help: "somas_tool's output files (graph_*.csv, overview.txt, mem_frame CSVs, query and conflict files) as memlens somas --out writes them",
     });
     this.section = s;
+    parent.append(s);
     this.sel = app.store.get();
     const stem = (app.summary.file.split('/').pop() || 'somas').replace(/\.[^.]*$/, '');
     this.zipName = `${stem}.memlens.zip`;

@@ -4,18 +4,20 @@ import { el, cssVar } from '../ui/dom.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { bytes, exactBytes, int } from '../format.js';
 import { section, button, hex, classColors } from './common.js';
-import { Grid } from './grid.js';
+import { Grid, COMPACT } from './grid.js';
 
 const STRIP_H = 44;
 
 export class Frame {
-  constructor(app) {
+  constructor(app, parent) {
     this.app = app;
     const info = app.info;
     const { section: s, body, tools } = section('frame', 'Memory frame', {
       help: 'the tensors alive when the selected node runs, by offset; p peak node, m max-address node, , and . previous / next node',
     });
     this.section = s;
+    // In the document before any chart is made, so charts start at their real size.
+    parent.append(s);
     s.dataset.testid = 'somas-frame';
     this.base = info.base_source === 'none' ? 0 : info.base_address;
     this.extent = Math.max(1, info.layout ? info.layout.y1 : 0, info.reused_bytes);
@@ -37,6 +39,7 @@ export class Frame {
     this.grid = new Grid(this.tableBox, {
       app,
       view: 'frame',
+      show: COMPACT,
       table: 'tensors',
       label: 'tensors alive at the selected node',
       isSelected: (row) => this.sel.tensor !== null && row[0] === this.sel.tensor,

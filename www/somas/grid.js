@@ -4,6 +4,9 @@ import { VirtualTable, formatCell } from '../ui/virtual-table.js';
 import { hex } from './common.js';
 
 const WIDE = new Set(['SourceNodeName', 'Name', 'NodeA', 'NodeB']);
+// Ids and indices are matched against %12T, $12 and the CLI's output: no thousands separators.
+const IDS = new Set(['TensorId', 'TensorA', 'TensorB', 'Index', 'SourceNodeId', 'OpId', 'OutputIndex', 'SourceStream', 'Stream', 'Type', 'LifeStart', 'LifeEnd', 'AliveFrom', 'AliveTo', 'AliveFromA', 'AliveToA', 'AliveFromB', 'AliveToB']);
+const plain = (v) => (v === null ? { text: '', title: 'empty' } : { text: String(v), title: String(v) });
 
 /** Column layout for a spec list: names get room, numbers a fixed minimum. */
 function columns(specs) {
@@ -12,15 +15,16 @@ function columns(specs) {
     kind: c.kind,
     width: WIDE.has(c.name) ? 'minmax(220px, 3fr)' : c.kind === 'hex' ? 'minmax(132px, 1fr)' : 'minmax(92px, 1fr)',
     minPx: WIDE.has(c.name) ? 220 : c.kind === 'hex' ? 132 : 92,
-    format: c.kind === 'hex' ? (v) => (v === null ? { text: '', title: 'unknown' } : { text: hex(v), title: String(v) }) : undefined,
+    format: c.kind === 'hex' ? (v) => (v === null ? { text: '', title: 'unknown' } : { text: hex(v), title: String(v) }) : IDS.has(c.name) ? plain : undefined,
   }));
 }
 
 export class Grid {
   /**
    * opts: app, view (name of the worker-side view), table, label, rowTestId, rowData(row) → data,
-   *       onRowClick(row), isSelected(row) → bool, keyOf(selection) → key for tablePosition,
-   *       sort ({col, desc}), empty (text when no row matches)
+   *       onRowClick(row), isSelected(row) → bool, sort ({col, desc}), empty (text when no row
+   *       matches), show (column names to show, in order; default all — rows handed to the
+   *       callbacks then hold these columns only)
    */
   constructor(container, opts) {
     this.container = container;
@@ -35,12 +39,15 @@ export class Grid {
   /** Runs `request` (without sort: the grid keeps its own) and shows the first rows. */
   async query(request = this.request) {
     this.request = request;
-    const full = { ...request, sort: this.sort ? [[this.sort.col, this.sort.desc]] : [] };
+    const sortCol = this.sort && this.pick ? this.pick[this.sort.col] : this.sort ? this.sort.col : null;
+    const full = { ...request, sort: this.sort ? [[sortCol, this.sort.desc]] : [] };
     const res = await this.app.call('table', { view: this.opts.view, table: this.opts.table, request: full });
     const key = JSON.stringify(res.columns);
     if (!this.vt || key !== this.specs) {
       this.specs = key;
-      this.columns = columns(res.columns);
+      // Columns shown: all, or the named ones (cells picked from each page by index).
+      this.pick = this.opts.show ? this.opts.show.map((n) => res.columns.findIndex((c) => c.name === n)).filter((i) => i >= 0) : null;
+      this.columns = columns(this.pick ? this.pick.map((i) => res.columns[i]) : res.columns);
       this.vt = new VirtualTable(this.container, {
         columns: this.columns,
         label: this.opts.label,
@@ -49,7 +56,11 @@ export class Grid {
         isSelected: this.opts.isSelected,
         minWidth: this.columns.reduce((s, c) => s + c.minPx, 0),
         sort: this.sort,
-        fetchPage: (offset, limit) => this.app.call('page', { view: this.opts.view, offset, limit }),
+        fetchPage: async (offset, limit) => {
+          const page = await this.app.call('page', { view: this.opts.view, offset, limit });
+          if (this.pick) page.rows = page.rows.map((r) => this.pick.map((i) => r[i]));
+          return page;
+        },
         onRowClick: (id, row) => this.opts.onRowClick && this.opts.onRowClick(row, id),
         onSortChange: (sort) => {
           this.sort = sort;
@@ -82,3 +93,6 @@ export class Grid {
 }
 
 export { formatCell };
+
+/** The tensor columns that matter in a frame or a query answer (the Tables view has them all). */
+export const COMPACT = ['TensorId', 'SourceNodeName', 'StartAddr', 'EndAddr', 'AlignSize', 'AliveFrom', 'AliveTo', 'TensorType', 'LifeLong', 'Conflicts'];

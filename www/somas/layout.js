@@ -13,16 +13,17 @@ import { section, button, latest, hex, classColors, stateLine } from './common.j
 
 // Individually drawn tensors per request; the rest are merged into runs.
 const MAX_RECTS = 20000;
-const MERGED = 0xffffffff;
 
 export class Layout {
-  constructor(app) {
+  constructor(app, parent) {
     this.app = app;
     const info = app.info;
     const { section: s, body, tools } = section('layout', 'Tensor layout', {
       help: 'x = execution index, y = offset. Wheel zooms (Shift: y only, Alt: x only), drag pans, +/- and arrows on the focused chart, 0 resets, click selects a tensor, z zooms to the selection',
     });
     this.section = s;
+    // In the document before any chart is made, so charts start at their real size.
+    parent.append(s);
     this.base = info.base_source === 'none' ? 0 : info.base_address;
     this.sel = app.store.get();
     this.cache = new Map();
@@ -30,8 +31,8 @@ export class Layout {
 
     const legend = el('div', { class: 'legend' });
     info.legend.forEach((name, c) => legend.append(el('span', { class: 'legend-item' }, el('span', { class: `swatch c${c}` }), name)));
+    body.append(legend);
     tools.append(
-      legend,
       button('Zoom to selection', () => this.zoomToSelection(), { title: 'z' }),
       button('Reset', () => this.plot && this.plot.reset(), { title: '0 on the chart, or double-click' }),
       button('PNG', () => this.plot && downloadCanvas(this.plot.canvas, 'TensorLayout.png'), { title: 'Save this chart as PNG' }),
@@ -45,13 +46,26 @@ export class Layout {
       body.append(stateLine('empty', 'Offsets are not solved in this dump (a stage before the solver): every tensor sits at offset 0. Open the *_somas_tensor_offset_* dump for the real layout.'));
     }
     const request = latest(async (v) => {
-      const width = Math.max(1, Math.round(this.plot.width));
-      const height = Math.max(1, Math.round(this.plot.height));
-      const r = await app.call('rects', { x0: v.x0, x1: v.x1, y0: v.y0, y1: v.y1, width, height, maxRects: MAX_RECTS });
-      this.data = { view: v, width, height, r, byClass: byClass(r) };
-      this.status.textContent = `${int(r.visible)} tensors in view: ${int(r.individual)} drawn one by one, ${int(r.merged)} merged into ${int(r.x.length - r.individual)} pixel runs (${r.ms.toFixed(1)} ms in the engine)`;
+      // Asked in device pixels, so the image is drawn 1:1 until the view moves.
+      const dpr = window.devicePixelRatio || 1;
+      const width = Math.max(1, Math.round(this.plot.width * dpr));
+      const height = Math.max(1, Math.round(this.plot.height * dpr));
+      const sent = performance.now();
+      const r = await app.call('rects', { x0: v.x0, x1: v.x1, y0: v.y0, y1: v.y1, width, height, maxRects: MAX_RECTS, ...palette() });
+      performance.measure('somas-layout-rects', { start: sent, duration: r.ms });
+      performance.measure('somas-layout-raster', { start: sent + r.ms, duration: r.rasterMs });
+      const image = await createImageBitmap(new ImageData(r.rgba, width, height));
+      performance.measure('somas-layout-roundtrip', { start: sent, duration: performance.now() - sent });
+      if (this.data && this.data.image) this.data.image.close();
+      this.data = { view: v, width, height, image };
+      this.status.textContent = `${int(r.visible)} tensors in view: ${int(r.individual)} drawn one by one, ${int(r.merged)} merged into ${int(r.runs)} pixel runs (${r.ms.toFixed(1)} ms in the engine)`;
       this.plot.redraw();
     }, app.error);
+    this.request = request;
+    matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
+      colorsCache = null;
+      if (this.plot) request({ ...this.plot.view });
+    });
     const hoverReq = latest(async ({ x, y, dx, dy, ev }) => {
       const t = await app.call('hit', { x, y, dx, dy });
       if (!this.hoverPoint || this.hoverPoint.x !== x || this.hoverPoint.y !== y) return;
@@ -189,35 +203,18 @@ export class Layout {
   }
 
   draw(ctx, plot) {
-    const colors = classColors();
     const d = this.data;
     const v = plot.view;
     if (d) {
-      // Pixel coordinates of the answer (for d.view) mapped into the current view.
+      // The raster of the answer (made for d.view) mapped into the current view: exact while the
+      // view is unchanged, stretched while the next answer is on its way.
       const rv = d.view;
-      const ax = ((rv.x1 - rv.x0) / d.width) * (plot.width / (v.x1 - v.x0));
-      const bx = ((rv.x0 - v.x0) * plot.width) / (v.x1 - v.x0);
-      const ay = ((rv.y1 - rv.y0) / d.height) * (plot.height / (v.y1 - v.y0));
-      const by = ((v.y1 - rv.y1) * plot.height) / (v.y1 - v.y0);
-      const { x, y, w, h, id } = d.r;
-      const edges = new Path2D();
-      for (let c = 0; c < d.byClass.length; c++) {
-        const list = d.byClass[c];
-        if (!list.length) continue;
-        ctx.fillStyle = colors[c];
-        for (let k = 0; k < list.length; k++) {
-          const i = list[k];
-          const px = ax * x[i] + bx;
-          const py = ay * y[i] + by;
-          const pw = Math.max(1, ax * w[i]);
-          const ph = Math.max(1, ay * h[i]);
-          ctx.fillRect(px, py, pw, ph);
-          if (id[i] !== MERGED && pw >= 5 && ph >= 5) edges.rect(px + 0.5, py + 0.5, pw - 1, ph - 1);
-        }
-      }
-      ctx.strokeStyle = cssVar('--somas-edge');
-      ctx.lineWidth = 1;
-      ctx.stroke(edges);
+      const kx = plot.width / (v.x1 - v.x0);
+      const ky = plot.height / (v.y1 - v.y0);
+      const left = (rv.x0 - v.x0) * kx;
+      const top = (v.y1 - rv.y1) * ky;
+      ctx.imageSmoothingEnabled = false;
+      ctx.drawImage(d.image, left, top, (rv.x1 - rv.x0) * kx, (rv.y1 - rv.y0) * ky);
     }
     const accent = cssVar('--accent');
     const sel = this.sel || {};
@@ -264,7 +261,8 @@ export class Layout {
         ctx.stroke();
       }
     };
-    if (this.pairInfo) for (const t of this.pairInfo) outline(t, cssVar('--somas-c7'), 2.5);
+    // Both tensors of a conflict are red: outline them in the text colour so each shows.
+    if (this.pairInfo) for (const t of this.pairInfo) outline(t, cssVar('--text'), 2);
     if (this.hover) outline(this.hover, cssVar('--text'), 1);
     if (this.tensorInfo) outline(this.tensorInfo, accent, 2.5);
   }
@@ -287,9 +285,35 @@ export class Layout {
   }
 }
 
-/** Indices of the answer's rectangles per class, so each class is painted with one fill style. */
-function byClass(r) {
-  const lists = Array.from({ length: 8 }, () => []);
-  for (let i = 0; i < r.cls.length; i++) (lists[r.cls[i]] || lists[0]).push(i);
-  return lists;
+/** The RGBA bytes of a CSS colour, resolved by the browser. */
+const probe = new OffscreenCanvas(1, 1).getContext('2d', { willReadFrequently: true });
+function rgba(color) {
+  probe.clearRect(0, 0, 1, 1);
+  probe.fillStyle = '#000';
+  probe.fillStyle = color;
+  probe.fillRect(0, 0, 1, 1);
+  return probe.getImageData(0, 0, 1, 1).data;
+}
+
+let colorsCache = null;
+
+/**
+ * Fill and border colour of each layout class as 0xAABBGGRR words for the worker's raster
+ * (borders: the class colour mixed with --somas-edge, lighter in light mode, darker in dark).
+ */
+function palette() {
+  if (colorsCache) return colorsCache;
+  const edge = rgba(cssVar('--somas-edge'));
+  const a = edge[3] / 255;
+  const mix = (x, e) => Math.round(x * (1 - a) + e * a);
+  const word = (r, g, b) => ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0;
+  const fill = [];
+  const border = [];
+  for (const c of classColors()) {
+    const [r, g, b] = rgba(c);
+    fill.push(word(r, g, b));
+    border.push(word(mix(r, edge[0]), mix(g, edge[1]), mix(b, edge[2])));
+  }
+  colorsCache = { fill, border };
+  return colorsCache;
 }

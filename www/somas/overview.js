@@ -13,10 +13,12 @@ const RATIO_TITLES = {
 };
 
 export class Overview {
-  constructor(app) {
+  constructor(app, parent) {
     this.app = app;
     const { section: s, body, tools } = section('overview', 'Overview', { help: "somas_tool's overview.txt, readable" });
     this.section = s;
+    // In the document before any chart is made, so charts start at their real size.
+    parent.append(s);
     const sm = app.summary;
     const info = app.info;
     const base = info.base_address;

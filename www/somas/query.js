@@ -5,17 +5,19 @@
 import { el } from '../ui/dom.js';
 import { bytes, exactBytes, int } from '../format.js';
 import { section, button, hex, stateLine } from './common.js';
-import { Grid } from './grid.js';
+import { Grid, COMPACT } from './grid.js';
 
 const ROLE = { input: 'Input', output: 'Output', workspace: 'Workspace' };
 
 export class QueryView {
-  constructor(app) {
+  constructor(app, parent) {
     this.app = app;
     const { section: s, body } = section('query', 'Query', {
       help: 'type in the search box above (/): a node name or index ($12), a tensor id (%12T or 12), an address (0x…) or a range (0x…-0x…)',
     });
     this.section = s;
+    // In the document before any chart is made, so charts start at their real size.
+    parent.append(s);
     this.note = el('div', { class: 'somas-query-note' });
     this.result = el('div', { class: 'somas-query-result', data: { testid: 'somas-query-result', kind: 'none' } });
     this.gridBox = el('div', { class: 'somas-query-grid' });
@@ -23,6 +25,7 @@ export class QueryView {
     this.grid = new Grid(this.gridBox, {
       app,
       view: 'query',
+      show: COMPACT,
       table: 'tensors',
       label: 'tensors of the query answer',
       isSelected: (row) => this.sel.tensor !== null && row[0] === this.sel.tensor,

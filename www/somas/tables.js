@@ -15,13 +15,15 @@ const TABS = [
 ];
 
 export class Tables {
-  constructor(app) {
+  constructor(app, parent) {
     this.app = app;
     const sm = app.summary;
     const { section: s, body, tools } = section('tables', 'Tables', {
       help: 'click a header to sort, type to filter (substring, or a regular expression), arrows / Page Up / Page Down / Home / End move, Enter selects',
     });
     this.section = s;
+    // In the document before any chart is made, so charts start at their real size.
+    parent.append(s);
     this.sel = app.store.get();
     const counts = { nodes: sm.nodes, tensors: sm.tensors, parameters: sm.parameters, conflicts: sm.conflicts.length };
     this.tabButtons = {};

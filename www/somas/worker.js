@@ -1,6 +1,7 @@
 // The SOMAS requests of the analysis worker: one open plan (a wasm SomasView) per drop, and the
 // questions the SOMAS views ask about it. Answers are JSON-ready objects or typed arrays; every
 // figure is computed in Rust.
+import { rasterize } from './raster.js';
 
 export default function somasRequests(ctx) {
   let view = null;
@@ -26,13 +27,25 @@ export default function somasRequests(ctx) {
       return { summary: parse(view.summary()), info: parse(view.info()), ms: performance.now() - t0 };
     },
     'somas.curves'({ x0, x1, columns }) {
-      return need().curves(x0, x1, columns);
+      return ctx.transfer(need().curves(x0, x1, columns));
     },
-    'somas.rects'({ x0, x1, y0, y1, width, height, maxRects }) {
+    /** The layout for a viewport, painted: `{rgba, width, height, visible, individual, merged, runs, ms}`. */
+    'somas.rects'({ x0, x1, y0, y1, width, height, maxRects, fill, border }) {
       const t0 = performance.now();
       const r = need().rects(x0, x1, y0, y1, width, height, maxRects);
-      r.ms = performance.now() - t0;
-      return r;
+      const ms = performance.now() - t0;
+      const rgba = rasterize(r, width, height, fill, border);
+      return ctx.transfer({
+        rgba,
+        width,
+        height,
+        visible: r.visible,
+        individual: r.individual,
+        merged: r.merged,
+        runs: r.x.length - r.individual,
+        ms,
+        rasterMs: performance.now() - t0 - ms,
+      });
     },
     'somas.hit'({ x, y, dx, dy }) {
       const id = need().hit(x, y, dx, dy);
@@ -45,7 +58,7 @@ export default function somasRequests(ctx) {
       return parse(need().nodeAt(index));
     },
     'somas.frame'({ index }) {
-      return need().frame(index);
+      return ctx.transfer(need().frame(index));
     },
     'somas.search'({ text }) {
       return parse(need().search(text));
@@ -75,10 +88,10 @@ export default function somasRequests(ctx) {
       return parse(need().exportList(JSON.stringify(request || {})));
     },
     'somas.exportZip'({ request }) {
-      return need().exportZip(JSON.stringify(request || {}));
+      return ctx.transfer(need().exportZip(JSON.stringify(request || {})));
     },
     'somas.exportFile'({ request, path }) {
-      return need().exportFile(JSON.stringify(request || {}), path);
+      return ctx.transfer(need().exportFile(JSON.stringify(request || {}), path));
     },
   };
 }

@@ -55,9 +55,9 @@ export class Plot {
     container.append(this.box);
     this.ctx = this.canvas.getContext('2d');
     this.resize();
+    // Only a real size change asks for new data (the observer also fires once on observe).
     new ResizeObserver(() => {
-      this.resize();
-      this.changed();
+      if (this.resize()) this.changed();
     }).observe(this.box);
     matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => this.redraw());
     this.bind();
@@ -71,15 +71,20 @@ export class Plot {
     return Math.max(1, this.cssHeight - this.margin.top - this.margin.bottom);
   }
 
+  /** Fits the canvas to its box; returns true when its size changed. */
   resize() {
     const dpr = window.devicePixelRatio || 1;
-    this.cssWidth = Math.max(200, this.box.clientWidth || 600);
-    this.cssHeight = this.opts.height;
+    const w = Math.max(200, this.box.clientWidth || 600);
+    const h = this.opts.height;
+    if (w === this.cssWidth && h === this.cssHeight && dpr === this.dpr) return false;
+    this.cssWidth = w;
+    this.cssHeight = h;
     this.canvas.width = Math.round(this.cssWidth * dpr);
     this.canvas.height = Math.round(this.cssHeight * dpr);
     this.canvas.style.width = `${this.cssWidth}px`;
     this.canvas.style.height = `${this.cssHeight}px`;
     this.dpr = dpr;
+    return true;
   }
 
   /** Sets the full extent of the data; the view is reset to it unless `keepView`. */
