@@ -197,6 +197,7 @@ impl SomasView {
             "max_address_node_index": max_addr_node,
             "legend": layout_class::NAMES,
             "timings": self.timings,
+            "conflict_marks": self.conflict_marks(),
             "somas_range": self.an.somas_range.map(|(a, b)| [a, b]),
             "param_range": self.an.param_range(m).map(|(a, b, sum)| [a, b, sum]),
         })
@@ -585,6 +586,28 @@ impl SomasView {
             views: HashMap::new(),
             timings: serde_json::Value::Null,
         }
+    }
+
+    /// Where each conflict (the first 2000) starts: `[first shared index, lowest shared offset,
+    /// tensor a, tensor b]`, so the views can mark conflicts that are smaller than a pixel.
+    fn conflict_marks(&self) -> Vec<[u64; 4]> {
+        let (m, an) = (&self.model, &self.an);
+        an.conflicts
+            .pairs
+            .iter()
+            .take(2000)
+            .map(|&(a, b)| {
+                let lo = |t: u32| u64::from(an.lo.get(t as usize).copied().unwrap_or(0));
+                let (sa, _) = m.effective_range(a);
+                let (sb, _) = m.effective_range(b);
+                [
+                    lo(a).max(lo(b)),
+                    sa.max(sb),
+                    u64::from(self.tensor_id(a)),
+                    u64::from(self.tensor_id(b)),
+                ]
+            })
+            .collect()
     }
 
     fn tensor_id(&self, row: u32) -> u32 {

@@ -313,6 +313,95 @@ test('a generated dump: figures, injected conflicts as rows, frames and every qu
   }
 });
 
+test('linked views: a click in the curves or the layout selects; tables sort and filter in the engine', async () => {
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await fresh(page, isolated.url);
+    await dropFiles(page, [entry('gen/Ascend_somas_tensor_offset_1.ir', gen.dump), entry('gen/task_info_graph_1.ir', gen.task)]);
+    assert.equal(await somasSettled(page), 'ready');
+    const j = cli(gen.dump, ['--task-info', gen.task]);
+    const nodeOfHash = async () => Number(new URLSearchParams((await page.evaluate(() => location.hash)).slice(1)).get('s.node'));
+    // Click the curves at about two thirds of the axis: the selected node's frame is the CLI's.
+    const curves = page.locator('[data-testid="somas-curves"]');
+    await curves.scrollIntoViewIfNeeded();
+    const cb = await curves.boundingBox();
+    const target = Math.round(((j.nodes - 1) * 2) / 3);
+    const [cl, ct, cw] = (await curves.getAttribute('data-area')).split(',').map(Number);
+    await page.mouse.click(cb.x + cl + ((target + 0.5) / j.nodes) * cw, cb.y + ct + 60);
+    await page.waitForFunction((p) => new URLSearchParams(location.hash.slice(1)).get('s.node') !== String(p), j.peak.node_index);
+    const picked = await nodeOfHash();
+    assert.ok(Math.abs(picked - target) <= 3, `clicked near ${target}, selected ${picked}`);
+    assert.deepEqual(await frameOf(page, picked), cli(gen.dump, ['--node', String(picked)]).node_query.alive_tensors);
+    // The nodes table highlights it.
+    await page.click('button[data-table="nodes"]');
+    await page.waitForSelector(`#somas-tables .vt-row.selected[data-id]`);
+    assert.equal(await page.$eval('#somas-tables .vt-row.selected', (r) => r.children[1].textContent), String(picked));
+
+    // Select the highest tensor, zoom the layout to it (z) and click the middle of the chart.
+    const top = j.max_address_without_lifelong.tensor_id;
+    await query(page, `%${top}T`, 'tensor');
+    await page.evaluate(() => document.activeElement.blur());
+    await page.keyboard.press('Escape');
+    await page.waitForFunction(() => !/s\.tensor=/.test(location.hash));
+    await query(page, `%${top}T`, 'tensor');
+    await page.evaluate(() => document.activeElement.blur());
+    await page.keyboard.press('z');
+    await page.waitForFunction(() => /s\.lx0=/.test(location.hash));
+    await page.keyboard.press('Escape');
+    await page.waitForFunction(() => !/s\.tensor=/.test(location.hash));
+    const layout = page.locator('[data-testid="somas-layout"]');
+    await layout.scrollIntoViewIfNeeded();
+    const lb = await layout.boundingBox();
+    const [ll, lt, lw, lh] = (await layout.getAttribute('data-area')).split(',').map(Number);
+    // Where the tensor is, from the CLI's graph_tensors.csv, and the view the hash records.
+    const out = path.join(tmp, 'out-linked');
+    rmSync(out, { recursive: true, force: true });
+    execFileSync(CLI, ['somas', gen.dump, '--task-info', gen.task, '--out', out]);
+    const row = readFileSync(path.join(out, 'graph_tensors.csv'), 'utf8').split('\n').map((l) => l.split(',')).find((c) => c[0] === String(top));
+    const [start, end, lifeStart, lifeEnd] = [Number(row[5]) - j.base_address, Number(row[9]) - j.base_address, Number(row[11]), Number(row[12])];
+    const hv = new URLSearchParams((await page.evaluate(() => location.hash)).slice(1));
+    const [vx0, vx1, vy0, vy1] = ['s.lx0', 's.lx1', 's.ly0', 's.ly1'].map((k) => Number(hv.get(k)));
+    const px = ll + (((lifeStart + lifeEnd + 1) / 2 - vx0) / (vx1 - vx0)) * lw;
+    const py = lt + lh - (((start + end) / 2 - vy0) / (vy1 - vy0)) * lh;
+    await page.waitForTimeout(300);
+    await page.mouse.move(lb.x + px, lb.y + py);
+    await page.waitForSelector('[data-testid="tooltip"]:not([hidden])');
+    assert.match(await page.textContent('[data-testid="tooltip"]'), new RegExp(`^%${top}T `));
+    await page.mouse.down();
+    await page.mouse.up();
+    await page.waitForFunction((t) => new RegExp(`s\\.tensor=${t}(&|$)`).test(location.hash), top);
+    await page.waitForFunction((t) => document.querySelector('[data-testid="somas-query-result"]').dataset.tensor === String(t), top);
+
+    // Sort the nodes table by alive tensor size, largest first: the peak node comes first.
+    await page.click('button[data-table="nodes"]');
+    const header = page.locator('#somas-tables .vt-head .vt-cell', { hasText: /^AliveTensorsSize$/ });
+    await header.click();
+    await page.waitForFunction(() => document.querySelector('#somas-tables .vt-head [data-sorted="desc"]'));
+    await page.waitForFunction((p) => document.querySelector('#somas-tables .vt-rows .vt-row[data-index="0"]')?.children[1].textContent === String(p), j.peak.node_index);
+    // Filter: the rows whose name contains "matmul", counted in the dump's own node lines.
+    const names = readFileSync(gen.dump, 'utf8').split('\n').filter((l) => l.startsWith('$')).map((l) => l.split('\t')[1]);
+    const want = names.filter((n) => n.toLowerCase().includes('matmul')).length;
+    assert.ok(want > 0);
+    await page.fill('[data-testid="somas-table-filter"]', 'MatMul');
+    await page.waitForFunction((n) => document.querySelector('#somas-tables .vt-status').textContent === `${n.toLocaleString('en-US')} rows`, want);
+    // A regular expression: names ending in -op1 … -op9 (one digit).
+    const re = names.filter((n) => /-op\d$/i.test(n)).length;
+    await page.check('#somas-tables input[type="checkbox"]');
+    await page.fill('[data-testid="somas-table-filter"]', '-op\\d$');
+    await page.waitForFunction((n) => document.querySelector('#somas-tables .vt-status').textContent === `${n.toLocaleString('en-US')} rows`, re);
+    // PNG of a chart: a real PNG file.
+    const [png] = await Promise.all([page.waitForEvent('download'), page.click('#somas-curves button:has-text("PNG")')]);
+    const bytes = readFileSync(await png.path());
+    assert.equal(bytes.subarray(1, 4).toString(), 'PNG');
+    assert.equal(png.suggestedFilename(), 'InUseMemory.png');
+    assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
 test('the export zip and single files equal memlens somas --out byte for byte', async () => {
   const b = await openBrowser();
   try {

@@ -40,6 +40,7 @@ export class Curves {
       legend.append(el('label', { class: 'legend-item' }, box, el('span', { class: `swatch line ${ser.dash ? 'dashed' : ''}`, style: { background: `var(${ser.color})` } }), ser.label));
     }
     if (!this.shown.total) legend.append(el('span', { class: 'muted', text: `(total without reuse peaks at ${bytes(totalTop)}, ${(totalTop / Math.max(1, peakTop)).toFixed(1)}× the in-use peak)` }));
+    if ((app.info.conflict_marks || []).length) legend.append(el('span', { class: 'legend-item bad', text: '| conflicts' }));
     tools.append(legend, button('PNG', () => downloadCanvas(this.plot.canvas, 'InUseMemory.png'), { title: 'Save this chart as PNG' }));
 
     const request = latest(async (v) => {
@@ -179,6 +180,12 @@ export class Curves {
         ctx.stroke();
         ctx.setLineDash([]);
       }
+    }
+    // Conflicts: red ticks on the axis at the first node each pair shares.
+    ctx.fillStyle = cssVar('--somas-c7');
+    for (const [cx] of this.app.info.conflict_marks || []) {
+      const x = plot.px(cx + 0.5);
+      if (x >= 0 && x <= plot.width) ctx.fillRect(x - 1, plot.height - 8, 2, 8);
     }
     // Peak marker.
     if (this.peak && this.shown.inuse) {

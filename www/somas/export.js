@@ -41,12 +41,12 @@ export class ExportView {
     this.refresh();
   }
 
-  /** The queries to include, as the CLI flags would give them. */
-  request() {
+  /** The queries to include, as the CLI flags would give them (a node only if one has that index). */
+  async request() {
     if (!this.withQueries.checked) return {};
     const s = this.sel;
     const r = {};
-    if (s.node !== null) r.node = s.node;
+    if (s.node !== null && (await this.app.call('nodeAt', { index: s.node })).name !== null) r.node = s.node;
     if (s.tensor !== null) r.tensor = s.tensor;
     if (s.range && s.range.single) r.address = s.range.start;
     else if (s.range) r.range = [s.range.start, s.range.end];
@@ -63,7 +63,7 @@ export class ExportView {
   }
 
   async refresh() {
-    const request = this.request();
+    const request = await this.request();
     try {
       const paths = await this.app.call('exportList', { request });
       this.error.hidden = true;
@@ -81,7 +81,7 @@ export class ExportView {
   }
 
   async downloadZip() {
-    const bytes = await this.app.call('exportZip', { request: this.request() });
+    const bytes = await this.app.call('exportZip', { request: await this.request() });
     download(this.zipName, bytes, 'application/zip');
   }
 

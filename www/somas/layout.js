@@ -31,6 +31,7 @@ export class Layout {
 
     const legend = el('div', { class: 'legend' });
     info.legend.forEach((name, c) => legend.append(el('span', { class: 'legend-item' }, el('span', { class: `swatch c${c}` }), name)));
+    if ((info.conflict_marks || []).length) legend.append(el('span', { class: 'legend-item bad', text: '▼ ○ where each conflict starts (at any zoom)' }));
     body.append(legend);
     tools.append(
       button('Zoom to selection', () => this.zoomToSelection(), { title: 'z' }),
@@ -215,6 +216,30 @@ export class Layout {
       const top = (v.y1 - rv.y1) * ky;
       ctx.imageSmoothingEnabled = false;
       ctx.drawImage(d.image, left, top, (rv.x1 - rv.x0) * kx, (rv.y1 - rv.y0) * ky);
+    }
+    // Conflicts are often far below a pixel: a red mark on the top edge at each one's first
+    // shared node, and a ring where it sits when that is in view.
+    const marks = this.app.info.conflict_marks || [];
+    if (marks.length) {
+      ctx.fillStyle = cssVar('--somas-c7');
+      ctx.strokeStyle = cssVar('--somas-c7');
+      ctx.lineWidth = 1.5;
+      for (const [cx, cy] of marks) {
+        const x = plot.px(cx + 0.5);
+        if (x < -6 || x > plot.width + 6) continue;
+        ctx.beginPath();
+        ctx.moveTo(x - 5, 0);
+        ctx.lineTo(x + 5, 0);
+        ctx.lineTo(x, 7);
+        ctx.closePath();
+        ctx.fill();
+        const y = plot.py(cy);
+        if (y >= 0 && y <= plot.height) {
+          ctx.beginPath();
+          ctx.arc(x, y, 5, 0, Math.PI * 2);
+          ctx.stroke();
+        }
+      }
     }
     const accent = cssVar('--accent');
     const sel = this.sel || {};

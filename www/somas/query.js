@@ -8,6 +8,8 @@ import { section, button, hex, stateLine } from './common.js';
 import { Grid, COMPACT } from './grid.js';
 
 const ROLE = { input: 'Input', output: 'Output', workspace: 'Workspace' };
+// Stage dumps before the solver give every tensor offset 0: overlaps there mean nothing.
+const UNPLACED = () => el('p', { class: 'warn-note', text: 'Offsets are not solved in this dump (a stage before the solver): every tensor sits at offset 0, so the overlaps and conflicts below mean nothing. Open the *_somas_tensor_offset_* dump.' });
 
 export class QueryView {
   constructor(app, parent) {
@@ -96,6 +98,8 @@ export class QueryView {
       else if (q.kind === 'tensor') body = await this.tensor(q.id);
       else body = await this.addresses(q);
       if (seq !== this.seq) return;
+      if (!this.app.info.placed && q.kind !== 'node') body.nodes.unshift(UNPLACED());
+      else if (!this.app.info.placed && body.data.alive) body.nodes.splice(1, 0, UNPLACED());
       this.result.replaceChildren(...body.nodes);
       Object.assign(this.result.dataset, body.data);
       for (const k of Object.keys(this.result.dataset)) if (!(k in body.data) && k !== 'testid') delete this.result.dataset[k];
@@ -114,6 +118,12 @@ export class QueryView {
 
   async node(index) {
     const app = this.app;
+    const at = await app.call('nodeAt', { index });
+    if (at.name === null) {
+      // Formats without a node list (cache JSON) or indices no node has: the frame still shows.
+      const why = app.summary.nodes ? `No node has execution index ${index} in this dump.` : 'This dump has no node list (SOMAS cache JSON): node queries need the *_somas_tensor_offset_* dump; tensor and address queries work.';
+      return { nodes: [stateLine('empty', why)], data: { kind: 'node', node: String(index), alive: '' }, grid: null };
+    }
     const q = await app.call('nodeQuery', { index });
     const nodes = [
       el('h3', {}, el('span', { class: 'somas-node-name', text: q.node_name }), el('span', { class: 'muted', text: ` $${int(q.node_index)}` })),

@@ -63,7 +63,9 @@ export class Tables {
 
   start() {
     const wanted = hash.get('s.table');
-    this.show(TABS.some((t) => t.id === wanted) ? wanted : this.app.summary.conflicts.length ? 'conflicts' : 'nodes', true);
+    const sm = this.app.summary;
+    const first = sm.conflicts.length ? 'conflicts' : sm.nodes ? 'nodes' : 'tensors';
+    this.show(TABS.some((t) => t.id === wanted) ? wanted : first, true);
   }
 
   keyFor(table, st) {
@@ -76,13 +78,22 @@ export class Tables {
   grid_(id) {
     if (this.grids[id]) return this.grids[id];
     const app = this.app;
+    const sm = app.summary;
+    const counts = { nodes: sm.nodes, tensors: sm.tensors, parameters: sm.parameters, conflicts: sm.conflicts.length };
     const box = el('div', { class: 'somas-grid' });
     const opts = {
       app,
       view: `table-${id}`,
       table: id,
       label: `${id} table`,
-      empty: id === 'conflicts' ? (app.summary.conflicts_checked ? 'no overwrite conflict: no two tensors share memory while both alive' : 'not checked: offsets are not solved in this dump') : 'no row matches',
+      empty:
+        id === 'conflicts'
+          ? app.summary.conflicts_checked
+            ? 'no overwrite conflict: no two tensors share memory while both alive'
+            : 'not checked: offsets are not solved in this dump'
+          : counts[id] === 0
+            ? `this dump has no ${id}`
+            : 'no row matches',
     };
     if (id === 'nodes') {
       opts.isSelected = (row) => this.sel.node !== null && row[1] === this.sel.node;

@@ -84,6 +84,8 @@ export class Plot {
     this.canvas.style.width = `${this.cssWidth}px`;
     this.canvas.style.height = `${this.cssHeight}px`;
     this.dpr = dpr;
+    // The plot area inside the canvas (css px), for tests that point at data.
+    this.canvas.dataset.area = [this.margin.left, this.margin.top, this.width, this.height].join(',');
     return true;
   }
 
