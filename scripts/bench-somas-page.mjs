@@ -3,7 +3,7 @@
 // reports the time from the pick to the first drawn tensor layout, its breakdown, and the frame
 // time of pan/zoom on the layout (performance marks and measures set by the page).
 //
-//   node scripts/bench-somas-page.mjs [--nodes 200000] [--frames 240] [--keep]
+//   node scripts/bench-somas-page.mjs [--nodes 200000] [--frames 240] [--runs 2] [--no-task] [--only threaded|single]
 //
 // Needs a built page (npm run build) and the CLI (cargo build --bin memlens, for the generator).
 import { mkdirSync, existsSync, statSync } from 'node:fs';
@@ -19,6 +19,8 @@ const arg = (name, fallback) => {
 const NODES = Number(arg('nodes', 200000));
 const FRAMES = Number(arg('frames', 240));
 const RUNS = Number(arg('runs', 2));
+const WITH_TASK = !process.argv.includes('--no-task');
+const ONLY = arg('only', null);
 
 const dir = path.join(tmpdir(), `memlens-bench-somas-${NODES}`);
 const dump = path.join(dir, 'Ascend_somas_tensor_offset_1.ir');
@@ -28,7 +30,8 @@ if (!existsSync(dump) || !existsSync(task)) {
   console.log(`generating a ${NODES}-node v2.4 dump in ${dir} …`);
   execFileSync(CLI, ['generate', 'somas', '--flavor', 'v2.4', '--nodes', String(NODES), '--seed', '7', '--inject-conflicts', '10', '--out', dump, '--task-info-out', task], { stdio: 'inherit' });
 }
-const size = statSync(dump).size + statSync(task).size;
+const picked = WITH_TASK ? [dump, task] : [dump];
+const size = picked.reduce((n, f) => n + statSync(f).size, 0);
 
 const stats = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -47,7 +50,7 @@ async function once(url, label) {
       // The pick: the moment the page learns about the files.
       document.addEventListener('change', () => performance.mark('bench-pick'), { capture: true, once: true });
     });
-    await page.setInputFiles('input[data-testid="file-input"]', [dump, task]);
+    await page.setInputFiles('input[data-testid="file-input"]', picked);
     await page.waitForFunction(() => performance.getEntriesByName('somas-layout-first-draw').length > 0 || document.querySelector('[data-testid="somas"]')?.dataset.state === 'error', null, { timeout: 300000 });
     const t = await page.evaluate(() => {
       const at = (n) => (performance.getEntriesByName(n)[0] || {}).startTime;
@@ -103,9 +106,10 @@ const isolated = await startServer({ isolate: true });
 const plain = await startServer({ isolate: false });
 const cpu = cpus()[0]?.model || 'unknown CPU';
 console.log(`machine: ${cpus().length} cores (${cpu}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB; ${new Date().toISOString()}`);
-console.log(`input: ${NODES} nodes, dump + task-info ${(size / 1e6).toFixed(1)} MB`);
+console.log(`input: ${NODES} nodes, ${WITH_TASK ? 'dump + task-info' : 'dump'} ${(size / 1e6).toFixed(1)} MB`);
 try {
-  for (const [url, label] of [[isolated.url, 'threaded'], [plain.url, 'single-threaded']]) {
+  const modes = [[isolated.url, 'threaded'], [plain.url, 'single-threaded']].filter(([, l]) => !ONLY || l.startsWith(ONLY));
+  for (const [url, label] of modes) {
     for (let run = 1; run <= RUNS; run++) {
       const r = await once(url, label);
       const { t } = r;
@@ -116,7 +120,7 @@ try {
       console.log(`  pan/zoom repaint: median ${ms(r.draws.median)}, p95 ${ms(r.draws.p95)}, max ${ms(r.draws.max)} over ${r.draws.n} repaints`);
       console.log(`  frame interval: median ${ms(r.intervals.median)}, p95 ${ms(r.intervals.p95)}, max ${ms(r.intervals.max)}`);
       console.log(`  engine, visible rectangles per viewport: median ${ms(r.engine.median)}, p95 ${ms(r.engine.p95)}, max ${ms(r.engine.max)} over ${r.engine.n} requests`);
-      console.log(`  raster of an answer (main thread): median ${ms(r.raster.median)}, p95 ${ms(r.raster.p95)}, max ${ms(r.raster.max)}`);
+      console.log(`  painting an answer (in the worker): median ${ms(r.raster.median)}, p95 ${ms(r.raster.p95)}, max ${ms(r.raster.max)}`);
     }
   }
 } finally {

@@ -59,7 +59,7 @@ export class Layout {
       performance.measure('somas-layout-roundtrip', { start: sent, duration: performance.now() - sent });
       if (this.data && this.data.image) this.data.image.close();
       this.data = { view: v, width, height, image };
-      this.status.textContent = `${int(r.visible)} tensors in view: ${int(r.individual)} drawn one by one, ${int(r.merged)} merged into ${int(r.runs)} pixel runs (${r.ms.toFixed(1)} ms in the engine)`;
+      this.status.textContent = `${int(r.visible)} tensors in view: ${int(r.individual)} drawn one by one, ${int(r.merged)} merged into ${int(r.runs)} pixel runs (${r.cached ? 'cached' : `${r.ms.toFixed(1)} ms in the engine`})`;
       this.plot.redraw();
     }, app.error);
     this.request = request;

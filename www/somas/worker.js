@@ -5,9 +5,11 @@ import { rasterize } from './raster.js';
 
 export default function somasRequests(ctx) {
   let view = null;
+  let rectsCache = [];
   const close = () => {
     if (view) view.free();
     view = null;
+    rectsCache = [];
   };
   ctx.onReset(close);
   const need = () => {
@@ -30,12 +32,18 @@ export default function somasRequests(ctx) {
       return ctx.transfer(need().curves(x0, x1, columns));
     },
     /** The layout for a viewport, painted: `{rgba, width, height, visible, individual, merged, runs, ms}`. */
-    'somas.rects'({ x0, x1, y0, y1, width, height, maxRects, fill, border }) {
+    'somas.rects'(params) {
+      const { x0, x1, y0, y1, width, height, maxRects, fill, border } = params;
+      // The whole-plan view (after a reset) costs the most and comes back often: keep the last
+      // few answers. The pixels are copied out, since the answer's own buffer moves to the page.
+      const key = JSON.stringify(params);
+      const hit = rectsCache.find((e) => e.key === key);
+      if (hit) return ctx.transfer({ ...hit.answer, rgba: hit.answer.rgba.slice(), ms: 0, rasterMs: 0, cached: true });
       const t0 = performance.now();
       const r = need().rects(x0, x1, y0, y1, width, height, maxRects);
       const ms = performance.now() - t0;
       const rgba = rasterize(r, width, height, fill, border);
-      return ctx.transfer({
+      const answer = {
         rgba,
         width,
         height,
@@ -45,7 +53,12 @@ export default function somasRequests(ctx) {
         runs: r.x.length - r.individual,
         ms,
         rasterMs: performance.now() - t0 - ms,
-      });
+      };
+      if (ms > 20) {
+        rectsCache.unshift({ key, answer: { ...answer, rgba: rgba.slice() } });
+        rectsCache.length = Math.min(rectsCache.length, 3);
+      }
+      return ctx.transfer(answer);
     },
     'somas.hit'({ x, y, dx, dy }) {
       const id = need().hit(x, y, dx, dy);
