@@ -211,8 +211,9 @@ class SomasPage {
     for (const v of this.views) if (v.destroy) v.destroy();
     this.views = [];
     this.body.replaceChildren();
+    // The tab has its own loading, error and ready states (data-state on [data-testid="somas"]);
+    // the page's status stays about the drop itself, which is classified and ready by now.
     this.setState('loading', `opening ${dump.path}`);
-    this.ctx.setStatus('loading', 'loading');
     performance.mark('somas-open-start');
     try {
       const res = await this.ctx.client.call('somas.open', { dump: dump.path, taskInfo: task ? task.path : null }, (p) => {
@@ -232,11 +233,9 @@ class SomasPage {
       this.info = res.info;
       this.build(restore);
       this.setState('ready');
-      this.ctx.setStatus('ready', 'ready');
     } catch (err) {
       if (seq !== this.seq) return;
       this.setState('error', err.message);
-      this.ctx.setStatus('error', 'error');
     }
   }
 
