@@ -1,7 +1,6 @@
 // Small pieces shared by the SOMAS views: class colours, address formatting, request coalescing,
 // section frames.
 import { el, cssVar } from '../ui/dom.js';
-import { bytes, exactBytes } from '../format.js';
 
 /** Colours of the layout classes (see `layout_class` in the core), from somas.css so dark mode follows. */
 export function classColors() {
@@ -14,11 +13,6 @@ export function classColors() {
 export function hex(n) {
   if (n === null || n === undefined) return '';
   return `0x${(typeof n === 'bigint' ? n : BigInt(Math.round(Number(n)))).toString(16)}`;
-}
-
-/** "1.50 MiB" with the exact count for hover. */
-export function sized(n) {
-  return { text: bytes(n), title: exactBytes(n) };
 }
 
 /**

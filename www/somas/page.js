@@ -4,7 +4,7 @@
 import { el } from '../ui/dom.js';
 import * as hash from '../ui/hash-state.js';
 import { bytes } from '../format.js';
-import { button, stateLine } from './common.js';
+import { stateLine } from './common.js';
 import { Overview } from './overview.js';
 import { Curves } from './curves.js';
 import { Layout } from './layout.js';
