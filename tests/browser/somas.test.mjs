@@ -233,6 +233,35 @@ test('the whole sample folder: the solved dump is opened with its task-info, any
   }
 });
 
+test('a memory stomp seen by task-info: the mismatched tensors are counted and listed like the CLI', async () => {
+  // MatMul-op10's output %7T moved by 0x200 in the task file (as in tests/somas_samples.rs).
+  const dir = path.join(tmp, 'stomp');
+  mkdirSync(dir, { recursive: true });
+  const task = path.join(dir, 'task_info_graph_1.ir');
+  writeFileSync(task, readFileSync(path.join(SAMPLES, 'task_info_graph_1.ir'), 'utf8').replace('output address:0x108080000000(640)', 'output address:0x108080000200(640)'));
+  const dump = path.join(SAMPLES, 'Ascend_somas_tensor_offset_1.ir');
+  const j = cli(dump, ['--task-info', task]);
+  assert.deepEqual(j.task_mismatches, [7]);
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await fresh(page, isolated.url);
+    await dropFiles(page, [entry('stomp/Ascend_somas_tensor_offset_1.ir', dump), entry('stomp/task_info_graph_1.ir', task)]);
+    assert.equal(await somasSettled(page), 'ready');
+    assert.deepEqual(await pageMetrics(page), expectedMetrics(j));
+    assert.equal(await page.getAttribute('[data-metric="somas-task-mismatches"]', 'data-value'), '1');
+    await page.click('[data-metric="somas-task-mismatches"] button');
+    await page.waitForFunction(() => document.querySelector('[data-testid="somas-query-result"]').dataset.kind === 'mismatches');
+    assert.deepEqual(ids(await page.getAttribute('[data-testid="somas-query-result"]', 'data-tensors')), j.task_mismatches);
+    await page.waitForSelector('.somas-query-grid .vt-row[data-id]');
+    assert.equal(await page.$eval('.somas-query-grid .vt-row[data-id]', (r) => r.children[0].textContent), '7');
+    assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
 test('a generated dump: figures, injected conflicts as rows, frames and every query kind equal the CLI', async () => {
   const b = await openBrowser();
   try {
@@ -540,6 +569,7 @@ test('keyboard: help lists the SOMAS keys; p, m, c and digits work', async () =>
     await page.keyboard.press('Escape');
     await page.keyboard.press('3');
     assert.equal(await page.evaluate(() => document.activeElement.dataset.testid), 'somas-layout');
+    assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
     assert.deepEqual(b.consoleErrors, []);
   } finally {
     await b.close();

@@ -104,7 +104,13 @@ export class Overview {
           cls: sm.task_mismatches.length ? 'bad' : 'good',
           text: int(sm.task_mismatches.length),
           title: 'tensors whose task address (task_info) is not base + offset',
-          sub: `${int(sm.task.records)} task records, ${int(sm.task.unmatched_records)} unmatched`,
+          sub: [
+            `${int(sm.task.records)} task records, ${int(sm.task.unmatched_records)} unmatched`,
+            sm.task_mismatches.length ? ' · ' : '',
+            sm.task_mismatches.length
+              ? link('list them', () => app.showList(`${int(sm.task_mismatches.length)} tensors whose task address is not base + offset`, sm.task_mismatches, 'mismatches'), 'in the query panel')
+              : '',
+          ],
         }),
       );
     }

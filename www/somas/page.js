@@ -268,6 +268,7 @@ class SomasPage {
     const exportView = new ExportView(app, body, { curves, layout, frame });
     app.stepConflict = (dir) => tables.stepConflict(dir);
     app.zoomToSelection = () => layout.zoomToSelection();
+    app.showList = (title, ids, kind) => query.showList(title, ids, kind);
     this.views = [overview, curves, layout, frame, query, tables, exportView];
     this.layoutView = layout;
     for (const v of this.views) if (v.start) v.start();

@@ -116,6 +116,18 @@ export class QueryView {
     }
   }
 
+  /** Shows a list of tensors under a title (e.g. the task-address mismatches). */
+  async showList(title, ids, testid) {
+    const seq = ++this.seq;
+    this.app.focusView('query');
+    this.result.replaceChildren(el('h3', { text: title }));
+    for (const k of Object.keys(this.result.dataset)) if (k !== 'testid') delete this.result.dataset[k];
+    Object.assign(this.result.dataset, { kind: testid || 'list', tensors: ids.join(',') });
+    this.gridBox.hidden = false;
+    await this.grid.query({ subset: { tensors: ids } });
+    if (seq === this.seq) this.grid.reveal(this.sel.tensor);
+  }
+
   async node(index) {
     const app = this.app;
     const at = await app.call('nodeAt', { index });
