@@ -538,6 +538,13 @@ test('a reload with the same hash restores the selection and the zoom once the f
       const [x, y] = [num(after, k), num(hash, k)];
       assert.ok(Math.abs(x - y) <= 1e-6 * Math.max(1, Math.abs(y)), `${k}: ${x} vs ${y}`);
     }
+    // A later drop in the same page starts afresh: the peak node, no tensor, the whole layout.
+    await dropFiles(page, files);
+    await page.waitForFunction(() => document.querySelector('[data-testid="somas"]')?.dataset.state === 'loading' || !/s\.tensor=/.test(location.hash));
+    assert.equal(await somasSettled(page), 'ready');
+    const peak = cli(gen.dump).peak.node_index;
+    await frameOf(page, peak);
+    await page.waitForFunction(() => !/s\.(tensor|lx0)=/.test(location.hash));
     assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
   } finally {
     await b.close();

@@ -66,11 +66,16 @@ class Store {
     }
     if (!changed.length) return false;
     const s = this.get();
-    hash.update({
-      's.node': s.node,
-      's.tensor': s.tensor,
-      's.range': s.range ? (s.range.single ? s.range.start : `${s.range.start}-${s.range.end}`) : null,
-    });
+    // Written a moment later: a held key must not flood history.replaceState (browsers throttle it).
+    clearTimeout(this.hashTimer);
+    this.hashTimer = setTimeout(() => {
+      const now = this.get();
+      hash.update({
+        's.node': now.node,
+        's.tensor': now.tensor,
+        's.range': now.range ? (now.range.single ? now.range.start : `${now.range.start}-${now.range.end}`) : null,
+      });
+    }, 120);
     for (const fn of this.subs) fn(s, changed);
     return true;
   }
@@ -78,6 +83,10 @@ class Store {
     this.subs.add(fn);
   }
 }
+
+// The hash restores a reload: only the first drop after the page loads reads it; a later drop
+// starts afresh.
+let firstDrop = true;
 
 const HASH_KEYS = ['s.node', 's.tensor', 's.range', 's.lx0', 's.lx1', 's.ly0', 's.ly1', 's.cx0', 's.cx1', 's.table', 's.sort'];
 
@@ -106,6 +115,8 @@ class SomasPage {
     const { dumps, tasks } = candidates(ctx.inventory);
     this.dumps = dumps;
     this.tasks = tasks;
+    this.restoring = firstDrop;
+    firstDrop = false;
     this.root = el('div', { class: 'somas', data: { testid: 'somas', state: 'idle' } });
     panel.append(this.root);
 
@@ -151,6 +162,11 @@ class SomasPage {
   shown() {
     if (this.opened || !this.dumps.length) return;
     this.opened = true;
+    if (!this.restoring) {
+      const clear = { 's.dump': null, 's.ti': null };
+      for (const k of HASH_KEYS) clear[k] = null;
+      hash.update(clear);
+    }
     let d = Number(hash.get('s.dump', NaN));
     if (!(d >= 0 && d < this.dumps.length)) d = defaultDump(this.dumps);
     let t = Number(hash.get('s.ti', NaN));
@@ -158,7 +174,7 @@ class SomasPage {
     this.dumpSelect.value = String(d);
     this.taskSelect.value = String(t);
     // Opened after the drop's own bookkeeping has finished (it sets the status to ready).
-    setTimeout(() => this.open(d, t, true), 0);
+    setTimeout(() => this.open(d, t, this.restoring), 0);
   }
 
   unmount() {
