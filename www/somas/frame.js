@@ -65,7 +65,8 @@ export class Frame {
       app.select({ tensor: ids[k] });
     });
     new ResizeObserver(() => this.draw()).observe(this.canvas);
-    matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => this.draw());
+    this.onScheme = () => this.draw();
+    matchMedia('(prefers-color-scheme: dark)').addEventListener('change', this.onScheme);
     this.axis.append(el('span', { text: this.base ? hex(this.base) : '0' }), el('span', { text: this.base ? hex(this.base + this.extent) : `${bytes(this.extent)} (${hex(this.extent)})` }));
     this.loading = 0;
     app.store.on((st, changed) => {
@@ -206,5 +207,6 @@ export class Frame {
 
   destroy() {
     hideTooltip();
+    matchMedia('(prefers-color-scheme: dark)').removeEventListener('change', this.onScheme);
   }
 }

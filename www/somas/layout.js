@@ -63,10 +63,11 @@ export class Layout {
       this.plot.redraw();
     }, app.error);
     this.request = request;
-    matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
+    this.onScheme = () => {
       colorsCache = null;
       if (this.plot) request({ ...this.plot.view });
-    });
+    };
+    matchMedia('(prefers-color-scheme: dark)').addEventListener('change', this.onScheme);
     const hoverReq = latest(async ({ x, y, dx, dy, ev }) => {
       const t = await app.call('hit', { x, y, dx, dy });
       if (!this.hoverPoint || this.hoverPoint.x !== x || this.hoverPoint.y !== y) return;
@@ -307,6 +308,8 @@ export class Layout {
 
   destroy() {
     hideTooltip();
+    if (this.onScheme) matchMedia('(prefers-color-scheme: dark)').removeEventListener('change', this.onScheme);
+    if (this.data && this.data.image) this.data.image.close();
   }
 }
 
