@@ -56,6 +56,10 @@ export class Layout {
       performance.measure('somas-layout-rects', { start: sent, duration: r.ms });
       performance.measure('somas-layout-raster', { start: sent + r.ms, duration: r.rasterMs });
       const image = await createImageBitmap(new ImageData(r.rgba, width, height));
+      if (this.destroyed) {
+        image.close();
+        return;
+      }
       performance.measure('somas-layout-roundtrip', { start: sent, duration: performance.now() - sent });
       if (this.data && this.data.image) this.data.image.close();
       this.data = { view: v, width, height, image };
@@ -309,7 +313,10 @@ export class Layout {
   destroy() {
     hideTooltip();
     if (this.onScheme) matchMedia('(prefers-color-scheme: dark)').removeEventListener('change', this.onScheme);
+    // The old chart may still repaint (a late answer, a resize): with nothing to draw.
+    this.destroyed = true;
     if (this.data && this.data.image) this.data.image.close();
+    this.data = null;
   }
 }
 
