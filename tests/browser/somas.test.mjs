@@ -492,11 +492,17 @@ test('names with HTML and script payloads render as text and nothing executes', 
     // The peak node is the ReLU: its name is shown literally in the overview, frame and query.
     assert.equal(j.peak.node_name, `${payloads[0]}ReLU-op3`);
     await query(page, j.peak.node_name, 'node');
+    let shown = await page.textContent('[data-testid="somas"]');
+    await query(page, `${payloads[1]}MatMul-op10`, 'node');
+    shown += await page.textContent('[data-testid="somas-query-result"]');
     await query(page, '%6T', 'tensor');
     await page.click('button[data-table="tensors"]');
     await page.waitForTimeout(300);
-    const shown = await page.textContent('[data-testid="somas"]');
+    shown += await page.textContent('[data-testid="somas"]');
     for (const p of payloads) assert.ok(shown.includes(p), `payload shown as text: ${p}`);
+    // Table cells show the end of scoped names, the whole name on hover.
+    const titles = await page.$$eval('#somas-tables .vt-cell[title]', (cs) => cs.map((c) => c.title));
+    for (const p of payloads) assert.ok(titles.some((t) => t.startsWith(p)), `payload in a title: ${p}`);
     assert.equal(await page.evaluate(() => window.__pwned), undefined);
     assert.equal(await page.$$eval('[data-testid="somas"] img, [data-testid="somas"] script, [data-testid="somas"] svg', (e) => e.length), 0);
     // Hover a tensor of the MaxPool: the tooltip shows the name as text too.

@@ -7,6 +7,14 @@ const WIDE = new Set(['SourceNodeName', 'Name', 'NodeA', 'NodeB']);
 // Ids and indices are matched against %12T, $12 and the CLI's output: no thousands separators.
 const IDS = new Set(['TensorId', 'TensorA', 'TensorB', 'Index', 'SourceNodeId', 'OpId', 'OutputIndex', 'SourceStream', 'Stream', 'Type', 'LifeStart', 'LifeEnd', 'AliveFrom', 'AliveTo', 'AliveFromA', 'AliveToA', 'AliveFromB', 'AliveToB']);
 const plain = (v) => (v === null ? { text: '', title: 'empty' } : { text: String(v), title: String(v) });
+// v2.4+ names are full scopes (Default/network-…/layer54-Add/Add-op135): the end tells the op, so
+// the cell shows it and the full name is on hover.
+const scoped = (v) => {
+  if (v === null) return { text: '', title: 'empty' };
+  const s = String(v);
+  const i = s.lastIndexOf('/', s.length - 2);
+  return { text: i < 0 ? s : `…${s.slice(i)}`, title: s };
+};
 
 /** Column layout for a spec list: names get room, numbers a fixed minimum. */
 function columns(specs) {
@@ -15,7 +23,7 @@ function columns(specs) {
     kind: c.kind,
     width: WIDE.has(c.name) ? 'minmax(220px, 3fr)' : c.kind === 'hex' ? 'minmax(132px, 1fr)' : 'minmax(92px, 1fr)',
     minPx: WIDE.has(c.name) ? 220 : c.kind === 'hex' ? 132 : 92,
-    format: c.kind === 'hex' ? (v) => (v === null ? { text: '', title: 'unknown' } : { text: hex(v), title: String(v) }) : IDS.has(c.name) ? plain : undefined,
+    format: c.kind === 'hex' ? (v) => (v === null ? { text: '', title: 'unknown' } : { text: hex(v), title: String(v) }) : IDS.has(c.name) ? plain : WIDE.has(c.name) ? scoped : undefined,
   }));
 }
 
