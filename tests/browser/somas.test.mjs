@@ -380,8 +380,6 @@ test('linked views: a click in the curves or the layout selects; tables sort and
     await page.keyboard.press('Escape');
     await page.waitForFunction(() => !/s\.tensor=/.test(location.hash));
     const layout = page.locator('[data-testid="somas-layout"]');
-    await layout.scrollIntoViewIfNeeded();
-    const lb = await layout.boundingBox();
     const [ll, lt, lw, lh] = (await layout.getAttribute('data-area')).split(',').map(Number);
     // Where the tensor is, from the CLI's graph_tensors.csv, and the view the hash records.
     const out = path.join(tmp, 'out-linked');
@@ -393,8 +391,11 @@ test('linked views: a click in the curves or the layout selects; tables sort and
     const [vx0, vx1, vy0, vy1] = ['s.lx0', 's.lx1', 's.ly0', 's.ly1'].map((k) => Number(hv.get(k)));
     const px = ll + (((lifeStart + lifeEnd + 1) / 2 - vx0) / (vx1 - vx0)) * lw;
     const py = lt + lh - (((start + end) / 2 - vy0) / (vy1 - vy0)) * lh;
-    await page.waitForTimeout(300);
-    await page.mouse.move(lb.x + px, lb.y + py);
+    // Measured right before pointing: nothing may scroll in between.
+    await layout.scrollIntoViewIfNeeded();
+    const lb = await layout.boundingBox();
+    await page.mouse.move(lb.x + px - 3, lb.y + py);
+    await page.mouse.move(lb.x + px, lb.y + py, { steps: 2 });
     await page.waitForSelector('[data-testid="tooltip"]:not([hidden])');
     assert.match(await page.textContent('[data-testid="tooltip"]'), new RegExp(`^%${top}T `));
     await page.mouse.down();
