@@ -424,7 +424,7 @@ impl RectIndex {
             if list.is_empty() {
                 continue;
             }
-            list.sort_unstable();
+            rayon::slice::ParallelSliceMut::par_sort_unstable(list.as_mut_slice());
             let max_width = list
                 .iter()
                 .map(|&(_, i)| set.x1[i as usize] - set.x0[i as usize])

@@ -565,13 +565,23 @@ impl SomasView {
     /// Analyses `model` (with `task`) and prepares what every view needs first.
     pub fn new(model: SomasModel, task: Option<TaskInfo>) -> SomasView {
         let an = somas::analyze(&model, task.as_ref());
-        let s = summary::summary(&model, &an, task.as_ref());
-        let summary_json = serde_json::to_string(&s).unwrap_or_else(|e| {
-            json!({ "error": format!("cannot serialise the summary: {e}") }).to_string()
-        });
-        let log = out::log(&model, &an, &s);
-        let rects = RectIndex::new(analysis::layout_rects(&model, &an));
-        let in_conflict = analysis::conflict_rows(&model, &an);
+        // The summary and the layout index are independent: side by side on the threaded engine.
+        let ((s, summary_json, log), (rects, in_conflict)) = rayon::join(
+            || {
+                let s = summary::summary(&model, &an, task.as_ref());
+                let summary_json = serde_json::to_string(&s).unwrap_or_else(|e| {
+                    json!({ "error": format!("cannot serialise the summary: {e}") }).to_string()
+                });
+                let log = out::log(&model, &an, &s);
+                (s, summary_json, log)
+            },
+            || {
+                (
+                    RectIndex::new(analysis::layout_rects(&model, &an)),
+                    analysis::conflict_rows(&model, &an),
+                )
+            },
+        );
         let xs = (0..an.in_use.len() as i64).collect();
         SomasView {
             model,
