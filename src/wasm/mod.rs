@@ -9,9 +9,11 @@
 
 use wasm_bindgen::prelude::*;
 
+mod ascend;
 pub mod file_source;
 mod session;
 
+pub use ascend::{memory_bytes, AscendView};
 pub use session::Session;
 
 #[cfg(feature = "threads")]
