@@ -82,7 +82,13 @@ async function load(items) {
     mountAnalyses(inventory);
     const problems = unreadable.map((u) => `${u.path}: ${u.error}`);
     showErrors(problems);
-    setStatus('ready', 'ready');
+    // The analyses read their files after mounting; the page is ready when they all are.
+    setStatus('loading', 'analysing');
+    const outcomes = await Promise.allSettled(mounted.map((m) => m.handle && m.handle.ready));
+    if (seq !== loadSeq) return;
+    const failed = outcomes.filter((o) => o.status === 'rejected').map((o) => (o.reason && o.reason.message) || String(o.reason));
+    showErrors([...problems, ...failed]);
+    setStatus(failed.length ? 'error' : 'ready', failed.length ? 'error' : 'ready');
   } catch (err) {
     if (seq !== loadSeq) return;
     setStatus('error', 'error');
