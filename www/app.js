@@ -36,9 +36,10 @@ function setStatus(state, text) {
   s.textContent = text || state;
 }
 
-function showProgress(label, done, total) {
+/** Shows `label: done / total` (or `label` alone when `numbers` is false: it says it all). */
+function showProgress(label, done, total, numbers = true) {
   $('progress').hidden = false;
-  $('progress-label').textContent = total ? `${label}: ${int(done)} / ${int(total)}` : label;
+  $('progress-label').textContent = total && numbers ? `${label}: ${int(done)} / ${int(total)}` : label;
   $('progress-bar').style.width = total ? `${Math.min(100, (100 * done) / total).toFixed(1)}%` : '0%';
 }
 

@@ -288,7 +288,8 @@ export function memoryChart({ client, store, ranks, report }) {
     });
     if (data && data.rank === s.rank) {
       const all = currentSeries();
-      data.series.forEach((sd) => {
+      // Last drawn on top: the allocator's allocated curve, which active often equals.
+      [...data.series].reverse().forEach((sd) => {
         const def = all.find((x) => x.component === sd.component && x.metric === sd.metric);
         if (def) drawEnvelope(g, p, data.window, sd, def.color, def.dash);
       });

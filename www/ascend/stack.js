@@ -76,7 +76,7 @@ export function callStack({ client, store, ranks }) {
     const list = el('ol', { class: 'frames' });
     for (const f of r.frames) {
       list.append(el('li', {
-        class: `frame ${f.user ? 'user' : 'lib'}${f.top ? ' top' : ''}`,
+        class: `frame ${f.user ? 'user' : 'lib'}${f.top ? ' top-frame' : ''}`,
         'data-testid': 'stack-frame',
         'data-user': f.user ? '1' : '0',
         title: f.user ? (f.top ? 'top user frame: the first frame in your code' : 'your code') : 'library code (site-packages, torch, the standard library)',

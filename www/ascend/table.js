@@ -6,23 +6,26 @@ import { VirtualTable } from '../ui/virtual-table.js';
 import { bytes, exactBytes, int } from '../format.js';
 import { ms, duration, timeTitle, section, parseBytes, rankLabel, shortFrame } from './common.js';
 
-// Row layout from the worker (src/wasm/ascend.rs tablePage).
+// Columns in display order; `src` is the index in a worker row (src/wasm/ascend.rs tablePage:
+// name, size, start, duration, release, totals ×3, stream, device, source, stack source, top
+// frame, step, unreleased). Where-in-the-code comes early; the allocator totals and ids after.
 const COLUMNS = [
-  { name: 'Name', kind: 'text', width: 'minmax(150px, 1.6fr)', sort: 'name' },
-  { name: 'Size', kind: 'bytes', width: '84px', sort: 'size' },
-  { name: 'Allocated at', kind: 'ms', width: '104px', sort: 'time', title: 'ms since the capture start; sort by allocation time' },
-  { name: 'Duration', kind: 'ms', width: '86px', sort: 'duration' },
-  { name: 'Released at', kind: 'ms', width: '104px', sort: 'release', title: 'ms since the capture start; empty = not released in the capture' },
-  { name: 'Total alloc.', kind: 'bytes', width: '80px', title: 'allocator total allocated when this block was allocated' },
-  { name: 'Total res.', kind: 'bytes', width: '80px', title: 'allocator total reserved when this block was allocated' },
-  { name: 'Total active', kind: 'bytes', width: '80px', title: 'allocator total active when this block was allocated' },
-  { name: 'Stream', kind: 'text', width: '70px' },
-  { name: 'Device', kind: 'text', width: '62px' },
-  { name: 'Source', kind: 'text', width: '56px', title: 'PTA (torch allocator) or GE (cann:: rows)' },
-  { name: 'Stack', kind: 'text', width: '88px', title: 'how the call stack was found: direct, via_forward, approximate, none' },
-  { name: 'Top user frame', kind: 'text', width: 'minmax(170px, 2fr)', sort: 'frame' },
-  { name: 'Step', kind: 'int', width: '44px' },
+  { src: 0, name: 'Name', kind: 'text', width: 'minmax(150px, 1.2fr)', sort: 'name', fmt: 'name' },
+  { src: 1, name: 'Size', kind: 'bytes', width: '80px', sort: 'size', fmt: 'bytes' },
+  { src: 2, name: 'Allocated at', kind: 'ms', width: '96px', sort: 'time', fmt: 'time', title: 'ms since the capture start; sort by allocation time' },
+  { src: 3, name: 'Duration', kind: 'ms', width: '76px', sort: 'duration', fmt: 'duration' },
+  { src: 12, name: 'Top user frame', kind: 'text', width: 'minmax(270px, 2.4fr)', sort: 'frame', fmt: 'frame', title: 'the first frame of the call stack in your code; sort by it' },
+  { src: 11, name: 'Stack', kind: 'text', width: '84px', title: 'how the call stack was found: direct, via_forward, approximate, none' },
+  { src: 4, name: 'Released at', kind: 'ms', width: '96px', sort: 'release', fmt: 'time', title: 'ms since the capture start; empty = not released in the capture' },
+  { src: 10, name: 'Source', kind: 'text', width: '52px', title: 'PTA (torch allocator) or GE (cann:: rows)' },
+  { src: 5, name: 'Total alloc.', kind: 'bytes', width: '80px', fmt: 'bytes', title: 'allocator total allocated when this block was allocated' },
+  { src: 6, name: 'Total res.', kind: 'bytes', width: '80px', fmt: 'bytes', title: 'allocator total reserved when this block was allocated' },
+  { src: 7, name: 'Total active', kind: 'bytes', width: '80px', fmt: 'bytes', title: 'allocator total active when this block was allocated' },
+  { src: 13, name: 'Step', kind: 'int', width: '44px' },
+  { src: 8, name: 'Stream', kind: 'text', width: '70px' },
+  { src: 9, name: 'Device', kind: 'text', width: '60px' },
 ];
+const UNRELEASED = 14;
 
 /** The worker query for the current state (times ns relative). */
 export function tableQuery(s) {
@@ -72,13 +75,18 @@ export function allocationsTable({ client, store, ranks, report }) {
   let origin = ranks[s0.rank].origin_ns;
   const cell = (text, title) => ({ text, title });
   const timeCell = (v) => (v === null || v === undefined ? cell('', 'not released in the capture') : cell(ms(v), timeTitle(origin, v)));
-  const columns = COLUMNS.map((c, k) => {
+  const formats = {
+    bytes: (v) => (v === null || v === undefined ? cell('', 'empty') : cell(bytes(v), exactBytes(v))),
+    time: (v) => timeCell(v),
+    duration: (v) => (v === null || v === undefined ? cell('', 'empty') : cell(duration(v), `${int(v)} ns`)),
+    frame: (v) => (v ? cell(shortFrame(v), v) : cell('(no stack)', 'no call stack for this row')),
+    name: (v, row) => cell(v || '(no name)', `${v}${row[UNRELEASED] ? '\nnot released in the capture' : ''}`),
+  };
+  const columns = COLUMNS.map((c) => {
     const col = { ...c, sortable: !!c.sort };
-    if (k === 1 || k === 5 || k === 6 || k === 7) col.format = (v) => (v === null || v === undefined ? cell('', 'empty') : cell(bytes(v), exactBytes(v)));
-    if (k === 2 || k === 4) col.format = (v) => timeCell(v);
-    if (k === 3) col.format = (v) => (v === null || v === undefined ? cell('', 'empty') : cell(duration(v), `${int(v)} ns`));
-    if (k === 12) col.format = (v) => (v ? cell(shortFrame(v), v) : cell('(no stack)', 'no call stack for this row'));
-    if (k === 0) col.format = (v, row) => cell(v || '(no name)', `${v}${row[14] ? '\nnot released in the capture' : ''}`);
+    // The table reads cell k of a row; rows arrive in the worker's order, so look up `src`.
+    const f = formats[c.fmt];
+    col.format = (v, row) => (f ? f(row[c.src], row) : { text: row[c.src] === null || row[c.src] === undefined ? '' : String(row[c.src]), title: row[c.src] === null || row[c.src] === undefined ? 'empty' : String(row[c.src]) });
     return col;
   });
   const sortCol = (key) => Math.max(0, COLUMNS.findIndex((c) => c.sort === key));
@@ -89,7 +97,7 @@ export function allocationsTable({ client, store, ranks, report }) {
     columns,
     label: 'Allocations of the selected rank',
     rowTestId: 'alloc-row',
-    rowData: (row, id) => ({ row: id, unreleased: row[14] ? '1' : '' }),
+    rowData: (row, id) => ({ row: id, unreleased: row[UNRELEASED] ? '1' : '' }),
     sort: { col: sortCol(s0.sort.key), desc: s0.sort.desc },
     fetchPage: (offset, limit) => client.call('ascend.table', { rank: requestedRank, query: currentQuery, offset, limit }),
     onSortChange: ({ col, desc }) => store.set({ sort: { key: COLUMNS[col].sort || 'time', desc } }),

@@ -7,7 +7,7 @@ import { el } from '../ui/dom.js';
 import { Plot } from '../ui/plot.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { bytes, exactBytes, int } from '../format.js';
-import { ms, duration, colors, latest, section, rankLabel } from './common.js';
+import { ms, duration, absolute, colors, latest, section, rankLabel } from './common.js';
 import { defaultView } from './memory-chart.js';
 
 const MERGED = 0xffffffff;
@@ -108,7 +108,8 @@ export function timeline({ client, store, ranks, report }) {
       const lines = [
         row.name || '(no name)',
         ['size', `${bytes(row.size)} (${exactBytes(row.size)})`],
-        ['allocated', ms(row.alloc)],
+        ['allocated', `${ms(row.alloc)} since the capture start`],
+        ['', absolute(ranks[a.rank].origin_ns, row.alloc)],
         ['released', row.release === null ? 'not released in the capture' : `${ms(row.release)} (after ${duration(row.duration ?? row.release - row.alloc)})`],
         ['top user frame', row.top_frame || '(no stack)'],
         ['stack', row.stack_source],
@@ -184,7 +185,8 @@ export function timeline({ client, store, ranks, report }) {
         }
         // Unreleased bars end at the capture end: mark that end.
         if (cls === 2 && Math.abs(x + w - endPx) < 2 && h >= 4) {
-          g.fillStyle = c.text;
+          // Dark on the unreleased colour in both schemes.
+          g.fillStyle = 'rgba(0, 0, 0, 0.7)';
           g.beginPath();
           const my = y + h / 2;
           const r = Math.min(5, h / 2);
@@ -209,14 +211,17 @@ export function timeline({ client, store, ranks, report }) {
       g.strokeStyle = c.select;
       g.lineWidth = 2;
       g.strokeRect(a - 1, top - 1, Math.max(2, b - a) + 2, Math.max(2, bottom - top) + 2);
-      // A crosshair so that even a sub-pixel block can be found.
-      g.globalAlpha = 0.5;
+      // A faint crosshair so that even a sub-pixel block can be found.
+      g.globalAlpha = 0.35;
+      g.lineWidth = 1;
+      g.setLineDash([4, 4]);
       g.beginPath();
       g.moveTo(a, 0);
       g.lineTo(a, p.height);
       g.moveTo(0, (top + bottom) / 2);
       g.lineTo(p.width, (top + bottom) / 2);
       g.stroke();
+      g.setLineDash([]);
       g.globalAlpha = 1;
     }
     const s = store.get();

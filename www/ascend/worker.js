@@ -66,15 +66,23 @@ export default (ctx) => {
       if (view) view.free();
       view = null;
       const t = tracker(progress);
+      const t0 = performance.now();
       t.start('expanding archives', []);
       const v = new mod.AscendView(session, (path, d, total) => t.report('expanding archives', path, d, total));
       const plan = JSON.parse(v.plan());
+      const t1 = performance.now();
       t.start('reading', plan);
       v.analyze(session, (path, d, total) => t.report('reading', path, d, total));
+      const t2 = performance.now();
       view = v;
+      const report = JSON.parse(v.report());
+      const ranks = JSON.parse(v.ranks());
+      const t3 = performance.now();
       return {
-        report: JSON.parse(v.report()),
-        ranks: JSON.parse(v.ranks()),
+        // Where the load went (ms): classification, reading + analysis, summaries.
+        timings: { classify: Math.round(t1 - t0), analyze: Math.round(t2 - t1), summary: Math.round(t3 - t2) },
+        report,
+        ranks,
         plan,
         memoryBytes: mod.memoryBytes(),
       };
