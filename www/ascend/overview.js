@@ -28,7 +28,7 @@ export function overview({ report, ranks }, store) {
       sub ? el('div', { class: 'sub', text: sub }) : null);
   const peak = peakIdx >= 0 ? summaries[peakIdx] : null;
   const peakButton = peak
-    ? el('button', { type: 'button', class: 'linkish', text: rankLabel(peak), title: 'Open this rank', on: { click: () => store.set({ rank: peakIdx, at: null, row: null, group: null }) } })
+    ? el('button', { type: 'button', class: 'linkish', text: rankLabel(peak), title: 'Open this rank', on: { click: () => open(peakIdx) } })
     : null;
   const metrics = el('div', { class: 'metrics' },
     metric('ascend-ranks', 'Ranks', summaries.length, int(summaries.length), `${new Set(summaries.map((r) => r.role)).size} role(s)`),
@@ -43,6 +43,14 @@ export function overview({ report, ranks }, store) {
     metric('ascend-unreleased', 'Never released', unreleased, bytes(unreleased), `${int(summaries.reduce((a, r) => a + r.unreleased_rows, 0))} allocation(s)`, exactBytes(unreleased)),
   );
   body.append(metrics);
+
+  // A matrix cell opens its rank: select it and bring its memory chart into view.
+  const open = (i) => {
+    select(i);
+    const chart = document.getElementById('ascend-memory');
+    if (chart) chart.scrollIntoView({ block: 'start', behavior: 'smooth' });
+  };
+  const select = (i) => store.set({ rank: i, cmp: store.get().cmp === i ? null : store.get().cmp, view: null, window: null, at: null, row: null, group: null });
 
   // ---- matrix: roles (and steps) × ranks ----
   const roleKeys = [];
@@ -77,7 +85,7 @@ export function overview({ report, ranks }, store) {
         data: { rankIndex: i },
         title: `${rankLabel(r)}\npeak allocated ${exactBytes(r.peak_allocated_bytes)}\npeak reserved ${exactBytes(r.peak_reserved_bytes)}${
           o ? `\nstands out: ${o.deviation_permille > 0 ? '+' : ''}${(o.deviation_permille / 10).toFixed(1)} % from the role's median ${bytes(o.role_median_bytes)}` : ''}`,
-        on: { click: () => store.set({ rank: i, at: null, row: null, group: null }), keydown: (ev) => ev.key === 'Enter' && store.set({ rank: i, at: null, row: null, group: null }) },
+        on: { click: () => open(i), keydown: (ev) => ev.key === 'Enter' && open(i) },
       },
       el('div', { class: 'alloc', text: bytes(r.peak_allocated_bytes) }),
       el('div', { class: 'reserved', text: `res. ${bytes(r.peak_reserved_bytes)}` }),
@@ -130,7 +138,7 @@ export function overview({ report, ranks }, store) {
         unreleasedRows: String(r.unreleased_rows),
         rankIndex: String(i),
       },
-      on: { click: () => store.set({ rank: i, at: null, row: null, group: null }), keydown: (ev) => ev.key === 'Enter' && store.set({ rank: i, at: null, row: null, group: null }) },
+      on: { click: () => select(i), keydown: (ev) => ev.key === 'Enter' && select(i) },
     },
     el('td', { text: r.role || '(no role)', title: r.run_dirs.join('\n') }),
     el('td', { class: 'num', text: String(r.rank) }),
