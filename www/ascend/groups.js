@@ -6,7 +6,7 @@ import { el } from '../ui/dom.js';
 import { bytes, exactBytes, int } from '../format.js';
 import { ms, timeTitle, colors, section, rankLabel, shortFrame } from './common.js';
 
-const SHOWN = 40;
+const SHOWN = 15;
 
 /** Renders groups as DOM bars (the largest `SHOWN`, or all when `all`); returns the rows. */
 function bars(box, groups, { testid, selectedIndex, onPick, color, all, onShowAll }) {

@@ -61,7 +61,9 @@ export function overview({ report, ranks }, store) {
     if (!rankVals.includes(String(r.rank))) rankVals.push(String(r.rank));
   }
   rankVals.sort((a, b) => (a === 'unknown') - (b === 'unknown') || Number(a) - Number(b));
-  const maxPeak = Math.max(1, ...summaries.map((r) => r.peak_allocated_bytes));
+  // Heat spans the job's lowest to highest peak, so ranks a few percent apart still differ.
+  const peaks = summaries.map((r) => r.peak_allocated_bytes);
+  const [minPeak, maxPeak] = [Math.min(...peaks), Math.max(...peaks)];
   const outliers = new Map(report.outliers.map((o) => [rankKey(o), o]));
   const cells = [];
   const matrix = el('table', { class: 'ascend-matrix', 'data-testid': 'ascend-matrix' });
@@ -78,7 +80,7 @@ export function overview({ report, ranks }, store) {
       }
       const r = summaries[i];
       const o = outliers.get(rankKey(r));
-      const heat = r.peak_allocated_bytes / maxPeak;
+      const heat = maxPeak > minPeak ? (r.peak_allocated_bytes - minPeak) / (maxPeak - minPeak) : 1;
       const td = el('td', {
         class: `cell${o ? ' outlier' : ''}`,
         tabindex: '0',
@@ -102,8 +104,8 @@ export function overview({ report, ranks }, store) {
     el('h3', { text: 'Peak allocated (and reserved) by role and rank' }),
     el('div', { class: 'scroll-x' }, matrix),
     el('div', { class: 'legend' },
-      el('span', {}, el('span', { class: 'swatch heat-lo' }), 'low'),
-      el('span', {}, el('span', { class: 'swatch heat-hi' }), 'highest peak of the job'),
+      el('span', {}, el('span', { class: 'swatch heat-lo' }), `lowest peak (${bytes(minPeak)})`),
+      el('span', {}, el('span', { class: 'swatch heat-hi' }), `highest peak (${bytes(maxPeak)})`),
       el('span', { text: '▲/▼ outlier: > 10 % and > 64 MiB from its role’s median (roles with ≥ 3 ranks)' }))));
 
   // ---- one row per rank ----

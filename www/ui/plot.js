@@ -178,7 +178,10 @@ export class Plot {
       ctx.moveTo(x, MARGIN.top);
       ctx.lineTo(x, MARGIN.top + this.height);
       ctx.stroke();
-      ctx.fillText(axisLabel(v, this.opts.xKind), x, MARGIN.top + this.height + 6);
+      // Keep the label inside the canvas (the last tick often sits on the right edge).
+      const label = axisLabel(v, this.opts.xKind);
+      const half = ctx.measureText(label).width / 2;
+      ctx.fillText(label, Math.min(Math.max(x, half + 1), this.cssWidth - half - 1), MARGIN.top + this.height + 6);
     }
     ctx.strokeStyle = muted;
     ctx.strokeRect(MARGIN.left + 0.5, MARGIN.top + 0.5, this.width, this.height);
