@@ -339,17 +339,23 @@ test('dark mode, single-threaded engine: same hooks; dark screenshots; view stat
     await shootViews(page, 'dark');
     const hash = await page.evaluate(() => location.hash);
     assert.match(hash, /rank=1/);
-    // Reload and drop the same files: the selection comes back from the URL.
+    // Reload and drop the same files: the selection comes back from the URL (a group filter too,
+    // stored by its position in the list, not by its name).
     const before = await page.$eval('[data-testid="ascend-stack"]', (n) => n.dataset.row);
-    const windowBefore = await page.$eval('[data-testid="ascend-table"]', (n) => [n.dataset.windowStartNs, n.dataset.total]);
+    await page.locator('[data-testid="live-group"][aria-disabled="false"] >> nth=0').click();
+    await page.waitForFunction(() => document.querySelector('[data-testid="ascend-table"]').dataset.frameFilter === '1');
+    await tableSettled(page);
+    const windowBefore = await page.$eval('[data-testid="ascend-table"]', (n) => [n.dataset.windowStartNs, n.dataset.total, n.dataset.frameFilter]);
+    assert.doesNotMatch(decodeURIComponent(await page.evaluate(() => location.hash)), /main\.py/);
     await page.reload();
     await engineThreads(page);
     assert.equal(await dropDir(page, TEXT), 'ready');
     assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-rank'), '1');
     await page.waitForFunction(() => document.querySelector('[data-testid="ascend-stack"]').dataset.row);
     assert.equal(await page.$eval('[data-testid="ascend-stack"]', (n) => n.dataset.row), before);
+    await page.waitForFunction(() => document.querySelector('[data-testid="ascend-table"]').dataset.frameFilter === '1');
     await tableSettled(page);
-    assert.deepEqual(await page.$eval('[data-testid="ascend-table"]', (n) => [n.dataset.windowStartNs, n.dataset.total]), windowBefore);
+    assert.deepEqual(await page.$eval('[data-testid="ascend-table"]', (n) => [n.dataset.windowStartNs, n.dataset.total, n.dataset.frameFilter]), windowBefore);
     assert.doesNotMatch(decodeURIComponent(hash), /main\.py|aten::|text_level0/, 'no data from the files in the URL');
     assert.deepEqual(foreignRequests(b.requests, plain.origin), []);
     // coi-serviceworker fails to register when the test blocks service workers (it reads `scope`
