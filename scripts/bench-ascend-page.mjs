@@ -5,7 +5,7 @@
 //   2. one rank with a 2 GiB trace_view.json: load time and the wasm memory after the load (memory
 //      only grows, so that is the peak).
 // Needs a built page (npm run build) and the release CLI (cargo build --release --bin memlens).
-//   node scripts/bench-ascend-page.mjs [--dir /tmp/memlens-bench] [--skip-2g] [--keep]
+//   node scripts/bench-ascend-page.mjs [--dir /tmp/memlens-bench] [--runs 2] [--skip-2g] [--keep]
 // Generated files are deleted at the end unless --keep.
 import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync, mkdirSync, statSync, readdirSync } from 'node:fs';
@@ -20,6 +20,7 @@ const opt = (name, fallback) => {
   return i >= 0 ? args[i + 1] : fallback;
 };
 const base = opt('--dir', '/tmp/memlens-bench');
+const runs = Number(opt('--runs', '2'));
 const CLI = path.join(root, 'target', 'release', 'memlens');
 if (!existsSync(CLI)) throw new Error(`build the release CLI first: cargo build --release --bin memlens (${CLI})`);
 
@@ -89,9 +90,14 @@ try {
   generate(job, ['--roles', '2', '--ranks', '2', '--trace-mb', '100', '--rows', '50000', '--steps', '2', '--seed', '3']);
   console.log(`job: ${mib(sizeOf(job))} on disk`);
   for (const [name, server] of [['threaded', isolated], ['single-threaded', plain]]) {
-    for (let run = 1; run <= 2; run++) {
+    for (let run = 1; run <= runs; run++) {
+      const load = loadavg()[0].toFixed(1);
+      // The native CLI on the same files at the same moment: the machine's load moves both alike.
+      const t = performance.now();
+      execFileSync(CLI, ['ascend', '--json', job], { stdio: 'ignore' });
+      const native = performance.now() - t;
       const m = await measure(server, job);
-      console.log(`${name} (${m.threads} thread(s)) run ${run}: overview ${s(m.overviewMs)}, all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views, rows ${m.rows.join('/')}, worker ms ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
+      console.log(`${name} (${m.threads} thread(s)) run ${run} (load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)}, all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views, rows ${m.rows.join('/')}, worker ms ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
     }
   }
   if (!args.includes('--skip-2g')) {
@@ -99,8 +105,9 @@ try {
     generate(big, ['--roles', '1', '--ranks', '1', '--trace-mb', '2048', '--rows', '50000', '--steps', '2', '--seed', '5']);
     console.log(`2 GiB rank: ${mib(sizeOf(big))} on disk`);
     for (const [name, server] of [['threaded', isolated], ['single-threaded', plain]]) {
+      const load = loadavg()[0].toFixed(1);
       const m = await measure(server, big);
-      console.log(`2 GiB rank, ${name} (${m.threads} thread(s)): overview ${s(m.overviewMs)}, all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${m.errors ? `, errors: ${m.errors}` : ''}`);
+      console.log(`2 GiB rank, ${name} (${m.threads} thread(s), load ${load}): overview ${s(m.overviewMs)}, all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${m.errors ? `, errors: ${m.errors}` : ''}`);
     }
   }
 } finally {
