@@ -1,7 +1,6 @@
 // Helpers shared by the torch_npu views: time formatting (ms since the rank's capture start, the
 // absolute time on hover), chart colours from CSS, request coalescing, section frames.
 import { el, cssVar } from '../ui/dom.js';
-import { bytes, exactBytes } from '../format.js';
 
 /** ns (relative) → "12.345 ms". */
 export function ms(ns, digits = 3) {
@@ -40,16 +39,6 @@ export function timeTitle(originNs, rel) {
   const a = r < 0n ? -r : r;
   const exact = `${r < 0n ? '-' : ''}${a / 1000000n}.${(a % 1000000n).toString().padStart(6, '0')} ms since the capture start`;
   return `${exact}\n${absolute(originNs, rel)}`;
-}
-
-/** Bytes shown in binary units with the exact value as a title: [text, title]. */
-export function sized(n) {
-  return [bytes(n), n === null || n === undefined ? '' : exactBytes(n)];
-}
-
-/** A span with text and a title. */
-export function span(text, title, cls) {
-  return el('span', { text, title: title || undefined, class: cls });
 }
 
 /** Chart colours, read from CSS so dark mode applies. */
@@ -113,17 +102,6 @@ export function section(n, id, title, { help, tools = [] } = {}) {
   if (help) node.append(el('p', { class: 'view-help muted', text: help }));
   node.append(body);
   return { node, body, head, titleNode };
-}
-
-/** A small "PNG" button that saves `canvas()` under `name()`. */
-export function pngButton(getCanvas, getName, download) {
-  return el('button', {
-    type: 'button',
-    class: 'small',
-    text: 'PNG',
-    title: 'Save this chart as a PNG image',
-    on: { click: () => download(getCanvas(), getName()) },
-  });
 }
 
 /** A label for a rank: "actor · rank 3 · step 2". */

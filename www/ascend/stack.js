@@ -32,7 +32,7 @@ export function callStack({ client, store, ranks }) {
     box.replaceChildren(el('div', { class: 'empty-state', text }));
   }
 
-  const op = (o, origin) =>
+  const op = (o) =>
     o ? `${o.name} on thread ${o.tid}, ${ms(o.start)} for ${duration(o.dur)}${o.seq >= 0 ? `, autograd sequence number ${o.seq}` : ''}` : null;
 
   async function show(s) {
@@ -67,10 +67,10 @@ export function callStack({ client, store, ranks }) {
     const how = el('div', { class: `stack-source ${r.stack_source}`, 'data-testid': 'stack-source' },
       el('strong', { text: 'Stack source: ' }), sourceText);
     const ops = el('ul', { class: 'ops' });
-    const made = op(r.op, origin);
+    const made = op(r.op);
     if (made) ops.append(el('li', { text: `allocated inside ${made}` }));
     if (r.stack_op && r.stack_source !== 'direct') {
-      const from = op(r.stack_op, origin);
+      const from = op(r.stack_op);
       if (from) ops.append(el('li', { text: `${r.stack_source === 'via_forward' ? 'stack of the forward op' : 'stack taken from'} ${from}` }));
     }
     const list = el('ol', { class: 'frames' });
