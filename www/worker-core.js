@@ -63,12 +63,14 @@ export function serve(loadEngine, modules = []) {
       const handler = handlers[method];
       if (!handler) throw new Error(`unknown request ${method}`);
       let last = 0;
-      const progress = (done, total, label) => {
+      // `extra` (optional) is merged into the progress message; `extra.keep` exempts a message from
+      // the throttle (e.g. one that carries a list the page must not miss).
+      const progress = (done, total, label, extra) => {
         // Throttle to ~20 messages a second; the last one always goes out.
         const now = performance.now();
-        if (done < total && now - last < 50) return;
+        if (done < total && now - last < 50 && !(extra && extra.keep)) return;
         last = now;
-        post({ id, progress: { done, total, label } });
+        post({ id, progress: { ...extra, done, total, label } });
       };
       const result = await handler(params || {}, progress);
       post({ id, result }, movable.has(result) ? transferables(result) : []);

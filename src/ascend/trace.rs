@@ -789,8 +789,12 @@ pub fn read_trace(
     let mut ended = false;
     let mut name_map: Vec<u32> = Vec::new();
     let mut stack_map: Vec<u32> = Vec::new();
+    // With a thread pool, the next batch is read on this thread while the pool scans the current
+    // one: a `Source` need not be `Send` (a browser `File` can only be read on the thread that
+    // owns it), so reading stays here and only the scan moves.
+    let pipelined = rayon::current_num_threads() > 1;
+    let mut prefetched: Option<Result<Vec<u8>, crate::source::SourceError>> = None;
     while !ended {
-        // Read straight into the buffer's tail (no intermediate copy).
         let had = filled;
         let want = usize::try_from(total.saturating_sub(read_off))
             .unwrap_or(usize::MAX)
@@ -799,15 +803,24 @@ pub fn read_trace(
             store.resize(had + want, 0);
         }
         let mut got = 0;
-        while got < want {
-            let n = match store.get_mut(had + got..had + want) {
-                Some(dst) => src.read_at(read_off + got as u64, dst)?,
-                None => 0,
-            };
-            if n == 0 {
-                break;
+        if let Some(pre) = prefetched.take() {
+            let pre = pre?;
+            got = pre.len().min(want);
+            if let (Some(dst), Some(src_bytes)) = (store.get_mut(had..had + got), pre.get(..got)) {
+                dst.copy_from_slice(src_bytes);
             }
-            got += n;
+        } else {
+            // Read straight into the buffer's tail (no intermediate copy).
+            while got < want {
+                let n = match store.get_mut(had + got..had + want) {
+                    Some(dst) => src.read_at(read_off + got as u64, dst)?,
+                    None => 0,
+                };
+                if n == 0 {
+                    break;
+                }
+                got += n;
+            }
         }
         filled = had + got;
         let buf: &[u8] = store.get(..filled).unwrap_or(&[]);
@@ -851,7 +864,22 @@ pub fn read_trace(
             }
             first = false;
         }
-        let outs = scan_buffer(buf, start, opts.pieces.max(1));
+        let next_off = read_off;
+        let next_want = usize::try_from(total.saturating_sub(next_off))
+            .unwrap_or(usize::MAX)
+            .min(batch);
+        let outs = if pipelined && !eof && next_want > 0 {
+            let mut outs = Vec::new();
+            let mut pre = None;
+            rayon::in_place_scope(|scope| {
+                scope.spawn(|_| outs = scan_buffer(buf, start, opts.pieces.max(1)));
+                pre = Some(src.read_range(next_off, next_want));
+            });
+            prefetched = pre;
+            outs
+        } else {
+            scan_buffer(buf, start, opts.pieces.max(1))
+        };
         let mut resume = buf.len();
         for out in outs {
             // Merge local ids into the caller's interners.

@@ -110,7 +110,6 @@ class SomasPage {
     this.panel = panel;
     this.ctx = ctx;
     this.seq = 0;
-    this.opened = false;
     this.views = [];
     const { dumps, tasks } = candidates(ctx.inventory);
     this.dumps = dumps;
@@ -157,11 +156,12 @@ class SomasPage {
 
     this.onKey = (ev) => this.key(ev);
     document.addEventListener('keydown', this.onKey);
+    // The page reports ready (or the error) once the dump is open.
+    this.ready = dumps.length ? this.start() : Promise.resolve();
   }
 
-  shown() {
-    if (this.opened || !this.dumps.length) return;
-    this.opened = true;
+  /** Opens the dump of the drop: the one the hash names on a reload, else the solved plan. */
+  start() {
     if (!this.restoring) {
       const clear = { 's.dump': null, 's.ti': null };
       for (const k of HASH_KEYS) clear[k] = null;
@@ -173,8 +173,7 @@ class SomasPage {
     if (!(t >= -1 && t < this.tasks.length)) t = pairedTask(this.dumps[d], this.tasks);
     this.dumpSelect.value = String(d);
     this.taskSelect.value = String(t);
-    // Opened after the drop's own bookkeeping has finished (it sets the status to ready).
-    setTimeout(() => this.open(d, t, this.restoring), 0);
+    return this.open(d, t, this.restoring);
   }
 
   unmount() {
@@ -195,7 +194,8 @@ class SomasPage {
     const clear = {};
     for (const k of HASH_KEYS) clear[k] = null;
     hash.update(clear);
-    this.open(d, t, false);
+    // The tab shows a failure itself; the page's status is about the drop.
+    this.open(d, t, false).catch(() => {});
   }
 
   setState(state, text) {
@@ -228,7 +228,7 @@ class SomasPage {
     this.views = [];
     this.body.replaceChildren();
     // The tab has its own loading, error and ready states (data-state on [data-testid="somas"]);
-    // the page's status stays about the drop itself, which is classified and ready by now.
+    // the first open is also the page's `ready` (see analyses.js).
     this.setState('loading', `opening ${dump.path}`);
     performance.mark('somas-open-start');
     try {
@@ -252,6 +252,7 @@ class SomasPage {
     } catch (err) {
       if (seq !== this.seq) return;
       this.setState('error', err.message);
+      throw err;
     }
   }
 

@@ -189,7 +189,10 @@ export class Plot {
       ctx.moveTo(x, this.margin.top);
       ctx.lineTo(x, this.margin.top + this.height);
       ctx.stroke();
-      ctx.fillText(this.opts.xFormat ? this.opts.xFormat(v) : axisLabel(v, this.opts.xKind), x, this.margin.top + this.height + 6);
+      // Keep the label inside the canvas (the last tick often sits on the right edge).
+      const label = this.opts.xFormat ? this.opts.xFormat(v) : axisLabel(v, this.opts.xKind);
+      const half = ctx.measureText(label).width / 2;
+      ctx.fillText(label, Math.min(Math.max(x, half + 1), this.cssWidth - half - 1), this.margin.top + this.height + 6);
     }
     ctx.strokeStyle = muted;
     ctx.strokeRect(this.margin.left + 0.5, this.margin.top + 0.5, this.width, this.height);

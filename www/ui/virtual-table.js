@@ -51,13 +51,15 @@ export class VirtualTable {
     this.header = el('div', { class: 'vt-row vt-head', role: 'row' });
     this.header.style.gridTemplateColumns = template;
     columns.forEach((c, i) => {
+      // `sortable: false` marks a column the data source cannot sort by.
+      const sortable = c.sortable !== false;
       const cell = el('div', {
-        class: `vt-cell ${isNumeric(c.kind) ? 'num' : ''}`,
+        class: `vt-cell ${isNumeric(c.kind) ? 'num' : ''}${sortable ? '' : ' unsortable'}`,
         role: 'columnheader',
         text: c.name,
-        title: c.title || `Sort by ${c.name}`,
+        title: c.title || (sortable ? `Sort by ${c.name}` : c.name),
         tabindex: '-1',
-        on: { click: () => this.toggleSort(i) },
+        on: sortable ? { click: () => this.toggleSort(i) } : {},
       });
       this.header.append(cell);
     });
@@ -104,7 +106,18 @@ export class VirtualTable {
     this.blocks.clear();
     if (!keepScroll) this.viewport.scrollTop = 0;
     const gen = this.generation;
-    const first = await this.opts.fetchPage(0, BLOCK);
+    let first;
+    try {
+      first = await this.opts.fetchPage(0, BLOCK);
+    } catch (err) {
+      // Show an empty table rather than the placeholders of the rows that are gone.
+      if (gen === this.generation) {
+        this.total = 0;
+        this.spacer.style.height = '0px';
+        this.render();
+      }
+      throw err;
+    }
     if (gen !== this.generation) return;
     this.total = first.total;
     this.blocks.set(0, first);
