@@ -353,6 +353,238 @@ impl RectSet {
     }
 }
 
+impl RectSet {
+    /// Like [`RectSet::hit`], but when no rectangle contains `(x, y)` it takes the rectangles
+    /// within `dx`, `dy` of it (highest class, then smallest area): a pointer can then find a
+    /// rectangle that is thinner than a pixel on screen.
+    pub fn hit_near(&self, x: f64, y: f64, dx: f64, dy: f64) -> Option<u32> {
+        if let Some(id) = self.hit(x, y) {
+            return Some(id);
+        }
+        let (bx0, bx1, by0, by1) = (x - dx.abs(), x + dx.abs(), y - dy.abs(), y + dy.abs());
+        let mut best: Option<(u8, f64, u32)> = None;
+        for i in 0..self.len() {
+            let (x0, x1) = (self.x0[i] as f64, self.x1[i] as f64);
+            let (y0, y1) = (self.y0[i] as f64, self.y1[i] as f64);
+            if x1 < bx0 || x0 > bx1 || y1 < by0 || y0 > by1 {
+                continue;
+            }
+            let area = (x1 - x0).max(1.0) * (y1 - y0);
+            let better = match best {
+                None => true,
+                Some((c, a, _)) => self.class[i] > c || (self.class[i] == c && area < a),
+            };
+            if better {
+                best = Some((self.class[i], area, self.id[i]));
+            }
+        }
+        best.map(|b| b.2)
+    }
+}
+
+/// A [`RectSet`] indexed for interactive views: [`RectIndex::visible`] touches only the
+/// rectangles near the viewport's x range and merges sub-pixel ones on a pixel raster, so a pan
+/// over a million rectangles costs what the viewport shows, not what the set holds.
+///
+/// Rectangles are grouped by width (powers of two); each group is sorted by left edge, so the
+/// candidates of a window `[x0, x1)` in a group of widths below `w` are exactly those with a left
+/// edge in `[x0 - w, x1)`: two binary searches per group.
+#[derive(Debug, Clone, Default)]
+pub struct RectIndex {
+    set: RectSet,
+    groups: Vec<WidthGroup>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct WidthGroup {
+    /// Widest rectangle of the group.
+    max_width: i64,
+    /// Left edges, ascending.
+    x0: Vec<i64>,
+    /// Rectangle indices in the same order.
+    order: Vec<u32>,
+}
+
+impl RectIndex {
+    /// Indexes `set`.
+    pub fn new(set: RectSet) -> Self {
+        let mut by_group: Vec<Vec<(i64, u32)>> = Vec::new();
+        for i in 0..set.len() {
+            let w = (set.x1[i] - set.x0[i]).max(0) as u64;
+            let g = (64 - w.leading_zeros()) as usize; // 0 for width 0, k+1 for [2^k, 2^(k+1))
+            if by_group.len() <= g {
+                by_group.resize_with(g + 1, Vec::new);
+            }
+            by_group[g].push((set.x0[i], i as u32));
+        }
+        let mut groups = Vec::new();
+        // Widest first: when more rectangles are visible than may be drawn one by one, the wide
+        // ones keep their outline.
+        for list in by_group.iter_mut().rev() {
+            if list.is_empty() {
+                continue;
+            }
+            rayon::slice::ParallelSliceMut::par_sort_unstable(list.as_mut_slice());
+            let max_width = list
+                .iter()
+                .map(|&(_, i)| set.x1[i as usize] - set.x0[i as usize])
+                .max()
+                .unwrap_or(0);
+            groups.push(WidthGroup {
+                max_width,
+                x0: list.iter().map(|p| p.0).collect(),
+                order: list.iter().map(|p| p.1).collect(),
+            });
+        }
+        RectIndex { set, groups }
+    }
+
+    /// The indexed set.
+    pub fn set(&self) -> &RectSet {
+        &self.set
+    }
+
+    /// Number of rectangles.
+    pub fn len(&self) -> usize {
+        self.set.len()
+    }
+
+    /// True when the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+
+    /// Calls `f(i)` for every rectangle whose x range may meet `[x0, x1]` (a superset of those
+    /// that do; zero-width rectangles included), widest group first, each group by left edge.
+    fn candidates(&self, x0: f64, x1: f64, mut f: impl FnMut(usize)) {
+        for g in &self.groups {
+            let lo = x0 - g.max_width as f64;
+            let a = g.x0.partition_point(|&x| (x as f64) < lo);
+            let b = g.x0.partition_point(|&x| (x as f64) <= x1);
+            for &i in g.order.get(a..b.max(a)).unwrap_or(&[]) {
+                f(i as usize);
+            }
+        }
+    }
+
+    /// What `view` shows on a `px_w × px_h` canvas, like [`RectSet::visible`]: rectangles at
+    /// least 1.5 px in both directions one by one (up to `max_rects`, widest first), the others
+    /// snapped to pixels and merged into horizontal runs. Where merged rectangles of several
+    /// classes share a pixel the highest class takes it, so runs never overlap and each pixel
+    /// is drawn once.
+    pub fn visible(&self, view: &Viewport, px_w: u32, px_h: u32, max_rects: usize) -> Lod {
+        let mut lod = Lod::default();
+        let s = &self.set;
+        let (vw, vh) = (view.x1 - view.x0, view.y1 - view.y0);
+        if s.is_empty() || px_w == 0 || px_h == 0 || vw <= 0.0 || vh <= 0.0 {
+            return lod;
+        }
+        let (pw, ph) = (f64::from(px_w), f64::from(px_h));
+        let (sx, sy) = (pw / vw, ph / vh);
+        // Highest class + 1 of the merged rectangles covering each pixel (0: none).
+        let mut cover: Vec<u8> = Vec::new();
+        self.candidates(view.x0, view.x1, |i| {
+            let (x0, x1) = (s.x0[i] as f64, s.x1[i] as f64);
+            let (y0, y1) = (s.y0[i] as f64, s.y1[i] as f64);
+            if x1 <= view.x0 || x0 >= view.x1 || y1 <= view.y0 || y0 >= view.y1 {
+                // A zero-width rectangle exactly at the left edge still shows.
+                if !(x0 == x1 && x0 >= view.x0 && x0 < view.x1 && y1 > view.y0 && y0 < view.y1) {
+                    return;
+                }
+            }
+            lod.visible += 1;
+            let left = ((x0.max(view.x0) - view.x0) * sx).max(0.0);
+            let right = ((x1.min(view.x1) - view.x0) * sx).min(pw);
+            let top = ((view.y1 - y1.min(view.y1)) * sy).max(0.0);
+            let bottom = ((view.y1 - y0.max(view.y0)) * sy).min(ph);
+            let (w, h) = (right - left, bottom - top);
+            if w >= MIN_INDIVIDUAL_PX
+                && h >= MIN_INDIVIDUAL_PX
+                && (lod.individual as usize) < max_rects
+            {
+                lod.individual += 1;
+                lod.push(
+                    left as f32,
+                    top as f32,
+                    w as f32,
+                    h as f32,
+                    s.class[i],
+                    s.id[i],
+                );
+                return;
+            }
+            lod.merged += 1;
+            if cover.is_empty() {
+                cover = vec![0; px_w as usize * px_h as usize];
+            }
+            let c0 = (left.floor() as u32).min(px_w - 1);
+            let c1 = (right.ceil() as u32).clamp(c0 + 1, px_w);
+            let r0 = (top.floor() as u32).min(px_h - 1);
+            let r1 = (bottom.ceil() as u32).clamp(r0 + 1, px_h);
+            let v = s.class[i].saturating_add(1);
+            for row in r0..r1 {
+                let base = row as usize * px_w as usize;
+                for px in &mut cover[base + c0 as usize..base + c1 as usize] {
+                    if *px < v {
+                        *px = v;
+                    }
+                }
+            }
+        });
+        // Runs of equal class along each row.
+        for (row, line) in cover.chunks_exact(px_w as usize).enumerate() {
+            let mut c = 0;
+            while c < line.len() {
+                let v = line[c];
+                let start = c;
+                while c < line.len() && line[c] == v {
+                    c += 1;
+                }
+                if v > 0 {
+                    lod.push(
+                        start as f32,
+                        row as f32,
+                        (c - start) as f32,
+                        1.0,
+                        v - 1,
+                        u32::MAX,
+                    );
+                }
+            }
+        }
+        lod
+    }
+
+    /// Like [`RectSet::hit_near`], over the rectangles near `x` only.
+    pub fn hit_near(&self, x: f64, y: f64, dx: f64, dy: f64) -> Option<u32> {
+        let s = &self.set;
+        let (dx, dy) = (dx.abs(), dy.abs());
+        // (exact hit, class, area, id): an exact hit beats a near one, then as RectSet::hit.
+        let mut best: Option<(bool, u8, f64, u32)> = None;
+        self.candidates(x - dx, x + dx, |i| {
+            let (x0, x1) = (s.x0[i] as f64, s.x1[i] as f64);
+            let (y0, y1) = (s.y0[i] as f64, s.y1[i] as f64);
+            let exact = ((x >= x0 && x < x1) || (x0 == x1 && x == x0)) && y >= y0 && y < y1;
+            let near = !(x1 < x - dx || x0 > x + dx || y1 < y - dy || y0 > y + dy);
+            if !exact && !near {
+                return;
+            }
+            let area = (x1 - x0).max(1.0) * (y1 - y0);
+            let better = match best {
+                None => true,
+                Some((e, c, a, _)) => {
+                    (exact && !e)
+                        || (exact == e && (s.class[i] > c || (s.class[i] == c && area < a)))
+                }
+            };
+            if better {
+                best = Some((exact, s.class[i], area, s.id[i]));
+            }
+        });
+        best.map(|b| b.3)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -521,5 +753,137 @@ mod tests {
         assert_eq!(s.hit(1.0, 7.0), Some(7));
         assert_eq!(s.hit(5.5, 1.0), Some(9));
         assert_eq!(s.hit(20.0, 1.0), None);
+    }
+
+    #[test]
+    fn hit_near_finds_thin_rects_beside_the_point() {
+        let s = RectSet::new(
+            vec![0, 50, 52],
+            vec![10, 51, 53],
+            vec![0, 0, 0],
+            vec![10, 10, 10],
+            vec![0, 0, 3],
+            vec![1, 2, 3],
+        );
+        // Inside a rectangle: the exact hit wins.
+        assert_eq!(s.hit_near(5.0, 5.0, 3.0, 1.0), Some(1));
+        // Between the thin ones: both are near, the higher class wins.
+        assert_eq!(s.hit_near(51.5, 5.0, 1.0, 1.0), Some(3));
+        // Only the first is within reach.
+        assert_eq!(s.hit_near(49.5, 5.0, 1.0, 1.0), Some(2));
+        assert_eq!(s.hit_near(30.0, 5.0, 1.0, 1.0), None);
+    }
+
+    /// Pseudo-random rectangles of every width, for the index tests.
+    fn random_set(n: usize, seed: u64) -> RectSet {
+        let mut state = seed;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            state >> 33
+        };
+        let (mut x0, mut x1, mut y0, mut y1, mut class, mut id) =
+            (vec![], vec![], vec![], vec![], vec![], vec![]);
+        for i in 0..n {
+            let a = (next() % 10_000) as i64;
+            let w = match next() % 4 {
+                0 => 0,
+                1 => (next() % 3) as i64,
+                2 => (next() % 200) as i64,
+                _ => (next() % 10_000) as i64,
+            };
+            let b = next() % 1_000_000;
+            let h = 1 + next() % 20_000;
+            x0.push(a);
+            x1.push(a + w);
+            y0.push(b);
+            y1.push(b + h);
+            class.push((next() % 5) as u8);
+            id.push(i as u32);
+        }
+        RectSet::new(x0, x1, y0, y1, class, id)
+    }
+
+    /// Highest class + 1 per pixel painted by a Lod's merged runs.
+    fn runs_raster(lod: &Lod, w: u32, h: u32) -> Vec<u8> {
+        let mut r = vec![0u8; (w * h) as usize];
+        for k in 0..lod.len() {
+            if lod.id[k] != u32::MAX {
+                continue;
+            }
+            let row = lod.y[k] as u32;
+            for c in lod.x[k] as u32..(lod.x[k] + lod.w[k]) as u32 {
+                let p = &mut r[(row * w + c) as usize];
+                *p = (*p).max(lod.class[k] + 1);
+            }
+        }
+        r
+    }
+
+    #[test]
+    fn index_shows_what_the_plain_set_shows() {
+        let set = random_set(3000, 99);
+        let index = RectIndex::new(set.clone());
+        for (x0, x1, y0, y1) in [
+            (0.0, 10_000.0, 0.0, 1_020_000.0),
+            (2_000.0, 2_100.0, 400_000.0, 420_000.0),
+            (9_990.0, 10_000.0, 0.0, 50_000.0),
+            (-50.0, 10.5, 0.0, 1_000.0),
+            (5_000.0, 5_000.5, 0.0, 1_020_000.0),
+        ] {
+            let view = Viewport { x0, x1, y0, y1 };
+            let (w, h) = (300, 200);
+            let a = set.visible(&view, w, h, usize::MAX);
+            let b = index.visible(&view, w, h, usize::MAX);
+            assert_eq!(
+                (a.visible, a.individual, a.merged),
+                (b.visible, b.individual, b.merged)
+            );
+            let ind = |l: &Lod| {
+                let mut v: Vec<(u32, u8, [u32; 4])> = (0..l.len())
+                    .filter(|&k| l.id[k] != u32::MAX)
+                    .map(|k| {
+                        (
+                            l.id[k],
+                            l.class[k],
+                            [l.x[k], l.y[k], l.w[k], l.h[k]].map(f32::to_bits),
+                        )
+                    })
+                    .collect();
+                v.sort_unstable();
+                v
+            };
+            assert_eq!(ind(&a), ind(&b));
+            assert_eq!(runs_raster(&a, w, h), runs_raster(&b, w, h));
+            // Runs of the index never overlap: one per pixel at most.
+            let painted: f32 = (0..b.len())
+                .filter(|&k| b.id[k] == u32::MAX)
+                .map(|k| b.w[k])
+                .sum();
+            assert_eq!(
+                painted as usize,
+                runs_raster(&b, w, h).iter().filter(|&&p| p > 0).count()
+            );
+        }
+    }
+
+    #[test]
+    fn index_hits_like_the_plain_set() {
+        let set = random_set(2000, 7);
+        let index = RectIndex::new(set.clone());
+        let mut state = 5u64;
+        for _ in 0..500 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let x = (state >> 40) as f64 % 10_050.0;
+            let y = (state >> 20) as f64 % 1_000_000.0;
+            for (dx, dy) in [(0.0, 0.0), (3.0, 500.0), (40.0, 9000.0)] {
+                assert_eq!(
+                    index.hit_near(x, y, dx, dy),
+                    set.hit_near(x, y, dx, dy),
+                    "{x} {y} {dx} {dy}"
+                );
+            }
+        }
     }
 }

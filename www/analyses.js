@@ -1,5 +1,10 @@
 // The analysis families' page modules. Each entry is
 //   { id, title(inventory) → tab label, accepts(inventory) → bool, mount(panel, ctx) → { unmount?() } }
-// where ctx = { client, inventory, setStatus(state, text), showProgress(label, done, total),
-// hideProgress(), showErrors(list) }. A module that accepts the inventory gets a tab.
-export const analyses = [];
+// where ctx = { client, inventory, setStatus(state, text), showProgress(label, done, total, numbers?),
+// hideProgress(), showErrors(list) }. A module that accepts the inventory gets a tab. The handle may
+// carry `ready`: a promise the page waits for before it reports `ready` (a rejection is shown as an
+// error).
+import { ascend } from './ascend/index.js';
+import { somasPage } from './somas/page.js';
+
+export const analyses = [ascend, somasPage];

@@ -36,9 +36,10 @@ function setStatus(state, text) {
   s.textContent = text || state;
 }
 
-function showProgress(label, done, total) {
+/** Shows `label: done / total` (or `label` alone when `numbers` is false: it says it all). */
+function showProgress(label, done, total, numbers = true) {
   $('progress').hidden = false;
-  $('progress-label').textContent = total ? `${label}: ${int(done)} / ${int(total)}` : label;
+  $('progress-label').textContent = total && numbers ? `${label}: ${int(done)} / ${int(total)}` : label;
   $('progress-bar').style.width = total ? `${Math.min(100, (100 * done) / total).toFixed(1)}%` : '0%';
 }
 
@@ -82,7 +83,13 @@ async function load(items) {
     mountAnalyses(inventory);
     const problems = unreadable.map((u) => `${u.path}: ${u.error}`);
     showErrors(problems);
-    setStatus('ready', 'ready');
+    // The analyses read their files after mounting; the page is ready when they all are.
+    setStatus('loading', 'analysing');
+    const outcomes = await Promise.allSettled(mounted.map((m) => m.handle && m.handle.ready));
+    if (seq !== loadSeq) return;
+    const failed = outcomes.filter((o) => o.status === 'rejected').map((o) => (o.reason && o.reason.message) || String(o.reason));
+    showErrors([...problems, ...failed]);
+    setStatus(failed.length ? 'error' : 'ready', failed.length ? 'error' : 'ready');
   } catch (err) {
     if (seq !== loadSeq) return;
     setStatus('error', 'error');

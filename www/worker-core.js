@@ -6,13 +6,14 @@
  * Starts answering requests. `loadEngine()` resolves to { mod, build, reason } where `mod` is the
  * initialised wasm-bindgen module. Each of `modules` is `(ctx) => ({ method(params, progress) })`:
  * the analysis families add their requests this way. `ctx.mod()` is the wasm module, `ctx.session()`
- * the current Session (files of the last drop), `ctx.onReset(fn)` registers cleanup for a new drop.
+ * the current Session (files of the last drop), `ctx.onReset(fn)` registers cleanup for a new drop,
+ * `ctx.transfer(result)` returns `result` marked so its typed arrays move to the page uncopied.
  */
 export function serve(loadEngine, modules = []) {
   let engine = null;
   let session = null;
   let engineError = null;
-  const post = (msg) => self.postMessage(msg);
+  const post = (msg, transfer = []) => self.postMessage(msg, transfer);
 
   const ready = loadEngine()
     .then((e) => {
@@ -26,10 +27,17 @@ export function serve(loadEngine, modules = []) {
     });
 
   const resets = [];
+  // Results whose typed arrays the handler gave away (see ctx.transfer).
+  const movable = new WeakSet();
   const ctx = {
     mod: () => engine.mod,
     session: () => session,
     onReset: (fn) => resets.push(fn),
+    /** Marks a fresh result so its typed arrays' buffers are moved to the page, not copied. */
+    transfer: (result) => {
+      if (result && typeof result === 'object') movable.add(result);
+      return result;
+    },
   };
   const handlers = {
     /** Replaces the session with the given files and classifies them. */
@@ -55,15 +63,17 @@ export function serve(loadEngine, modules = []) {
       const handler = handlers[method];
       if (!handler) throw new Error(`unknown request ${method}`);
       let last = 0;
-      const progress = (done, total, label) => {
+      // `extra` (optional) is merged into the progress message; `extra.keep` exempts a message from
+      // the throttle (e.g. one that carries a list the page must not miss).
+      const progress = (done, total, label, extra) => {
         // Throttle to ~20 messages a second; the last one always goes out.
         const now = performance.now();
-        if (done < total && now - last < 50) return;
+        if (done < total && now - last < 50 && !(extra && extra.keep)) return;
         last = now;
-        post({ id, progress: { done, total, label } });
+        post({ id, progress: { ...extra, done, total, label } });
       };
       const result = await handler(params || {}, progress);
-      post({ id, result });
+      post({ id, result }, movable.has(result) ? transferables(result) : []);
     } catch (err) {
       const message = err && err.message ? err.message : String(err);
       // A trap inside wasm (RuntimeError) leaves the instance unusable; say so plainly.
@@ -71,4 +81,21 @@ export function serve(loadEngine, modules = []) {
       post({ id, error: fatal ? `internal error in the analysis engine (${message}); reload the page` : message });
     }
   };
+}
+
+/**
+ * The buffers of a result's typed arrays (the result itself or its top-level values) that can be
+ * moved to the page instead of copied: whole, unshared ArrayBuffers only, so a view into the wasm
+ * memory (or any buffer still in use here) is never detached.
+ */
+function transferables(result) {
+  const out = new Set();
+  const consider = (v) => {
+    if (ArrayBuffer.isView(v) && v.buffer instanceof ArrayBuffer && v.byteOffset === 0 && v.byteLength === v.buffer.byteLength) out.add(v.buffer);
+  };
+  if (result && typeof result === 'object') {
+    consider(result);
+    if (!ArrayBuffer.isView(result)) for (const v of Object.values(result)) consider(v);
+  }
+  return [...out];
 }

@@ -1,3 +1,6 @@
 // The analysis families' worker requests (see worker-core.js `serve`). Each entry is
 // `(ctx) => ({ method(params, progress) { … } })`.
-export const modules = [];
+import ascend from './ascend/worker.js';
+import somas from './somas/worker.js';
+
+export const modules = [ascend, somas];

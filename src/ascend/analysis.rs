@@ -43,6 +43,28 @@ pub struct FrameGroup {
     pub count: u64,
 }
 
+/// The group of rows without a call stack (`cann::` rows, unattributed PTA rows).
+pub const NO_STACK: &str = "(no stack)";
+
+/// An op the attribution join picked for a row (the op containing the allocation time, or the op
+/// whose stack is shown), kept so a view can say which op it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct JoinedOp {
+    /// Interned op name (in [`RankAnalysis::names`]).
+    pub name: u32,
+    /// Thread id.
+    pub tid: i64,
+    /// Start (ns).
+    pub ts: i64,
+    /// Duration (ns).
+    pub dur: i64,
+    /// Autograd `Sequence number` (-1 when absent).
+    pub seq: i64,
+}
+
+/// "No op" in [`RankAnalysis::row_ops`].
+pub const NO_OP: u32 = u32::MAX;
+
 /// The live-set group of bytes counted by the allocator at the peak but absent from
 /// operator_memory (allocated before the capture started).
 pub const UNTRACKED: &str = "(allocated before the capture: no operator_memory row)";
@@ -147,6 +169,11 @@ pub struct RankAnalysis {
     pub rows: Vec<MemRow>,
     /// The join result per row.
     pub attribution: Vec<Attribution>,
+    /// Per row, indices into [`RankAnalysis::joined_ops`] of the containing op and of the op whose
+    /// stack is used ([`NO_OP`] when none). [`Attribution::op`] indexes a trace that is not kept.
+    pub row_ops: Vec<(u32, u32)>,
+    /// The ops referenced by [`RankAnalysis::row_ops`], each once.
+    pub joined_ops: Vec<JoinedOp>,
     /// Run folder index per row.
     pub row_run: Vec<u32>,
     /// Step per row (`ProfilerStep#N` containing the allocation time).
@@ -215,7 +242,7 @@ impl RankAnalysis {
         for i in 0..self.rows.len() {
             if self.is_live(i, t) {
                 let f = self.top_frame(i);
-                let f = if f.is_empty() { "(no stack)" } else { f };
+                let f = if f.is_empty() { NO_STACK } else { f };
                 let g = groups.entry(f).or_default();
                 g.0 += self.rows.get(i).map_or(0, |r| r.size);
                 g.1 += 1;
@@ -231,6 +258,24 @@ impl RankAnalysis {
             .collect();
         out.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.frame.cmp(&b.frame)));
         out
+    }
+
+    /// [`RankAnalysis::live_at`] plus, when the allocator's total at `t` (`allocated`) exceeds
+    /// what the live rows add up to, one [`UNTRACKED`] group for the difference: blocks allocated
+    /// before the capture started (weights, optimizer state) have no operator_memory row, and
+    /// with this group the groups add up to the allocator's total.
+    pub fn live_groups(&self, t: i64, allocated: Option<u64>) -> Vec<FrameGroup> {
+        let mut live = self.live_at(t);
+        let seen: u64 = live.iter().map(|g| g.bytes).sum();
+        if let Some(total) = allocated.filter(|&v| v > seen) {
+            live.push(FrameGroup {
+                frame: UNTRACKED.to_string(),
+                bytes: total - seen,
+                count: 0,
+            });
+            live.sort_by(|x, y| y.bytes.cmp(&x.bytes).then(x.frame.cmp(&y.frame)));
+        }
+        live
     }
 
     /// Points `(ts, bytes)` of `metric` of `component` (for curves; reduce them to a pixel width
@@ -259,6 +304,43 @@ impl RankAnalysis {
 
     /// The rows matching `q`, sorted and paged.
     pub fn table(&self, q: &TableQuery) -> Result<TablePage, String> {
+        let ids = self.table_ids(q)?;
+        let total = ids.len() as u64;
+        let rows = ids
+            .into_iter()
+            .skip(q.offset as usize)
+            .take(q.limit.max(1) as usize)
+            .collect();
+        Ok(TablePage { total, rows })
+    }
+
+    /// True when row `i` is an allocation (not a legacy negative row) still held at `end`:
+    /// released after `end`, or never released in the capture (`end = None`: never).
+    pub fn is_unreleased_by(&self, i: usize, end: Option<i64>) -> bool {
+        self.rows.get(i).is_some_and(|r| {
+            !r.negative
+                && match (r.release_ns, end) {
+                    (None, _) => true,
+                    (Some(rel), Some(e)) => rel > e,
+                    (Some(_), None) => false,
+                }
+        })
+    }
+
+    /// The group label of row `i` in live-set and unreleased groupings: its top user frame, or
+    /// [`NO_STACK`].
+    pub fn group_of(&self, i: usize) -> &str {
+        let f = self.top_frame(i);
+        if f.is_empty() {
+            NO_STACK
+        } else {
+            f
+        }
+    }
+
+    /// Every row matching `q` (offset and limit ignored), in display order: what a view caches
+    /// and pages through as the user scrolls.
+    pub fn table_ids(&self, q: &TableQuery) -> Result<Vec<u32>, String> {
         let re = |p: &Option<String>| -> Result<Option<regex::Regex>, String> {
             p.as_deref()
                 .filter(|s| !s.is_empty())
@@ -275,7 +357,13 @@ impl RankAnalysis {
                     return false;
                 };
                 let t = r.time_ns().unwrap_or(i64::MIN);
-                q.min_size.is_none_or(|m| r.size >= m)
+                let idx = i as usize;
+                q.live_at.is_none_or(|at| self.is_live(idx, at))
+                    && (!q.unreleased || self.is_unreleased_by(idx, q.end_ns))
+                    && q.top_frame
+                        .as_deref()
+                        .is_none_or(|f| self.group_of(idx) == f)
+                    && q.min_size.is_none_or(|m| r.size >= m)
                     && q.max_size.is_none_or(|m| r.size <= m)
                     && q.start_ns
                         .is_none_or(|s| t >= s || r.release_ns.is_none_or(|e| e >= s) && q.overlap)
@@ -302,17 +390,21 @@ impl RankAnalysis {
                     .cmp(self.name(b as usize))
                     .then(a.cmp(&b))
             }),
+            // Never-released rows sort after every release time.
+            SortKey::Release => ids.sort_by_key(|&i| {
+                let r = self.rows.get(i as usize);
+                (r.and_then(|r| r.release_ns).unwrap_or(i64::MAX), i)
+            }),
+            SortKey::Frame => ids.sort_by(|&a, &b| {
+                self.top_frame(a as usize)
+                    .cmp(self.top_frame(b as usize))
+                    .then(a.cmp(&b))
+            }),
         }
         if q.descending {
             ids.reverse();
         }
-        let total = ids.len() as u64;
-        let rows = ids
-            .into_iter()
-            .skip(q.offset as usize)
-            .take(q.limit.max(1) as usize)
-            .collect();
-        Ok(TablePage { total, rows })
+        Ok(ids)
     }
 }
 
@@ -329,6 +421,10 @@ pub enum SortKey {
     Duration,
     /// Name.
     Name,
+    /// Release time (never-released rows last).
+    Release,
+    /// Top user frame.
+    Frame,
 }
 
 /// A request for one page of the allocation table.
@@ -349,6 +445,12 @@ pub struct TableQuery {
     pub end_ns: Option<i64>,
     /// Also keep rows allocated before the window and alive in it.
     pub overlap: bool,
+    /// Only PTA allocations alive at this time (ns), as [`RankAnalysis::live_at`] counts them.
+    pub live_at: Option<i64>,
+    /// Only allocations not released by `end_ns` (or never, without `end_ns`): leak candidates.
+    pub unreleased: bool,
+    /// Only rows whose group ([`RankAnalysis::group_of`]: top user frame or [`NO_STACK`]) is this.
+    pub top_frame: Option<String>,
     /// Sort key.
     pub sort: SortKey,
     /// Largest first.
@@ -499,6 +601,12 @@ pub fn analyze_rank(
                 };
                 a.row_run
                     .extend(std::iter::repeat_n(run_idx as u32, om.rows.len()));
+                if let Some(t) = &tr {
+                    keep_joined_ops(&mut a, &attr, &t.ops);
+                } else {
+                    a.row_ops
+                        .extend(std::iter::repeat_n((NO_OP, NO_OP), attr.len()));
+                }
                 a.rows.append(&mut om.rows);
                 a.attribution.extend(attr);
             }
@@ -538,6 +646,8 @@ pub fn analyze_rank(
     }
     a.rows.shrink_to_fit();
     a.attribution.shrink_to_fit();
+    a.row_ops.shrink_to_fit();
+    a.joined_ops.shrink_to_fit();
     a.memory = memory;
     a.stack_frames = attribution::frame_table(&a.stacks, &mut a.frames);
     a.steps.sort_by_key(|s| (s.ts, s.step));
@@ -565,6 +675,31 @@ pub fn analyze_rank(
     a.capture_end_ns = capture_end(&a);
     summarize(&mut a, from_record);
     a
+}
+
+/// Records, for every row of `attr`, the ops the join picked (copied out of the run's trace,
+/// which is dropped after the join).
+fn keep_joined_ops(a: &mut RankAnalysis, attr: &[Attribution], ops: &trace::Ops) {
+    let mut seen: std::collections::HashMap<u32, u32> = Default::default();
+    let mut keep = |op: Option<u32>, out: &mut Vec<JoinedOp>| -> u32 {
+        let Some(i) = op else { return NO_OP };
+        *seen.entry(i).or_insert_with(|| {
+            let k = i as usize;
+            out.push(JoinedOp {
+                name: ops.name.get(k).copied().unwrap_or(0),
+                tid: ops.tid.get(k).copied().unwrap_or(0),
+                ts: ops.ts.get(k).copied().unwrap_or(0),
+                dur: ops.dur.get(k).copied().unwrap_or(0),
+                seq: ops.seq.get(k).copied().unwrap_or(-1),
+            });
+            u32::try_from(out.len() - 1).unwrap_or(NO_OP)
+        })
+    };
+    for at in attr {
+        let op = keep(at.op, &mut a.joined_ops);
+        let stack_op = keep(at.stack_op, &mut a.joined_ops);
+        a.row_ops.push((op, stack_op));
+    }
 }
 
 /// The PTA curve rebuilt from operator_memory rows when memory_record is missing: the allocator
@@ -729,19 +864,7 @@ fn summarize(a: &mut RankAnalysis, from_record: bool) {
     });
     a.summary.module_peaks = modules;
     if a.summary.peak_source != "none" {
-        let mut live = a.live_at(a.summary.peak_time_ns);
-        // The allocator total also counts blocks allocated before the capture started (weights,
-        // optimizer state), which have no operator_memory row; show them as one group so the
-        // groups add up to the peak.
-        let seen: u64 = live.iter().map(|g| g.bytes).sum();
-        if a.summary.peak_allocated_bytes > seen {
-            live.push(FrameGroup {
-                frame: UNTRACKED.to_string(),
-                bytes: a.summary.peak_allocated_bytes - seen,
-                count: 0,
-            });
-            live.sort_by(|x, y| y.bytes.cmp(&x.bytes).then(x.frame.cmp(&y.frame)));
-        }
+        let live = a.live_groups(a.summary.peak_time_ns, Some(a.summary.peak_allocated_bytes));
         a.summary.live_at_peak = live;
     }
 }

@@ -9,6 +9,8 @@
 //!   task-queue pairs;
 //! - [`attribution`] joins every allocation row to the op that made it and to a call stack;
 //! - [`analysis`] computes peaks, live sets, leaks, fragmentation, per-step peaks and the job matrix;
+//! - [`view`] answers what the views of a front end ask beyond the summary (the `--json` report,
+//!   time origins, leak candidates by frame, the allocation timeline's layout);
 //! - [`generate`] writes deterministic synthetic jobs for tests, examples and benchmarks.
 //!
 //! Everything reads through [`crate::source::Source`] and returns data; the CLI and the wasm layer
@@ -26,6 +28,7 @@ pub mod memory_record;
 pub mod module_mem;
 pub mod operator_memory;
 pub mod trace;
+pub mod view;
 
 pub use analysis::{analyze_job, AnalyzeOptions, JobAnalysis, RankAnalysis};
 pub use discover::{discover_job, FileOpener, InputSet, Job, RankInput};

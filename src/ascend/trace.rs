@@ -899,6 +899,30 @@ fn read_into(
     Ok(got)
 }
 
+/// Like [`read_into`], but takes the batch prefetched at `off` while the previous one was scanned,
+/// if there is one.
+fn fill(
+    src: &dyn Source,
+    off: u64,
+    store: &mut Vec<u8>,
+    at: usize,
+    want: usize,
+    prefetched: &mut Option<Result<Vec<u8>, crate::source::SourceError>>,
+) -> Result<usize, Diagnostic> {
+    let Some(pre) = prefetched.take() else {
+        return read_into(src, off, store, at, want);
+    };
+    let pre = pre?;
+    let got = pre.len().min(want);
+    if store.len() < at + got {
+        store.resize(at + got, 0);
+    }
+    if let (Some(dst), Some(bytes)) = (store.get_mut(at..at + got), pre.get(..got)) {
+        dst.copy_from_slice(bytes);
+    }
+    Ok(got)
+}
+
 /// Warnings of one trace file, at most [`MAX_WARNINGS`] listed.
 struct TraceWarnings {
     file: String,
@@ -981,9 +1005,21 @@ pub fn read_trace(
             .unwrap_or(usize::MAX)
             .min(batch)
     };
+    // With a thread pool, the next batch is read on this thread while the pool scans the current
+    // one: a `Source` need not be `Send` (a browser `File` can only be read on the thread that
+    // owns it), so reading stays here and only the scan moves. Every later read goes through
+    // `fill`, which takes the prefetched bytes first, so they are always used at their offset.
+    let pipelined = rayon::current_num_threads() > 1;
+    let mut prefetched: Option<Result<Vec<u8>, crate::source::SourceError>> = None;
     'batches: while !ended {
-        // Read straight into the buffer's tail (no intermediate copy).
-        let got = read_into(src, read_off, &mut store, filled, batch_len(read_off))?;
+        let got = fill(
+            src,
+            read_off,
+            &mut store,
+            filled,
+            batch_len(read_off),
+            &mut prefetched,
+        )?;
         filled += got;
         let buf: &[u8] = store.get(..filled).unwrap_or(&[]);
         let eof = got == 0;
@@ -1044,7 +1080,19 @@ pub fn read_trace(
             }
             first = false;
         }
-        let outs = scan_buffer(buf, start, opts.pieces.max(1), min_split);
+        let next_want = batch_len(read_off);
+        let outs = if pipelined && !eof && next_want > 0 {
+            let mut outs = Vec::new();
+            let mut pre = None;
+            rayon::in_place_scope(|scope| {
+                scope.spawn(|_| outs = scan_buffer(buf, start, opts.pieces.max(1), min_split));
+                pre = Some(src.read_range(read_off, next_want));
+            });
+            prefetched = pre;
+            outs
+        } else {
+            scan_buffer(buf, start, opts.pieces.max(1), min_split)
+        };
         let mut resume = buf.len();
         for out in outs {
             // Merge local ids into the caller's interners.
@@ -1126,7 +1174,14 @@ pub fn read_trace(
                 }
                 buf_off += filled as u64;
                 from = 0;
-                let got = read_into(src, read_off, &mut store, 0, batch_len(read_off))?;
+                let got = fill(
+                    src,
+                    read_off,
+                    &mut store,
+                    0,
+                    batch_len(read_off),
+                    &mut prefetched,
+                )?;
                 read_off += got as u64;
                 filled = got;
                 if let Some(p) = progress.as_mut() {

@@ -83,21 +83,7 @@ pub fn overview(model: &SomasModel, an: &Analysis, s: &Summary) -> String {
             hi - lo
         );
     }
-    let known: Vec<(u64, u64)> = an
-        .param_addr
-        .iter()
-        .zip(model.params.size.iter())
-        .filter(|(a, _)| **a != 0)
-        .map(|(a, z)| (*a, *z))
-        .collect();
-    if !known.is_empty() {
-        let lo = known.iter().map(|k| k.0).min().unwrap_or(0);
-        let hi = known
-            .iter()
-            .map(|k| k.0.saturating_add(k.1))
-            .max()
-            .unwrap_or(0);
-        let sum: u64 = known.iter().map(|k| k.1).sum();
+    if let Some((lo, hi, sum)) = an.param_range(model) {
         let _ = writeln!(
             o,
             "Parameter & ValueNode : Min {}, Max {}, Total Size {} ({})",
@@ -553,6 +539,30 @@ pub fn write_file<W: Write>(
         Content::Rows(table, rows) => write_table(w, model, an, *table, rows.as_deref()),
         Content::Text(t) => w.write_all(t.as_bytes()),
     }
+}
+
+/// Writes `files` into one zip archive (deflated) and returns the writer.
+///
+/// Every entry carries the zip format's earliest timestamp (1980-01-01), so the archive's bytes
+/// depend on the content only: the page offers the CLI's `--out` folder as one download, and the
+/// same input gives the same zip wherever it is made.
+pub fn write_zip<W: Write + io::Seek>(
+    files: &[OutFile],
+    model: &SomasModel,
+    an: &Analysis,
+    out: W,
+) -> io::Result<W> {
+    let mut zip = zip::ZipWriter::new(out);
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .last_modified_time(zip::DateTime::default())
+        .unix_permissions(0o644);
+    for f in files {
+        zip.start_file(f.path.as_str(), options)
+            .map_err(io::Error::other)?;
+        write_file(f, model, an, &mut zip)?;
+    }
+    zip.finish().map_err(io::Error::other)
 }
 
 /// `MemoryAnalyze.log`: inputs, format, counts, notes, warnings and results, one fact a line.

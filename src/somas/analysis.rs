@@ -161,6 +161,24 @@ impl Analysis {
         self.total.get(index as usize).copied().unwrap_or(0)
     }
 
+    /// Address range of the parameters whose address is known (r1.x dumps, task-info): the
+    /// smallest address, the largest address + size, and the sum of their sizes.
+    pub fn param_range(&self, model: &SomasModel) -> Option<(u64, u64, u64)> {
+        let mut out: Option<(u64, u64, u64)> = None;
+        for (&a, &z) in self.param_addr.iter().zip(model.params.size.iter()) {
+            if a == 0 {
+                continue;
+            }
+            let (lo, hi, sum) = out.unwrap_or((u64::MAX, 0, 0));
+            out = Some((
+                lo.min(a),
+                hi.max(a.saturating_add(z)),
+                sum.saturating_add(z),
+            ));
+        }
+        out
+    }
+
     /// The ratio named `name`.
     pub fn ratio(&self, name: &str) -> Option<f64> {
         self.ratios
@@ -621,6 +639,113 @@ pub fn tensor_rects(model: &SomasModel, an: &Analysis) -> crate::chart::RectSet 
         } else {
             rect_class::PLAIN
         });
+    }
+    crate::chart::RectSet::new(x0, x1, y0, y1, class, id)
+}
+
+/// Classes of [`layout_rects`]: the tensor type, then the properties that matter more than the
+/// type (communication lists, unions, lifelong tensors, conflicts), in drawing priority (higher
+/// wins in a merged pixel, so conflicts always show).
+pub mod layout_class {
+    /// `Common` outputs (and r1.x types not listed below).
+    pub const OUTPUT: u8 = 0;
+    /// `OutputOnly`: outputs nobody consumes.
+    pub const OUTPUT_ONLY: u8 = 1;
+    /// `Workspace`.
+    pub const WORKSPACE: u8 = 2;
+    /// Graph inputs/outputs, summary inputs, `GetNextOutput`, ref-node tensors, `Union`/`Unknown`
+    /// types that occupy memory.
+    pub const GRAPH_IO: u8 = 3;
+    /// Members of an original contiguous list (communication operators).
+    pub const CONTIGUOUS: u8 = 4;
+    /// Members of a union group (share memory with the group by design).
+    pub const UNION: u8 = 5;
+    /// Lifelong tensors (GraphAll, GraphStart, GraphEnd).
+    pub const LIFELONG: u8 = 6;
+    /// Tensors in an overwrite conflict.
+    pub const CONFLICT: u8 = 7;
+    /// Legend text of each class, by class number.
+    pub const NAMES: [&str; 8] = [
+        "output",
+        "output only (no consumer)",
+        "workspace",
+        "graph input/output, other",
+        "contiguous (communication)",
+        "union (shared by design)",
+        "lifelong",
+        "overwrite conflict",
+    ];
+}
+
+/// Marks the tensor rows that take part in an overwrite conflict.
+pub fn conflict_rows(model: &SomasModel, an: &Analysis) -> Vec<bool> {
+    let mut in_conflict = vec![false; model.tensors.len()];
+    for &(a, b) in &an.conflicts.pairs {
+        for t in [a, b] {
+            if let Some(x) = in_conflict.get_mut(t as usize) {
+                *x = true;
+            }
+        }
+    }
+    in_conflict
+}
+
+/// The [`layout_class`] of tensor row `t` (`in_conflict` from [`conflict_rows`]).
+pub fn layout_class_of(model: &SomasModel, t: u32, in_conflict: bool) -> u8 {
+    use super::model::TensorKind as K;
+    let r = t as usize;
+    if in_conflict {
+        layout_class::CONFLICT
+    } else if model
+        .tensors
+        .lifelong
+        .get(r)
+        .is_some_and(|l| *l != Lifelong::None)
+    {
+        layout_class::LIFELONG
+    } else if model.derived.union_group.get(r).is_some_and(|&g| g != NONE) {
+        layout_class::UNION
+    } else if model.derived.in_contiguous.get(r) == Some(&true) {
+        layout_class::CONTIGUOUS
+    } else {
+        match model.tensors.kind.get(r) {
+            Some(K::Workspace) => layout_class::WORKSPACE,
+            Some(K::OutputOnly) => layout_class::OUTPUT_ONLY,
+            Some(K::Common) | None => layout_class::OUTPUT,
+            Some(_) => layout_class::GRAPH_IO,
+        }
+    }
+}
+
+/// The tensor layout as [`tensor_rects`] gives it (same rectangles, same order), classed by
+/// [`layout_class`] so the views can colour tensors by type.
+pub fn layout_rects(model: &SomasModel, an: &Analysis) -> crate::chart::RectSet {
+    let in_conflict = conflict_rows(model, an);
+    let n = model.tensors.len();
+    let (mut x0, mut x1, mut y0, mut y1, mut class, mut id) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for t in 0..n as u32 {
+        if !model.occupies(t) {
+            continue;
+        }
+        let r = t as usize;
+        let (s, e) = model.effective_range(t);
+        x0.push(i64::from(an.lo.get(r).copied().unwrap_or(0)));
+        x1.push(i64::from(an.hi.get(r).copied().unwrap_or(0)) + 1);
+        y0.push(s);
+        y1.push(e);
+        id.push(t);
+        class.push(layout_class_of(
+            model,
+            t,
+            in_conflict.get(r).copied().unwrap_or(false),
+        ));
     }
     crate::chart::RectSet::new(x0, x1, y0, y1, class, id)
 }

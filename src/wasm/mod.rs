@@ -9,10 +9,14 @@
 
 use wasm_bindgen::prelude::*;
 
+mod ascend;
 pub mod file_source;
 mod session;
+mod somas;
 
+pub use ascend::{memory_bytes, AscendView};
 pub use session::Session;
+pub use somas::SomasView;
 
 #[cfg(feature = "threads")]
 pub use wasm_bindgen_rayon::init_thread_pool;

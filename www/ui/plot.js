@@ -39,11 +39,14 @@ export function axisLabel(v, kind) {
 export class Plot {
   /**
    * opts: xKind, yKind, label, height, zoomY (zoom/pan y too), brush (shift-drag selects x range),
+   *       margin ({left, right, top, bottom} overrides), xFormat(v) / yFormat(v) (tick labels),
    *       onView(view), onHover(x, y, ev) / onLeave(), onClick(x, y, ev), onBrush([x0, x1] | null),
+   *       onFrame(ms, start) (after each repaint: its duration and start time),
    *       draw(ctx, plot) — paints the data for plot.view (called after axes)
    */
   constructor(container, opts) {
     this.opts = { height: 280, zoomY: false, ...opts };
+    this.margin = { ...MARGIN, ...(this.opts.margin || {}) };
     this.domain = { x0: 0, x1: 1, y0: 0, y1: 1 };
     this.view = { ...this.domain };
     this.brushRange = null;
@@ -52,31 +55,38 @@ export class Plot {
     container.append(this.box);
     this.ctx = this.canvas.getContext('2d');
     this.resize();
+    // Only a real size change asks for new data (the observer also fires once on observe).
     new ResizeObserver(() => {
-      this.resize();
-      this.changed();
+      if (this.resize()) this.changed();
     }).observe(this.box);
     matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => this.redraw());
     this.bind();
   }
 
   get width() {
-    return Math.max(1, this.cssWidth - MARGIN.left - MARGIN.right);
+    return Math.max(1, this.cssWidth - this.margin.left - this.margin.right);
   }
 
   get height() {
-    return Math.max(1, this.cssHeight - MARGIN.top - MARGIN.bottom);
+    return Math.max(1, this.cssHeight - this.margin.top - this.margin.bottom);
   }
 
+  /** Fits the canvas to its box; returns true when its size changed. */
   resize() {
     const dpr = window.devicePixelRatio || 1;
-    this.cssWidth = Math.max(200, this.box.clientWidth || 600);
-    this.cssHeight = this.opts.height;
+    const w = Math.max(200, this.box.clientWidth || 600);
+    const h = this.opts.height;
+    if (w === this.cssWidth && h === this.cssHeight && dpr === this.dpr) return false;
+    this.cssWidth = w;
+    this.cssHeight = h;
     this.canvas.width = Math.round(this.cssWidth * dpr);
     this.canvas.height = Math.round(this.cssHeight * dpr);
     this.canvas.style.width = `${this.cssWidth}px`;
     this.canvas.style.height = `${this.cssHeight}px`;
     this.dpr = dpr;
+    // The plot area inside the canvas (css px), for tests that point at data.
+    this.canvas.dataset.area = [this.margin.left, this.margin.top, this.width, this.height].join(',');
+    return true;
   }
 
   /** Sets the full extent of the data; the view is reset to it unless `keepView`. */
@@ -134,7 +144,7 @@ export class Plot {
     ctx.clearRect(0, 0, this.cssWidth, this.cssHeight);
     this.drawAxes();
     ctx.save();
-    ctx.translate(MARGIN.left, MARGIN.top);
+    ctx.translate(this.margin.left, this.margin.top);
     ctx.beginPath();
     ctx.rect(0, 0, this.width, this.height);
     ctx.clip();
@@ -149,6 +159,7 @@ export class Plot {
     }
     ctx.restore();
     this.lastFrameMs = performance.now() - t0;
+    if (this.opts.onFrame) this.opts.onFrame(this.lastFrameMs, t0);
   }
 
   drawAxes() {
@@ -162,26 +173,29 @@ export class Plot {
     ctx.textAlign = 'right';
     ctx.textBaseline = 'middle';
     for (const v of ticks(this.view.y0, this.view.y1, Math.max(2, Math.floor(this.height / 45)), this.opts.yKind)) {
-      const y = MARGIN.top + Math.round(this.py(v)) + 0.5;
+      const y = this.margin.top + Math.round(this.py(v)) + 0.5;
       ctx.beginPath();
-      ctx.moveTo(MARGIN.left, y);
-      ctx.lineTo(MARGIN.left + this.width, y);
+      ctx.moveTo(this.margin.left, y);
+      ctx.lineTo(this.margin.left + this.width, y);
       ctx.stroke();
-      ctx.fillText(axisLabel(v, this.opts.yKind), MARGIN.left - 6, y);
+      ctx.fillText(this.opts.yFormat ? this.opts.yFormat(v) : axisLabel(v, this.opts.yKind), this.margin.left - 6, y);
     }
     ctx.textAlign = 'center';
     ctx.textBaseline = 'top';
     const xt = ticks(this.view.x0, this.view.x1, Math.max(2, Math.floor(this.width / 110)), this.opts.xKind);
     for (const v of xt) {
-      const x = MARGIN.left + Math.round(this.px(v)) + 0.5;
+      const x = this.margin.left + Math.round(this.px(v)) + 0.5;
       ctx.beginPath();
-      ctx.moveTo(x, MARGIN.top);
-      ctx.lineTo(x, MARGIN.top + this.height);
+      ctx.moveTo(x, this.margin.top);
+      ctx.lineTo(x, this.margin.top + this.height);
       ctx.stroke();
-      ctx.fillText(axisLabel(v, this.opts.xKind), x, MARGIN.top + this.height + 6);
+      // Keep the label inside the canvas (the last tick often sits on the right edge).
+      const label = this.opts.xFormat ? this.opts.xFormat(v) : axisLabel(v, this.opts.xKind);
+      const half = ctx.measureText(label).width / 2;
+      ctx.fillText(label, Math.min(Math.max(x, half + 1), this.cssWidth - half - 1), this.margin.top + this.height + 6);
     }
     ctx.strokeStyle = muted;
-    ctx.strokeRect(MARGIN.left + 0.5, MARGIN.top + 0.5, this.width, this.height);
+    ctx.strokeRect(this.margin.left + 0.5, this.margin.top + 0.5, this.width, this.height);
   }
 
   /** Zooms by `factor` (<1 zooms in) around data point (cx, cy). */
@@ -212,7 +226,7 @@ export class Plot {
 
   local(ev) {
     const r = this.canvas.getBoundingClientRect();
-    return { x: ev.clientX - r.left - MARGIN.left, y: ev.clientY - r.top - MARGIN.top };
+    return { x: ev.clientX - r.left - this.margin.left, y: ev.clientY - r.top - this.margin.top };
   }
 
   inside(p) {

@@ -30,6 +30,8 @@ export class VirtualTable {
    *   fetchPage(offset, limit) → Promise<{ total, offset, ids, rows }>
    *   onRowClick(id, row), onSortChange({ col, desc }), rowTestId, rowData(row, id) → {attr: value}
    *   sort: { col, desc } (initial), rowHeight, label (aria-label)
+   *   isSelected(row, id) → bool (highlight rows by content, besides select(id))
+   *   minWidth (px: wider tables scroll sideways, the header with them)
    */
   constructor(container, opts) {
     this.opts = { rowHeight: 26, ...opts };
@@ -49,13 +51,15 @@ export class VirtualTable {
     this.header = el('div', { class: 'vt-row vt-head', role: 'row' });
     this.header.style.gridTemplateColumns = template;
     columns.forEach((c, i) => {
+      // `sortable: false` marks a column the data source cannot sort by.
+      const sortable = c.sortable !== false;
       const cell = el('div', {
-        class: `vt-cell ${isNumeric(c.kind) ? 'num' : ''}`,
+        class: `vt-cell ${isNumeric(c.kind) ? 'num' : ''}${sortable ? '' : ' unsortable'}`,
         role: 'columnheader',
         text: c.name,
-        title: c.title || `Sort by ${c.name}`,
+        title: c.title || (sortable ? `Sort by ${c.name}` : c.name),
         tabindex: '-1',
-        on: { click: () => this.toggleSort(i) },
+        on: sortable ? { click: () => this.toggleSort(i) } : {},
       });
       this.header.append(cell);
     });
@@ -63,10 +67,20 @@ export class VirtualTable {
     this.rowsBox = el('div', { class: 'vt-rows', role: 'rowgroup' });
     this.viewport = el('div', { class: 'vt-viewport', tabindex: '0', role: 'grid', 'aria-label': this.opts.label || 'table' }, this.spacer, this.rowsBox);
     this.status = el('div', { class: 'vt-status muted' });
-    this.viewport.addEventListener('scroll', () => this.render());
+    if (this.opts.minWidth) {
+      // Rows are absolutely positioned: give them, the header and the scroll extent the width.
+      const w = `${this.opts.minWidth}px`;
+      this.header.style.minWidth = w;
+      this.rowsBox.style.minWidth = w;
+      this.spacer.style.width = w;
+    }
+    this.viewport.addEventListener('scroll', () => {
+      this.header.style.transform = `translateX(${-this.viewport.scrollLeft}px)`;
+      this.render();
+    });
     this.viewport.addEventListener('keydown', (ev) => this.onKey(ev));
     new ResizeObserver(() => this.render()).observe(this.viewport);
-    clear(this.container).append(el('div', { class: 'vt' }, this.header, this.viewport, this.status));
+    clear(this.container).append(el('div', { class: 'vt' }, el('div', { class: 'vt-head-clip' }, this.header), this.viewport, this.status));
     this.template = template;
     this.updateSortMarks();
   }
@@ -92,7 +106,18 @@ export class VirtualTable {
     this.blocks.clear();
     if (!keepScroll) this.viewport.scrollTop = 0;
     const gen = this.generation;
-    const first = await this.opts.fetchPage(0, BLOCK);
+    let first;
+    try {
+      first = await this.opts.fetchPage(0, BLOCK);
+    } catch (err) {
+      // Show an empty table rather than the placeholders of the rows that are gone.
+      if (gen === this.generation) {
+        this.total = 0;
+        this.spacer.style.height = '0px';
+        this.render();
+      }
+      throw err;
+    }
     if (gen !== this.generation) return;
     this.total = first.total;
     this.blocks.set(0, first);
@@ -147,7 +172,7 @@ export class VirtualTable {
         tr.dataset.id = String(id);
         tr.dataset.index = String(i);
         if (this.opts.rowData) for (const [k, v] of Object.entries(this.opts.rowData(row, id))) tr.dataset[k] = String(v);
-        if (id === this.selectedId) tr.classList.add('selected');
+        if (id === this.selectedId || (this.opts.isSelected && this.opts.isSelected(row, id))) tr.classList.add('selected');
         if (i === this.cursor) tr.classList.add('cursor');
         columns.forEach((c, k) => {
           const f = c.format ? c.format(row[k], row) : formatCell(c.kind, row[k]);

@@ -1,10 +1,8 @@
 //! `memlens ascend`: analyse torch_npu profiler output (run folders, whole jobs, archives).
 
-use memlens::ascend::analysis::{
-    analyze_job_parallel, AnalyzeOptions, MatrixCell, Outlier, RankSummary,
-};
+use memlens::ascend::analysis::{analyze_job_parallel, AnalyzeOptions};
+use memlens::ascend::view::job_report;
 use memlens::ascend::{discover_job, InputSet};
-use memlens::diag::Diagnostic;
 use memlens::export::ascend as exp;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -12,23 +10,6 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-/// The `--json` document.
-#[derive(serde::Serialize)]
-struct Report<'a> {
-    ranks: Vec<&'a RankSummary>,
-    matrix: &'a [MatrixCell],
-    outliers: &'a [Outlier],
-    /// Files given that are not part of a run folder, with the reason.
-    ignored: Vec<Ignored<'a>>,
-    warnings: &'a [Diagnostic],
-}
-
-#[derive(serde::Serialize)]
-struct Ignored<'a> {
-    path: &'a str,
-    reason: &'a str,
-}
 
 fn write_file(
     dir: &Path,
@@ -91,17 +72,7 @@ pub fn run(paths: &[PathBuf], out: Option<&Path>, json: bool) -> Result<ExitCode
     let mut stdout = std::io::stdout().lock();
     let io = |e: std::io::Error| e.to_string();
     if json {
-        let report = Report {
-            ranks: analysis.ranks.iter().map(|r| &r.summary).collect(),
-            matrix: &analysis.matrix,
-            outliers: &analysis.outliers,
-            ignored: job
-                .ignored
-                .iter()
-                .map(|(p, r)| Ignored { path: p, reason: r })
-                .collect(),
-            warnings: &analysis.warnings,
-        };
+        let report = job_report(&analysis, &job);
         let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
         writeln!(stdout, "{text}").map_err(io)?;
     } else {

@@ -7,7 +7,6 @@
 use memlens::export::somas::{self as out, QuerySet};
 use memlens::somas::{self, lex, queries, summary, tables, SomasModel};
 use memlens::source::PathSource;
-use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -116,56 +115,22 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     if args.json {
         let mut v = serde_json::to_value(&s).map_err(|e| e.to_string())?;
         if let Some(obj) = v.as_object_mut() {
-            let tid = |t: u32| model.tensors.id.get(t as usize).copied().unwrap_or(0);
             if let Some(node) = q.node {
-                let rep = queries::node_query(&model, &an, node);
-                obj.insert(
-                    "node_query".into(),
-                    json!({
-                        "node_index": model.nodes.index.get(node as usize),
-                        "node_name": model.node_name(node),
-                        "alive_tensors": rep.frame.iter().map(|&t| tid(t)).collect::<Vec<_>>(),
-                        "io": rep.io.iter().map(|io| {
-                            let (kind, id) = match io.target {
-                                queries::Target::Tensor(t) => ("tensor", tid(t)),
-                                queries::Target::Parameter(p) => ("parameter", model.params.id.get(p as usize).copied().unwrap_or(0)),
-                            };
-                            json!({
-                                "role": io.role, "position": io.position, "kind": kind, "id": id,
-                                "related_nodes": io.related_nodes.iter().map(|n| model.node_name(n.0)).collect::<Vec<_>>(),
-                                "overlapping_tensors": io.overlapping.iter().map(|o| json!({
-                                    "id": tid(o.tensor_row), "lifetime_overlap": o.lifetime_overlap, "conflict": o.conflict
-                                })).collect::<Vec<_>>(),
-                            })
-                        }).collect::<Vec<_>>(),
-                    }),
-                );
+                obj.insert("node_query".into(), queries::json::node(&model, &an, node));
             }
             if let Some(t) = q.tensor {
-                let rep = queries::tensor_query(&model, &an, t);
-                obj.insert(
-                    "tensor_query".into(),
-                    json!({
-                        "tensor_id": tid(t),
-                        "nodes": rep.nodes.iter().map(|n| json!({"node": model.node_name(n.0), "role": n.1})).collect::<Vec<_>>(),
-                        "overlapping_tensors": rep.overlapping.iter().map(|o| json!({
-                            "id": tid(o.tensor_row), "lifetime_overlap": o.lifetime_overlap, "conflict": o.conflict
-                        })).collect::<Vec<_>>(),
-                    }),
-                );
+                obj.insert("tensor_query".into(), queries::json::tensor(&model, &an, t));
             }
             if let Some(a) = q.address {
-                let rows = queries::address_query(&model, &an, a);
                 obj.insert(
                     "address_query".into(),
-                    json!({"address": a, "tensors": rows.iter().map(|&t| tid(t)).collect::<Vec<_>>()}),
+                    queries::json::address(&model, &an, a),
                 );
             }
             if let Some((lo, hi)) = q.range {
-                let rows = queries::range_query(&model, &an, lo, hi);
                 obj.insert(
                     "address_range_query".into(),
-                    json!({"start": lo, "end": hi, "tensors": rows.iter().map(|&t| tid(t)).collect::<Vec<_>>()}),
+                    queries::json::range(&model, &an, lo, hi),
                 );
             }
         }

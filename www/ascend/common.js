@@ -1,0 +1,147 @@
+// Helpers shared by the torch_npu views: time formatting (ms since the rank's capture start, the
+// absolute time on hover), chart colours from CSS, request coalescing, section frames.
+import { el, cssVar } from '../ui/dom.js';
+
+/** ns (relative) → "12.345 ms". */
+export function ms(ns, digits = 3) {
+  if (ns === null || ns === undefined) return '–';
+  return `${(ns / 1e6).toFixed(digits)} ms`;
+}
+
+/** ns duration → a short human duration. */
+export function duration(ns) {
+  if (ns === null || ns === undefined) return '–';
+  const a = Math.abs(ns);
+  if (a < 1e3) return `${ns} ns`;
+  if (a < 1e6) return `${(ns / 1e3).toFixed(1)} µs`;
+  if (a < 1e9) return `${(ns / 1e6).toFixed(3)} ms`;
+  return `${(ns / 1e9).toFixed(3)} s`;
+}
+
+/**
+ * The absolute time of `rel` ns after `originNs` (a decimal string): UTC date-time with ns digits,
+ * and the microsecond text torch_npu writes. BigInt keeps all 19 digits.
+ */
+export function absolute(originNs, rel) {
+  if (rel === null || rel === undefined || originNs === undefined) return '';
+  const t = BigInt(originNs) + BigInt(Math.round(rel));
+  const sec = t / 1000000000n;
+  const frac = (t % 1000000000n).toString().padStart(9, '0');
+  const iso = new Date(Number(sec) * 1000).toISOString().slice(0, 19).replace('T', ' ');
+  const us = `${t / 1000n}.${(t % 1000n).toString().padStart(3, '0')}`;
+  return `${iso}.${frac} UTC (${us} µs since the epoch)`;
+}
+
+/** The exact relative time and the absolute time, for a title attribute. */
+export function timeTitle(originNs, rel) {
+  if (rel === null || rel === undefined) return '';
+  const r = BigInt(Math.round(rel));
+  const a = r < 0n ? -r : r;
+  const exact = `${r < 0n ? '-' : ''}${a / 1000000n}.${(a % 1000000n).toString().padStart(6, '0')} ms since the capture start`;
+  return `${exact}\n${absolute(originNs, rel)}`;
+}
+
+/** Chart colours, read from CSS so dark mode applies. */
+export function colors() {
+  const v = (name, fallback) => cssVar(name) || fallback;
+  return {
+    allocated: v('--c-allocated', '#2d6cdf'),
+    reserved: v('--c-reserved', '#8e44ad'),
+    active: v('--c-active', '#16a085'),
+    ge: v('--c-ge', '#d35400'),
+    geReserved: v('--c-ge-reserved', '#e67e22'),
+    app: v('--c-app', '#7f8c8d'),
+    compare: v('--c-compare', '#c0392b'),
+    pta: v('--c-pta', '#2d6cdf'),
+    geBar: v('--c-ge-bar', '#16a085'),
+    unreleased: v('--c-unreleased', '#e4572e'),
+    step: v('--c-step', 'rgba(120,130,140,0.10)'),
+    peak: v('--c-peak', '#c62828'),
+    at: v('--c-at', '#6a3fb5'),
+    select: v('--c-select', '#f1c40f'),
+    text: v('--text', '#1b1f24'),
+    muted: v('--muted', '#5b6470'),
+    panel: v('--panel', '#ffffff'),
+    border: v('--border', '#d8dde3'),
+  };
+}
+
+/**
+ * Wraps an async fetch so that only the latest request runs next: while one is in flight, newer
+ * ones replace each other, so a fast pan never queues stale work in the worker.
+ */
+export function latest(fetch, apply, onError) {
+  let busy = false;
+  let pending = null;
+  async function pump() {
+    busy = true;
+    while (pending) {
+      const args = pending;
+      pending = null;
+      try {
+        const result = await fetch(args);
+        if (!pending) apply(result, args);
+      } catch (err) {
+        if (onError) onError(err);
+      }
+    }
+    busy = false;
+  }
+  return (args) => {
+    pending = args;
+    if (!busy) pump();
+  };
+}
+
+/** A view's frame: a numbered section with a title, tools on the right, and a body. */
+export function section(n, id, title, { help, tools = [] } = {}) {
+  const titleNode = el('h2', { text: title });
+  const head = el('div', { class: 'panel-head' }, el('span', { class: 'view-number', text: String(n), title: `Press ${n} to jump here` }), titleNode, ...tools);
+  const body = el('div', { class: 'view-body' });
+  const node = el('section', { class: 'panel ascend-view', id: `ascend-${id}`, 'data-view': id, tabindex: '-1', 'aria-label': title }, head);
+  if (help) node.append(el('p', { class: 'view-help muted', text: help }));
+  node.append(body);
+  return { node, body, head, titleNode };
+}
+
+/** A label for a rank: "actor · rank 3 · step 2". */
+export function rankLabel(r) {
+  const parts = [];
+  parts.push(r.role ? r.role : '(no role)');
+  parts.push(r.rank === 'unknown' ? 'rank unknown' : `rank ${r.rank}`);
+  if (r.step !== null && r.step !== undefined) parts.push(`step ${r.step}`);
+  return parts.join(' · ');
+}
+
+/** What a stack source means, in plain words. */
+export const STACK_SOURCE_TEXT = {
+  direct: 'direct — the op that made this allocation recorded this call stack',
+  via_forward:
+    'via the forward op — the allocation was made in the backward pass by an op without a call stack; this is the stack of the forward op with the same autograd sequence number',
+  approximate:
+    'approximate — no op with this name contains the allocation time; this is the stack of the last same-name op that started before it (the rule of the Python tool memlens replaces)',
+  none: 'none — no call stack could be found for this allocation',
+};
+
+/** Parses "1.5 MiB", "512k", "2G", "1048576" into bytes (binary units); null when empty/invalid. */
+export function parseBytes(text) {
+  const t = String(text || '').trim();
+  if (!t) return null;
+  const m = /^([0-9]*\.?[0-9]+)\s*([kmgt]?)(i?b?)?$/i.exec(t);
+  if (!m) return null;
+  const mult = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }[m[2].toLowerCase()];
+  return Math.round(Number(m[1]) * mult);
+}
+
+/**
+ * A frame shortened for narrow places: the last two path components and the line/function
+ * ("…/imagenet_script/main.py(354): train"). The full frame goes in a title.
+ */
+export function shortFrame(frame) {
+  if (!frame) return frame;
+  const paren = frame.indexOf('(');
+  const pathPart = paren < 0 ? frame : frame.slice(0, paren);
+  const parts = pathPart.split('/');
+  if (parts.length <= 3) return frame;
+  return `…/${parts.slice(-2).join('/')}${paren < 0 ? '' : frame.slice(paren)}`;
+}

@@ -1,0 +1,254 @@
+// Views 6 and 7: who holds memory at the peak (or at any clicked time), and what was never
+// released in the window — allocations grouped by their top user frame (the source line in the
+// user's code), as sorted bars with bytes and counts. Clicking a group filters the table to its
+// allocations.
+import { el } from '../ui/dom.js';
+import { bytes, exactBytes, int } from '../format.js';
+import { ms, timeTitle, colors, section, rankLabel, shortFrame } from './common.js';
+
+const SHOWN = 15;
+
+/** Renders groups as DOM bars (the largest `SHOWN`, or all when `all`); returns the rows. */
+function bars(box, groups, { testid, selectedIndex, onPick, color, all, onShowAll }) {
+  const maxBytes = Math.max(1, ...groups.map((g) => g.bytes));
+  const total = groups.reduce((a, g) => a + g.bytes, 0);
+  const shown = all ? groups.length : Math.max(SHOWN, selectedIndex + 1);
+  box.dataset.groups = String(groups.length);
+  const rows = groups.slice(0, shown).map((g, i) => {
+    const pickable = g.count > 0;
+    const bar = el('span', { class: 'group-bar' });
+    bar.style.width = `${(100 * g.bytes) / maxBytes}%`;
+    if (color) bar.style.background = color;
+    const row = el('div', {
+      class: `group-row${pickable ? '' : ' unpickable'}${i === selectedIndex ? ' selected' : ''}`,
+      role: 'button',
+      tabindex: '0',
+      'data-testid': testid,
+      'data-index': String(i),
+      'data-bytes': String(g.bytes),
+      'data-count': String(g.count),
+      'aria-disabled': pickable ? 'false' : 'true',
+      title: pickable
+        ? `${g.frame}\n${exactBytes(g.bytes)} in ${int(g.count)} allocation(s) — ${((100 * g.bytes) / Math.max(1, total)).toFixed(1)} %\nclick: show them in the table`
+        : `${g.frame}\n${exactBytes(g.bytes)} counted by the allocator with no operator_memory row (allocated before the capture: weights, optimizer state…)`,
+      on: {
+        click: () => pickable && onPick(i, g),
+        keydown: (ev) => {
+          if (ev.key === 'Enter' || ev.key === ' ') {
+            ev.preventDefault();
+            if (pickable) onPick(i, g);
+          } else if (ev.key === 'ArrowDown' || ev.key === 'ArrowUp') {
+            ev.preventDefault();
+            const next = row[ev.key === 'ArrowDown' ? 'nextElementSibling' : 'previousElementSibling'];
+            if (next && next.classList.contains('group-row')) next.focus();
+          }
+        },
+      },
+    },
+    el('span', { class: 'group-track' }, bar),
+    el('span', { class: 'group-frame', text: shortFrame(g.frame), 'data-frame': g.frame }),
+    el('span', { class: 'num group-bytes', text: bytes(g.bytes) }),
+    el('span', { class: 'num group-count', text: g.count ? `${int(g.count)}×` : '–' }));
+    return row;
+  });
+  const kids = [...rows];
+  if (groups.length > shown) {
+    kids.push(el('div', { class: 'muted more' },
+      `${int(groups.length - shown)} smaller group(s) not shown `,
+      el('button', { type: 'button', class: 'small', text: 'show all', 'data-testid': 'show-all-groups', on: { click: onShowAll } })));
+  }
+  box.replaceChildren(...kids);
+  return rows;
+}
+
+/** The groups drawn on a canvas, for the PNG export. */
+function groupsCanvas(title, groups, color) {
+  const c = colors();
+  const shown = groups.slice(0, SHOWN);
+  const dpr = 2;
+  const W = 900;
+  const rowH = 22;
+  const H = 40 + shown.length * rowH + 10;
+  const canvas = document.createElement('canvas');
+  canvas.width = W * dpr;
+  canvas.height = H * dpr;
+  const g = canvas.getContext('2d');
+  g.scale(dpr, dpr);
+  g.fillStyle = c.panel;
+  g.fillRect(0, 0, W, H);
+  g.fillStyle = c.text;
+  g.font = '600 14px system-ui, sans-serif';
+  g.textBaseline = 'middle';
+  g.fillText(title, 10, 18);
+  const maxBytes = Math.max(1, ...shown.map((x) => x.bytes));
+  g.font = '12px system-ui, sans-serif';
+  shown.forEach((x, i) => {
+    const y = 40 + i * rowH;
+    g.fillStyle = color;
+    g.globalAlpha = 0.35;
+    g.fillRect(10, y + 2, ((W - 200) * x.bytes) / maxBytes, rowH - 4);
+    g.globalAlpha = 1;
+    g.fillStyle = c.text;
+    g.textAlign = 'left';
+    let label = x.frame;
+    while (label.length > 4 && g.measureText(label).width > W - 220) label = `${label.slice(0, -4)}…`;
+    g.fillText(label, 14, y + rowH / 2);
+    g.textAlign = 'right';
+    g.fillText(`${bytes(x.bytes)}  ${x.count ? `${int(x.count)}×` : '–'}`, W - 10, y + rowH / 2);
+  });
+  return canvas;
+}
+
+function resolvePending(store, kind, groups, extra) {
+  const s = store.get();
+  if (s.group && s.group.pending && s.group.kind === kind) {
+    const g = groups[s.group.index];
+    store.set({ group: g && g.count > 0 ? { kind, index: s.group.index, frame: g.frame, ...extra } : null });
+  }
+}
+
+/** View 6: the live set at the peak or at the clicked time. */
+export function liveSet({ client, store, ranks, report }) {
+  const back = el('button', { type: 'button', class: 'small', text: 'Back to the peak', title: 'Show the live set at the rank’s peak (p)', hidden: true, on: { click: () => store.set({ at: null, group: null }) } });
+  const { node, body, titleNode } = section(6, 'live', 'At the peak', {
+    tools: [back],
+    help: 'PTA allocations alive at that moment, grouped by the first frame in your code. Click a time on the memory chart to see another moment; click a group to list its allocations in the table.',
+  });
+  const caption = el('div', { class: 'chart-caption' });
+  const box = el('div', { class: 'groups', 'data-testid': 'live-groups' });
+  body.append(caption, box);
+  let groups = [];
+  let title = '';
+  let showAll = false;
+
+  async function load(s) {
+    const info = ranks[s.rank];
+    const t = s.at ?? info.peak;
+    back.hidden = s.at === null;
+    if (t === null) {
+      titleNode.textContent = 'At the peak';
+      caption.textContent = '';
+      groups = [];
+      box.replaceChildren(el('div', { class: 'empty-state', text: 'This rank has no allocator data, so no peak. Click a time on the memory chart to see what was alive then.' }));
+      return;
+    }
+    const rank = s.rank;
+    box.dataset.state = 'loading';
+    const result = await client.call('ascend.liveAt', { rank, t });
+    if (store.get().rank !== rank || (store.get().at ?? info.peak) !== t) return;
+    groups = result;
+    showAll = false;
+    const total = groups.reduce((a, g) => a + g.bytes, 0);
+    const count = groups.reduce((a, g) => a + g.count, 0);
+    const tracked = groups.filter((g) => g.count > 0).reduce((a, g) => a + g.bytes, 0);
+    const summary = report.ranks[rank];
+    title = s.at === null ? `At the peak — ${rankLabel(summary)}` : `Live at ${ms(t)} — ${rankLabel(summary)}`;
+    titleNode.textContent = title;
+    caption.replaceChildren(
+      el('span', { text: `${bytes(total)} allocated at `, title: exactBytes(total) }),
+      el('span', { text: ms(t), title: timeTitle(info.origin_ns, t), class: 'time' }),
+      s.at === null ? el('span', { class: 'muted', text: ' (the peak)' }) : null,
+      el('span', {
+        text: `: ${bytes(tracked)} in ${int(count)} allocation(s) of the capture${total > tracked ? `, ${bytes(total - tracked)} allocated before it` : ''}.`,
+        title: `${exactBytes(tracked)} in allocation rows`,
+      }),
+    );
+    box.dataset.time = String(t);
+    box.dataset.totalBytes = String(total);
+    box.dataset.state = 'ready';
+    resolvePending(store, 'live', groups, { t });
+    render(store.get());
+  }
+
+  function render(s) {
+    if (!groups.length) {
+      box.replaceChildren(el('div', { class: 'empty-state', text: 'Nothing was alive at that time.' }));
+      return;
+    }
+    const sel = s.group && s.group.kind === 'live' ? s.group.index : -1;
+    const t = s.at ?? ranks[s.rank].peak;
+    bars(box, groups, {
+      testid: 'live-group',
+      selectedIndex: sel,
+      color: colors().allocated,
+      onPick: (i, g) => store.set({ group: { kind: 'live', index: i, frame: g.frame, t } }),
+      all: showAll,
+      onShowAll: () => {
+        showAll = true;
+        render(store.get());
+      },
+    });
+  }
+
+  function update(s, changed) {
+    if (changed.has('rank') || changed.has('at')) load(s);
+    else if (changed.has('group')) render(s);
+  }
+  const ready = load(store.get());
+  return { node, update, ready, canvas: () => groupsCanvas(title, groups, colors().allocated), focus: () => (box.querySelector('.group-row') || node).focus() };
+}
+
+/** View 7: allocations of the window never released in it. */
+export function unreleasedSet({ client, store, ranks, report }) {
+  const { node, body, titleNode } = section(7, 'unreleased', 'Unreleased', {
+    help: 'Allocations made in the window (brushed on a chart; else the whole capture) and not released by its end: leak candidates, grouped by the first frame in your code.',
+  });
+  const caption = el('div', { class: 'chart-caption' });
+  const box = el('div', { class: 'groups', 'data-testid': 'unreleased-groups' });
+  body.append(caption, box);
+  let groups = [];
+  let title = '';
+  let showAll = false;
+
+  async function load(s) {
+    const rank = s.rank;
+    const win = s.window;
+    box.dataset.state = 'loading';
+    const result = await client.call('ascend.unreleased', { rank, start: win ? win[0] : null, end: win ? win[1] : null });
+    const now = store.get();
+    if (now.rank !== rank || now.window !== win) return;
+    groups = result;
+    showAll = false;
+    const total = groups.reduce((a, g) => a + g.bytes, 0);
+    const count = groups.reduce((a, g) => a + g.count, 0);
+    title = `Unreleased ${win ? `in ${ms(win[0])} – ${ms(win[1])}` : 'in the capture'} — ${rankLabel(report.ranks[rank])}`;
+    titleNode.textContent = title;
+    caption.replaceChildren(el('span', {
+      text: win
+        ? `${int(count)} allocation(s) made in the window and still held at its end: ${bytes(total)}`
+        : `${int(count)} allocation(s) never released in the capture: ${bytes(total)}`,
+      title: exactBytes(total),
+    }));
+    box.dataset.totalBytes = String(total);
+    box.dataset.count = String(count);
+    box.dataset.state = 'ready';
+    resolvePending(store, 'unreleased', groups, { window: win });
+    render(store.get());
+  }
+
+  function render(s) {
+    if (!groups.length) {
+      box.replaceChildren(el('div', { class: 'empty-state', text: s.window ? 'Everything allocated in the window was released in it.' : 'Every allocation was released within the capture.' }));
+      return;
+    }
+    const sel = s.group && s.group.kind === 'unreleased' ? s.group.index : -1;
+    bars(box, groups, {
+      testid: 'unreleased-group',
+      selectedIndex: sel,
+      color: colors().unreleased,
+      onPick: (i, g) => store.set({ group: { kind: 'unreleased', index: i, frame: g.frame, window: s.window } }),
+      all: showAll,
+      onShowAll: () => {
+        showAll = true;
+        render(store.get());
+      },
+    });
+  }
+
+  function update(s, changed) {
+    if (changed.has('rank') || changed.has('window')) load(s);
+    else if (changed.has('group')) render(s);
+  }
+  const ready = load(store.get());
+  return { node, update, ready, canvas: () => groupsCanvas(title, groups, colors().unreleased), focus: () => (box.querySelector('.group-row') || node).focus() };
+}

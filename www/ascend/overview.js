@@ -1,0 +1,200 @@
+// View 1, the job overview: headline figures, the role × rank matrix of peaks (heat-coloured,
+// outliers marked), one row per rank with its call-stack coverage, and the warnings. Clicking a
+// cell or a row selects that rank in every other view.
+import { el } from '../ui/dom.js';
+import { bytes, exactBytes, int } from '../format.js';
+import { ms, timeTitle, rankLabel, section } from './common.js';
+
+const rankKey = (r) => `${r.role}\u0000${r.step ?? ''}\u0000${r.rank}`;
+
+/** Renders the overview into a section; returns { node, update(state) }. */
+export function overview({ report, ranks }, store) {
+  const { node, body } = section(1, 'overview', 'Job overview', {
+    help: 'Peak device memory of every rank. Click a rank (a matrix cell or a row) to open it in the views below.',
+  });
+  const summaries = report.ranks;
+  const totalRows = summaries.reduce((a, r) => a + r.rows, 0);
+  let peakIdx = -1;
+  summaries.forEach((r, i) => {
+    if (peakIdx < 0 || r.peak_allocated_bytes > summaries[peakIdx].peak_allocated_bytes) peakIdx = i;
+  });
+  const unreleased = summaries.reduce((a, r) => a + r.unreleased_bytes, 0);
+
+  // ---- headline figures (hooks: data-metric / data-value) ----
+  const metric = (id, label, value, text, sub, title) =>
+    el('div', { class: 'metric', 'data-metric': id, 'data-value': String(value), title },
+      el('div', { class: 'label', text: label }),
+      el('div', { class: 'value', text }),
+      sub ? el('div', { class: 'sub', text: sub }) : null);
+  const peak = peakIdx >= 0 ? summaries[peakIdx] : null;
+  const peakButton = peak
+    ? el('button', { type: 'button', class: 'linkish', text: rankLabel(peak), title: 'Open this rank', on: { click: () => open(peakIdx) } })
+    : null;
+  const metrics = el('div', { class: 'metrics' },
+    metric('ascend-ranks', 'Ranks', summaries.length, int(summaries.length), `${new Set(summaries.map((r) => r.role)).size} role(s)`),
+    metric('ascend-rows', 'Allocation rows', totalRows, int(totalRows), `${int(summaries.reduce((a, r) => a + r.rows_ge, 0))} of them cann:: (GE)`),
+    metric('ascend-warnings', 'Warnings', report.warnings.length, int(report.warnings.length), report.ignored.length ? `${int(report.ignored.length)} file(s) not analysed` : 'no file ignored'),
+    peak
+      ? el('div', { class: 'metric peak-metric', 'data-metric': 'ascend-peak', 'data-value': String(peak.peak_allocated_bytes), title: exactBytes(peak.peak_allocated_bytes) },
+          el('div', { class: 'label', text: 'Highest peak allocated' }),
+          el('div', { class: 'value', text: bytes(peak.peak_allocated_bytes) }),
+          el('div', { class: 'sub' }, peakButton))
+      : null,
+    metric('ascend-unreleased', 'Never released', unreleased, bytes(unreleased), `${int(summaries.reduce((a, r) => a + r.unreleased_rows, 0))} allocation(s)`, exactBytes(unreleased)),
+  );
+  body.append(metrics);
+
+  // A matrix cell opens its rank: select it and bring its memory chart into view.
+  const open = (i) => {
+    select(i);
+    const chart = document.getElementById('ascend-memory');
+    if (chart) chart.scrollIntoView({ block: 'start', behavior: 'smooth' });
+  };
+  const select = (i) => store.set({ rank: i, cmp: store.get().cmp === i ? null : store.get().cmp, view: null, window: null, at: null, row: null, group: null });
+
+  // ---- matrix: roles (and steps) × ranks ----
+  const roleKeys = [];
+  const rankVals = [];
+  for (const r of summaries) {
+    const rk = `${r.role}\u0000${r.step ?? ''}`;
+    if (!roleKeys.includes(rk)) roleKeys.push(rk);
+    if (!rankVals.includes(String(r.rank))) rankVals.push(String(r.rank));
+  }
+  rankVals.sort((a, b) => (a === 'unknown') - (b === 'unknown') || Number(a) - Number(b));
+  // Heat spans the job's lowest to highest peak, so ranks a few percent apart still differ.
+  const peaks = summaries.map((r) => r.peak_allocated_bytes);
+  const [minPeak, maxPeak] = [Math.min(...peaks), Math.max(...peaks)];
+  const outliers = new Map(report.outliers.map((o) => [rankKey(o), o]));
+  const cells = [];
+  const matrix = el('table', { class: 'ascend-matrix', 'data-testid': 'ascend-matrix' });
+  matrix.append(el('thead', {}, el('tr', {}, el('th', { text: 'role \\ rank' }), ...rankVals.map((v) => el('th', { class: 'num', text: v })))));
+  const tbody = el('tbody');
+  for (const rk of roleKeys) {
+    const [role, step] = rk.split('\u0000');
+    const tr = el('tr', {}, el('th', { class: 'role', text: `${role || '(no role)'}${step ? ` · step ${step}` : ''}` }));
+    for (const v of rankVals) {
+      const i = summaries.findIndex((r) => r.role === role && String(r.step ?? '') === step && String(r.rank) === v);
+      if (i < 0) {
+        tr.append(el('td', { class: 'empty', text: '' }));
+        continue;
+      }
+      const r = summaries[i];
+      const o = outliers.get(rankKey(r));
+      const heat = maxPeak > minPeak ? (r.peak_allocated_bytes - minPeak) / (maxPeak - minPeak) : 1;
+      const td = el('td', {
+        class: `cell${o ? ' outlier' : ''}`,
+        tabindex: '0',
+        data: { rankIndex: i },
+        title: `${rankLabel(r)}\npeak allocated ${exactBytes(r.peak_allocated_bytes)}\npeak reserved ${exactBytes(r.peak_reserved_bytes)}${
+          o ? `\nstands out: ${o.deviation_permille > 0 ? '+' : ''}${(o.deviation_permille / 10).toFixed(1)} % from the role's median ${bytes(o.role_median_bytes)}` : ''}`,
+        on: { click: () => open(i), keydown: (ev) => ev.key === 'Enter' && open(i) },
+      },
+      el('div', { class: 'alloc', text: bytes(r.peak_allocated_bytes) }),
+      el('div', { class: 'reserved', text: `res. ${bytes(r.peak_reserved_bytes)}` }),
+      o ? el('div', { class: 'flag', text: `${o.deviation_permille > 0 ? '▲' : '▼'} ${(Math.abs(o.deviation_permille) / 10).toFixed(0)} % vs role` }) : null);
+      // Heat: the share of the job's highest peak, as the cell's background strength.
+      td.style.setProperty('--heat', `${Math.round(8 + heat * 60)}%`);
+      cells.push(td);
+      tr.append(td);
+    }
+    tbody.append(tr);
+  }
+  matrix.append(tbody);
+  body.append(el('div', { class: 'matrix-wrap' },
+    el('h3', { text: 'Peak allocated (and reserved) by role and rank' }),
+    el('div', { class: 'scroll-x' }, matrix),
+    el('div', { class: 'legend' },
+      el('span', {}, el('span', { class: 'swatch heat-lo' }), `lowest peak (${bytes(minPeak)})`),
+      el('span', {}, el('span', { class: 'swatch heat-hi' }), `highest peak (${bytes(maxPeak)})`),
+      el('span', { text: '▲/▼ outlier: > 10 % and > 64 MiB from its role’s median (roles with ≥ 3 ranks)' }))));
+
+  // ---- one row per rank ----
+  const rows = [];
+  const table = el('table', { class: 'ascend-ranks', 'data-testid': 'ascend-rank-table' });
+  table.append(el('thead', {}, el('tr', {},
+    ...['Role', 'Rank', 'Step', 'Rows', 'Call stacks', 'Peak allocated', 'Peak reserved', 'Peak at', 'Reserved − allocated', 'Unreleased'].map((t, k) =>
+      el('th', { class: k >= 3 && k !== 4 ? 'num' : '', text: t })))));
+  const rb = el('tbody');
+  summaries.forEach((r, i) => {
+    const info = ranks[i];
+    const st = r.stacks;
+    const total = Math.max(1, st.direct + st.via_forward + st.approximate + st.none);
+    const bar = el('div', { class: 'coverage', title: `direct ${st.direct}, via forward ${st.via_forward}, approximate ${st.approximate}, none ${st.none} (of which ${r.rows_ge} cann:: rows have no Python stack by nature)` });
+    for (const [k, n] of [['direct', st.direct], ['via_forward', st.via_forward], ['approximate', st.approximate], ['none', st.none]]) {
+      const seg = el('span', { class: `seg ${k}` });
+      seg.style.width = `${(100 * n) / total}%`;
+      bar.append(seg);
+    }
+    const tr = el('tr', {
+      'data-testid': 'rank-row',
+      tabindex: '0',
+      data: {
+        role: r.role,
+        rank: String(r.rank),
+        step: r.step === null || r.step === undefined ? '' : String(r.step),
+        rows: String(r.rows),
+        peakAllocatedBytes: String(r.peak_allocated_bytes),
+        peakReservedBytes: String(r.peak_reserved_bytes),
+        stacksDirect: String(st.direct),
+        stacksViaForward: String(st.via_forward),
+        unreleasedRows: String(r.unreleased_rows),
+        rankIndex: String(i),
+      },
+      on: { click: () => select(i), keydown: (ev) => ev.key === 'Enter' && select(i) },
+    },
+    el('td', { text: r.role || '(no role)', title: r.run_dirs.join('\n') }),
+    el('td', { class: 'num', text: String(r.rank) }),
+    el('td', { class: 'num', text: r.step === null || r.step === undefined ? '' : String(r.step) }),
+    el('td', { class: 'num', text: int(r.rows), title: `${int(r.rows_pta)} PTA + ${int(r.rows_ge)} cann:: (GE)` }),
+    el('td', {}, bar, el('div', { class: 'coverage-text', text: `${st.direct} direct · ${st.via_forward} via fwd · ${st.approximate} approx · ${st.none} none` })),
+    el('td', { class: 'num strong', text: bytes(r.peak_allocated_bytes), title: `${exactBytes(r.peak_allocated_bytes)} (from ${r.peak_source})` }),
+    el('td', { class: 'num', text: bytes(r.peak_reserved_bytes), title: exactBytes(r.peak_reserved_bytes) }),
+    el('td', { class: 'num', text: info && info.peak !== null ? ms(info.peak) : '–', title: info && info.peak !== null ? timeTitle(info.origin_ns, info.peak) : 'no allocator data' }),
+    el('td', { class: 'num', text: bytes(r.fragmentation_bytes), title: `${exactBytes(r.fragmentation_bytes)} reserved but not allocated at the peak (fragmentation)` }),
+    el('td', { class: 'num', text: `${int(r.unreleased_rows)} · ${bytes(r.unreleased_bytes)}`, title: exactBytes(r.unreleased_bytes) }));
+    rows.push(tr);
+    rb.append(tr);
+  });
+  table.append(rb);
+  body.append(el('div', { class: 'scroll-x' }, table),
+    el('div', { class: 'legend' },
+      el('span', {}, el('span', { class: 'swatch seg direct' }), 'direct'),
+      el('span', {}, el('span', { class: 'swatch seg via_forward' }), 'via forward op'),
+      el('span', {}, el('span', { class: 'swatch seg approximate' }), 'approximate'),
+      el('span', {}, el('span', { class: 'swatch seg none' }), 'none (cann:: rows and backward ops without a forward match)')));
+
+  // ---- warnings ----
+  body.append(warningsBlock(report));
+
+  function update(s) {
+    for (const tr of rows) tr.classList.toggle('selected', Number(tr.dataset.rankIndex) === s.rank);
+    for (const td of cells) {
+      td.classList.toggle('selected', Number(td.dataset.rankIndex) === s.rank);
+      td.classList.toggle('compared', Number(td.dataset.rankIndex) === s.cmp);
+    }
+  }
+  return { node, update };
+}
+
+/** The warnings and ignored files, db-only hints first. */
+export function warningsBlock(report) {
+  const ws = [...report.warnings];
+  const isHint = (w) => /export_type|db export|re-export|analyse\(/i.test(w.message);
+  ws.sort((a, b) => isHint(b) - isHint(a));
+  const list = el('ul', { class: 'warning-list', 'data-testid': 'ascend-warnings' });
+  for (const w of ws) {
+    const where = [w.file, w.line ? `line ${w.line}` : null, w.byte !== undefined && w.byte !== null ? `byte ${w.byte}` : null, w.field ? `field ${w.field}` : null].filter(Boolean).join(', ');
+    list.append(el('li', { class: `${w.severity}${isHint(w) ? ' hint' : ''}` },
+      el('span', { class: 'sev', text: w.severity }),
+      el('span', { class: 'where', text: where }),
+      el('span', { class: 'msg', text: w.message }),
+      w.count > 1 ? el('span', { class: 'count', text: `× ${int(w.count)}` }) : null));
+  }
+  const ignored = el('ul', { class: 'warning-list ignored' });
+  for (const f of report.ignored) ignored.append(el('li', {}, el('span', { class: 'where', text: f.path }), el('span', { class: 'msg', text: f.reason })));
+  const details = el('details', { class: 'warnings-box', open: ws.some(isHint) || (ws.length > 0 && ws.length <= 5) },
+    el('summary', { text: `${int(ws.length)} warning(s), ${int(report.ignored.length)} file(s) not analysed` }),
+    ws.length ? list : el('p', { class: 'muted', text: 'No warnings.' }));
+  if (report.ignored.length) details.append(el('h3', { text: 'Files not analysed' }), ignored);
+  return details;
+}

@@ -1,0 +1,106 @@
+// A SOMAS table view backed by the worker: the query (sort, filter, subset) runs in Rust, pages
+// come back on demand, the selected node or tensor is highlighted and scrolled to.
+import { VirtualTable, formatCell } from '../ui/virtual-table.js';
+import { hex } from './common.js';
+
+const WIDE = new Set(['SourceNodeName', 'Name', 'NodeA', 'NodeB']);
+// Ids and indices are matched against %12T, $12 and the CLI's output: no thousands separators.
+const IDS = new Set(['TensorId', 'TensorA', 'TensorB', 'Index', 'SourceNodeId', 'OpId', 'OutputIndex', 'SourceStream', 'Stream', 'Type', 'LifeStart', 'LifeEnd', 'AliveFrom', 'AliveTo', 'AliveFromA', 'AliveToA', 'AliveFromB', 'AliveToB']);
+const plain = (v) => (v === null ? { text: '', title: 'empty' } : { text: String(v), title: String(v) });
+// v2.4+ names are full scopes (Default/network-…/layer54-Add/Add-op135): the end tells the op, so
+// the cell shows it and the full name is on hover.
+const scoped = (v) => {
+  if (v === null) return { text: '', title: 'empty' };
+  const s = String(v);
+  const i = s.lastIndexOf('/', s.length - 2);
+  return { text: i < 0 ? s : `…${s.slice(i)}`, title: s };
+};
+
+/** Column layout for a spec list: names get room, numbers a fixed minimum. */
+function columns(specs) {
+  return specs.map((c) => ({
+    name: c.name,
+    kind: c.kind,
+    width: WIDE.has(c.name) ? 'minmax(220px, 3fr)' : c.kind === 'hex' ? 'minmax(132px, 1fr)' : 'minmax(92px, 1fr)',
+    minPx: WIDE.has(c.name) ? 220 : c.kind === 'hex' ? 132 : 92,
+    format: c.kind === 'hex' ? (v) => (v === null ? { text: '', title: 'unknown' } : { text: hex(v), title: String(v) }) : IDS.has(c.name) ? plain : WIDE.has(c.name) ? scoped : undefined,
+  }));
+}
+
+export class Grid {
+  /**
+   * opts: app, view (name of the worker-side view), table, label, rowTestId, rowData(row) → data,
+   *       onRowClick(row), isSelected(row) → bool, sort ({col, desc}), empty (text when no row
+   *       matches), show (column names to show, in order; default all — rows handed to the
+   *       callbacks then hold these columns only)
+   */
+  constructor(container, opts) {
+    this.container = container;
+    this.opts = opts;
+    this.app = opts.app;
+    this.request = {};
+    this.sort = opts.sort || null;
+    this.vt = null;
+    this.specs = null;
+  }
+
+  /** Runs `request` (without sort: the grid keeps its own) and shows the first rows. */
+  async query(request = this.request) {
+    this.request = request;
+    const sortCol = this.sort && this.pick ? this.pick[this.sort.col] : this.sort ? this.sort.col : null;
+    const full = { ...request, sort: this.sort ? [[sortCol, this.sort.desc]] : [] };
+    const res = await this.app.call('table', { view: this.opts.view, table: this.opts.table, request: full });
+    const key = JSON.stringify(res.columns);
+    if (!this.vt || key !== this.specs) {
+      this.specs = key;
+      // Columns shown: all, or the named ones (cells picked from each page by index).
+      this.pick = this.opts.show ? this.opts.show.map((n) => res.columns.findIndex((c) => c.name === n)).filter((i) => i >= 0) : null;
+      this.columns = columns(this.pick ? this.pick.map((i) => res.columns[i]) : res.columns);
+      this.vt = new VirtualTable(this.container, {
+        columns: this.columns,
+        label: this.opts.label,
+        rowTestId: this.opts.rowTestId,
+        rowData: this.opts.rowData,
+        isSelected: this.opts.isSelected,
+        minWidth: this.columns.reduce((s, c) => s + c.minPx, 0),
+        sort: this.sort,
+        fetchPage: async (offset, limit) => {
+          const page = await this.app.call('page', { view: this.opts.view, offset, limit });
+          if (this.pick) page.rows = page.rows.map((r) => this.pick.map((i) => r[i]));
+          return page;
+        },
+        onRowClick: (id, row) => this.opts.onRowClick && this.opts.onRowClick(row, id),
+        onSortChange: (sort) => {
+          this.sort = sort;
+          this.query().catch(this.app.error);
+        },
+      });
+    }
+    await this.vt.refresh();
+    this.total = res.total;
+    if (!res.total && this.opts.empty) this.vt.status.textContent = this.opts.empty;
+    return res;
+  }
+
+  /** Column index by header name. */
+  col(name) {
+    return this.columns ? this.columns.findIndex((c) => c.name === name) : -1;
+  }
+
+  /** Re-renders (the selection changed) and scrolls to the row of `key` when it is in the view. */
+  async reveal(key) {
+    if (!this.vt) return;
+    this.vt.render();
+    if (key === null || key === undefined) return;
+    const pos = await this.app.call('position', { view: this.opts.view, key });
+    if (pos >= 0 && this.vt) {
+      this.vt.cursor = pos;
+      this.vt.scrollToIndex(pos);
+    }
+  }
+}
+
+export { formatCell };
+
+/** The tensor columns that matter in a frame or a query answer (the Tables view has them all). */
+export const COMPACT = ['TensorId', 'SourceNodeName', 'StartAddr', 'EndAddr', 'AlignSize', 'AliveFrom', 'AliveTo', 'TensorType', 'LifeLong', 'Conflicts'];
