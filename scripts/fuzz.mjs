@@ -161,6 +161,9 @@ main(async () => {
   }
   console.log('\ntarget\tfuzzed (min)\texecutions\tcoverage\tcorpus\tfindings');
   for (const r of results) console.log(`${r.target}\t${(r.fuzzed / 60).toFixed(1)}\t${r.execs}\t${r.cov[0] ?? '?'}\t${r.cov[2] ?? '?'}\t${r.crashes.length}`);
-  writeFileSync(path.join(logs, 'summary.json'), JSON.stringify(results, null, 2));
+  // Runs of other targets (an earlier or a concurrent invocation) stay in the summary.
+  const summary = path.join(logs, 'summary.json');
+  const kept = existsSync(summary) ? JSON.parse(readFileSync(summary, 'utf8')).filter((r) => !chosen.includes(r.target)) : [];
+  writeFileSync(summary, JSON.stringify([...kept, ...results].sort((a, b) => all.indexOf(a.target) - all.indexOf(b.target)), null, 2));
   if (results.some((r) => r.crashes.length || r.status !== 0)) process.exitCode = 1;
 });
