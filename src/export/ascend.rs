@@ -50,6 +50,17 @@ fn rank_text(r: &RankAnalysis) -> String {
     r.summary.rank.map(|r| r.to_string()).unwrap_or_default()
 }
 
+/// The document `memlens ascend --json` prints for a job: [`crate::ascend::view::job_report`]
+/// pretty-printed, ending with a line feed. The page's "summary.json" download is the same bytes.
+pub fn report_json(
+    analysis: &JobAnalysis,
+    job: &crate::ascend::discover::Job,
+) -> Result<String, serde_json::Error> {
+    let mut text = serde_json::to_string_pretty(&crate::ascend::view::job_report(analysis, job))?;
+    text.push('\n');
+    Ok(text)
+}
+
 /// Writes `memory_events.csv`: one row per operator_memory row of every rank, sorted by start
 /// time, then rank, then role and file order.
 ///

@@ -295,6 +295,38 @@ pub fn file_safe(name: &str) -> String {
         .collect()
 }
 
+/// The document `memlens somas --json` prints: the summary, plus one key per query asked
+/// (`node_query`, `tensor_query`, `address_query`, `address_range_query`), pretty-printed and
+/// ending with a line feed. The page's "summary.json" download is the same bytes.
+pub fn summary_json(
+    model: &SomasModel,
+    an: &Analysis,
+    summary: &Summary,
+    q: &QuerySet,
+) -> Result<String, serde_json::Error> {
+    let mut v = serde_json::to_value(summary)?;
+    if let Some(obj) = v.as_object_mut() {
+        if let Some(node) = q.node {
+            obj.insert("node_query".into(), queries::json::node(model, an, node));
+        }
+        if let Some(t) = q.tensor {
+            obj.insert("tensor_query".into(), queries::json::tensor(model, an, t));
+        }
+        if let Some(a) = q.address {
+            obj.insert("address_query".into(), queries::json::address(model, an, a));
+        }
+        if let Some((lo, hi)) = q.range {
+            obj.insert(
+                "address_range_query".into(),
+                queries::json::range(model, an, lo, hi),
+            );
+        }
+    }
+    let mut text = serde_json::to_string_pretty(&v)?;
+    text.push('\n');
+    Ok(text)
+}
+
 /// What the user asked besides the default outputs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct QuerySet {

@@ -659,7 +659,8 @@ impl AscendView {
     }
 
     /// An export of the whole job, byte for byte what `memlens ascend --out` writes:
-    /// `memory_events.csv`, `rank_summary.csv`, `peak_attribution.csv` or `step_peaks.csv`.
+    /// `memory_events.csv`, `rank_summary.csv`, `peak_attribution.csv` or `step_peaks.csv`; or
+    /// `summary.json`, what `memlens ascend --json` prints.
     pub fn export(&self, name: &str) -> Result<Vec<u8>, JsError> {
         let mut out = Vec::new();
         let a = &self.analysis;
@@ -668,6 +669,11 @@ impl AscendView {
             "rank_summary.csv" => exp::write_rank_summary(a, &mut out),
             "peak_attribution.csv" => exp::write_peak_attribution(a, &mut out),
             "step_peaks.csv" => exp::write_step_peaks(a, &mut out),
+            "summary.json" => {
+                return exp::report_json(a, &self.job)
+                    .map(String::into_bytes)
+                    .map_err(err)
+            }
             other => return Err(err(format!("no export named {other:?}"))),
         }
         .map_err(err)?;

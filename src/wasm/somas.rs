@@ -547,6 +547,14 @@ impl SomasView {
         Ok(Uint8Array::from(buf.as_slice()))
     }
 
+    /// The summary with the queries of `request`, as `memlens somas --json` prints it byte for
+    /// byte (the "summary.json" download).
+    #[wasm_bindgen(js_name = summaryJson)]
+    pub fn summary_json(&self, request: &str) -> Result<String, JsError> {
+        let q = self.queries(request)?;
+        out::summary_json(&self.model, &self.an, &self.summary, &q).map_err(err)
+    }
+
     /// One file of the export for `request`, by its path in [`SomasView::export_list`].
     #[wasm_bindgen(js_name = exportFile)]
     pub fn export_file(&self, request: &str, path: &str) -> Result<Uint8Array, JsError> {
@@ -644,6 +652,18 @@ impl SomasView {
     }
 
     fn files(&self, request: &str) -> Result<Vec<out::OutFile>, JsError> {
+        let q = self.queries(request)?;
+        Ok(out::file_set(
+            &self.model,
+            &self.an,
+            &self.summary,
+            &q,
+            &self.log,
+        ))
+    }
+
+    /// The queries of an export request (JSON `{node, tensor, address, range}`).
+    fn queries(&self, request: &str) -> Result<out::QuerySet, JsError> {
         let req: ExportRequest = if request.trim().is_empty() {
             ExportRequest::default()
         } else {
@@ -669,12 +689,6 @@ impl SomasView {
                 None => None,
             },
         };
-        Ok(out::file_set(
-            &self.model,
-            &self.an,
-            &self.summary,
-            &q,
-            &self.log,
-        ))
+        Ok(q)
     }
 }

@@ -7,10 +7,9 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync, rmSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { inflateRawSync } from 'node:zlib';
-import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, dropFiles } from './harness.mjs';
+import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, dropFiles, unzip, readTree } from './harness.mjs';
 
 const SAMPLES = path.resolve(root, '..', 'shared', 'samples', 'somas');
 let isolated;
@@ -88,46 +87,6 @@ async function query(page, text, kind) {
 }
 
 const ids = (s) => (s ? s.split(',').map(Number) : []);
-
-/** The entries of a zip archive as { name: Buffer } (stored or deflated, as the export writes). */
-function unzip(buf) {
-  let eocd = buf.length - 22;
-  while (eocd >= 0 && buf.readUInt32LE(eocd) !== 0x06054b50) eocd--;
-  assert.ok(eocd >= 0, 'zip: no end of central directory');
-  const count = buf.readUInt16LE(eocd + 10);
-  let p = buf.readUInt32LE(eocd + 16);
-  const out = {};
-  for (let i = 0; i < count; i++) {
-    assert.equal(buf.readUInt32LE(p), 0x02014b50, 'zip: bad central directory entry');
-    const method = buf.readUInt16LE(p + 10);
-    const csize = buf.readUInt32LE(p + 20);
-    const nlen = buf.readUInt16LE(p + 28);
-    const xlen = buf.readUInt16LE(p + 30);
-    const clen = buf.readUInt16LE(p + 32);
-    const local = buf.readUInt32LE(p + 42);
-    const name = buf.toString('utf8', p + 46, p + 46 + nlen);
-    const lnlen = buf.readUInt16LE(local + 26);
-    const lxlen = buf.readUInt16LE(local + 28);
-    const data = buf.subarray(local + 30 + lnlen + lxlen, local + 30 + lnlen + lxlen + csize);
-    out[name] = method === 8 ? inflateRawSync(data) : Buffer.from(data);
-    p += 46 + nlen + xlen + clen;
-  }
-  return out;
-}
-
-/** Every file under `dir` as { relative path: Buffer }. */
-function readTree(dir) {
-  const out = {};
-  const walk = (d) => {
-    for (const n of readdirSync(d)) {
-      const full = path.join(d, n);
-      if (statSync(full).isDirectory()) walk(full);
-      else out[path.relative(dir, full).split(path.sep).join('/')] = readFileSync(full);
-    }
-  };
-  walk(dir);
-  return out;
-}
 
 async function shoot(page, name, selector) {
   mkdirSync(SHOTS, { recursive: true });

@@ -11,16 +11,18 @@ const CSVS = [
   ['rank_summary.csv', 'One row per rank: rows, call-stack coverage, peaks, fragmentation, unreleased.'],
   ['peak_attribution.csv', 'The live set at each rank’s peak, by top user frame.'],
   ['step_peaks.csv', 'The peak of every ProfilerStep of every rank.'],
+  ['summary.json', 'The job summary exactly as “memlens ascend --json” prints it: ranks, peaks, coverage, warnings.'],
 ];
 
 export function exportView({ client, charts }) {
   const { node, body } = section(8, 'export', 'Export', {
-    help: 'The CSV files are identical to what “memlens ascend --out DIR” writes for the same files.',
+    help: 'The CSV files are identical to what “memlens ascend --out DIR” writes for the same files, summary.json to what “memlens ascend --json” prints.',
   });
   const status = el('span', { class: 'muted export-status', role: 'status' });
   const csvList = el('div', { class: 'export-list' });
   for (const [name, what] of CSVS) {
     const id = name.replace(/[._]/g, '-').replace(/-csv$/, '');
+    const type = name.endsWith('.json') ? 'application/json' : 'text/csv;charset=utf-8';
     csvList.append(el('div', { class: 'export-item' },
       el('button', {
         type: 'button',
@@ -31,7 +33,7 @@ export function exportView({ client, charts }) {
             status.textContent = `preparing ${name}…`;
             try {
               const bytesOut = await client.call('ascend.export', { name });
-              download(name, new Blob([bytesOut], { type: 'text/csv;charset=utf-8' }));
+              download(name, new Blob([bytesOut], { type }));
               status.textContent = `${name}: ${bytes(bytesOut.length)}`;
             } catch (err) {
               status.textContent = `${name} failed: ${err.message}`;

@@ -21,6 +21,7 @@ export class ExportView {
     this.zipButton = button('Download all (zip)', () => this.downloadZip(), { class: 'primary', title: 'e', data: { testid: 'somas-export-zip' } });
     tools.append(
       this.zipButton,
+      button('summary.json', () => this.downloadSummary(), { title: 'the summary with the queries, as memlens somas FILE --json prints it', data: { testid: 'somas-export-summary' } }),
       button('Curves PNG', () => downloadCanvas(charts.curves.plot.canvas, 'InUseMemory.png')),
       button('Layout PNG', () => charts.layout.plot && downloadCanvas(charts.layout.plot.canvas, 'TensorLayout.png')),
       button('Frame PNG', () => downloadCanvas(charts.frame.canvas, 'MemoryFrame.png')),
@@ -83,6 +84,11 @@ export class ExportView {
   async downloadZip() {
     const bytes = await this.app.call('exportZip', { request: await this.request() });
     download(this.zipName, bytes, 'application/zip');
+  }
+
+  async downloadSummary() {
+    const text = await this.app.call('summaryJson', { request: await this.request() });
+    download(`${this.zipName.replace(/\.zip$/, '')}.summary.json`, new TextEncoder().encode(text), 'application/json');
   }
 
   async downloadFile(request, path) {

@@ -103,6 +103,9 @@ export default function somasRequests(ctx) {
     'somas.exportZip'({ request }) {
       return ctx.transfer(need().exportZip(JSON.stringify(request || {})));
     },
+    'somas.summaryJson'({ request }) {
+      return need().summaryJson(JSON.stringify(request || {}));
+    },
     'somas.exportFile'({ request, path }) {
       return ctx.transfer(need().exportFile(JSON.stringify(request || {}), path));
     },

@@ -1,7 +1,6 @@
 //! `memlens ascend`: analyse torch_npu profiler output (run folders, whole jobs, archives).
 
 use memlens::ascend::analysis::{analyze_job_parallel, AnalyzeOptions};
-use memlens::ascend::view::job_report;
 use memlens::ascend::{discover_job, InputSet};
 use memlens::export::ascend as exp;
 use std::io::{IsTerminal, Write};
@@ -72,9 +71,8 @@ pub fn run(paths: &[PathBuf], out: Option<&Path>, json: bool) -> Result<ExitCode
     let mut stdout = std::io::stdout().lock();
     let io = |e: std::io::Error| e.to_string();
     if json {
-        let report = job_report(&analysis, &job);
-        let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-        writeln!(stdout, "{text}").map_err(io)?;
+        let text = exp::report_json(&analysis, &job).map_err(|e| e.to_string())?;
+        stdout.write_all(text.as_bytes()).map_err(io)?;
     } else {
         let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
         writeln!(

@@ -113,29 +113,8 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
     if args.json {
-        let mut v = serde_json::to_value(&s).map_err(|e| e.to_string())?;
-        if let Some(obj) = v.as_object_mut() {
-            if let Some(node) = q.node {
-                obj.insert("node_query".into(), queries::json::node(&model, &an, node));
-            }
-            if let Some(t) = q.tensor {
-                obj.insert("tensor_query".into(), queries::json::tensor(&model, &an, t));
-            }
-            if let Some(a) = q.address {
-                obj.insert(
-                    "address_query".into(),
-                    queries::json::address(&model, &an, a),
-                );
-            }
-            if let Some((lo, hi)) = q.range {
-                obj.insert(
-                    "address_range_query".into(),
-                    queries::json::range(&model, &an, lo, hi),
-                );
-            }
-        }
-        serde_json::to_writer_pretty(&mut w, &v).map_err(|e| e.to_string())?;
-        writeln!(w).map_err(|e| e.to_string())?;
+        let text = out::summary_json(&model, &an, &s, &q).map_err(|e| e.to_string())?;
+        w.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
     } else {
         let text = out::overview(&model, &an, &s);
         write!(w, "{text}").map_err(|e| e.to_string())?;
