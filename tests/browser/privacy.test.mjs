@@ -4,9 +4,9 @@
 // file paths, names and contents that carry HTML and script are shown as text: nothing runs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { root, openBrowser, startServer, foreignRequests, settled, dropFiles } from './harness.mjs';
+import { root, openBrowser, startServer, foreignRequests, settled, dropFiles, filesUnder } from './harness.mjs';
 import { CSP } from '../../scripts/serve.mjs';
 
 let server;
@@ -207,5 +207,66 @@ test('HTML and script in dropped paths, names and file contents render as text a
     assert.deepEqual(bws.consoleErrors, []);
   } finally {
     await bws.close();
+  }
+});
+
+test('every sample, every tab and every view: no request leaves the origin, no CSP violation', async () => {
+  const SAMPLES = path.resolve(root, '..', 'shared', 'samples');
+  const somasDir = path.join(SAMPLES, 'somas');
+  const one = (name) => [{ path: `somas/${name}`, base64: readFileSync(path.join(somasDir, name)).toString('base64') }];
+  const drops = [
+    ...readdirSync(somasDir).sort().map((n) => [`somas/${n}`, one(n)]),
+    ['the whole somas folder', filesUnder(somasDir)],
+    ['torch_npu text_level0', filesUnder(path.join(SAMPLES, 'torch_npu', 'text_level0'))],
+    ['torch_npu db_level0', filesUnder(path.join(SAMPLES, 'torch_npu', 'db_level0'))],
+  ];
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    // Every CSP violation, from the first script on.
+    await page.addInitScript(() => {
+      window.__csp = [];
+      document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+    });
+    let views = 0;
+    for (const [label, files] of drops) {
+      const from = b.requests.length;
+      await page.goto('about:blank');
+      await page.goto(server.url);
+      await dropFiles(page, files);
+      assert.equal(await settled(page, 60000), 'ready', label);
+      // Wait for the analysis tab the drop opened (if any) to finish.
+      await page.waitForFunction(
+        () => [...document.querySelectorAll('[data-testid="somas"], [data-testid="ascend"]')].every((e) => !['loading', ''].includes(e.dataset.state || '')),
+        null,
+        { timeout: 60000 },
+      );
+      const tabs = await page.$$eval('[role="tab"][data-tab]', (t) => t.map((e) => e.dataset.tab));
+      for (const tab of tabs) {
+        await page.click(`[role="tab"][data-tab="${tab}"]`);
+        await page.waitForTimeout(200);
+        const sections = page.locator('section.somas-section:visible, section.ascend-view:visible');
+        const n = await sections.count();
+        for (let i = 0; i < n; i++) {
+          const s = sections.nth(i);
+          await s.scrollIntoViewIfNeeded();
+          const box = await s.boundingBox();
+          if (box) await page.mouse.move(box.x + box.width / 2, box.y + Math.min(box.height / 2, 120));
+          await page.waitForTimeout(50);
+          views += 1;
+        }
+      }
+      await page.waitForTimeout(300);
+      assert.deepEqual(await page.evaluate(() => window.__csp), [], `${label}: CSP violations`);
+      const mine = b.requests.slice(from).filter((u) => u !== 'about:blank');
+      assert.deepEqual(foreignRequests(mine, server.origin), [], `${label}: requests outside the origin`);
+      assert.deepEqual(mine.filter((u) => !u.startsWith(server.origin) && !u.startsWith('blob:') && !u.startsWith('data:')), [], label);
+    }
+    // The sweep really went through the views of both analyses.
+    assert.ok(views >= 7 + 8, `only ${views} views visited`);
+    console.log(`privacy sweep: ${drops.length} drops, ${views} views visited`);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
   }
 });
