@@ -28,6 +28,7 @@ const SPEC: GenSpec = GenSpec {
     rows: 50_000,
     steps: 4,
     seed: 1,
+    outlier: false,
 };
 
 fn vm_hwm_kb() -> u64 {

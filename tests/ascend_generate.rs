@@ -13,6 +13,7 @@ const SPEC: GenSpec = GenSpec {
     rows: 600,
     steps: 3,
     seed: 7,
+    outlier: false,
 };
 
 fn files(spec: &GenSpec) -> (Vec<(String, Vec<u8>)>, Vec<Planted>) {
@@ -181,6 +182,7 @@ fn committed_example_job_is_what_the_documented_command_writes() {
         rows: 300,
         steps: 2,
         seed: 42,
+        outlier: false,
     };
     let (fs, _) = files(&spec);
     let root =

@@ -153,6 +153,7 @@ fn ascend_json_and_out_files_do_not_depend_on_threads_or_runs() {
             rows: 3000,
             steps: 3,
             seed: 5,
+            outlier: false,
         },
         &mut |p, b| {
             let path = job.join(p);

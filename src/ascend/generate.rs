@@ -31,6 +31,9 @@ pub struct GenSpec {
     pub steps: u32,
     /// Seed of every random choice.
     pub seed: u64,
+    /// Makes the last rank of the first role an outlier: its PTA allocations are three times as
+    /// large, so its peaks stand out from its role's median (row counts and attribution unchanged).
+    pub outlier: bool,
 }
 
 /// What one rank's files contain by construction.
@@ -510,6 +513,11 @@ fn gen_rank(
     }
     planted.rows_ge = ge_target;
     planted.rows = rows.len() as u64;
+    if spec.outlier && role_idx == 0 && rank + 1 == spec.ranks.max(1) {
+        for r in rows.iter_mut().filter(|r| !r.ge) {
+            r.size *= 3;
+        }
+    }
     // Leaks: a few activations never released (decided now so accounting sees them).
     for r in rows.iter_mut().filter(|r| !r.ge) {
         if r.release.is_none() {

@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync, readFileSync, writeFileSync, mkdirSync, cpSync } f
 import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import {
-  root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, settled, filesUnder, dropFiles,
+  root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, settled, filesUnder, dropFiles, pngFirstPixel,
 } from './harness.mjs';
 
 const SAMPLES = path.join(root, '..', 'shared', 'samples', 'torch_npu');
@@ -337,6 +337,12 @@ test('dark mode, single-threaded engine: same hooks; dark screenshots; view stat
     await tableSettled(page);
     await selectForShots(page);
     await shootViews(page, 'dark');
+    // A chart saved as PNG keeps the dark background it is shown on (opaque, not transparent).
+    await page.locator('#ascend-export').scrollIntoViewIfNeeded();
+    const [png] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid^="png-"] >> nth=0')]);
+    const [r, g, bl, a] = pngFirstPixel(readFileSync(await png.path()));
+    assert.equal(a, 255, 'the PNG is opaque');
+    assert.ok(r + g + bl < 3 * 80, `a dark background, got rgb(${r}, ${g}, ${bl})`);
     const hash = await page.evaluate(() => location.hash);
     assert.match(hash, /rank=1/);
     // Reload and drop the same files: the selection comes back from the URL (a group filter too,
@@ -389,7 +395,7 @@ test('a zip of the sample gives the same answer as the CLI on the zip', async ()
 
 test('a generated multi-role job: every rank row, the matrix and the outliers', async () => {
   const job = path.join(tmp, 'rl-job');
-  execFileSync(CLI, ['generate', 'ascend', '--out', job, '--roles', '3', '--ranks', '3', '--trace-mb', '0.5', '--rows', '1500', '--steps', '2', '--seed', '11'], { stdio: 'ignore' });
+  execFileSync(CLI, ['generate', 'ascend', '--out', job, '--roles', '3', '--ranks', '3', '--trace-mb', '0.5', '--rows', '1500', '--steps', '2', '--seed', '11', '--outlier'], { stdio: 'ignore' });
   const b = await openBrowser();
   try {
     const page = await b.page();
@@ -401,8 +407,15 @@ test('a generated multi-role job: every rank row, the matrix and the outliers', 
     await compareHooks(page, json);
     const cells = await page.$$eval('[data-testid="ascend-matrix"] td.cell', (tds) => tds.length);
     assert.equal(cells, json.matrix.length);
-    const flagged = await page.$$eval('[data-testid="ascend-matrix"] td.cell.outlier', (tds) => tds.length);
-    assert.equal(flagged, json.outliers.length);
+    // The generator made the last rank of the first role heavier: the one outlier, marked on its cell.
+    assert.deepEqual(json.outliers.map((o) => [o.role, o.rank]), [['actor_update', 2]]); // role 0 of the generator
+    const flagged = await page.$$eval('[data-testid="ascend-matrix"] td.cell.outlier', (tds) =>
+      tds.map((td) => ({ rank: Number(td.dataset.rankIndex), flag: td.querySelector('.flag').textContent, title: td.title })));
+    assert.equal(flagged.length, 1);
+    const o = json.outliers[0];
+    assert.deepEqual([json.ranks[flagged[0].rank].role, json.ranks[flagged[0].rank].rank], [o.role, o.rank]);
+    assert.equal(flagged[0].flag, `▲ ${(Math.abs(o.deviation_permille) / 10).toFixed(0)} % vs role`);
+    assert.match(flagged[0].title, /stands out: \+/);
     // Open the last rank with the keyboard (k = previous, wrapping) and compare its live set.
     await page.keyboard.press('k');
     await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]').dataset.rank === '8');

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, readdirSync, statSync, readFileSync, mkdirSync } f
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { inflateRawSync } from 'node:zlib';
+import { inflateRawSync, inflateSync } from 'node:zlib';
 import assert from 'node:assert/strict';
 import { serve } from '../../scripts/serve.mjs';
 import { root } from '../../scripts/util.mjs';
@@ -243,4 +243,26 @@ export function readTree(dir) {
   };
   walk(dir);
   return out;
+}
+
+/**
+ * The top-left pixel of a PNG (8-bit RGB or RGBA, not interlaced) as [r, g, b, a]. Every PNG
+ * filter leaves the first pixel of the first row as it is (no left or upper neighbour), so it can
+ * be read straight after the filter byte.
+ */
+export function pngFirstPixel(buf) {
+  assert.equal(buf.subarray(1, 4).toString(), 'PNG');
+  const colorType = buf[25];
+  assert.equal(buf[24], 8, 'PNG: 8 bits per sample');
+  assert.ok(colorType === 2 || colorType === 6, `PNG: colour type ${colorType}`);
+  const idat = [];
+  for (let p = 8; p + 8 <= buf.length; ) {
+    const len = buf.readUInt32BE(p);
+    const type = buf.toString('latin1', p + 4, p + 8);
+    if (type === 'IDAT') idat.push(buf.subarray(p + 8, p + 8 + len));
+    p += 12 + len;
+  }
+  const raw = inflateSync(Buffer.concat(idat));
+  const px = raw.subarray(1, colorType === 6 ? 5 : 4);
+  return [px[0], px[1], px[2], colorType === 6 ? px[3] : 255];
 }

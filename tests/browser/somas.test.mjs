@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, dropFiles, unzip, readTree } from './harness.mjs';
+import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, dropFiles, unzip, readTree, pngFirstPixel } from './harness.mjs';
 
 const SAMPLES = path.resolve(root, '..', 'shared', 'samples', 'somas');
 let isolated;
@@ -384,6 +384,10 @@ test('linked views: a click in the curves or the layout selects; tables sort and
     const bytes = readFileSync(await png.path());
     assert.equal(bytes.subarray(1, 4).toString(), 'PNG');
     assert.equal(png.suggestedFilename(), 'InUseMemory.png');
+    // On the light page's background, opaque.
+    const [r, g, bl, a] = pngFirstPixel(bytes);
+    assert.equal(a, 255, 'the PNG is opaque');
+    assert.ok(r + g + bl > 3 * 180, `a light background, got rgb(${r}, ${g}, ${bl})`);
     assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
     assert.deepEqual(b.consoleErrors, []);
   } finally {

@@ -58,6 +58,9 @@ pub enum What {
         /// Seed of the pseudo-random choices.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Make the last rank of the first role an outlier (allocations three times as large).
+        #[arg(long)]
+        outlier: bool,
     },
 }
 
@@ -112,6 +115,7 @@ pub fn run(what: What) -> Result<ExitCode, String> {
             rows,
             steps,
             seed,
+            outlier,
         } => {
             let spec = GenSpec {
                 roles,
@@ -120,6 +124,7 @@ pub fn run(what: What) -> Result<ExitCode, String> {
                 rows,
                 steps,
                 seed,
+                outlier,
             };
             let mut n = 0u64;
             memlens::ascend::generate::generate(&spec, &mut |path, bytes| {
