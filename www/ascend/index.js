@@ -153,6 +153,10 @@ async function build(root, job, ctx, onDispose) {
     live: liveSet(deps),
     unreleased: unreleasedSet(deps),
   };
+  onDispose(() => {
+    views.memory.plot.destroy();
+    views.timeline.plot.destroy();
+  });
   const rankSlug = () => {
     const r = report.ranks[store.get().rank];
     return `${r.role || 'job'}-rank${r.rank}${r.step !== null && r.step !== undefined ? `-step${r.step}` : ''}`.replace(/[^A-Za-z0-9._-]+/g, '_');

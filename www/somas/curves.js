@@ -247,5 +247,6 @@ export class Curves {
 
   destroy() {
     hideTooltip();
+    this.plot.destroy();
   }
 }

@@ -315,6 +315,7 @@ export class Layout {
     if (this.onScheme) matchMedia('(prefers-color-scheme: dark)').removeEventListener('change', this.onScheme);
     // The old chart may still repaint (a late answer, a resize): with nothing to draw.
     this.destroyed = true;
+    if (this.plot) this.plot.destroy();
     if (this.data && this.data.image) this.data.image.close();
     this.data = null;
   }

@@ -56,11 +56,24 @@ export class Plot {
     this.ctx = this.canvas.getContext('2d');
     this.resize();
     // Only a real size change asks for new data (the observer also fires once on observe).
-    new ResizeObserver(() => {
+    this.observer = new ResizeObserver(() => {
       if (this.resize()) this.changed();
-    }).observe(this.box);
-    matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => this.redraw());
+    });
+    this.observer.observe(this.box);
+    this.onScheme = () => this.redraw();
+    matchMedia('(prefers-color-scheme: dark)').addEventListener('change', this.onScheme);
     this.bind();
+  }
+
+  /**
+   * Lets go of the plot when its view is replaced (a new drop): the resize observer and the
+   * colour-scheme listener would otherwise keep the canvas and its data alive and repainting.
+   */
+  destroy() {
+    this.observer.disconnect();
+    matchMedia('(prefers-color-scheme: dark)').removeEventListener('change', this.onScheme);
+    this.opts.draw = null;
+    this.box.remove();
   }
 
   get width() {
