@@ -416,6 +416,8 @@ test('a generated multi-role job: every rank row, the matrix and the outliers', 
     assert.deepEqual([json.ranks[flagged[0].rank].role, json.ranks[flagged[0].rank].rank], [o.role, o.rank]);
     assert.equal(flagged[0].flag, `▲ ${(Math.abs(o.deviation_permille) / 10).toFixed(0)} % vs role`);
     assert.match(flagged[0].title, /stands out: \+/);
+    mkdirSync(SHOTS, { recursive: true });
+    await page.locator('#ascend-overview').screenshot({ path: path.join(SHOTS, 'ascend-overview-outlier-light.png') });
     // Open the last rank with the keyboard (k = previous, wrapping) and compare its live set.
     await page.keyboard.press('k');
     await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]').dataset.rank === '8');
