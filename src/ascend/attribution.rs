@@ -447,26 +447,7 @@ mod tests {
             (1, 2, 900, 5, -1, 0),  // 4 aten::empty in backward, no node
         ]);
         let j = Joiner::new(&o);
-        let row = |name, t| MemRow {
-            name,
-            source: RowSource::Pta,
-            size: 512,
-            negative: false,
-            alloc_ns: Some(t),
-            release_ns: None,
-            active_release_ns: None,
-            duration_ns: None,
-            active_duration_ns: None,
-            alloc_total_allocated: None,
-            alloc_total_reserved: None,
-            alloc_total_active: None,
-            release_total_allocated: None,
-            release_total_reserved: None,
-            release_total_active: None,
-            stream: 0,
-            device: 0,
-            line: 0,
-        };
+        let row = row_at;
         let a = j.attribute(&row(1, 115));
         assert_eq!((a.source, a.stack), (StackSource::Direct, 12));
         let a = j.attribute(&row(1, 505)); // contained by op 2, boundary inclusive
