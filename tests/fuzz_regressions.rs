@@ -66,3 +66,71 @@ fn npu_module_mem_cr_separated_records_are_rows() {
         assert_eq!(w.file, "mm.csv");
     }
 }
+
+/// ascend_job target, finding 1 (product bug): rows of another file under operator_memory's
+/// header (npu_module_mem's `GE,1736405443060000.000\t,74.0,NPU:0`) read as blocks of
+/// 1.7 × 10^18 bytes; a few of them overflowed the unreleased-bytes sum (a panic with overflow
+/// checks, a wrong figure without). Sizes over 1 PiB are now refused per row with a warning, and
+/// every sum of sizes saturates.
+#[test]
+fn ascend_job_absurd_sizes_are_refused_not_summed() {
+    use memlens::ascend::analysis::{analyze_job, AnalyzeOptions};
+    use memlens::ascend::operator_memory::MAX_BLOCK_BYTES;
+    use memlens::ascend::trace::TraceOptions;
+    use memlens::ascend::{discover_job, InputSet};
+    const RUN: &str = "job/actor/host_1_20250101000000000_ascend_pt";
+    const FILES: [&str; 4] = [
+        "ASCEND_PROFILER_OUTPUT/operator_memory.csv",
+        "ASCEND_PROFILER_OUTPUT/trace_view.json",
+        "ASCEND_PROFILER_OUTPUT/memory_record.csv",
+        "ASCEND_PROFILER_OUTPUT/npu_module_mem.csv",
+    ];
+    let data = fixture("ascend_job-size-overflow.bin");
+    let mut set = InputSet::new();
+    set.add_bytes(&format!("{RUN}/profiler_info_3.json"), b"{}".to_vec());
+    for (part, name) in data.split(|&b| b == 0xFF).zip(FILES) {
+        set.add_bytes(&format!("{RUN}/{name}"), part.to_vec());
+    }
+    let job = discover_job(&set.classify());
+    let opts = AnalyzeOptions {
+        trace: TraceOptions {
+            batch: 97,
+            pieces: 3,
+        },
+    };
+    let a = analyze_job(&set, &job, &opts, &mut |_| {});
+    let r = &a.ranks[0];
+    assert!(r.rows.iter().all(|row| row.size <= MAX_BLOCK_BYTES));
+    let unreleased: u128 = r
+        .rows
+        .iter()
+        .filter(|row| row.release_ns.is_none() && !row.negative)
+        .map(|row| u128::from(row.size))
+        .sum();
+    assert_eq!(u128::from(r.summary.unreleased_bytes), unreleased);
+    let w = a
+        .warnings
+        .iter()
+        .chain(&r.warnings)
+        .find(|w| w.message.contains("at most 1 PiB"))
+        .expect("the absurd sizes are reported");
+    assert!(w.file.ends_with("operator_memory.csv"), "{w}");
+    assert!(w.message.contains("1736405443060000.000"), "{w}");
+
+    // The bound itself: 1 PiB is a size, one KB more is not.
+    let text = format!(
+        "Name,Size(KB),Allocation Time(us)\na,{},2\nb,{},3\n",
+        MAX_BLOCK_BYTES / 1024,
+        MAX_BLOCK_BYTES / 1024 + 1
+    );
+    let om = operator_memory::read_operator_memory(
+        &BytesSource::new("om.csv", text.into_bytes()),
+        &mut Interner::new(),
+        None,
+    )
+    .unwrap();
+    assert_eq!(om.rows.len(), 1);
+    assert_eq!(om.rows[0].size, MAX_BLOCK_BYTES);
+    assert_eq!(om.warnings.len(), 1);
+    assert_eq!(om.warnings[0].line, Some(3));
+}

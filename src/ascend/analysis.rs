@@ -244,7 +244,7 @@ impl RankAnalysis {
                 let f = self.top_frame(i);
                 let f = if f.is_empty() { NO_STACK } else { f };
                 let g = groups.entry(f).or_default();
-                g.0 += self.rows.get(i).map_or(0, |r| r.size);
+                g.0 = g.0.saturating_add(self.rows.get(i).map_or(0, |r| r.size));
                 g.1 += 1;
             }
         }
@@ -266,7 +266,7 @@ impl RankAnalysis {
     /// with this group the groups add up to the allocator's total.
     pub fn live_groups(&self, t: i64, allocated: Option<u64>) -> Vec<FrameGroup> {
         let mut live = self.live_at(t);
-        let seen: u64 = live.iter().map(|g| g.bytes).sum();
+        let seen = live.iter().fold(0u64, |a, g| a.saturating_add(g.bytes));
         if let Some(total) = allocated.filter(|&v| v > seen) {
             live.push(FrameGroup {
                 frame: UNTRACKED.to_string(),
@@ -793,7 +793,7 @@ fn summarize(a: &mut RankAnalysis, from_record: bool) {
     for r in &a.rows {
         if r.release_ns.is_none() && !r.negative {
             s.unreleased_rows += 1;
-            s.unreleased_bytes += r.size;
+            s.unreleased_bytes = s.unreleased_bytes.saturating_add(r.size);
         }
     }
     let fw = ["PTA", "MindSpore"]

@@ -102,6 +102,10 @@ pub struct OperatorMemory {
     pub warnings: Vec<Diagnostic>,
 }
 
+/// The largest block a row may hold: 1 PiB, far beyond any device. A larger `Size(KB)` is not a
+/// size (a shifted column, another file's timestamp) and would overflow the sums made of sizes.
+pub const MAX_BLOCK_BYTES: u64 = 1 << 50;
+
 const NAME: usize = 0;
 const SIZE: usize = 1;
 const ALLOC: usize = 2;
@@ -232,6 +236,20 @@ fn parse_row(
             return None;
         }
     };
+    if size_bytes.unsigned_abs() > MAX_BLOCK_BYTES {
+        w.add_keyed(
+            file,
+            row.line,
+            row.byte,
+            "Size(KB)",
+            "size out of range",
+            &format!(
+                "expected a block size of at most 1 PiB (1099511627776 KB), found {} KB; row skipped",
+                show_field(row.get_bytes(col(SIZE)).unwrap_or_default())
+            ),
+        );
+        return None;
+    }
     let alloc_ns = opt_time(row, h, ALLOC, w, file);
     let release_ns = opt_time(row, h, RELEASE, w, file);
     if alloc_ns.is_none() && release_ns.is_none() {

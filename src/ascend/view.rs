@@ -90,7 +90,7 @@ impl RankAnalysis {
         for i in ids {
             let i = i as usize;
             let g = groups.entry(self.group_of(i)).or_default();
-            g.0 += self.rows.get(i).map_or(0, |r| r.size);
+            g.0 = g.0.saturating_add(self.rows.get(i).map_or(0, |r| r.size));
             g.1 += 1;
         }
         let mut out: Vec<FrameGroup> = groups
