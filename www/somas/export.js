@@ -88,7 +88,7 @@ export class ExportView {
 
   async downloadSummary() {
     const text = await this.app.call('summaryJson', { request: await this.request() });
-    download(`${this.zipName.replace(/\.zip$/, '')}.summary.json`, new TextEncoder().encode(text), 'application/json');
+    download(`${this.zipName.replace(/\.zip$/, '')}.summary.json`, text, 'application/json');
   }
 
   async downloadFile(request, path) {
