@@ -410,6 +410,8 @@ test('the export zip and single files equal memlens somas --out byte for byte', 
     await query(page, `${lo}-${hi}`, 'range');
     await page.click('.somas-query-grid .vt-rows .vt-row[data-id]');
     await page.waitForFunction(() => document.querySelector('[data-testid="somas-query-result"]').dataset.kind === 'tensor');
+    // The hash is written a moment after a selection (so held keys do not flood the history).
+    await page.waitForFunction(() => /s\.node=\d+/.test(location.hash) && /s\.tensor=\d+/.test(location.hash));
     const hash = await page.evaluate(() => location.hash);
     const node = /s\.node=(\d+)/.exec(hash)[1];
     const tensor = /s\.tensor=(\d+)/.exec(hash)[1];
