@@ -191,6 +191,29 @@ impl Lod {
 /// Rectangles at least this many pixels in both directions are drawn individually.
 const MIN_INDIVIDUAL_PX: f64 = 1.5;
 
+/// Where the rectangle `[x0, x1, y0, y1]` (data units) lands in a `pw` × `ph` pixel viewport with
+/// scales `sx`, `sy` (pixels per unit): `(left, top, right, bottom)` clipped to the viewport, canvas
+/// y growing downwards; `None` when it is not in view. A zero-width rectangle exactly at the left
+/// edge still shows.
+fn to_pixels(
+    [x0, x1, y0, y1]: [f64; 4],
+    view: &Viewport,
+    (sx, sy): (f64, f64),
+    (pw, ph): (f64, f64),
+) -> Option<(f64, f64, f64, f64)> {
+    if x1 <= view.x0 || x0 >= view.x1 || y1 <= view.y0 || y0 >= view.y1 {
+        let edge = x0 == x1 && x0 >= view.x0 && x0 < view.x1 && y1 > view.y0 && y0 < view.y1;
+        if !edge {
+            return None;
+        }
+    }
+    let left = ((x0.max(view.x0) - view.x0) * sx).max(0.0);
+    let right = ((x1.min(view.x1) - view.x0) * sx).min(pw);
+    let top = ((view.y1 - y1.min(view.y1)) * sy).max(0.0);
+    let bottom = ((view.y1 - y0.max(view.y0)) * sy).min(ph);
+    Some((left, top, right, bottom))
+}
+
 impl RectSet {
     /// Builds a set from columns of equal length (extra items in longer columns are ignored).
     pub fn new(
@@ -266,20 +289,16 @@ impl RectSet {
         // Runs of merged rectangles: (class, row, first column, end column).
         let mut runs: Vec<(u8, u32, u32, u32)> = Vec::new();
         for i in 0..self.len() {
-            let (x0, x1) = (self.x0[i] as f64, self.x1[i] as f64);
-            let (y0, y1) = (self.y0[i] as f64, self.y1[i] as f64);
-            if x1 <= view.x0 || x0 >= view.x1 || y1 <= view.y0 || y0 >= view.y1 {
-                // A zero-width rectangle exactly at the left edge still shows.
-                if !(x0 == x1 && x0 >= view.x0 && x0 < view.x1 && y1 > view.y0 && y0 < view.y1) {
-                    continue;
-                }
-            }
+            let rect = [
+                self.x0[i] as f64,
+                self.x1[i] as f64,
+                self.y0[i] as f64,
+                self.y1[i] as f64,
+            ];
+            let Some((left, top, right, bottom)) = to_pixels(rect, view, (sx, sy), (pw, ph)) else {
+                continue;
+            };
             lod.visible += 1;
-            // Clip to the viewport, then to pixels (canvas y grows downwards).
-            let left = ((x0.max(view.x0) - view.x0) * sx).max(0.0);
-            let right = ((x1.min(view.x1) - view.x0) * sx).min(pw);
-            let top = ((view.y1 - y1.min(view.y1)) * sy).max(0.0);
-            let bottom = ((view.y1 - y0.max(view.y0)) * sy).min(ph);
             let (w, h) = (right - left, bottom - top);
             if w >= MIN_INDIVIDUAL_PX
                 && h >= MIN_INDIVIDUAL_PX
@@ -484,19 +503,16 @@ impl RectIndex {
         // Highest class + 1 of the merged rectangles covering each pixel (0: none).
         let mut cover: Vec<u8> = Vec::new();
         self.candidates(view.x0, view.x1, |i| {
-            let (x0, x1) = (s.x0[i] as f64, s.x1[i] as f64);
-            let (y0, y1) = (s.y0[i] as f64, s.y1[i] as f64);
-            if x1 <= view.x0 || x0 >= view.x1 || y1 <= view.y0 || y0 >= view.y1 {
-                // A zero-width rectangle exactly at the left edge still shows.
-                if !(x0 == x1 && x0 >= view.x0 && x0 < view.x1 && y1 > view.y0 && y0 < view.y1) {
-                    return;
-                }
-            }
+            let rect = [
+                s.x0[i] as f64,
+                s.x1[i] as f64,
+                s.y0[i] as f64,
+                s.y1[i] as f64,
+            ];
+            let Some((left, top, right, bottom)) = to_pixels(rect, view, (sx, sy), (pw, ph)) else {
+                return;
+            };
             lod.visible += 1;
-            let left = ((x0.max(view.x0) - view.x0) * sx).max(0.0);
-            let right = ((x1.min(view.x1) - view.x0) * sx).min(pw);
-            let top = ((view.y1 - y1.min(view.y1)) * sy).max(0.0);
-            let bottom = ((view.y1 - y0.max(view.y0)) * sy).min(ph);
             let (w, h) = (right - left, bottom - top);
             if w >= MIN_INDIVIDUAL_PX
                 && h >= MIN_INDIVIDUAL_PX

@@ -238,15 +238,17 @@ impl RankAnalysis {
 
     /// PTA allocations alive at `t`, grouped by top user frame, largest first.
     pub fn live_at(&self, t: i64) -> Vec<FrameGroup> {
+        self.frame_groups((0..self.rows.len()).filter(|&i| self.is_live(i, t)))
+    }
+
+    /// The rows `ids` grouped by [`RankAnalysis::group_of`]: bytes (saturating) and count per
+    /// group, largest first, ties by frame.
+    pub fn frame_groups(&self, ids: impl Iterator<Item = usize>) -> Vec<FrameGroup> {
         let mut groups: std::collections::HashMap<&str, (u64, u64)> = Default::default();
-        for i in 0..self.rows.len() {
-            if self.is_live(i, t) {
-                let f = self.top_frame(i);
-                let f = if f.is_empty() { NO_STACK } else { f };
-                let g = groups.entry(f).or_default();
-                g.0 = g.0.saturating_add(self.rows.get(i).map_or(0, |r| r.size));
-                g.1 += 1;
-            }
+        for i in ids {
+            let g = groups.entry(self.group_of(i)).or_default();
+            g.0 = g.0.saturating_add(self.rows.get(i).map_or(0, |r| r.size));
+            g.1 += 1;
         }
         let mut out: Vec<FrameGroup> = groups
             .into_iter()

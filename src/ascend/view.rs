@@ -10,7 +10,7 @@ use super::operator_memory::RowSource;
 use crate::chart::RectSet;
 use crate::diag::Diagnostic;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The document `memlens ascend --json` prints and the page's job summary reads.
 #[derive(Debug, Serialize)]
@@ -86,23 +86,7 @@ impl RankAnalysis {
             ..TableQuery::default()
         };
         let ids = self.table_ids(&q).unwrap_or_default();
-        let mut groups: HashMap<&str, (u64, u64)> = HashMap::new();
-        for i in ids {
-            let i = i as usize;
-            let g = groups.entry(self.group_of(i)).or_default();
-            g.0 = g.0.saturating_add(self.rows.get(i).map_or(0, |r| r.size));
-            g.1 += 1;
-        }
-        let mut out: Vec<FrameGroup> = groups
-            .into_iter()
-            .map(|(frame, (bytes, count))| FrameGroup {
-                frame: frame.to_string(),
-                bytes,
-                count,
-            })
-            .collect();
-        out.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.frame.cmp(&b.frame)));
-        out
+        self.frame_groups(ids.into_iter().map(|i| i as usize))
     }
 }
 
