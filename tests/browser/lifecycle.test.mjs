@@ -46,6 +46,10 @@ test('re-dropping files releases the previous views: listeners do not pile up', 
     await page.goto(server.url);
     const count = () => page.evaluate(() => window.__schemeListeners);
     const drop = async (files, testid) => {
+      // Mark the previous drop's states, so the waits below see this drop's, not stale ones.
+      await page.evaluate(() => {
+        for (const e of document.querySelectorAll('[data-testid="status"], [data-testid="somas"], [data-testid="ascend"]')) e.dataset.state = 'previous';
+      });
       await dropFiles(page, files);
       assert.equal(await settled(page), 'ready');
       await tabReady(page, testid);

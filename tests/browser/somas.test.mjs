@@ -334,18 +334,23 @@ test('linked views: a click in the curves or the layout selects; tables sort and
     await page.waitForFunction(() => !/s\.tensor=/.test(location.hash));
     await query(page, `%${top}T`, 'tensor');
     await page.evaluate(() => document.activeElement.blur());
-    await page.keyboard.press('z');
-    await page.waitForFunction(() => /s\.lx0=/.test(location.hash));
-    await page.keyboard.press('Escape');
-    await page.waitForFunction(() => !/s\.tensor=/.test(location.hash));
-    const layout = page.locator('[data-testid="somas-layout"]');
-    const [ll, lt, lw, lh] = (await layout.getAttribute('data-area')).split(',').map(Number);
-    // Where the tensor is, from the CLI's graph_tensors.csv, and the view the hash records.
+    // Where the tensor is, from the CLI's graph_tensors.csv.
     const out = path.join(tmp, 'out-linked');
     rmSync(out, { recursive: true, force: true });
     execFileSync(CLI, ['somas', gen.dump, '--task-info', gen.task, '--out', out]);
     const row = readFileSync(path.join(out, 'graph_tensors.csv'), 'utf8').split('\n').map((l) => l.split(',')).find((c) => c[0] === String(top));
     const [start, end, lifeStart, lifeEnd] = [Number(row[5]) - j.base_address, Number(row[9]) - j.base_address, Number(row[11]), Number(row[12])];
+    await page.keyboard.press('z');
+    // The zoom lands once the tensor's extent is fetched: wait for a view that holds its lifetime
+    // (an earlier zoom, to a node, is in the hash already).
+    await page.waitForFunction(([a, b]) => {
+      const h = new URLSearchParams(location.hash.slice(1));
+      return Number(h.get('s.lx0')) <= a && Number(h.get('s.lx1')) >= b;
+    }, [lifeStart, lifeEnd + 1]);
+    await page.keyboard.press('Escape');
+    await page.waitForFunction(() => !/s\.tensor=/.test(location.hash));
+    const layout = page.locator('[data-testid="somas-layout"]');
+    const [ll, lt, lw, lh] = (await layout.getAttribute('data-area')).split(',').map(Number);
     const hv = new URLSearchParams((await page.evaluate(() => location.hash)).slice(1));
     const [vx0, vx1, vy0, vy1] = ['s.lx0', 's.lx1', 's.ly0', 's.ly1'].map((k) => Number(hv.get(k)));
     const px = ll + (((lifeStart + lifeEnd + 1) / 2 - vx0) / (vx1 - vx0)) * lw;

@@ -85,7 +85,17 @@ function mount(panel, ctx) {
       emptyJob(root, job);
       return;
     }
-    await build(root, job, ctx, (d) => disposers.push(d));
+    // Answers that arrive after these views were unmounted (a new drop) go nowhere: the worker
+    // has closed their job, and the views are gone.
+    const gone = () => new Promise(() => {});
+    const client = {
+      call: (method, params, onProgress) =>
+        ctx.client.call(method, params, onProgress).then(
+          (v) => (unmounted ? gone() : v),
+          (e) => (unmounted ? gone() : Promise.reject(e)),
+        ),
+    };
+    await build(root, job, { ...ctx, client }, (d) => disposers.push(d));
   })();
 
   return {

@@ -260,7 +260,15 @@ class SomasPage {
   build(restore) {
     const store = new Store();
     this.store = store;
-    const call = (method, params, onProgress) => this.ctx.client.call(`somas.${method}`, params, onProgress);
+    // Answers that arrive after these views were replaced (a new drop or dump) go nowhere: the
+    // worker has closed their plan, and the views are gone.
+    const seq = this.seq;
+    const gone = () => new Promise(() => {});
+    const call = (method, params, onProgress) =>
+      this.ctx.client.call(`somas.${method}`, params, onProgress).then(
+        (v) => (this.seq === seq ? v : gone()),
+        (e) => (this.seq === seq ? Promise.reject(e) : gone()),
+      );
     const app = {
       call,
       store,
