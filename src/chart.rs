@@ -191,27 +191,79 @@ impl Lod {
 /// Rectangles at least this many pixels in both directions are drawn individually.
 const MIN_INDIVIDUAL_PX: f64 = 1.5;
 
-/// Where the rectangle `[x0, x1, y0, y1]` (data units) lands in a `pw` × `ph` pixel viewport with
-/// scales `sx`, `sy` (pixels per unit): `(left, top, right, bottom)` clipped to the viewport, canvas
-/// y growing downwards; `None` when it is not in view. A zero-width rectangle exactly at the left
-/// edge still shows.
-fn to_pixels(
-    [x0, x1, y0, y1]: [f64; 4],
-    view: &Viewport,
-    (sx, sy): (f64, f64),
-    (pw, ph): (f64, f64),
-) -> Option<(f64, f64, f64, f64)> {
-    if x1 <= view.x0 || x0 >= view.x1 || y1 <= view.y0 || y0 >= view.y1 {
-        let edge = x0 == x1 && x0 >= view.x0 && x0 < view.x1 && y1 > view.y0 && y0 < view.y1;
-        if !edge {
+/// Puts the rectangles of a [`RectSet`] on a `px_w × px_h` canvas showing `view`: shared by the
+/// levels of detail of [`RectSet::visible`] and [`RectIndex::visible`].
+struct Placer<'a> {
+    view: &'a Viewport,
+    scale: (f64, f64),
+    size: (f64, f64),
+    px: (u32, u32),
+    max_rects: usize,
+}
+
+impl<'a> Placer<'a> {
+    /// `None` when nothing can show (an empty canvas or viewport).
+    fn new(view: &'a Viewport, px_w: u32, px_h: u32, max_rects: usize) -> Option<Self> {
+        let (vw, vh) = (view.x1 - view.x0, view.y1 - view.y0);
+        if px_w == 0 || px_h == 0 || vw <= 0.0 || vh <= 0.0 {
             return None;
         }
+        let size = (f64::from(px_w), f64::from(px_h));
+        Some(Placer {
+            view,
+            scale: (size.0 / vw, size.1 / vh),
+            size,
+            px: (px_w, px_h),
+            max_rects,
+        })
     }
-    let left = ((x0.max(view.x0) - view.x0) * sx).max(0.0);
-    let right = ((x1.min(view.x1) - view.x0) * sx).min(pw);
-    let top = ((view.y1 - y1.min(view.y1)) * sy).max(0.0);
-    let bottom = ((view.y1 - y0.max(view.y0)) * sy).min(ph);
-    Some((left, top, right, bottom))
+
+    /// Places rectangle `i` of `set`: counts it as visible, and pushes it to `lod` one by one when
+    /// it is at least [`MIN_INDIVIDUAL_PX`] in both directions and `max_rects` is not reached.
+    /// Returns the pixels `(c0, c1, r0, r1)` (ends exclusive) it covers when it must be merged
+    /// instead; `None` when it is out of view or was pushed. A zero-width rectangle exactly at the
+    /// left edge still shows.
+    fn place(&self, lod: &mut Lod, set: &RectSet, i: usize) -> Option<(u32, u32, u32, u32)> {
+        let view = self.view;
+        let (x0, x1) = (set.x0[i] as f64, set.x1[i] as f64);
+        let (y0, y1) = (set.y0[i] as f64, set.y1[i] as f64);
+        if x1 <= view.x0 || x0 >= view.x1 || y1 <= view.y0 || y0 >= view.y1 {
+            let edge = x0 == x1 && x0 >= view.x0 && x0 < view.x1 && y1 > view.y0 && y0 < view.y1;
+            if !edge {
+                return None;
+            }
+        }
+        lod.visible += 1;
+        // Clip to the viewport, then to pixels (canvas y grows downwards).
+        let ((sx, sy), (pw, ph)) = (self.scale, self.size);
+        let left = ((x0.max(view.x0) - view.x0) * sx).max(0.0);
+        let right = ((x1.min(view.x1) - view.x0) * sx).min(pw);
+        let top = ((view.y1 - y1.min(view.y1)) * sy).max(0.0);
+        let bottom = ((view.y1 - y0.max(view.y0)) * sy).min(ph);
+        let (w, h) = (right - left, bottom - top);
+        if w >= MIN_INDIVIDUAL_PX
+            && h >= MIN_INDIVIDUAL_PX
+            && (lod.individual as usize) < self.max_rects
+        {
+            lod.individual += 1;
+            lod.push(
+                left as f32,
+                top as f32,
+                w as f32,
+                h as f32,
+                set.class[i],
+                set.id[i],
+            );
+            return None;
+        }
+        lod.merged += 1;
+        let (px_w, px_h) = self.px;
+        let c0 = (left.floor() as u32).min(px_w - 1);
+        let c1 = (right.ceil() as u32).clamp(c0 + 1, px_w);
+        let r0 = (top.floor() as u32).min(px_h - 1);
+        let r1 = (bottom.ceil() as u32).clamp(r0 + 1, px_h);
+        Some((c0, c1, r0, r1))
+    }
 }
 
 impl RectSet {
@@ -279,47 +331,16 @@ impl RectSet {
     /// rectangles the set holds.
     pub fn visible(&self, view: &Viewport, px_w: u32, px_h: u32, max_rects: usize) -> Lod {
         let mut lod = Lod::default();
-        let (vw, vh) = (view.x1 - view.x0, view.y1 - view.y0);
-        if self.is_empty() || px_w == 0 || px_h == 0 || vw <= 0.0 || vh <= 0.0 {
+        let Some(placer) = Placer::new(view, px_w, px_h, max_rects).filter(|_| !self.is_empty())
+        else {
             return lod;
-        }
-        let (pw, ph) = (f64::from(px_w), f64::from(px_h));
-        let sx = pw / vw;
-        let sy = ph / vh;
+        };
         // Runs of merged rectangles: (class, row, first column, end column).
         let mut runs: Vec<(u8, u32, u32, u32)> = Vec::new();
         for i in 0..self.len() {
-            let rect = [
-                self.x0[i] as f64,
-                self.x1[i] as f64,
-                self.y0[i] as f64,
-                self.y1[i] as f64,
-            ];
-            let Some((left, top, right, bottom)) = to_pixels(rect, view, (sx, sy), (pw, ph)) else {
+            let Some((c0, c1, r0, r1)) = placer.place(&mut lod, self, i) else {
                 continue;
             };
-            lod.visible += 1;
-            let (w, h) = (right - left, bottom - top);
-            if w >= MIN_INDIVIDUAL_PX
-                && h >= MIN_INDIVIDUAL_PX
-                && (lod.individual as usize) < max_rects
-            {
-                lod.individual += 1;
-                lod.push(
-                    left as f32,
-                    top as f32,
-                    w as f32,
-                    h as f32,
-                    self.class[i],
-                    self.id[i],
-                );
-                continue;
-            }
-            lod.merged += 1;
-            let c0 = (left.floor() as u32).min(px_w - 1);
-            let c1 = (right.ceil() as u32).clamp(c0 + 1, px_w);
-            let r0 = (top.floor() as u32).min(px_h - 1);
-            let r1 = (bottom.ceil() as u32).clamp(r0 + 1, px_h);
             for row in r0..r1 {
                 runs.push((self.class[i], row, c0, c1));
             }
@@ -494,49 +515,19 @@ impl RectIndex {
     pub fn visible(&self, view: &Viewport, px_w: u32, px_h: u32, max_rects: usize) -> Lod {
         let mut lod = Lod::default();
         let s = &self.set;
-        let (vw, vh) = (view.x1 - view.x0, view.y1 - view.y0);
-        if s.is_empty() || px_w == 0 || px_h == 0 || vw <= 0.0 || vh <= 0.0 {
+        let Some(placer) = Placer::new(view, px_w, px_h, max_rects).filter(|_| !s.is_empty())
+        else {
             return lod;
-        }
-        let (pw, ph) = (f64::from(px_w), f64::from(px_h));
-        let (sx, sy) = (pw / vw, ph / vh);
+        };
         // Highest class + 1 of the merged rectangles covering each pixel (0: none).
         let mut cover: Vec<u8> = Vec::new();
         self.candidates(view.x0, view.x1, |i| {
-            let rect = [
-                s.x0[i] as f64,
-                s.x1[i] as f64,
-                s.y0[i] as f64,
-                s.y1[i] as f64,
-            ];
-            let Some((left, top, right, bottom)) = to_pixels(rect, view, (sx, sy), (pw, ph)) else {
+            let Some((c0, c1, r0, r1)) = placer.place(&mut lod, s, i) else {
                 return;
             };
-            lod.visible += 1;
-            let (w, h) = (right - left, bottom - top);
-            if w >= MIN_INDIVIDUAL_PX
-                && h >= MIN_INDIVIDUAL_PX
-                && (lod.individual as usize) < max_rects
-            {
-                lod.individual += 1;
-                lod.push(
-                    left as f32,
-                    top as f32,
-                    w as f32,
-                    h as f32,
-                    s.class[i],
-                    s.id[i],
-                );
-                return;
-            }
-            lod.merged += 1;
             if cover.is_empty() {
                 cover = vec![0; px_w as usize * px_h as usize];
             }
-            let c0 = (left.floor() as u32).min(px_w - 1);
-            let c1 = (right.ceil() as u32).clamp(c0 + 1, px_w);
-            let r0 = (top.floor() as u32).min(px_h - 1);
-            let r1 = (bottom.ceil() as u32).clamp(r0 + 1, px_h);
             let v = s.class[i].saturating_add(1);
             for row in r0..r1 {
                 let base = row as usize * px_w as usize;
