@@ -9,11 +9,11 @@ fn fixture(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
-fn run<'a>(inv: &'a Inventory, path: &str) -> &'a memlens::classify::AscendRun {
+fn run<'a>(inv: &'a Inventory, path: &str) -> &'a memlens::classify::ProfilerRun {
     inv.units
         .iter()
         .find_map(|u| match u {
-            Unit::AscendRun(r) if r.path == path => Some(r.as_ref()),
+            Unit::ProfilerRun(r) if r.path == path => Some(r.as_ref()),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no run {path} in {:#?}", inv.units))
