@@ -55,7 +55,9 @@ pub enum Unit {
     Somas(SomasFile),
     /// A MindSpore `task_info_graph_*.ir` file (final device addresses).
     TaskInfo(SomasFile),
-    /// A torch_npu (or MindSpore) profiler run folder.
+    /// A torch_npu (or MindSpore) profiler run folder (kind `ascend-run`, its name before the
+    /// module was called `profiler`, kept for the page and for scripts reading `--json`).
+    #[serde(rename = "ascend-run")]
     ProfilerRun(Box<ProfilerRun>),
     /// Anything else, with the reason.
     Unknown(UnknownFile),

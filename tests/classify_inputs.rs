@@ -238,6 +238,17 @@ fn cli_inspect_json_matches_the_library() {
     let lib = serde_json::to_value(classify_paths(&[fixture("fixtures/classify/job")])).unwrap();
     assert_eq!(cli, lib);
     assert_eq!(cli["units"].as_array().unwrap().len(), 11);
+    // The kind names are an interface (the page and scripts read them): fixed strings, whatever
+    // the Rust types are called.
+    let mut kinds: Vec<&str> = cli["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["kind"].as_str().unwrap())
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    assert_eq!(kinds, ["ascend-run", "somas", "task-info", "unknown"]);
 }
 
 #[test]
