@@ -1,4 +1,4 @@
-//! The two real ranks in `../shared/samples/torch_npu/text_level0/`, checked against expectations
+//! The two real ranks in `fixtures/torch_npu/msinsight-level0/text/`, checked against expectations
 //! derived here, independently of the code under test: rows counted by a plain line split of the
 //! CSV, the trace parsed whole with serde_json, and the attribution join done by brute force over
 //! all ops (no indexes, no nesting sweep).
@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 fn sample() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples/torch_npu/text_level0")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/torch_npu/msinsight-level0/text")
 }
 
 /// `"1736405443871259.720"` → ns, by string splitting (the test's own parser).
