@@ -140,7 +140,7 @@ fn fixture_samples_classify_by_content() {
         Unit::Unknown(u) => ("unknown", u.reason.clone()),
         other => panic!("{other:?}"),
     };
-    // Reference somas-formats.md §9 and the sample README.
+    // Each toy dump's layout, as fixtures/README.md lists it.
     assert_eq!(
         family("Ascend_somas_tensor_offset_1.ir"),
         ("somas-info", "v2.0-2.3".into())

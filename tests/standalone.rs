@@ -1,7 +1,8 @@
 //! The repository stands alone: no tracked file reads or points at anything outside the checkout.
 //! Every tracked file (code, tests, scripts, docs, fixtures) is scanned for a path into a folder
-//! beside the checkout or an absolute path of a build machine. Skipped, with a message, only when
-//! this is not a git checkout (a source tarball) or git is not installed.
+//! beside the checkout, an absolute path of a build machine, or the name of a note kept outside
+//! the repository. Skipped, with a message, only when this is not a git checkout (a source tarball)
+//! or git is not installed.
 
 use std::path::Path;
 use std::process::Command;
@@ -11,9 +12,18 @@ const FORBIDDEN: &[&str] = &[
     // A folder beside the checkout (tests once read samples from there).
     concat!("..", "/shared"),
     concat!("shared", "/samples"),
+    concat!("shared", "/reference"),
     // Absolute paths of the machines the project is built on.
     concat!("/wo", "rk/"),
     concat!("/fa", "rm/"),
+    // Notes kept outside the repository: what the project needs from them is stated in `docs/`,
+    // in its own words.
+    concat!("ascend", "-formats.md"),
+    concat!("somas", "-formats.md"),
+    concat!("somas", "-tool-readme.md"),
+    concat!("rl-insight", "-memory-parser-guide.md"),
+    concat!("torch-npu", "-db.md"),
+    concat!("wasm", "-threads.md"),
 ];
 
 /// Tracked files, or `None` when there is no git checkout to ask.
