@@ -103,7 +103,7 @@ pub struct SomasFile {
     pub graph_id: Option<u32>,
 }
 
-/// The SOMAS dump families (reference `somas-formats.md` §3 and §9).
+/// The SOMAS dump families, told apart by their first lines (`docs/formats-somas.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SomasFamily {
@@ -704,7 +704,8 @@ pub fn sniff_somas(head: &[u8]) -> Option<(SomasFamily, String)> {
     }
 }
 
-/// Version of a v1.10+ SomasInfo dump from what its first bytes show (reference §9).
+/// Version of a v1.10+ SomasInfo dump from what its first bytes show: a `/` in tensor source names
+/// means v2.4+, `%nCT` control tensors v2.0–2.3, `%nT … Control` tensors v1.10.
 fn somas_info_version(text: &str) -> String {
     let mut in_tensors = false;
     let mut slash_names = false;

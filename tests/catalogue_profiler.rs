@@ -549,7 +549,7 @@ fn case_20_trace_with_damaged_events() {
 
 #[test]
 fn case_21_somas_dump_renamed_to_trace_view() {
-    let dump = std::fs::read(common::samples("somas/Ascend_somas_tensor_offset_1.ir")).unwrap();
+    let dump = std::fs::read(common::fixture("somas/Ascend_somas_tensor_offset_1.ir")).unwrap();
     let l = drop_with(&[(TV, Some(dump))]);
     assert_eq!(
         diags(&l, TV),

@@ -135,7 +135,7 @@ fn somas_json_and_out_files_do_not_depend_on_threads_or_runs() {
         "Ascend_somas_offline_log_1.ir",
         "somas_graph_1_1234567890123456789.json",
     ] {
-        let p = common::samples(&format!("somas/{f}"));
+        let p = common::fixture(&format!("somas/{f}"));
         same_everywhere(&["somas", s(&p), "--json"], Some(&out));
     }
 }
@@ -164,7 +164,7 @@ fn profiler_json_and_out_files_do_not_depend_on_threads_or_runs() {
     .unwrap();
     let out = dir.path().join("out");
     same_everywhere(&["profiler", s(&job), "--json"], Some(&out));
-    let real = common::samples("torch_npu/text_level0");
+    let real = common::fixture(common::REAL_TEXT);
     same_everywhere(&["profiler", s(&real), "--json"], Some(&out));
     // An archive of a job (members inflated in memory, same analysis).
     let zip = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/ascend/archives/job.zip");
@@ -174,6 +174,10 @@ fn profiler_json_and_out_files_do_not_depend_on_threads_or_runs() {
 #[test]
 fn inspect_json_does_not_depend_on_threads_or_runs() {
     let classify = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/classify/job");
-    let samples = common::samples("");
-    same_everywhere(&["inspect", s(&classify), s(&samples), "--json"], None);
+    let somas = common::fixture("somas");
+    let npu = common::fixture("torch_npu");
+    same_everywhere(
+        &["inspect", s(&classify), s(&somas), s(&npu), "--json"],
+        None,
+    );
 }

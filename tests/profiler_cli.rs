@@ -8,7 +8,7 @@ fn memlens() -> Command {
 }
 
 fn sample() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples/torch_npu")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/torch_npu/msinsight-level0")
 }
 
 #[test]
@@ -62,7 +62,7 @@ fn out_writes_memory_events_with_the_python_columns_first() {
     let dir = tempfile::tempdir().unwrap();
     let out = memlens()
         .arg("profiler")
-        .arg(sample().join("text_level0"))
+        .arg(sample().join("text"))
         .arg("--out")
         .arg(dir.path())
         .output()
@@ -213,7 +213,7 @@ fn generate_then_analyse() {
 fn nothing_to_analyse_exits_non_zero_with_the_reason() {
     let out = memlens()
         .arg("profiler")
-        .arg(sample().join("db_level0"))
+        .arg(sample().join("db"))
         .arg("--json")
         .output()
         .unwrap();

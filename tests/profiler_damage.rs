@@ -13,7 +13,7 @@ use std::path::Path;
 
 fn real(name: &str) -> Vec<u8> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/samples/torch_npu/text_level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT")
+        .join("fixtures/torch_npu/msinsight-level0/text/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT")
         .join(name);
     std::fs::read(p).unwrap()
 }

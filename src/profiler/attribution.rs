@@ -1,6 +1,6 @@
 //! Which op made an allocation, and which Python call stack to show for it.
 //!
-//! The join (reference `ascend-formats.md` §5.2), for every PTA row of `operator_memory.csv`:
+//! The join (described in `docs/formats-profiler.md`), for every PTA row of `operator_memory.csv`:
 //! 1. the innermost `cpu_op` with the row's name whose `[ts, ts + dur]` contains the allocation
 //!    time, in exact integer nanoseconds (torch_npu names a row after exactly that op);
 //! 2. if that op has a call stack → [`StackSource::Direct`];

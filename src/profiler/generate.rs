@@ -1,5 +1,5 @@
 //! Deterministic synthetic torch_npu jobs: N roles × M ranks, a trace of about S bytes and R
-//! operator_memory rows per rank, following the fixture recipe of `ascend-formats.md` §7.
+//! operator_memory rows per rank, shaped like real torch_npu output (`docs/formats-profiler.md`).
 //!
 //! What makes them realistic (and hard): most trace events are not `cpu_op` (python functions,
 //! CANN counters, flows with ids above 2^53); forward ops carry long call stacks (innermost first,

@@ -2,7 +2,7 @@
 //!
 //! torch_npu components are `PTA` (torch caching allocator), `GE` (CANN pool), `PTA+GE`, `APP`
 //! (process-level, no Allocated value) and `WORKSPACE`; MindSpore writes `MindSpore`,
-//! `MindSpore+GE`, `GE`, `APP` with "MB" = KB / 1000 (reference `ascend-formats.md` §2.3).
+//! `MindSpore+GE`, `GE`, `APP`, and its "MB" columns are KB / 1000, not KB / 1024.
 //! The framework allocator series (`PTA` or `MindSpore`) is the "memory over time" curve.
 
 use super::csv_common::{component_and_time, opt_mb_u64, read_table, HeaderMap, Row, Warnings};

@@ -1,6 +1,6 @@
 //! `npu_module_mem.csv`: reserved memory per CANN module over time.
 //!
-//! Three header variants are accepted (reference `ascend-formats.md` §2.4):
+//! Three header variants are accepted:
 //! `Component,Timestamp(us),Total Reserved(MB),Device` (torch_npu ≤ 2.5.1),
 //! `Device_id,Component,Timestamp(us),Total Reserved(MB),Device` (≥ 2.6.0), and CANN's raw
 //! `…,Total Reserved(KB),…`. A reserved value of -1 KB means "only frees observed" and is kept as

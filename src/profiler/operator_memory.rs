@@ -1,8 +1,8 @@
 //! `operator_memory.csv`: one row per allocator block (PTA rows) or CANN op allocation (`cann::`).
 //!
 //! Columns are mapped by header name, so the current 15-column layout, the legacy 10-column one
-//! (torch_npu 5.0.x) and MindSpore's `N/A` variant all read the same way. Reference:
-//! `ascend-formats.md` §2.2.
+//! (torch_npu 5.0.x) and MindSpore's `N/A` variant all read the same way (the columns and row
+//! shapes are described in `docs/formats-profiler.md`).
 
 use super::csv_common::{
     opt_mb_u64, opt_time, parse_scaled_bytes, read_table, show_field, HeaderMap, Row, Warnings,

@@ -73,10 +73,10 @@ before(async () => {
   };
 
   run(['generate', 'profiler', '--out', 'job', '--roles', '2', '--ranks', '2', '--trace-mb', '5', '--rows', '3000', '--steps', '2', '--seed', '9'], 2);
-  cpSync(path.join(root, '..', 'shared', 'samples', 'torch_npu', 'text_level0'), path.join(tmp, 'text_level0'), { recursive: true });
-  const a = native(['profiler', '--json', 'job', 'text_level0']);
+  cpSync(path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text'), path.join(tmp, 'text'), { recursive: true });
+  const a = native(['profiler', '--json', 'job', 'text']);
   ascend = {
-    files: [...filesUnder(path.join(tmp, 'job')), ...filesUnder(path.join(tmp, 'text_level0'))],
+    files: [...filesUnder(path.join(tmp, 'job')), ...filesUnder(path.join(tmp, 'text'))],
     out: { ...a.files, 'summary.json': a.stdout },
   };
   assert.deepEqual(Object.keys(a.files).sort(), ASCEND_FILES.filter((n) => n.endsWith('.csv')).sort());

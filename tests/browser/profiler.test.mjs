@@ -13,12 +13,12 @@ import { mkdtempSync, rmSync, readFileSync, writeFileSync, mkdirSync, cpSync } f
 import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import {
-  root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, settled, filesUnder, dropFiles, pngFirstPixel,
+  root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, settled, filesUnder, dropFiles, pngFirstPixel, zipFiles,
 } from './harness.mjs';
 
-const SAMPLES = path.join(root, '..', 'shared', 'samples', 'torch_npu');
-const TEXT = path.join(SAMPLES, 'text_level0');
-const DB = path.join(SAMPLES, 'db_level0');
+const SAMPLES = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0');
+const TEXT = path.join(SAMPLES, 'text');
+const DB = path.join(SAMPLES, 'db');
 const EXAMPLE = path.join(root, 'fixtures', 'examples', 'two-rank-job');
 const VIEWS = ['overview', 'memory', 'timeline', 'table', 'stack', 'live', 'unreleased', 'export'];
 
@@ -362,7 +362,7 @@ test('dark mode, single-threaded engine: same hooks; dark screenshots; view stat
     await page.waitForFunction(() => document.querySelector('[data-testid="ascend-table"]').dataset.frameFilter === '1');
     await tableSettled(page);
     assert.deepEqual(await page.$eval('[data-testid="ascend-table"]', (n) => [n.dataset.windowStartNs, n.dataset.total, n.dataset.frameFilter]), windowBefore);
-    assert.doesNotMatch(decodeURIComponent(hash), /main\.py|aten::|text_level0/, 'no data from the files in the URL');
+    assert.doesNotMatch(decodeURIComponent(hash), /main\.py|aten::|msinsight|_ascend_pt/, 'no data from the files in the URL');
     assert.deepEqual(foreignRequests(b.requests, plain.origin), []);
     // coi-serviceworker fails to register when the test blocks service workers (it reads `scope`
     // of an undefined registration); that is the harness, not the page.
@@ -373,18 +373,18 @@ test('dark mode, single-threaded engine: same hooks; dark screenshots; view stat
 });
 
 test('a zip of the sample gives the same answer as the CLI on the zip', async () => {
-  const zip = path.join(tmp, 'text_level0.zip');
-  execFileSync('zip', ['-qr', zip, 'text_level0'], { cwd: SAMPLES });
+  const zip = path.join(tmp, 'text.zip');
+  writeFileSync(zip, zipFiles(filesUnder(TEXT).map((f) => ({ path: f.path, bytes: Buffer.from(f.base64, 'base64') }))));
   const b = await openBrowser();
   try {
     const page = await b.page();
     await page.goto(isolated.url);
     await engineThreads(page);
-    await dropFiles(page, [{ path: 'text_level0.zip', base64: readFileSync(zip).toString('base64') }]);
+    await dropFiles(page, [{ path: 'text.zip', base64: readFileSync(zip).toString('base64') }]);
     assert.equal(await ascendReady(page), 'ready');
     const json = cliJson(zip);
     await compareHooks(page, json);
-    assert.equal(json.ranks[0].run_dirs[0], 'text_level0.zip/text_level0/rank0_ascend_pt');
+    assert.equal(json.ranks[0].run_dirs[0], 'text.zip/text/rank0_ascend_pt');
     const outDir = cliOut(zip);
     assert.ok((await exportCsv(page, 'memory_events.csv')).equals(readFileSync(path.join(outDir, 'memory_events.csv'))));
     assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
