@@ -8,8 +8,8 @@
 
 #![warn(missing_docs)]
 
-use crate::ascend::analysis::{JobAnalysis, RankAnalysis};
-use crate::ascend::{bytes_to_unit_text, ns_to_ms_text};
+use crate::profiler::analysis::{JobAnalysis, RankAnalysis};
+use crate::profiler::{bytes_to_unit_text, ns_to_ms_text};
 use std::io::Write;
 
 /// Columns of `memory_events.csv`: the Python tool's 12, then the extras.
@@ -50,13 +50,13 @@ fn rank_text(r: &RankAnalysis) -> String {
     r.summary.rank.map(|r| r.to_string()).unwrap_or_default()
 }
 
-/// The document `memlens ascend --json` prints for a job: [`crate::ascend::view::job_report`]
+/// The document `memlens profiler --json` prints for a job: [`crate::profiler::view::job_report`]
 /// pretty-printed, ending with a line feed. The page's "summary.json" download is the same bytes.
 pub fn report_json(
     analysis: &JobAnalysis,
-    job: &crate::ascend::discover::Job,
+    job: &crate::profiler::discover::Job,
 ) -> Result<String, serde_json::Error> {
-    let mut text = serde_json::to_string_pretty(&crate::ascend::view::job_report(analysis, job))?;
+    let mut text = serde_json::to_string_pretty(&crate::profiler::view::job_report(analysis, job))?;
     text.push('\n');
     Ok(text)
 }
