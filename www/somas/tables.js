@@ -149,7 +149,9 @@ export class Tables {
   async stepConflict(d) {
     const n = this.app.summary.conflicts.length;
     if (!n) return;
-    if (this.current !== 'conflicts') await this.show('conflicts');
+    // Right after the drop the table's first query may still be running: wait for its total.
+    const counted = this.grids.conflicts && Number.isInteger(this.grids.conflicts.total);
+    if (this.current !== 'conflicts' || !counted) await this.show('conflicts');
     const g = this.grids.conflicts;
     this.conflictIndex = (this.conflictIndex + d + g.total) % g.total;
     const page = await this.app.call('page', { view: 'table-conflicts', offset: this.conflictIndex, limit: 1 });
