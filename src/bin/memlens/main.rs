@@ -42,7 +42,8 @@ struct Cli {
     command: Option<Command>,
     /// Files, folders or archives to analyse, whatever they hold (when no subcommand is given).
     paths: Vec<PathBuf>,
-    /// Print one JSON document on stdout instead of text.
+    /// Print one JSON document on stdout instead of text (profiler: ranks, matrix, outliers,
+    /// ignored files, warnings, job totals).
     #[arg(long, global = true)]
     json: bool,
     /// No progress bar and no notes on stderr (errors are still printed).
