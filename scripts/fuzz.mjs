@@ -106,7 +106,7 @@ function writeSeeds(target, corpus) {
       if (opts.prefix) bytes = Buffer.concat([Buffer.from(opts.prefix), bytes]);
       const max = opts.max ?? MAX_SEED;
       if (bytes.length > max) bytes = bytes.subarray(0, max);
-      const rel = path.relative(path.resolve(root, '..'), f).replace(/[^A-Za-z0-9._-]+/g, '_');
+      const rel = path.relative(root, f).replace(/[^A-Za-z0-9._-]+/g, '_');
       const tag = opts.prefix ? `-${opts.prefix.join('_')}` : '';
       writeFileSync(path.join(corpus, `seed-${rel}${tag}`), bytes);
       n++;

@@ -9,11 +9,11 @@ fn fixture(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
-fn run<'a>(inv: &'a Inventory, path: &str) -> &'a memlens::classify::AscendRun {
+fn run<'a>(inv: &'a Inventory, path: &str) -> &'a memlens::classify::ProfilerRun {
     inv.units
         .iter()
         .find_map(|u| match u {
-            Unit::AscendRun(r) if r.path == path => Some(r.as_ref()),
+            Unit::ProfilerRun(r) if r.path == path => Some(r.as_ref()),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no run {path} in {:#?}", inv.units))
@@ -235,6 +235,17 @@ fn cli_inspect_json_matches_the_library() {
     let lib = serde_json::to_value(classify_paths(&[fixture("fixtures/classify/job")])).unwrap();
     assert_eq!(cli, lib);
     assert_eq!(cli["units"].as_array().unwrap().len(), 11);
+    // The kind names are an interface (the page and scripts read them): fixed strings, whatever
+    // the Rust types are called.
+    let mut kinds: Vec<&str> = cli["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["kind"].as_str().unwrap())
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    assert_eq!(kinds, ["ascend-run", "somas", "task-info", "unknown"]);
 }
 
 #[test]

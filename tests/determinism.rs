@@ -1,6 +1,6 @@
 //! Determinism, native half (issue 7, part 5): the same input gives byte-identical JSON and CSV
 //! output with one thread and with two (`RAYON_NUM_THREADS`), and across repeated runs, for
-//! `memlens somas --json/--out`, `memlens ascend --json/--out` and `memlens inspect --json`.
+//! `memlens somas --json/--out`, `memlens profiler --json/--out` and `memlens inspect --json`.
 //!
 //! Inputs are large enough for the parallel paths to cut them: a SOMAS dump of ~14 MB (parsed in
 //! 4 MiB chunks), a job whose traces are ~10 MiB each (scanned in batches cut into pieces), plus
@@ -141,8 +141,8 @@ fn somas_json_and_out_files_do_not_depend_on_threads_or_runs() {
 }
 
 #[test]
-fn ascend_json_and_out_files_do_not_depend_on_threads_or_runs() {
-    use memlens::ascend::generate::{generate, GenSpec};
+fn profiler_json_and_out_files_do_not_depend_on_threads_or_runs() {
+    use memlens::profiler::generate::{generate, GenSpec};
     let dir = tmp();
     let job = dir.path().join("job");
     generate(
@@ -163,12 +163,12 @@ fn ascend_json_and_out_files_do_not_depend_on_threads_or_runs() {
     )
     .unwrap();
     let out = dir.path().join("out");
-    same_everywhere(&["ascend", s(&job), "--json"], Some(&out));
+    same_everywhere(&["profiler", s(&job), "--json"], Some(&out));
     let real = common::fixture(common::REAL_TEXT);
-    same_everywhere(&["ascend", s(&real), "--json"], Some(&out));
+    same_everywhere(&["profiler", s(&real), "--json"], Some(&out));
     // An archive of a job (members inflated in memory, same analysis).
     let zip = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/ascend/archives/job.zip");
-    same_everywhere(&["ascend", s(&zip), "--json"], Some(&out));
+    same_everywhere(&["profiler", s(&zip), "--json"], Some(&out));
 }
 
 #[test]

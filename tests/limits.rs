@@ -6,10 +6,10 @@
 mod common;
 
 use common::{peak_growth, rss_lock, GenSource, Part};
-use memlens::ascend::operator_memory::read_operator_memory;
-use memlens::ascend::trace::{read_trace, TraceOptions, MAX_EVENT_BYTES};
-use memlens::ascend::{InputSet, Interner};
 use memlens::classify::{self, Entry};
+use memlens::profiler::operator_memory::read_operator_memory;
+use memlens::profiler::trace::{read_trace, TraceOptions, MAX_EVENT_BYTES};
+use memlens::profiler::{InputSet, Interner};
 use memlens::source::Source;
 
 const MIB: u64 = 1 << 20;

@@ -47,11 +47,11 @@ fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-/// Runs `memlens ascend INPUTS --out DIR` and returns the header and rows of memory_events.csv.
+/// Runs `memlens profiler INPUTS --out DIR` and returns the header and rows of memory_events.csv.
 fn events(inputs: &[&Path]) -> (Vec<String>, Vec<csv::StringRecord>) {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_memlens"))
-        .arg("ascend")
+        .arg("profiler")
         .args(inputs)
         .arg("--out")
         .arg(dir.path())
@@ -355,7 +355,7 @@ fn generated_jobs_meet_the_contract() {
         let dir = tempfile::tempdir().unwrap();
         let job = dir.path().join("job");
         let st = Command::new(env!("CARGO_BIN_EXE_memlens"))
-            .args(["generate", "ascend", "--trace-mb", "0.1", "--steps", "2"])
+            .args(["generate", "profiler", "--trace-mb", "0.1", "--steps", "2"])
             .args(["--seed", &seed.to_string(), "--roles", &roles.to_string()])
             .args(["--ranks", &ranks.to_string(), "--rows", &rows.to_string()])
             .arg("--out")

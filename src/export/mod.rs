@@ -2,8 +2,8 @@
 //!
 //! Each analysis family has its own submodule; this file holds what they share.
 
-pub mod ascend;
 pub mod curves;
+pub mod profiler;
 pub mod somas;
 
 use std::io::Write;

@@ -1,9 +1,9 @@
 //! Helpers shared by the hardening tests (catalogue, limits, determinism).
 #![allow(dead_code)]
 
-use memlens::ascend::analysis::{analyze_job, AnalyzeOptions, JobAnalysis, RankSummary};
-use memlens::ascend::{discover_job, InputSet, Job};
 use memlens::diag::Diagnostic;
+use memlens::profiler::analysis::{analyze_job, AnalyzeOptions, JobAnalysis, RankSummary};
+use memlens::profiler::{discover_job, InputSet, Job};
 use std::path::{Path, PathBuf};
 
 /// `fixtures/<rel>` of this repository.

@@ -7,18 +7,18 @@
 //! (curves, rectangles) are typed arrays; everything else is JSON text.
 
 use super::session::Session;
-use crate::ascend::analysis::{
-    analyze_job, AnalyzeOptions, JobAnalysis, RankAnalysis, SortKey, TableQuery, NO_OP,
-};
-use crate::ascend::archive;
-use crate::ascend::attribution::{frames, is_library_frame};
-use crate::ascend::memory_record::Metric;
-use crate::ascend::view::{job_report, lifetime_layout, LifetimeLayout};
-use crate::ascend::{discover_job, FileOpener, InputSet, Job};
 use crate::chart::Viewport;
 use crate::classify::{self, Entry, Head};
 use crate::diag::Diagnostic;
-use crate::export::ascend as exp;
+use crate::export::profiler as exp;
+use crate::profiler::analysis::{
+    analyze_job, AnalyzeOptions, JobAnalysis, RankAnalysis, SortKey, TableQuery, NO_OP,
+};
+use crate::profiler::archive;
+use crate::profiler::attribution::{frames, is_library_frame};
+use crate::profiler::memory_record::Metric;
+use crate::profiler::view::{job_report, lifetime_layout, LifetimeLayout};
+use crate::profiler::{discover_job, FileOpener, InputSet, Job};
 use crate::source::{Source, SourceError};
 use js_sys::{
     Array, Float32Array, Float64Array, Function, Object, Reflect, Uint32Array, Uint8Array,
@@ -182,10 +182,10 @@ fn set(obj: &Object, key: &str, value: &JsValue) {
     let _ = Reflect::set(obj, &JsValue::from_str(key), value);
 }
 
-/// A torch_npu job loaded from a drop: construct, read [`AscendView::plan`], [`AscendView::analyze`],
+/// A torch_npu job loaded from a drop: construct, read [`ProfilerView::plan`], [`ProfilerView::analyze`],
 /// then ask.
 #[wasm_bindgen]
-pub struct AscendView {
+pub struct ProfilerView {
     archives: InputSet,
     paths: HashMap<String, String>,
     sizes: HashMap<String, u64>,
@@ -198,11 +198,11 @@ pub struct AscendView {
 }
 
 #[wasm_bindgen]
-impl AscendView {
+impl ProfilerView {
     /// Expands the archives of `session` (reporting `progress(path, done, total)` as they are
     /// read), classifies every file and groups the run folders into ranks.
     #[wasm_bindgen(constructor)]
-    pub fn new(session: &Session, progress: &Function) -> AscendView {
+    pub fn new(session: &Session, progress: &Function) -> ProfilerView {
         let progress = Progress { callback: progress };
         let mut archives = InputSet::new();
         let mut entries: Vec<Entry> = Vec::new();
@@ -263,7 +263,7 @@ impl AscendView {
         let mut job = discover_job(&inventory);
         // As the CLI does: problems of archive expansion come first.
         job.warnings.splice(0..0, archives.warnings.iter().cloned());
-        AscendView {
+        ProfilerView {
             archives,
             paths,
             sizes,
@@ -321,7 +321,7 @@ impl AscendView {
         self.table_cache = None;
     }
 
-    /// The job summary: the document `memlens ascend --json` prints for the same files.
+    /// The job summary: the document `memlens profiler --json` prints for the same files.
     pub fn report(&self) -> Result<String, JsError> {
         to_json(&job_report(&self.analysis, &self.job))
     }
@@ -658,9 +658,9 @@ impl AscendView {
         ))
     }
 
-    /// An export of the whole job, byte for byte what `memlens ascend --out` writes:
+    /// An export of the whole job, byte for byte what `memlens profiler --out` writes:
     /// `memory_events.csv`, `rank_summary.csv`, `peak_attribution.csv` or `step_peaks.csv`; or
-    /// `summary.json`, what `memlens ascend --json` prints.
+    /// `summary.json`, what `memlens profiler --json` prints.
     pub fn export(&self, name: &str) -> Result<Vec<u8>, JsError> {
         let mut out = Vec::new();
         let a = &self.analysis;
@@ -681,7 +681,7 @@ impl AscendView {
     }
 }
 
-impl AscendView {
+impl ProfilerView {
     fn rank(&self, rank: usize) -> Result<&RankAnalysis, JsError> {
         self.analysis
             .ranks

@@ -6,7 +6,7 @@ import { VirtualTable } from '../ui/virtual-table.js';
 import { bytes, exactBytes, int } from '../format.js';
 import { ms, duration, timeTitle, section, parseBytes, rankLabel, shortFrame } from './common.js';
 
-// Columns in display order; `src` is the index in a worker row (src/wasm/ascend.rs tablePage:
+// Columns in display order; `src` is the index in a worker row (src/wasm/profiler.rs tablePage:
 // name, size, start, duration, release, totals ×3, stream, device, source, stack source, top
 // frame, step, unreleased). Where-in-the-code comes early; the allocator totals and ids after.
 const COLUMNS = [

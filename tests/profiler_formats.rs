@@ -1,13 +1,13 @@
 //! Every documented format variant, as small fixtures under `fixtures/ascend/`, with the rows they
 //! must give. Expected values are written out by hand from the fixture text.
 
-use memlens::ascend::analysis::{analyze_job, AnalyzeOptions};
-use memlens::ascend::memory_record::{read_memory_record, Metric};
-use memlens::ascend::module_mem::read_module_mem;
-use memlens::ascend::operator_memory::{read_operator_memory, Layout, RowSource};
-use memlens::ascend::trace::{read_trace, TraceOptions};
-use memlens::ascend::{discover_job, FileOpener, InputSet, Interner};
 use memlens::diag::Severity;
+use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
+use memlens::profiler::memory_record::{read_memory_record, Metric};
+use memlens::profiler::module_mem::read_module_mem;
+use memlens::profiler::operator_memory::{read_operator_memory, Layout, RowSource};
+use memlens::profiler::trace::{read_trace, TraceOptions};
+use memlens::profiler::{discover_job, FileOpener, InputSet, Interner};
 use memlens::source::PathSource;
 use std::path::{Path, PathBuf};
 
@@ -209,7 +209,7 @@ fn trace_trailing_comma_and_number_ts_and_big_ids() {
     assert_eq!(t.queue[0].correlation_id, Some(18_446_744_073_709_551_000));
 }
 
-fn analyze(paths: &[PathBuf]) -> (memlens::ascend::Job, memlens::ascend::JobAnalysis) {
+fn analyze(paths: &[PathBuf]) -> (memlens::profiler::Job, memlens::profiler::JobAnalysis) {
     let inputs = InputSet::from_paths(paths);
     let mut job = discover_job(&inputs.classify());
     job.warnings.extend(inputs.warnings.iter().cloned());

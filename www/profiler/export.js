@@ -1,4 +1,4 @@
-// View 8, export: the CSV files `memlens ascend --out` writes (byte for byte, made by the same
+// View 8, export: the CSV files `memlens profiler --out` writes (byte for byte, made by the same
 // Rust code in the worker), and PNG images of the charts. Files are saved through blob: URLs;
 // nothing leaves the page.
 import { el } from '../ui/dom.js';
@@ -11,12 +11,12 @@ const CSVS = [
   ['rank_summary.csv', 'One row per rank: rows, call-stack coverage, peaks, fragmentation, unreleased.'],
   ['peak_attribution.csv', 'The live set at each rank’s peak, by top user frame.'],
   ['step_peaks.csv', 'The peak of every ProfilerStep of every rank.'],
-  ['summary.json', 'The job summary exactly as “memlens ascend --json” prints it: ranks, peaks, coverage, warnings.'],
+  ['summary.json', 'The job summary exactly as “memlens profiler --json” prints it: ranks, peaks, coverage, warnings.'],
 ];
 
 export function exportView({ client, charts }) {
   const { node, body } = section(8, 'export', 'Export', {
-    help: 'The CSV files are identical to what “memlens ascend --out DIR” writes for the same files, summary.json to what “memlens ascend --json” prints.',
+    help: 'The CSV files are identical to what “memlens profiler --out DIR” writes for the same files, summary.json to what “memlens profiler --json” prints.',
   });
   const status = el('span', { class: 'muted export-status', role: 'status' });
   const csvList = el('div', { class: 'export-list' });

@@ -1,9 +1,9 @@
 //! The generator plants known outcomes (direct, via forward, approximate, none, unreleased); the
 //! analysis must find exactly them. Also: determinism, and archives giving the same answer.
 
-use memlens::ascend::analysis::{analyze_job, AnalyzeOptions};
-use memlens::ascend::generate::{generate, GenSpec, Planted};
-use memlens::ascend::{discover_job, InputSet, JobAnalysis};
+use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
+use memlens::profiler::generate::{generate, GenSpec, Planted};
+use memlens::profiler::{discover_job, InputSet, JobAnalysis};
 use std::io::Write;
 
 const SPEC: GenSpec = GenSpec {
@@ -173,7 +173,7 @@ fn zip_and_tar_gz_of_a_job_give_the_same_summaries() {
 
 #[test]
 fn committed_example_job_is_what_the_documented_command_writes() {
-    // docs/ascend.md: memlens generate ascend --out fixtures/examples/two-rank-job --roles 1
+    // docs/profiler.md: memlens generate profiler --out fixtures/examples/two-rank-job --roles 1
     //   --ranks 2 --trace-mb 0.25 --rows 300 --steps 2 --seed 42
     let spec = GenSpec {
         roles: 1,
@@ -204,8 +204,8 @@ fn committed_example_job_is_what_the_documented_command_writes() {
 
 #[test]
 fn streaming_trace_reader_agrees_with_a_full_json_parse() {
-    use memlens::ascend::trace::{read_trace, TraceOptions};
-    use memlens::ascend::Interner;
+    use memlens::profiler::trace::{read_trace, TraceOptions};
+    use memlens::profiler::Interner;
     use memlens::source::BytesSource;
     let (fs, _) = files(&GenSpec {
         roles: 1,

@@ -12,7 +12,7 @@ use crate::diag::Diagnostic;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The document `memlens ascend --json` prints and the page's job summary reads.
+/// The document `memlens profiler --json` prints and the page's job summary reads.
 #[derive(Debug, Serialize)]
 pub struct JobReport<'a> {
     /// Per-rank summaries, in discovery order.
@@ -254,8 +254,8 @@ pub fn lifetime_layout(rank: &RankAnalysis, origin: i64) -> LifetimeLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ascend::attribution::{Attribution, StackSource};
-    use crate::ascend::operator_memory::MemRow;
+    use crate::profiler::attribution::{Attribution, StackSource};
+    use crate::profiler::operator_memory::MemRow;
 
     fn row(size: u64, alloc: i64, release: Option<i64>) -> MemRow {
         MemRow {

@@ -3,9 +3,9 @@
 //! CSV, the trace parsed whole with serde_json, and the attribution join done by brute force over
 //! all ops (no indexes, no nesting sweep).
 
-use memlens::ascend::analysis::{analyze_job, AnalyzeOptions};
-use memlens::ascend::attribution::StackSource;
-use memlens::ascend::{discover_job, InputSet};
+use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
+use memlens::profiler::attribution::StackSource;
+use memlens::profiler::{discover_job, InputSet};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 

@@ -12,8 +12,8 @@
 
 #![warn(missing_docs)]
 
-use crate::ascend::analysis::{JobAnalysis, RankAnalysis};
-use crate::ascend::{bytes_to_unit_text, ns_to_ms_text};
+use crate::profiler::analysis::{JobAnalysis, RankAnalysis};
+use crate::profiler::{bytes_to_unit_text, ns_to_ms_text};
 use std::io::Write;
 
 /// How many leading columns of [`MEMORY_EVENTS_COLUMNS`] are the Python tool's contract.
@@ -79,13 +79,13 @@ pub fn first_stack_line(stack: &str) -> &str {
     stack.split(";\r\n").next().unwrap_or("")
 }
 
-/// The document `memlens ascend --json` prints for a job: [`crate::ascend::view::job_report`]
+/// The document `memlens profiler --json` prints for a job: [`crate::profiler::view::job_report`]
 /// pretty-printed, ending with a line feed. The page's "summary.json" download is the same bytes.
 pub fn report_json(
     analysis: &JobAnalysis,
-    job: &crate::ascend::discover::Job,
+    job: &crate::profiler::discover::Job,
 ) -> Result<String, serde_json::Error> {
-    let mut text = serde_json::to_string_pretty(&crate::ascend::view::job_report(analysis, job))?;
+    let mut text = serde_json::to_string_pretty(&crate::profiler::view::job_report(analysis, job))?;
     text.push('\n');
     Ok(text)
 }

@@ -1,6 +1,6 @@
-// The torch_npu requests of the analysis worker. The job (an AscendView of the wasm engine) lives
+// The torch_npu requests of the analysis worker. The job (an ProfilerView of the wasm engine) lives
 // here between requests; the page asks for what it draws. Times are ns relative to each rank's
-// capture start (see src/wasm/ascend.rs).
+// capture start (see src/wasm/profiler.rs).
 
 /** Progress of a load: per-file bytes read, posted as `{done, total, label, phase, files?, file}`. */
 function tracker(progress) {
@@ -68,7 +68,7 @@ export default (ctx) => {
       const t = tracker(progress);
       const t0 = performance.now();
       t.start('expanding archives', []);
-      const v = new mod.AscendView(session, (path, d, total) => t.report('expanding archives', path, d, total));
+      const v = new mod.ProfilerView(session, (path, d, total) => t.report('expanding archives', path, d, total));
       const plan = JSON.parse(v.plan());
       const t1 = performance.now();
       t.start('reading', plan);

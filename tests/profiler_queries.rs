@@ -1,9 +1,9 @@
 //! The view queries of a rank (table pages, live set at a time, curves for a window) on the
 //! committed example job, checked against brute force over the same rows.
 
-use memlens::ascend::analysis::{analyze_job, AnalyzeOptions, SortKey, TableQuery};
-use memlens::ascend::memory_record::Metric;
-use memlens::ascend::{discover_job, InputSet, JobAnalysis};
+use memlens::profiler::analysis::{analyze_job, AnalyzeOptions, SortKey, TableQuery};
+use memlens::profiler::memory_record::Metric;
+use memlens::profiler::{discover_job, InputSet, JobAnalysis};
 use std::path::Path;
 
 fn example() -> JobAnalysis {
@@ -83,7 +83,7 @@ fn live_set_and_curve_window_match_brute_force() {
         .rows
         .iter()
         .filter(|x| {
-            x.source == memlens::ascend::operator_memory::RowSource::Pta
+            x.source == memlens::profiler::operator_memory::RowSource::Pta
                 && !x.negative
                 && x.alloc_ns.is_some_and(|a| a <= t)
                 && x.release_ns.is_none_or(|e| e > t)
@@ -99,12 +99,12 @@ fn live_set_and_curve_window_match_brute_force() {
     assert_eq!(top, r.summary.peak_allocated_bytes);
 }
 
-/// The queries the page's views add (src/ascend/view.rs and the table's group filters), on the
+/// The queries the page's views add (src/profiler/view.rs and the table's group filters), on the
 /// example job, against brute force over the rows.
 #[test]
 fn view_queries_match_brute_force() {
-    use memlens::ascend::analysis::{NO_OP, NO_STACK, UNTRACKED};
-    use memlens::ascend::view::lifetime_layout;
+    use memlens::profiler::analysis::{NO_OP, NO_STACK, UNTRACKED};
+    use memlens::profiler::view::lifetime_layout;
     let a = example();
     for r in &a.ranks {
         let s = &r.summary;

@@ -1,4 +1,5 @@
-//! torch_npu profiler memory: whole multi-rank jobs from `*_ascend_pt` run folders.
+//! torch_npu / MindSpore profiler memory: whole multi-rank jobs from `*_ascend_pt` / `*_ascend_ms`
+//! run folders. (Named for what it reads, profiler output; SOMAS dumps come from Ascend too.)
 //!
 //! The pipeline, one module a step:
 //! - [`discover`] turns classified run folders (from [`crate::classify`], including members of

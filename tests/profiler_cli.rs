@@ -1,4 +1,4 @@
-//! The `memlens ascend` and `memlens generate ascend` commands, run as a user would.
+//! The `memlens profiler` and `memlens generate profiler` commands, run as a user would.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,7 +14,7 @@ fn sample() -> PathBuf {
 #[test]
 fn json_has_the_documented_shape() {
     let out = memlens()
-        .arg("ascend")
+        .arg("profiler")
         .arg(sample())
         .arg("--json")
         .output()
@@ -61,7 +61,7 @@ fn json_has_the_documented_shape() {
 fn out_writes_memory_events_with_the_python_columns_first() {
     let dir = tempfile::tempdir().unwrap();
     let out = memlens()
-        .arg("ascend")
+        .arg("profiler")
         .arg(sample().join("text"))
         .arg("--out")
         .arg(dir.path())
@@ -145,7 +145,7 @@ fn generate_then_analyse() {
     let st = memlens()
         .args([
             "generate",
-            "ascend",
+            "profiler",
             "--roles",
             "1",
             "--ranks",
@@ -163,7 +163,7 @@ fn generate_then_analyse() {
         .unwrap();
     assert!(st.success());
     let out = memlens()
-        .arg("ascend")
+        .arg("profiler")
         .arg(&job)
         .arg("--json")
         .output()
@@ -173,12 +173,56 @@ fn generate_then_analyse() {
     assert_eq!(v["ranks"].as_array().unwrap().len(), 2);
     assert_eq!(v["ranks"][1]["rows"], 200);
     assert_eq!(v["ranks"][0]["role"], "actor_update");
+
+    // `ascend`, the commands' former name, stays an alias for scripts: same job, same bytes.
+    let job2 = dir.path().join("job2");
+    let st = memlens()
+        .args(["generate", "ascend", "--roles", "1", "--ranks", "2"])
+        .args(["--trace-mb", "0.1", "--rows", "200", "--seed", "3", "--out"])
+        .arg(&job2)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let json = |command: &str| {
+        let o = memlens()
+            .arg(command)
+            .arg(&job2)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{command}");
+        o.stdout
+    };
+    assert_eq!(json("ascend"), json("profiler"));
+    let files = |root: &Path| {
+        let mut all = Vec::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    let rel = p.strip_prefix(root).unwrap().to_path_buf();
+                    all.push((rel, std::fs::read(&p).unwrap()));
+                }
+            }
+        }
+        all.sort();
+        all
+    };
+    let (a, b) = (files(&job), files(&job2));
+    assert!(a.len() > 10);
+    assert!(
+        a == b,
+        "generate ascend and generate profiler wrote different jobs"
+    );
 }
 
 #[test]
 fn nothing_to_analyse_exits_non_zero_with_the_reason() {
     let out = memlens()
-        .arg("ascend")
+        .arg("profiler")
         .arg(sample().join("db"))
         .arg("--json")
         .output()

@@ -1,6 +1,6 @@
-// The torch_npu memory page against the native CLI on the same files: the real two-rank sample
+// The torch_npu / MindSpore profiler page against the native CLI on the same files: the real two-rank sample
 // (dropped as a folder, and as a zip made here), a generated multi-role job, the db-only export,
-// the bundled example, and the offline file. Every hook value is compared with `memlens ascend
+// the bundled example, and the offline file. Every hook value is compared with `memlens profiler
 // --json`; the brushed window's table filter with an independent count from the CLI's
 // memory_events.csv; a selected row's stack with the CSV's call_stack of the same allocation
 // (found through operator_memory.csv); the exported memory_events.csv byte for byte. Hostile op
@@ -42,7 +42,7 @@ after(async () => {
 function cliJson(...paths) {
   // Exit status 1 (nothing to analyse, e.g. db-only) still prints the document.
   try {
-    return JSON.parse(execFileSync(CLI, ['ascend', '--json', ...paths], { encoding: 'utf8', maxBuffer: 1 << 28 }));
+    return JSON.parse(execFileSync(CLI, ['profiler', '--json', ...paths], { encoding: 'utf8', maxBuffer: 1 << 28 }));
   } catch (err) {
     if (err.stdout) return JSON.parse(err.stdout);
     throw err;
@@ -52,7 +52,7 @@ function cliJson(...paths) {
 function cliOut(...paths) {
   const dir = mkdtempSync(path.join(tmp, 'out-'));
   try {
-    execFileSync(CLI, ['ascend', '--out', dir, ...paths], { stdio: 'ignore' });
+    execFileSync(CLI, ['profiler', '--out', dir, ...paths], { stdio: 'ignore' });
   } catch {
     // exit 1 still writes the files
   }
@@ -395,7 +395,7 @@ test('a zip of the sample gives the same answer as the CLI on the zip', async ()
 
 test('a generated multi-role job: every rank row, the matrix and the outliers', async () => {
   const job = path.join(tmp, 'rl-job');
-  execFileSync(CLI, ['generate', 'ascend', '--out', job, '--roles', '3', '--ranks', '3', '--trace-mb', '0.5', '--rows', '1500', '--steps', '2', '--seed', '11', '--outlier'], { stdio: 'ignore' });
+  execFileSync(CLI, ['generate', 'profiler', '--out', job, '--roles', '3', '--ranks', '3', '--trace-mb', '0.5', '--rows', '1500', '--steps', '2', '--seed', '11', '--outlier'], { stdio: 'ignore' });
   const b = await openBrowser();
   try {
     const page = await b.page();

@@ -1,8 +1,8 @@
-//! `memlens ascend`: analyse torch_npu profiler output (run folders, whole jobs, archives).
+//! `memlens profiler` (alias `ascend`): analyse torch_npu / MindSpore profiler output (run folders, whole jobs, archives).
 
-use memlens::ascend::analysis::{analyze_job_parallel, AnalyzeOptions};
-use memlens::ascend::{discover_job, InputSet};
-use memlens::export::ascend as exp;
+use memlens::export::profiler as exp;
+use memlens::profiler::analysis::{analyze_job_parallel, AnalyzeOptions};
+use memlens::profiler::{discover_job, InputSet};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

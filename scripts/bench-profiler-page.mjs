@@ -5,7 +5,7 @@
 //   2. one rank with a 2 GiB trace_view.json: load time and the wasm memory after the load (memory
 //      only grows, so that is the peak).
 // Needs a built page (npm run build) and the release CLI (cargo build --release --bin memlens).
-//   node scripts/bench-ascend-page.mjs [--dir /tmp/memlens-bench] [--runs 2] [--skip-2g] [--keep]
+//   node scripts/bench-profiler-page.mjs [--dir /tmp/memlens-bench] [--runs 2] [--skip-2g] [--keep]
 // Generated files are deleted at the end unless --keep.
 import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync, mkdirSync, statSync, readdirSync } from 'node:fs';
@@ -27,7 +27,7 @@ if (!existsSync(CLI)) throw new Error(`build the release CLI first: cargo build 
 function generate(dir, extra) {
   if (existsSync(dir)) return;
   const t = performance.now();
-  execFileSync(CLI, ['generate', 'ascend', '--out', dir, ...extra], { stdio: 'inherit' });
+  execFileSync(CLI, ['generate', 'profiler', '--out', dir, ...extra], { stdio: 'inherit' });
   console.log(`generated ${dir} in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 }
 
@@ -94,7 +94,7 @@ try {
       const load = loadavg()[0].toFixed(1);
       // The native CLI on the same files at the same moment: the machine's load moves both alike.
       const t = performance.now();
-      execFileSync(CLI, ['ascend', '--json', job], { stdio: 'ignore' });
+      execFileSync(CLI, ['profiler', '--json', job], { stdio: 'ignore' });
       const native = performance.now() - t;
       const m = await measure(server, job);
       console.log(`${name} (${m.threads} thread(s)) run ${run} (load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)}, all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views, rows ${m.rows.join('/')}, worker ms ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);

@@ -1,8 +1,8 @@
 //! Benchmark of the torch_npu pipeline against the Python tool it replaces.
 //!
-//! `cargo bench --bench ascend` generates (once, cached under `target/bench-ascend/`) a job of
+//! `cargo bench --bench profiler` generates (once, cached under `target/bench-profiler/`) a job of
 //! 2 roles × 2 ranks, a 100 MiB `trace_view.json` and 50,000 operator_memory rows per rank
-//! (`memlens generate ascend --roles 2 --ranks 2 --trace-mb 100 --rows 50000 --seed 1`), then
+//! (`memlens generate profiler --roles 2 --ranks 2 --trace-mb 100 --rows 50000 --seed 1`), then
 //! measures:
 //! - end to end (discover, read, join, analyse, write `memory_events.csv`), in a child process so
 //!   its peak RSS (`VmHWM`) is the analysis alone, not the generator's;
@@ -12,10 +12,10 @@
 //!
 //! Environment: `MEMLENS_BENCH_RUNS` (default 3) end-to-end repetitions.
 
-use memlens::ascend::analysis::{analyze_job_parallel, AnalyzeOptions};
-use memlens::ascend::generate::{generate, GenSpec};
-use memlens::ascend::trace::{read_trace, TraceOptions};
-use memlens::ascend::{discover_job, InputSet, Interner};
+use memlens::profiler::analysis::{analyze_job_parallel, AnalyzeOptions};
+use memlens::profiler::generate::{generate, GenSpec};
+use memlens::profiler::trace::{read_trace, TraceOptions};
+use memlens::profiler::{discover_job, InputSet, Interner};
 use memlens::source::PathSource;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,12 +44,15 @@ fn vm_hwm_kb() -> u64 {
 }
 
 fn job_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-ascend/job")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-profiler/job")
 }
 
 fn ensure_job(dir: &Path) {
     let marker = dir.join(".spec");
-    let want = format!("{SPEC:?} v{}", memlens::ascend::generate::GENERATOR_VERSION);
+    let want = format!(
+        "{SPEC:?} v{}",
+        memlens::profiler::generate::GENERATOR_VERSION
+    );
     if std::fs::read_to_string(&marker).ok().as_deref() == Some(want.as_str()) {
         return;
     }
@@ -72,7 +75,7 @@ fn ensure_job(dir: &Path) {
 }
 
 /// One end-to-end run (child process): prints `seconds rows vmhwm_kb`. With `csv`, the run also
-/// writes `memory_events.csv` (as `memlens ascend --out` does).
+/// writes `memory_events.csv` (as `memlens profiler --out` does).
 fn child_e2e(dir: &Path, out: &Path, csv: bool) {
     let t = Instant::now();
     let inputs = InputSet::from_paths(&[dir.to_path_buf()]);
@@ -80,7 +83,7 @@ fn child_e2e(dir: &Path, out: &Path, csv: bool) {
     let a = analyze_job_parallel(&inputs, &job, &AnalyzeOptions::default(), &|_| {});
     if csv {
         let f = std::fs::File::create(out).expect("create csv");
-        memlens::export::ascend::write_memory_events(&a, std::io::BufWriter::new(f))
+        memlens::export::profiler::write_memory_events(&a, std::io::BufWriter::new(f))
             .expect("write csv");
     }
     let rows: u64 = a.ranks.iter().map(|r| r.summary.rows).sum();
@@ -139,7 +142,7 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         // `cargo test --all-targets` runs bench binaries without `--bench`: this benchmark takes
         // minutes and gigabytes, so it runs only under `cargo bench`.
-        println!("ascend benchmark: run it with `cargo bench --bench ascend`");
+        println!("profiler benchmark: run it with `cargo bench --bench profiler`");
         return;
     }
     ensure_job(&dir);
@@ -202,7 +205,7 @@ fn main() {
     let py_csv = best_of(true);
 
     let mb = |kb: u64| kb as f64 / 1024.0;
-    println!("memlens ascend benchmark: 2 roles x 2 ranks, 100 MiB trace_view.json + 50,000 rows per rank");
+    println!("memlens profiler benchmark: 2 roles x 2 ranks, 100 MiB trace_view.json + 50,000 rows per rank");
     println!(
         "machine: {} threads, load average {}",
         threads,

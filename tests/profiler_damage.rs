@@ -2,12 +2,12 @@
 //! and byte-flipped copies of real files (deterministic mutations), and a job with one bad file
 //! still analyses its good files.
 
-use memlens::ascend::analysis::{analyze_job, AnalyzeOptions};
-use memlens::ascend::memory_record::read_memory_record;
-use memlens::ascend::module_mem::read_module_mem;
-use memlens::ascend::operator_memory::read_operator_memory;
-use memlens::ascend::trace::{read_trace, TraceOptions};
-use memlens::ascend::{discover_job, InputSet, Interner};
+use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
+use memlens::profiler::memory_record::read_memory_record;
+use memlens::profiler::module_mem::read_module_mem;
+use memlens::profiler::operator_memory::read_operator_memory;
+use memlens::profiler::trace::{read_trace, TraceOptions};
+use memlens::profiler::{discover_job, InputSet, Interner};
 use memlens::source::BytesSource;
 use std::path::Path;
 

@@ -5,7 +5,7 @@
 //! entries with virtual paths) and the grouping. [`InputSet`] also opens files for the readers.
 
 use super::archive::{self, Limits};
-use crate::classify::{self, AscendRun, Entry, Head, Inventory, Unit};
+use crate::classify::{self, Entry, Head, Inventory, ProfilerRun, Unit};
 use crate::diag::Diagnostic;
 use crate::source::{BytesSource, Source};
 use rayon::prelude::*;
@@ -163,7 +163,7 @@ impl FileOpener for InputSet {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunInput {
     /// The run folder as classified.
-    pub run: AscendRun,
+    pub run: ProfilerRun,
 }
 
 /// All run folders of one (role, step, rank), in timestamp order.
@@ -176,7 +176,7 @@ pub struct RankInput {
     /// Step, from a step folder.
     pub step: Option<u32>,
     /// Run folders ordered by their 17-digit timestamp (folders without one last, by path).
-    pub runs: Vec<AscendRun>,
+    pub runs: Vec<ProfilerRun>,
 }
 
 /// A job: every rank found, and what could not be used.
@@ -192,11 +192,11 @@ pub struct Job {
 
 /// Groups the run folders of `inventory` into ranks.
 pub fn discover_job(inventory: &Inventory) -> Job {
-    let mut groups: BTreeMap<(String, Option<u32>, u32), Vec<AscendRun>> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, Option<u32>, u32), Vec<ProfilerRun>> = BTreeMap::new();
     let mut job = Job::default();
     for unit in &inventory.units {
         match unit {
-            Unit::AscendRun(run) => {
+            Unit::ProfilerRun(run) => {
                 for note in &run.notes {
                     job.warnings
                         .push(Diagnostic::warning(&run.path, note.clone()));

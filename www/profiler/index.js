@@ -1,4 +1,4 @@
-// The torch_npu memory page: loads the job in the worker (per-file progress), then shows eight
+// The torch_npu / MindSpore profiler page: loads the job in the worker (per-file progress), then shows eight
 // linked views — job overview, memory over time, allocation timeline, allocations table, call
 // stack, live set at the peak, unreleased, export — over one shared selection (state.js).
 import { el } from '../ui/dom.js';
@@ -17,9 +17,9 @@ import { exportView } from './export.js';
 const isArchive = (p) => /\.(zip|tar|tar\.gz|tgz)$/i.test(p);
 
 /** The analysis module (see www/analyses.js). */
-export const ascend = {
+export const profiler = {
   id: 'ascend',
-  title: () => 'torch_npu memory',
+  title: () => 'torch_npu / MindSpore profiler',
   accepts: (inventory) => inventory.units.some((u) => u.kind === 'ascend-run' || (u.kind === 'unknown' && isArchive(u.path))),
   mount,
 };
@@ -72,7 +72,7 @@ function mount(panel, ctx) {
     } catch (err) {
       if (unmounted) return;
       root.dataset.state = 'error';
-      root.replaceChildren(el('section', { class: 'panel' }, el('h2', { text: 'torch_npu memory' }),
+      root.replaceChildren(el('section', { class: 'panel' }, el('h2', { text: 'torch_npu / MindSpore profiler' }),
         el('div', { class: 'error-state', 'data-testid': 'ascend-error', text: `The job could not be analysed: ${err.message}` })));
       throw err;
     }
@@ -118,7 +118,7 @@ function emptyJob(root, job) {
   const { report } = job;
   const hint = report.warnings.find((w) => /export_type/.test(w.message));
   root.replaceChildren(el('section', { class: 'panel' },
-    el('h2', { text: 'torch_npu memory' }),
+    el('h2', { text: 'torch_npu / MindSpore profiler' }),
     el('div', { class: 'metrics' },
       el('div', { class: 'metric', 'data-metric': 'ascend-ranks', 'data-value': '0' }, el('div', { class: 'label', text: 'Ranks' }), el('div', { class: 'value', text: '0' })),
       el('div', { class: 'metric', 'data-metric': 'ascend-rows', 'data-value': '0' }, el('div', { class: 'label', text: 'Allocation rows' }), el('div', { class: 'value', text: '0' })),
