@@ -22,7 +22,7 @@ export class ExportView {
     tools.append(
       this.zipButton,
       button('summary.json', () => this.downloadSummary(), { title: 'the summary with the queries, as memlens somas FILE --json prints it', data: { testid: 'somas-export-summary' } }),
-      button('Curves PNG', () => downloadCanvas(charts.curves.plot.canvas, 'InUseMemory.png')),
+      button('Curves PNG', () => downloadCanvas(charts.curves.plot.canvas, 'CurvesView.png')),
       button('Layout PNG', () => charts.layout.plot && downloadCanvas(charts.layout.plot.canvas, 'TensorLayout.png')),
       button('Frame PNG', () => downloadCanvas(charts.frame.canvas, 'MemoryFrame.png')),
     );
