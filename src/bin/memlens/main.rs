@@ -34,8 +34,7 @@ Exit codes (the same for every subcommand):
     name = "memlens",
     version = VERSION,
     about,
-    after_help = EXIT_CODES,
-    args_conflicts_with_subcommands = true
+    after_help = EXIT_CODES
 )]
 struct Cli {
     #[command(subcommand)]
