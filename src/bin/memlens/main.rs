@@ -8,6 +8,7 @@ mod any;
 mod generate;
 mod inspect;
 mod profiler;
+mod serve;
 mod somas;
 mod ui;
 
@@ -77,6 +78,9 @@ enum Command {
         #[command(subcommand)]
         what: generate::What,
     },
+    /// Serve the page and a native engine that analyses the files under PATH where they are
+    /// (open the printed URL; on a remote node, forward the port with `ssh -L`).
+    Serve(serve::Args),
     /// Print a shell completion script (e.g. `memlens completions bash > /etc/bash_completion.d/memlens`).
     Completions {
         /// The shell.
@@ -100,6 +104,7 @@ fn main() -> ExitCode {
         Some(Command::Profiler { paths, out }) => profiler::run(&paths, out.as_deref(), ui),
         Some(Command::Somas(args)) => somas::run(&args, ui),
         Some(Command::Generate { what }) => generate::run(what, ui),
+        Some(Command::Serve(args)) => serve::run(&args, ui),
         Some(Command::Completions { shell }) => {
             clap_complete::generate(
                 shell,
