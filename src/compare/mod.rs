@@ -22,6 +22,26 @@ pub mod somas;
 pub use profiler::{compare_jobs, CompareOptions, ProfilerComparison};
 pub use somas::{compare_dumps, SomasComparison};
 
+/// A comparison of either family, as `--json` prints it (`family` names which).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "family", rename_all = "lowercase")]
+pub enum Comparison {
+    /// Two torch_npu / MindSpore profiler jobs, runs or steps.
+    Profiler(ProfilerComparison),
+    /// Two SOMAS dumps.
+    Somas(SomasComparison),
+}
+
+impl Comparison {
+    /// Number of differences found (0 = the inputs compare equal).
+    pub fn differences(&self) -> u64 {
+        match self {
+            Comparison::Profiler(c) => c.differences,
+            Comparison::Somas(c) => c.differences,
+        }
+    }
+}
+
 /// `candidate − base` as a signed byte count (saturating at the `i64` range).
 pub fn delta(base: u64, candidate: u64) -> i64 {
     let d = i128::from(candidate) - i128::from(base);

@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod compare;
 mod generate;
 mod inspect;
 mod profiler;
@@ -48,6 +49,11 @@ enum Command {
     /// Exit codes: 0 success (conflicts are results), 2 bad input, 3 conflicts with
     /// --fail-on-conflict.
     Somas(somas::Args),
+    /// Compare a baseline and a candidate of one family: two profiler runs or jobs (or two
+    /// steps), or two SOMAS dumps of the same graph — what grew, and where.
+    ///
+    /// Exit codes: 0 success, 2 bad input, 3 a peak grew beyond --fail-if-peak-grows.
+    Compare(compare::Args),
     /// Write deterministic synthetic inputs for tests, examples and benchmarks.
     Generate {
         #[command(subcommand)]
@@ -61,6 +67,7 @@ fn main() -> ExitCode {
         Command::Inspect { paths, json } => inspect::run(&paths, json),
         Command::Profiler { paths, out, json } => profiler::run(&paths, out.as_deref(), json),
         Command::Somas(args) => somas::run(&args),
+        Command::Compare(args) => compare::run(&args),
         Command::Generate { what } => generate::run(what),
     };
     match result {
