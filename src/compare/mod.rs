@@ -16,6 +16,7 @@
 
 #![warn(missing_docs)]
 
+pub mod load;
 pub mod profiler;
 pub mod somas;
 
@@ -29,7 +30,7 @@ pub enum Comparison {
     /// Two torch_npu / MindSpore profiler jobs, runs or steps.
     Profiler(ProfilerComparison),
     /// Two SOMAS dumps.
-    Somas(SomasComparison),
+    Somas(Box<SomasComparison>),
 }
 
 impl Comparison {

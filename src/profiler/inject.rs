@@ -266,10 +266,7 @@ fn shift(
             c.active.and_then(|i| mb_to_bytes(field(&r.fields, i))),
         )
     };
-    let release_base = t_r
-        .and_then(|t| before(t))
-        .and_then(|i| recs.get(i))
-        .map(totals);
+    let release_base = t_r.and_then(&before).and_then(|i| recs.get(i)).map(totals);
     let grow = |fields: &mut Vec<String>| {
         let a = mb_to_bytes(field(fields, c.allocated)).map(|v| v.saturating_add(bytes));
         if let Some(a) = a {

@@ -4,15 +4,11 @@
 //! Exit codes: 0 success (differences are results), 2 bad input, 3 with `--fail-if-peak-grows`
 //! when a peak grew by more than the given percentage.
 
+use memlens::compare::load::{compare_sides, load_side, Side};
 use memlens::compare::profiler::describe;
-use memlens::compare::{compare_dumps, compare_jobs, CompareOptions, Comparison};
+use memlens::compare::{CompareOptions, Comparison};
 use memlens::export::compare as exp;
 use memlens::families;
-use memlens::profiler::analysis::{analyze_job_parallel, AnalyzeOptions, JobAnalysis};
-use memlens::profiler::job_of;
-use memlens::somas::recognize::{SomasFamily, SomasFile};
-use memlens::somas::{self, Analysis, SomasModel};
-use memlens::source::PathSource;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -42,13 +38,8 @@ pub struct Args {
     pub candidate_step: Option<u64>,
 }
 
-enum Loaded {
-    Profiler(JobAnalysis),
-    Somas(Box<(SomasModel, Analysis)>),
-}
-
-/// Loads one side: a single SOMAS dump file, else the profiler runs found under the path.
-fn load(path: &Path, which: &str) -> Result<Loaded, String> {
+/// Loads one side from `path` (checked first, so a missing path is named as such).
+fn load(path: &Path, which: &str) -> Result<Side, String> {
     if !path.exists() {
         return Err(format!(
             "{which} {}: no such file or folder",
@@ -56,39 +47,7 @@ fn load(path: &Path, which: &str) -> Result<Loaded, String> {
         ));
     }
     let mut set = families::input_set_from_paths(&[path.to_path_buf()]);
-    let dumps: Vec<SomasFile> = set
-        .classify()
-        .units_of::<SomasFile>()
-        .filter(|f| f.family != SomasFamily::TaskInfo)
-        .cloned()
-        .collect();
-    if path.is_file() && dumps.len() == 1 {
-        let src = PathSource::open(path, path.display().to_string()).map_err(|e| e.to_string())?;
-        let model = somas::load_dump(&src, None).map_err(|d| d.to_string())?;
-        let an = somas::analyze(&model, None);
-        return Ok(Loaded::Somas(Box::new((model, an))));
-    }
-    let job = job_of(&mut set);
-    if job.ranks.is_empty() {
-        return Err(if dumps.is_empty() {
-            format!(
-                "{which} {}: no torch_npu / MindSpore run folder and no SOMAS dump found",
-                path.display()
-            )
-        } else {
-            format!(
-                "{which} {}: holds {} SOMAS dumps; name one dump file to compare",
-                path.display(),
-                dumps.len()
-            )
-        });
-    }
-    Ok(Loaded::Profiler(analyze_job_parallel(
-        &set,
-        &job,
-        &AnalyzeOptions::default(),
-        &|_| {},
-    )))
+    load_side(&mut set, &format!("{which} {}", path.display()))
 }
 
 fn mib(b: u64) -> f64 {
@@ -328,29 +287,11 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     }
     let base = load(&args.base, "baseline")?;
     let candidate = load(&args.candidate, "candidate")?;
-    let c = match (&base, &candidate) {
-        (Loaded::Profiler(b), Loaded::Profiler(c)) => Comparison::Profiler(compare_jobs(
-            b,
-            c,
-            &CompareOptions {
-                base_step: args.base_step,
-                candidate_step: args.candidate_step,
-            },
-        )),
-        (Loaded::Somas(b), Loaded::Somas(c)) => {
-            if args.base_step.is_some() || args.candidate_step.is_some() {
-                return Err("--base-step / --candidate-step apply to profiler runs, not SOMAS dumps".into());
-            }
-            Comparison::Somas(compare_dumps(&b.0, &b.1, &c.0, &c.1))
-        }
-        _ => {
-            return Err(format!(
-                "{} and {} are of different families (a profiler run and a SOMAS dump): nothing to compare",
-                args.base.display(),
-                args.candidate.display()
-            ))
-        }
+    let opts = CompareOptions {
+        base_step: args.base_step,
+        candidate_step: args.candidate_step,
     };
+    let c = compare_sides(&base, &candidate, &opts)?;
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         for (name, bytes) in exp::files(&c)? {
