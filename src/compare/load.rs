@@ -18,9 +18,26 @@ pub enum Side {
     Somas(Box<(SomasModel, Analysis)>),
 }
 
+/// Why a side could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadError {
+    /// The side holds nothing a comparison reads (no run folder, no SOMAS dump).
+    Nothing(String),
+    /// The side is ambiguous or cannot be read.
+    Bad(String),
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::Nothing(m) | LoadError::Bad(m) => f.write_str(m),
+        }
+    }
+}
+
 /// Classifies `set` and analyses what it holds: its profiler run folders when it has any, else its
 /// one SOMAS dump. `label` names the side in errors (`baseline /path/to/runs`).
-pub fn load_side(set: &mut InputSet, label: &str) -> Result<Side, String> {
+pub fn load_side(set: &mut InputSet, label: &str) -> Result<Side, LoadError> {
     let dumps: Vec<String> = set
         .classify()
         .units_of::<SomasFile>()
@@ -46,20 +63,21 @@ pub fn load_side(set: &mut InputSet, label: &str) -> Result<Side, String> {
         return Ok(Side::Profiler(a));
     }
     match dumps.as_slice() {
-        [] => Err(format!(
+        [] => Err(LoadError::Nothing(format!(
             "{label}: no torch_npu / MindSpore run folder and no SOMAS dump found"
-        )),
+        ))),
         [path] => {
-            let src = set.open(path).map_err(|d| d.to_string())?;
-            let model = somas::load_dump(src.as_ref(), None).map_err(|d| d.to_string())?;
+            let bad = |d: crate::diag::Diagnostic| LoadError::Bad(d.to_string());
+            let src = set.open(path).map_err(bad)?;
+            let model = somas::load_dump(src.as_ref(), None).map_err(bad)?;
             let an = somas::analyze(&model, None);
             Ok(Side::Somas(Box::new((model, an))))
         }
-        many => Err(format!(
+        many => Err(LoadError::Bad(format!(
             "{label}: holds {} SOMAS dumps ({}); give one dump to compare",
             many.len(),
             many.join(", ")
-        )),
+        ))),
     }
 }
 

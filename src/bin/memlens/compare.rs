@@ -1,10 +1,11 @@
 //! `memlens compare`: a baseline and a candidate of one family side by side — two profiler runs
 //! or jobs (folders, archives), two steps, or two SOMAS dumps — printing what grew and where.
 //!
-//! Exit codes: 0 success (differences are results), 2 bad input, 3 with `--fail-if-peak-grows`
-//! when a peak grew by more than the given percentage.
+//! Exit codes: 0 success (differences are results), 1 a side holds nothing to compare, 2 bad
+//! input, 3 with `--fail-if-peak-grows` when a peak grew by more than the given percentage.
 
-use memlens::compare::load::{compare_sides, load_side, Side};
+use crate::ui::{self, Ui};
+use memlens::compare::load::{compare_sides, load_side, LoadError, Side};
 use memlens::compare::profiler::describe;
 use memlens::compare::{CompareOptions, Comparison};
 use memlens::export::compare as exp;
@@ -20,9 +21,6 @@ pub struct Args {
     pub base: PathBuf,
     /// The candidate, of the same family (may be the same path as the baseline with steps).
     pub candidate: PathBuf,
-    /// Print the comparison as one JSON object (the same as summary.json).
-    #[arg(long)]
-    pub json: bool,
     /// Write the comparison's CSV tables and summary.json to this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -38,14 +36,8 @@ pub struct Args {
     pub candidate_step: Option<u64>,
 }
 
-/// Loads one side from `path` (checked first, so a missing path is named as such).
-fn load(path: &Path, which: &str) -> Result<Side, String> {
-    if !path.exists() {
-        return Err(format!(
-            "{which} {}: no such file or folder",
-            path.display()
-        ));
-    }
+/// Loads one side from `path` (the paths were checked before).
+fn load(path: &Path, which: &str) -> Result<Side, LoadError> {
     let mut set = families::input_set_from_paths(&[path.to_path_buf()]);
     load_side(&mut set, &format!("{which} {}", path.display()))
 }
@@ -277,7 +269,8 @@ fn print_text(c: &Comparison, w: &mut dyn Write) -> std::io::Result<()> {
 }
 
 /// Runs the command.
-pub fn run(args: &Args) -> Result<ExitCode, String> {
+pub fn run(args: &Args, ui: Ui) -> Result<ExitCode, String> {
+    ui.check_paths(&[args.base.clone(), args.candidate.clone()])?;
     if let Some(p) = args.fail_if_peak_grows {
         if !p.is_finite() || p < 0.0 {
             return Err(format!(
@@ -285,8 +278,20 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
             ));
         }
     }
-    let base = load(&args.base, "baseline")?;
-    let candidate = load(&args.candidate, "candidate")?;
+    let mut sides = Vec::new();
+    for (path, which) in [(&args.base, "baseline"), (&args.candidate, "candidate")] {
+        match load(path, which) {
+            Ok(s) => sides.push(s),
+            Err(LoadError::Nothing(m)) => {
+                ui::error(&m);
+                return Ok(ExitCode::from(1));
+            }
+            Err(LoadError::Bad(m)) => return Err(m),
+        }
+    }
+    let (Some(candidate), Some(base)) = (sides.pop(), sides.pop()) else {
+        return Err("internal: two sides expected".into());
+    };
     let opts = CompareOptions {
         base_step: args.base_step,
         candidate_step: args.candidate_step,
@@ -300,7 +305,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         }
     }
     let mut stdout = std::io::stdout().lock();
-    if args.json {
+    if ui.json {
         let text = exp::summary_json(&c).map_err(|e| e.to_string())?;
         stdout
             .write_all(text.as_bytes())
@@ -310,7 +315,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     }
     if let Some(pct) = args.fail_if_peak_grows {
         if let Some(msg) = gate(&c, pct) {
-            eprintln!("memlens: {msg}");
+            ui::error(&msg);
             return Ok(ExitCode::from(3));
         }
     }
