@@ -41,6 +41,9 @@ enum Command {
         /// Print one JSON object (ranks, matrix, outliers, ignored files, warnings, job totals).
         #[arg(long)]
         json: bool,
+        /// Write the job summary file (compact rank summaries, docs/job-summary.md) here.
+        #[arg(long, value_name = "FILE")]
+        summary: Option<PathBuf>,
     },
     /// Analyse a MindSpore SOMAS dump (any version): overview, curves, peak, overwrite conflicts,
     /// task-info address check, node / tensor / address queries; --out writes somas_tool's files.
@@ -59,7 +62,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Inspect { paths, json } => inspect::run(&paths, json),
-        Command::Profiler { paths, out, json } => profiler::run(&paths, out.as_deref(), json),
+        Command::Profiler {
+            paths,
+            out,
+            json,
+            summary,
+        } => profiler::run(&paths, out.as_deref(), json, summary.as_deref()),
         Command::Somas(args) => somas::run(&args),
         Command::Generate { what } => generate::run(what),
     };

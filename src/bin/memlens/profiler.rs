@@ -4,6 +4,7 @@ use memlens::export::profiler as exp;
 use memlens::families;
 use memlens::profiler::analysis::{analyze_job_parallel, AnalyzeOptions};
 use memlens::profiler::job_of;
+use memlens::profiler::summary::{rank_summaries, JobSummary};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,8 +25,14 @@ fn write_file(
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Runs the analysis of `paths`; writes CSVs to `out`, prints JSON or a table.
-pub fn run(paths: &[PathBuf], out: Option<&Path>, json: bool) -> Result<ExitCode, String> {
+/// Runs the analysis of `paths`; writes CSVs to `out` and the job summary file to `summary`,
+/// prints JSON or a table.
+pub fn run(
+    paths: &[PathBuf],
+    out: Option<&Path>,
+    json: bool,
+    summary: Option<&Path>,
+) -> Result<ExitCode, String> {
     let mut inputs = families::input_set_from_paths(paths);
     let job = job_of(&mut inputs);
     let total = inputs.bytes();
@@ -66,6 +73,12 @@ pub fn run(paths: &[PathBuf], out: Option<&Path>, json: bool) -> Result<ExitCode
         write_file(dir, "step_peaks.csv", &|w| {
             exp::write_step_peaks(&analysis, w)
         })?;
+    }
+    if let Some(file) = summary {
+        let text = JobSummary::merge(rank_summaries(&analysis))
+            .to_json()
+            .map_err(|e| e.to_string())?;
+        std::fs::write(file, text).map_err(|e| format!("{}: {e}", file.display()))?;
     }
     let mut stdout = std::io::stdout().lock();
     let io = |e: std::io::Error| e.to_string();
@@ -143,11 +156,7 @@ pub fn run(paths: &[PathBuf], out: Option<&Path>, json: bool) -> Result<ExitCode
             writeln!(stdout, "{w}").map_err(io)?;
         }
     }
-    let has_data = analysis
-        .ranks
-        .iter()
-        .any(|r| r.summary.rows > 0 || r.summary.peak_source != "none");
-    Ok(if has_data {
+    Ok(if analysis.has_data() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
