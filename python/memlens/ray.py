@@ -74,9 +74,16 @@ def discover_job(root: str) -> List[Dict[str, Any]]:
     return out
 
 
-def summarize_ranks(root: str, nodes: List[Dict[str, Any]], skip=frozenset(), retries: int = 1) -> List[str]:
+def summarize_ranks(
+    root: str,
+    nodes: List[Dict[str, Any]],
+    skip=frozenset(),
+    retries: int = 1,
+    timeout: Optional[float] = None,
+) -> List[str]:
     """One task per rank group on the node that holds it; returns rank summaries (JSON texts).
-    A failed task (after `retries` retries of a lost worker) becomes that rank's error."""
+    A failed task (after `retries` retries of a lost worker), or one not done within `timeout`
+    seconds of the driver's wait, becomes that rank's error."""
     import ray
 
     tasks = []
@@ -89,7 +96,7 @@ def summarize_ranks(root: str, nodes: List[Dict[str, Any]], skip=frozenset(), re
     ranks: List[str] = []
     for g, ref in tasks:
         try:
-            ranks.extend(ray.get(ref))
+            ranks.extend(ray.get(ref, timeout=timeout))
         except Exception as e:  # the task's worker or node was lost, or the task raised
             ranks.append(_native.failed_rank(g, f"{type(e).__name__}: {e}"))
     return ranks
@@ -101,11 +108,13 @@ def analyze_job(
     out: Optional[str] = None,
     rerun: bool = False,
     retries: int = 1,
+    timeout: Optional[float] = None,
 ) -> Dict[str, Any]:
     """Summarises the job under `root` on every node of the Ray cluster at `address` (None: the
     current one, or a new local one) and returns the job summary; writes it to `out` when given.
     With `out` naming an existing summary, its ranks with data are kept and not analysed again
-    unless `rerun`."""
+    unless `rerun`. Beside the file's keys the returned object says per node how many ranks it
+    held (`nodes`, with any discovery error), and how many ranks were `skipped` and `analysed`."""
     import ray
 
     if not ray.is_initialized():
@@ -117,7 +126,8 @@ def analyze_job(
         kept = [r for r in old if json.loads(r).get("status") == "ok"]
     skip = frozenset(_key(json.loads(r)) for r in kept)
     nodes = discover_job(root)
-    ranks = kept + summarize_ranks(root, nodes, skip=skip, retries=retries)
+    fresh = summarize_ranks(root, nodes, skip=skip, retries=retries, timeout=timeout)
+    ranks = kept + fresh
     text = _native.merge_summaries(ranks)
     summary = json.loads(text)
     # Not part of the file (it would differ from the one-machine summary): which node held how
@@ -125,6 +135,8 @@ def analyze_job(
     summary["nodes"] = [
         dict({k: n[k] for k in ("node_id", "error") if k in n}, ranks=len(n.get("groups", []))) for n in nodes
     ]
+    summary["skipped"] = len(kept)
+    summary["analysed"] = len(fresh)
     if out:
         tmp = f"{out}.tmp"
         with open(tmp, "w", encoding="utf-8") as f:
