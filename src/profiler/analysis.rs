@@ -239,17 +239,6 @@ pub struct JobAnalysis {
     pub warnings: Vec<Diagnostic>,
 }
 
-impl JobAnalysis {
-    /// True when any rank yielded data (rows, or a peak from some source). A job without data is
-    /// a failure for the front ends (the CLI exits with 1, the Python package raises), with the
-    /// warnings as the reason.
-    pub fn has_data(&self) -> bool {
-        self.ranks
-            .iter()
-            .any(|r| r.summary.rows > 0 || r.summary.peak_source != "none")
-    }
-}
-
 /// A reader of one file: the source and its `(done, total)` progress callback.
 type Reader<'r, T> =
     dyn FnMut(&dyn crate::source::Source, &mut dyn FnMut(u64, u64)) -> Result<T, Diagnostic> + 'r;

@@ -7,7 +7,9 @@
 use crate::export::columns::{Column, ColumnData};
 use crate::export::{profiler as exp, somas as somas_exp};
 use crate::families;
+use crate::input::roots;
 use crate::profiler::analysis::{analyze_job_parallel, AnalyzeOptions, JobAnalysis};
+use crate::profiler::run_folder::{ProfilerRun, RunFolders};
 use crate::profiler::{job_of, summary, Job};
 use crate::somas::{self as somas_core, tables::Table};
 use crate::source::PathSource;
@@ -126,24 +128,41 @@ impl NativeJob {
 }
 
 /// Analyses profiler output under `paths` (run folders, whole jobs, archives). Raises
-/// `MemlensError` with the diagnostics when no rank yields data (the CLI's exit status 1).
+/// `MemlensError` with the CLI's messages when a path cannot be looked at, when nothing under the
+/// paths is profiler output (what was looked for and what was found), or when no rank yields data
+/// (the diagnostics): the cases where the CLI exits with 2 or 1.
 #[pyfunction]
 fn analyze(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<NativeJob> {
-    let (analysis, job) = py.detach(|| {
-        let mut inputs = families::input_set_from_paths(&paths);
-        let job = job_of(&mut inputs);
-        let analysis = analyze_job_parallel(&inputs, &job, &AnalyzeOptions::default(), &|_| {});
-        (analysis, job)
-    });
-    if !analysis.has_data() {
-        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        let mut text = format!("no profiler data in {}", shown.join(", "));
+    let problems = roots::check(&paths);
+    if !problems.is_empty() {
+        let lines: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+        return Err(err(lines.join("\n")));
+    }
+    let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    let shown = shown.join(", ");
+    let (analysis, job) = py
+        .detach(|| {
+            let mut inputs = families::input_set_from_paths(&paths);
+            let job = job_of(&mut inputs);
+            if job.ranks.is_empty() {
+                let nothing = inputs.nothing_to_analyse(&[&RunFolders], &|u| {
+                    u.get::<ProfilerRun>()
+                        .is_some_and(ProfilerRun::has_memory_files)
+                });
+                if let Some(nothing) = nothing {
+                    return Err(format!("{shown}: {nothing}"));
+                }
+            }
+            let analysis = analyze_job_parallel(&inputs, &job, &AnalyzeOptions::default(), &|_| {});
+            Ok((analysis, job))
+        })
+        .map_err(err)?;
+    if !exp::has_data(&analysis) {
+        let mut text =
+            format!("{shown}: the run folders hold no memory rows and no allocator curve");
         for w in &analysis.warnings {
             text.push('\n');
             text.push_str(&w.to_string());
-        }
-        for (path, why) in &job.ignored {
-            text.push_str(&format!("\n{path}: ignored: {why}"));
         }
         return Err(err(text));
     }

@@ -120,19 +120,27 @@ def test_somas_equals_the_cli(cli, tmp_path):
     assert sorted(plan.table_names) == ["conflicts", "nodes", "parameters", "tensors"]
 
 
-def test_missing_profiler_input_raises_with_the_cli_reasons(cli, tmp_path):
+def test_missing_path_raises_with_the_cli_message(cli, tmp_path):
     missing = tmp_path / "nothing_here"
     with pytest.raises(memlens.MemlensError) as e:
         memlens.analyze(missing)
     assert isinstance(e.value, ValueError)
-    out = cli("profiler", missing, "--json", check=False)
+    out = cli("profiler", missing, check=False)
+    assert out.returncode == 2
+    assert str(missing) in str(e.value)
+    assert f"memlens: {e.value}" in out.stderr
+
+
+def test_folder_without_profiler_output_says_what_was_looked_for(cli, tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(memlens.MemlensError) as e:
+        memlens.analyze(tmp_path)
+    out = cli("profiler", tmp_path, check=False)
     assert out.returncode == 1
-    # The CLI's reasons (what it ignored and why) are in the exception's message.
-    ignored = json.loads(out.stdout)["ignored"]
-    assert ignored, out.stdout
-    for item in ignored:
-        assert f"{item['path']}: ignored: {item['reason']}" in str(e.value)
-    assert "No such file or directory" in str(e.value)
+    # The CLI's explanation (what was looked for, what was found) is the exception's message.
+    for line in str(e.value).splitlines()[1:]:
+        assert line in out.stderr, (line, out.stderr)
+    assert str(e.value).splitlines()[0].split(": ", 1)[1] in out.stderr
 
 
 def test_damaged_rank_raises_with_the_cli_diagnostics(cli, tmp_path):
