@@ -6,11 +6,13 @@ generated 2 roles x 12 ranks job, one rank of it damaged:
   union of the three folders; the damaged rank is in it with its error, the 23 others intact, and
   each rank's peak equals the maximum pandas reads from the rank's own memory_record.csv;
 - a re-run skips the ranks already summarised (and `rerun=True` does not);
+- a task whose worker process dies is retried, or with no retry left reported with the reason;
 - the ranks of a node lost after discovery are reported with the reason, the others intact.
 
 Kept small (tiny traces, one CPU per node) so the file runs in about a minute on two cores."""
 import json
 import shutil
+import sys
 
 import pandas as pd
 import pytest
@@ -95,6 +97,39 @@ def test_rerun_skips_ranks_already_summarised(cluster, spread):
     full = mray.analyze_job(ROOT, out=str(out), rerun=True)
     assert (full["skipped"], full["analysed"]) == (0, 24)
     assert out.read_bytes() == before
+
+
+def killed_once(root, group):
+    """The rank task, except that the first task on each node kills its own worker process."""
+    import os
+
+    marker = os.path.join(os.environ["MEMLENS_DISK"], "killed-once")
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(1)
+    return mray._summarize(root, group)
+
+
+def test_a_killed_task_is_retried_or_reported(cluster, spread, monkeypatch):
+    # The replacement task travels by value (this test module is not importable on the workers).
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    monkeypatch.setattr(mray, "_summarize", killed_once)
+    nodes = mray.discover_job(ROOT)
+    markers = [d / "killed-once" for d in spread["disks"]]
+    for m in markers:
+        m.unlink(missing_ok=True)
+    retried = [json.loads(t) for t in mray.summarize_ranks(ROOT, nodes, retries=1, timeout=300)]
+    assert all(m.exists() for m in markers)  # a worker died on every node…
+    assert sum(r["status"] == "ok" for r in retried) == 23  # …and its task ran again
+    for m in markers:
+        m.unlink()
+    reported = [json.loads(t) for t in mray.summarize_ranks(ROOT, nodes, retries=0, timeout=300)]
+    assert len(reported) == 24
+    killed = [r for r in reported if r["status"] == "error" and "Worker" in r["error"]]
+    assert len(killed) == NODES, [r["error"] for r in reported if r["status"] == "error"]
+    damaged = [r for r in reported if r["run_dirs"] == [spread["damaged"]]]
+    others = [r for r in reported if r not in killed and r not in damaged]
+    assert others and all(r["status"] == "ok" for r in others)
 
 
 def test_ranks_of_a_lost_node_are_reported(cluster, spread):
