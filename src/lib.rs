@@ -15,6 +15,7 @@
 
 pub mod bulk;
 pub mod chart;
+pub mod compare;
 pub mod diag;
 pub mod export;
 pub mod families;

@@ -29,6 +29,7 @@ pub mod attribution;
 pub mod csv_common;
 pub mod discover;
 pub mod generate;
+pub mod inject;
 pub mod memory_record;
 pub mod module_mem;
 pub mod operator_memory;
