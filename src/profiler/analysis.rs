@@ -47,6 +47,17 @@ pub struct FrameGroup {
 /// The group of rows without a call stack (`cann::` rows, unattributed PTA rows).
 pub const NO_STACK: &str = "(no stack)";
 
+/// Groups by the top user frame of each row's call stack.
+pub const GROUP_BY_FRAME: &str = "frame";
+
+/// Groups by op name: the rank has no call stack at all (its trace_view.json was not dropped or
+/// not read), and one "(no stack)" group would hide everything; the name of the op that made an
+/// allocation is the next best hint of what holds the memory.
+pub const GROUP_BY_OP_NAME: &str = "op_name";
+
+/// The op-name group of rows without a name.
+pub const NO_NAME: &str = "(no name)";
+
 /// An op the attribution join picked for a row (the op containing the allocation time, or the op
 /// whose stack is shown), kept so a view can say which op it was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -140,7 +151,10 @@ pub struct RankSummary {
     pub unreleased_rows: u64,
     /// Their bytes.
     pub unreleased_bytes: u64,
-    /// PTA allocations alive at the peak, grouped by top user frame, largest first.
+    /// How the live-set and unreleased groups are formed: [`GROUP_BY_FRAME`], or
+    /// [`GROUP_BY_OP_NAME`] when no row of the rank has a call stack (no trace_view.json was read).
+    pub group_by: &'static str,
+    /// PTA allocations alive at the peak, grouped as `group_by` says, largest first.
     pub live_at_peak: Vec<FrameGroup>,
     /// Per-step peaks (when `ProfilerStep#N` spans exist).
     pub step_peaks: Vec<StepPeak>,
@@ -512,6 +526,12 @@ fn summarize(a: &mut RankAnalysis, from_record: bool) {
             StackSource::None => s.stacks.none += 1,
         }
     }
+    s.group_by = if s.rows > 0 && s.stacks.direct + s.stacks.via_forward + s.stacks.approximate == 0
+    {
+        GROUP_BY_OP_NAME
+    } else {
+        GROUP_BY_FRAME
+    };
     for r in &a.rows {
         if r.release_ns.is_none() && !r.negative {
             s.unreleased_rows += 1;
