@@ -22,6 +22,8 @@ pub mod jsonscan;
 pub mod profiler;
 pub mod somas;
 pub mod source;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod summaries;
 pub mod table;
 
 #[cfg(target_arch = "wasm32")]

@@ -301,6 +301,30 @@ impl InputSet {
             .collect()
     }
 
+    /// `None` when some unit is `wanted`; otherwise what was looked for (`looking_for`'s words)
+    /// and the closest things found, for the message on inputs with nothing to analyse.
+    /// Classifies first if needed.
+    pub fn nothing_to_analyse(
+        &mut self,
+        looking_for: &[&dyn Recognizer],
+        wanted: &dyn Fn(&super::Unit) -> bool,
+    ) -> Option<super::explain::NothingToAnalyse> {
+        self.classify();
+        let inventory = self.inventory.as_ref()?;
+        super::explain::nothing_to_analyse(
+            &self.entries,
+            inventory,
+            self.recognizers,
+            looking_for,
+            wanted,
+        )
+    }
+
+    /// The families' recognizers this set classifies with.
+    pub fn recognizers(&self) -> &'static [&'static dyn Recognizer] {
+        self.recognizers
+    }
+
     /// Every file, archives replaced by their members once classified.
     pub fn entries(&self) -> &[Entry] {
         &self.entries
