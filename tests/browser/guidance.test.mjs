@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, mkdirSync, readFileSync, cpSync } from 'node:fs';
+import { mkdtempSync, rmSync, mkdirSync, readFileSync, writeFileSync, cpSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { root, CLI, openBrowser, startServer, engineThreads, settled, filesUnder, dropFiles, foreignRequests } from './harness.mjs';
 
@@ -241,5 +241,38 @@ test('the landing page says what to drop and how to produce it', async () => {
     } finally {
       await b.close();
     }
+  }
+});
+
+test('operator_memory.csv and memory_record.csv from different runs: a warning with both ranges, a sane axis', async () => {
+  // The rank-0 run with memory_record.csv moved 10,000 s later (timestamp column rewritten here).
+  const run = path.join(TEXT, 'rank0_ascend_pt');
+  const to = path.join(tmp, 'disjoint', 'rank0_ascend_pt');
+  cpSync(run, to, { recursive: true });
+  const rec = path.join(to, 'ASCEND_PROFILER_OUTPUT', 'memory_record.csv');
+  const shifted = readFileSync(rec, 'utf8').split('\n').map((line, i) => {
+    if (i === 0 || !line) return line;
+    const f = line.split(',');
+    const [int, frac = ''] = f[1].trim().split('.');
+    f[1] = `${BigInt(int) + 10000000000n}.${frac}`;
+    return f.join(',');
+  }).join('\n');
+  writeFileSync(rec, shifted);
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(server.url);
+    await engineThreads(page);
+    await dropFiles(page, filesUnder(path.join(tmp, 'disjoint')));
+    assert.equal(await settled(page, 120000), 'ready');
+    await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
+    const warnings = await page.textContent('[data-testid="ascend-warnings"]');
+    assert.match(warnings, /memory_record\.csv covers \d+\.\d{3} us – \d+\.\d{3} us but operator_memory\.csv covers \d+\.\d{3} us – \d+\.\d{3} us/);
+    // The axis spans the allocations (seconds), not the 10,000 s between the files.
+    const domainMs = Number(await page.getAttribute('[data-testid="memory-canvas"]', 'data-domain-ms'));
+    assert.ok(domainMs > 0 && domainMs < 100000, `axis extent ${domainMs} ms`);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
   }
 });
