@@ -432,3 +432,34 @@ fn version_names_the_commit_of_the_checkout() {
         format!("memlens {} ({commit})\n", env!("CARGO_PKG_VERSION"))
     );
 }
+
+#[test]
+fn global_flags_may_come_before_the_subcommand() {
+    let cwd = fixtures();
+    for (before, after) in [
+        (
+            &["--json", "inspect", "somas"][..],
+            &["inspect", "somas", "--json"][..],
+        ),
+        (
+            &[
+                "-q",
+                "--json",
+                "somas",
+                "somas/Ascend_somas_offline_log_1.ir",
+            ][..],
+            &[
+                "somas",
+                "somas/Ascend_somas_offline_log_1.ir",
+                "--json",
+                "-q",
+            ][..],
+        ),
+    ] {
+        let a = memlens(before, &cwd, &[]);
+        let b = memlens(after, &cwd, &[]);
+        assert_eq!(a.status.code(), Some(0), "{before:?}: {}", text(&a.stderr));
+        json(&a);
+        assert_eq!(text(&a.stdout), text(&b.stdout), "{before:?}");
+    }
+}

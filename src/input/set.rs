@@ -146,6 +146,17 @@ impl InputSet {
     #[cfg(not(target_arch = "wasm32"))]
     pub fn add_paths(&mut self, roots: &[std::path::PathBuf]) {
         let (listed, errors) = crate::source::list_paths(roots);
+        self.add_listed(listed, errors);
+    }
+
+    /// Adds files already listed on disk (see [`crate::source::list_paths`]), and the paths that
+    /// could not be listed as unreadable entries.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn add_listed(
+        &mut self,
+        listed: Vec<crate::source::ListedFile>,
+        errors: Vec<crate::source::SourceError>,
+    ) {
         for f in listed {
             self.push(
                 &f.rel_path,

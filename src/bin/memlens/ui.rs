@@ -18,12 +18,18 @@ pub struct Ui {
 }
 
 const ERROR: Style = AnsiColor::Red.on_default().bold();
+const WARNING: Style = AnsiColor::Yellow.on_default().bold();
 const HINT: Style = AnsiColor::Cyan.on_default();
 const TITLE: Style = Style::new().bold();
 
 /// Prints `memlens: MESSAGE` on stderr (the prefix red on a terminal).
 pub fn error(message: &str) {
     anstream::eprintln!("{ERROR}memlens:{ERROR:#} {message}");
+}
+
+/// Prints `memlens: warning: MESSAGE` on stderr (yellow on a terminal), even with `--quiet`.
+pub fn warn(message: &str) {
+    anstream::eprintln!("{WARNING}memlens: warning:{WARNING:#} {message}");
 }
 
 /// A bold line on stdout (plain when piped).
