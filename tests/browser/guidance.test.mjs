@@ -276,3 +276,23 @@ test('operator_memory.csv and memory_record.csv from different runs: a warning w
     await b.close();
   }
 });
+
+test('plain words: the single-threaded badge says what to do, a count of one is singular', async () => {
+  const plainServer = await startServer({ isolate: false });
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(plainServer.url);
+    assert.equal(await engineThreads(page), 1);
+    assert.equal(await page.textContent('[data-testid="engine"]'), 'single-threaded: open it from a web server for threads');
+    assert.match(await page.getAttribute('[data-testid="engine"]', 'title'), /cross-origin isolated.*Hosting/);
+    // One dropped file: "1 file", not "1 files".
+    await dropFiles(page, [{ path: 'Ascend_somas_tensor_offset_1.ir', base64: readFileSync(gen.dump).toString('base64') }]);
+    await settled(page, 60000);
+    await page.click('[data-tab="inputs"]');
+    assert.match(await page.textContent('#inventory-summary'), /^1 file,/);
+  } finally {
+    await b.close();
+    await plainServer.close();
+  }
+});
