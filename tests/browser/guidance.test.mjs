@@ -91,6 +91,9 @@ for (const size of SIZES) {
       // The table scrolls sideways inside its panel at 1024 px: its first cell is what must show.
       await assertInside(page, await boxOf(page, '[data-testid="alloc-row"] > :first-child'), size, 'the first row of the group');
 
+      // The captions hold no stray "null" (an optional part left out).
+      for (const id of ['live', 'unreleased']) assert.doesNotMatch(await page.textContent(`#ascend-${id} .chart-caption`), /null/);
+
       // A row: its call stack comes into view and the hash names the row.
       await page.locator('[data-testid="alloc-row"]').first().click();
       await page.waitForFunction(() => document.querySelector('[data-testid="ascend-stack"]').dataset.row);
