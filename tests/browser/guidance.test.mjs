@@ -91,6 +91,9 @@ for (const size of SIZES) {
       // The table scrolls sideways inside its panel at 1024 px: its first cell is what must show.
       await assertInside(page, await boxOf(page, '[data-testid="alloc-row"] > :first-child'), size, 'the first row of the group');
 
+      // The captions hold no stray "null" (an optional part left out).
+      for (const id of ['live', 'unreleased']) assert.doesNotMatch(await page.textContent(`#ascend-${id} .chart-caption`), /null/);
+
       // A row: its call stack comes into view and the hash names the row.
       await page.locator('[data-testid="alloc-row"]').first().click();
       await page.waitForFunction(() => document.querySelector('[data-testid="ascend-stack"]').dataset.row);
@@ -294,5 +297,24 @@ test('plain words: the single-threaded badge says what to do, a count of one is 
   } finally {
     await b.close();
     await plainServer.close();
+  }
+});
+
+test('after a drop the drop zone is one short line that says a new drop replaces the analysis', async () => {
+  for (const size of SIZES) {
+    const b = await openBrowser({ viewport: size });
+    try {
+      const page = await b.page();
+      await page.goto(server.url);
+      await engineThreads(page);
+      await dropFiles(page, [{ path: 'Ascend_somas_tensor_offset_1.ir', base64: readFileSync(gen.dump).toString('base64') }]);
+      await settled(page, 60000);
+      const zone = await boxOf(page, '#drop-zone');
+      assert.ok(zone.height <= (size.width >= 1440 ? 48 : 90), `drop zone ${zone.height} px high at ${size.width}×${size.height}`);
+      assert.match(await page.textContent('[data-testid="drop-replace"]'), /replace this analysis/);
+      assert.ok(await page.isVisible('[data-testid="drop-replace"]'));
+    } finally {
+      await b.close();
+    }
   }
 });
