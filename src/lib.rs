@@ -15,6 +15,8 @@ pub mod chart;
 pub mod classify;
 pub mod diag;
 pub mod export;
+pub mod frames;
+pub mod snapshot;
 pub mod somas;
 pub mod source;
 pub mod table;
