@@ -61,13 +61,15 @@ const SEEDS = {
   somas_offline: [[SOMAS, '.ir']],
   somas_task_info: [[SOMAS, 'task_info_graph_1.ir'], [FIX, '.ir']],
   somas_cache_json: [[SOMAS, '.json']],
+  // The real snapshots' heads and the small generated ones (one of them named .json).
+  snapshot: [[path.join(FIX, 'snapshots'), '.pickle', { max: 96 << 10 }], [path.join(FIX, 'snapshots'), '.json', { max: 96 << 10 }]],
 };
 
 /** Extra libFuzzer flags per target. The trace target reads every input twice, once in tiny
  * batches (each cut event is scanned again from its start), so its inputs stay small; the CSV
  * readers gain nothing from rows past the first few hundred but time. */
 const SMALL = ['-max_len=16384'];
-const FLAGS = { trace: SMALL, operator_memory: SMALL, memory_record: SMALL, npu_module_mem: SMALL, ascend_job: ['-max_len=65536'] };
+const FLAGS = { trace: SMALL, operator_memory: SMALL, memory_record: SMALL, npu_module_mem: SMALL, ascend_job: ['-max_len=65536'], snapshot: ['-max_len=131072'] };
 
 /** Seeds above this size are cut to it: large seeds slow libFuzzer down more than they help. */
 const MAX_SEED = 256 << 10;

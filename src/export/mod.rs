@@ -3,6 +3,7 @@
 //! Each analysis family has its own submodule; this file holds what they share.
 
 pub mod ascend;
+pub mod snapshot;
 pub mod somas;
 
 use std::io::Write;

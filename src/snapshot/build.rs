@@ -13,7 +13,7 @@ use super::intern::{Frame, Frames, Stacks, Strings};
 use super::model::{
     Action, Annotation, Block, BlockState, Layout, Segment, SegmentType, Snapshot, Trace, NO_TIME,
 };
-use super::pickle::Val;
+use super::pickle::{Fail, Memo, Val};
 use crate::diag::Diagnostic;
 use std::collections::HashMap;
 
@@ -314,6 +314,7 @@ struct Ctx {
     stacks: Stacks,
     streams: Vec<u64>,
     stream_ids: HashMap<u64, u32>,
+    last_stream: Option<(u64, u32)>,
     warnings: Warnings,
     root_keys: Vec<String>,
     segments: SegAcc,
@@ -461,6 +462,18 @@ impl Ctx {
     }
 
     fn stream_index(&mut self, s: u64) -> u32 {
+        // Nearly every entry is on the stream of the one before.
+        if let Some((last, i)) = self.last_stream {
+            if last == s {
+                return i;
+            }
+        }
+        let i = self.stream_lookup(s);
+        self.last_stream = Some((s, i));
+        i
+    }
+
+    fn stream_lookup(&mut self, s: u64) -> u32 {
         if let Some(&i) = self.stream_ids.get(&s) {
             return i;
         }
@@ -768,6 +781,7 @@ impl Builder {
                 stacks: Stacks::default(),
                 streams: Vec::new(),
                 stream_ids: HashMap::new(),
+                last_stream: None,
                 warnings: Warnings::default(),
                 root_keys: Vec::new(),
                 segments: SegAcc::default(),
@@ -782,16 +796,19 @@ impl Builder {
         }
     }
 
-    fn limit(&self, at: u64, what: &str) -> Diagnostic {
-        Diagnostic::error(
-            &self.file,
-            format!("more than 4 GiB of distinct {what}: beyond what memlens reads"),
+    #[cold]
+    fn limit(&self, at: u64, what: &str) -> Fail {
+        Box::new(
+            Diagnostic::error(
+                &self.file,
+                format!("more than 4 GiB of distinct {what}: beyond what memlens reads"),
+            )
+            .at_byte(at),
         )
-        .at_byte(at)
     }
 
     /// Interns a string's UTF-8 bytes (invalid sequences are replaced and counted).
-    pub fn intern_bytes(&mut self, bytes: &[u8], at: u64) -> Result<u32, Diagnostic> {
+    pub fn intern_bytes(&mut self, bytes: &[u8], at: u64) -> Result<u32, Fail> {
         let id = match std::str::from_utf8(bytes) {
             Ok(s) => self.ctx.strings.intern(s),
             Err(_) => {
@@ -869,7 +886,7 @@ impl Builder {
         top_mark: Option<usize>,
         dict: bool,
         _at: u64,
-    ) -> Result<u32, Diagnostic> {
+    ) -> Result<u32, Fail> {
         let kind = self.predict(stack, top_mark, dict);
         let slot = Slot {
             kind,
@@ -902,6 +919,47 @@ impl Builder {
         if let Some(s) = self.slots.get_mut(slot as usize) {
             if s.memo == idx {
                 s.memo = NO_MEMO;
+            }
+        }
+    }
+
+    /// Appends `items` to the frame list in `slot` when they are all finished frames (the common
+    /// case); returns false, changing nothing, otherwise.
+    pub fn extend_frames(&mut self, slot: u32, items: &[Val]) -> bool {
+        let Some(s) = self.slots.get_mut(slot as usize) else {
+            return false;
+        };
+        let State::Frames(list) = &mut s.state else {
+            return false;
+        };
+        if !items.iter().all(|v| matches!(v, Val::Frame(_))) {
+            return false;
+        }
+        list.extend(items.iter().map(|v| match v {
+            Val::Frame(id) => *id,
+            _ => 0,
+        }));
+        s.fresh = false;
+        true
+    }
+
+    /// True when the container in `slot` is a frame list.
+    pub fn is_frame_list(&self, slot: u32) -> bool {
+        matches!(
+            self.slots.get(slot as usize),
+            Some(Slot {
+                state: State::Frames(_),
+                ..
+            })
+        )
+    }
+
+    /// Appends frame ids to the frame list in `slot` (a batch read by the machine's fast path).
+    pub fn extend_frame_ids(&mut self, slot: u32, ids: &[u32]) {
+        if let Some(s) = self.slots.get_mut(slot as usize) {
+            if let State::Frames(list) = &mut s.state {
+                list.extend_from_slice(ids);
+                s.fresh = false;
             }
         }
     }
@@ -953,87 +1011,87 @@ impl Builder {
     }
 
     /// Takes the container out of `slot`: frames and frame lists become their ids, records their
-    /// state. Also returns the memo entry to overwrite with what it became.
-    fn take(&mut self, slot: u32, at: u64) -> Result<(Fin, Option<(u32, Val)>), Diagnostic> {
+    /// state; its memo entry becomes what it turned into.
+    fn take(&mut self, slot: u32, at: u64, memo_out: &mut Memo) -> Result<Fin, Fail> {
         let Some(s) = self.slots.get_mut(slot as usize) else {
-            return Ok((Fin::Val(Val::Skipped), None));
+            return Ok(Fin::Val(Val::Skipped));
         };
         let kind = s.kind;
         let memo = s.memo;
         let state = std::mem::replace(&mut s.state, State::Empty);
         self.free.push(slot);
         let fin = match state {
-            State::Frame(f) => Fin::Val(Val::Frame(
-                self.frame_id(f).ok_or_else(|| self.limit(at, "frames"))?,
-            )),
-            State::Frames(list) => Fin::Val(Val::Stack(
-                self.ctx
-                    .stacks
-                    .intern(&list)
-                    .ok_or_else(|| self.limit(at, "stack frames"))?,
-            )),
+            State::Frame(f) => match self.frame_id(f) {
+                Some(id) => Fin::Val(Val::Frame(id)),
+                None => return Err(self.limit(at, "frames")),
+            },
+            State::Frames(list) => match self.ctx.stacks.intern(&list) {
+                Some(id) => Fin::Val(Val::Stack(id)),
+                None => return Err(self.limit(at, "stack frames")),
+            },
             st => Fin::Rec(kind, st),
         };
-        let memo_val = match &fin {
-            Fin::Val(v) => *v,
-            Fin::Rec(..) => Val::Skipped,
-        };
-        Ok((fin, (memo != NO_MEMO).then_some((memo, memo_val))))
+        if memo != NO_MEMO {
+            let v = match &fin {
+                Fin::Val(v) => *v,
+                Fin::Rec(..) => Val::Skipped,
+            };
+            memo_out.set(memo as usize, v);
+        }
+        Ok(fin)
     }
 
     /// Drops a container that goes nowhere (popped, an item of an ignored value, the leftovers
-    /// at `STOP`); returns its memo entry to overwrite.
-    pub fn discard(&mut self, slot: u32) -> Option<(u32, Val)> {
-        self.take(slot, 0).ok().and_then(|(_, m)| m)
+    /// at `STOP`).
+    pub fn discard(&mut self, slot: u32, memo: &mut Memo) {
+        let _ = self.take(slot, 0, memo);
     }
 
-    /// Folds `child` (under `key` for a dict) into the container in `parent`. Returns the memo
-    /// entry of the child to overwrite with what it became.
+    /// Folds `child` (under `key` for a dict) into the container in `parent`.
     pub fn attach(
         &mut self,
         parent: u32,
         key: Option<Val>,
         child: Val,
         at: u64,
-    ) -> Result<Option<(u32, Val)>, Diagnostic> {
-        let (fin, memo) = match child {
-            Val::Obj(c) => self.take(c, at)?,
-            v => (Fin::Val(v), None),
+        memo: &mut Memo,
+    ) -> Result<(), Fail> {
+        let fin = match child {
+            Val::Obj(c) => self.take(c, at, memo)?,
+            v => Fin::Val(v),
         };
         if let Some(Val::Obj(k)) = key {
-            let _ = self.take(k, at)?;
+            let _ = self.take(k, at, memo)?;
         }
         let Some(p) = self.slots.get_mut(parent as usize) else {
-            return Ok(memo);
+            return Ok(());
         };
         p.fresh = false;
         if p.dict != key.is_some() {
             let what = if p.dict { "SETITEM" } else { "APPEND" };
-            return Err(Diagnostic::error(
-                &self.file,
-                format!(
-                    "items are added to a {} as if it were a {} (corrupt pickle)",
-                    if p.dict { "dict" } else { "list" },
-                    if p.dict { "list" } else { "dict" }
-                ),
-            )
-            .at_byte(at)
-            .in_field(what));
+            return Err(Box::new(
+                Diagnostic::error(
+                    &self.file,
+                    format!(
+                        "items are added to a {} as if it were a {} (corrupt pickle)",
+                        if p.dict { "dict" } else { "list" },
+                        if p.dict { "list" } else { "dict" }
+                    ),
+                )
+                .at_byte(at)
+                .in_field(what),
+            ));
         }
         let kind = p.kind;
         self.ctx.accept(kind, &mut p.state, key, fin, at);
-        Ok(memo)
+        Ok(())
     }
 
     /// Builds the model once the machine reached `STOP` with `top` as the pickle's value.
-    pub fn finish(
-        mut self,
-        top: Val,
-        protocol: u8,
-        file_bytes: u64,
-    ) -> Result<Snapshot, Diagnostic> {
+    pub fn finish(mut self, top: Val, protocol: u8, file_bytes: u64) -> Result<Snapshot, Fail> {
+        let mut memo = Memo::default();
         let root = match top {
-            Val::Obj(slot) => Some(self.take(slot, file_bytes)?.0),
+            Val::Obj(slot) => Some(self.take(slot, file_bytes, &mut memo)?),
             _ => None,
         };
         let layout = match root {
@@ -1044,13 +1102,13 @@ impl Builder {
                     .iter()
                     .any(|k| k == "segments" || k == "device_traces")
                 {
-                    return Err(Diagnostic::error(
+                    return Err(Box::new(Diagnostic::error(
                         &self.file,
                         format!(
                             "the pickle holds a dict without 'segments' or 'device_traces' (keys: {}); not a memory snapshot",
                             self.ctx.root_keys.join(", ")
                         ),
-                    ));
+                    )));
                 }
                 Layout::Dict(std::mem::take(&mut self.ctx.root_keys))
             }
@@ -1063,12 +1121,12 @@ impl Builder {
                     Some(f) => f.describe(),
                     None => top.describe(),
                 };
-                return Err(Diagnostic::error(
+                return Err(Box::new(Diagnostic::error(
                     &self.file,
                     format!(
                         "the pickle holds {found}; a memory snapshot is a dict with 'segments' and 'device_traces' or a list of segments"
                     ),
-                ));
+                )));
             }
         };
         let ctx = self.ctx;

@@ -13,7 +13,7 @@
 
 pub mod analysis;
 mod build;
-// generate: next
+pub mod generate;
 pub mod intern;
 pub mod model;
 pub mod pickle;
@@ -33,10 +33,12 @@ use crate::source::Source;
 pub fn read(source: &dyn Source) -> Result<Snapshot, Diagnostic> {
     let mut builder = build::Builder::new(source.name());
     let mut machine = pickle::Machine::new(source);
-    let top = machine.run(&mut builder)?;
+    let top = machine.run(&mut builder).map_err(|e| *e)?;
     let end = machine.offset();
     let protocol = machine.protocol;
-    let mut snap = builder.finish(top, protocol, source.len())?;
+    let mut snap = builder
+        .finish(top, protocol, source.len())
+        .map_err(|e| *e)?;
     if end < source.len() {
         snap.warnings.push(
             Diagnostic::warning(

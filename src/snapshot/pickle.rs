@@ -20,6 +20,9 @@
 
 use super::build::Builder;
 use crate::diag::Diagnostic;
+
+/// Errors travel boxed: the hot paths return `Result`s, and a small error keeps them cheap.
+pub(crate) type Fail = Box<Diagnostic>;
 use crate::source::{Source, DEFAULT_CHUNK};
 
 /// Longest string kept (longer ones are skipped and counted): a frame name is a few KiB at most.
@@ -89,8 +92,9 @@ impl Val {
 
 /// The memo as 4-byte handles: tag in the top 3 bits, payload below; anything that does not fit
 /// goes to a side table.
+/// The pickle memo.
 #[derive(Default)]
-struct Memo {
+pub(crate) struct Memo {
     slots: Vec<u32>,
     side: Vec<Val>,
 }
@@ -135,6 +139,7 @@ impl Memo {
         }
     }
 
+    #[inline]
     fn decode(&self, h: u32) -> Val {
         let id = h & PAYLOAD;
         match h >> TAG_SHIFT {
@@ -159,7 +164,8 @@ impl Memo {
         self.slots.get(idx).map(|&h| self.decode(h))
     }
 
-    fn set(&mut self, idx: usize, v: Val) {
+    /// Stores `v` at `idx`.
+    pub(crate) fn set(&mut self, idx: usize, v: Val) {
         let h = self.encode(v);
         if idx >= self.slots.len() {
             self.slots.resize(idx + 1, T_SKIPPED << TAG_SHIFT);
@@ -202,7 +208,7 @@ impl<'a> Input<'a> {
 
     /// Makes `n` bytes available at `pos`, or fails with a truncation message.
     #[inline]
-    fn need(&mut self, n: usize, what: &str) -> Result<(), Diagnostic> {
+    fn need(&mut self, n: usize, what: &str) -> Result<(), Fail> {
         if self.end - self.pos >= n {
             return Ok(());
         }
@@ -210,7 +216,7 @@ impl<'a> Input<'a> {
     }
 
     #[cold]
-    fn refill(&mut self, n: usize, what: &str) -> Result<(), Diagnostic> {
+    fn refill(&mut self, n: usize, what: &str) -> Result<(), Fail> {
         self.buf.copy_within(self.pos..self.end, 0);
         self.base += self.pos as u64;
         self.end -= self.pos;
@@ -224,16 +230,18 @@ impl<'a> Input<'a> {
             let got = self
                 .src
                 .read_at(at, &mut self.buf[self.end..])
-                .map_err(Diagnostic::from)?;
+                .map_err(|e| Box::new(Diagnostic::from(e)))?;
             if got == 0 {
-                return Err(Diagnostic::error(
-                    self.src.name(),
-                    format!(
-                        "the file ends inside {what}: {n} bytes needed, {} left (truncated file?)",
-                        self.end
-                    ),
-                )
-                .at_byte(self.base));
+                return Err(Box::new(
+                    Diagnostic::error(
+                        self.src.name(),
+                        format!(
+                            "the file ends inside {what}: {n} bytes needed, {} left (truncated file?)",
+                            self.end
+                        ),
+                    )
+                    .at_byte(self.base),
+                ));
             }
             self.end += got;
         }
@@ -241,7 +249,7 @@ impl<'a> Input<'a> {
     }
 
     #[inline]
-    fn u8(&mut self, what: &str) -> Result<u8, Diagnostic> {
+    fn u8(&mut self, what: &str) -> Result<u8, Fail> {
         self.need(1, what)?;
         let b = self.buf[self.pos];
         self.pos += 1;
@@ -249,7 +257,7 @@ impl<'a> Input<'a> {
     }
 
     #[inline]
-    fn bytes<const N: usize>(&mut self, what: &str) -> Result<[u8; N], Diagnostic> {
+    fn bytes<const N: usize>(&mut self, what: &str) -> Result<[u8; N], Fail> {
         self.need(N, what)?;
         let mut a = [0u8; N];
         a.copy_from_slice(&self.buf[self.pos..self.pos + N]);
@@ -258,22 +266,22 @@ impl<'a> Input<'a> {
     }
 
     /// Borrows the next `n` bytes (n ≤ [`MAX_STRING`]).
-    fn take(&mut self, n: usize, what: &str) -> Result<&[u8], Diagnostic> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&[u8], Fail> {
         self.need(n, what)?;
         let s = &self.buf[self.pos..self.pos + n];
         self.pos += n;
         Ok(s)
     }
 
-    /// Skips `n` bytes without keeping them.
-    fn skip(&mut self, n: u64, what: &str) -> Result<(), Diagnostic> {
+    /// Skips `n` bytes without keeping them (the opcode at `at` declared them).
+    fn skip(&mut self, n: u64, what: &str, at: u64) -> Result<(), Fail> {
         let in_buf = (self.end - self.pos) as u64;
         if n <= in_buf {
             self.pos += n as usize;
             return Ok(());
         }
         if n > self.remaining() {
-            return Err(self.truncated(n, what));
+            return Err(self.truncated(n, what, at));
         }
         self.base = self.offset() + n;
         self.pos = 0;
@@ -281,15 +289,17 @@ impl<'a> Input<'a> {
         Ok(())
     }
 
-    fn truncated(&self, n: u64, what: &str) -> Diagnostic {
-        Diagnostic::error(
-            self.src.name(),
-            format!(
+    fn truncated(&self, n: u64, what: &str, at: u64) -> Fail {
+        Box::new(
+            Diagnostic::error(
+                self.src.name(),
+                format!(
                 "{what} declares {n} bytes but only {} remain in the file (truncated or corrupt)",
                 self.remaining()
             ),
+            )
+            .at_byte(at),
         )
-        .at_byte(self.offset())
     }
 
     /// One text line (for the refused text opcodes' messages), at most 256 bytes shown.
@@ -386,6 +396,10 @@ pub(crate) struct Machine<'a> {
     stack: Vec<Val>,
     marks: Vec<usize>,
     memo: Memo,
+    /// Items of the batch being attached (reused, so batches allocate nothing).
+    scratch: Vec<Val>,
+    /// Frame ids of the frame-list batch being read (reused).
+    frame_ids: Vec<u32>,
     /// The pickle protocol from the `PROTO` opcode.
     pub protocol: u8,
 }
@@ -398,6 +412,8 @@ impl<'a> Machine<'a> {
             stack: Vec::with_capacity(1024),
             marks: Vec::with_capacity(64),
             memo: Memo::default(),
+            scratch: Vec::with_capacity(1024),
+            frame_ids: Vec::with_capacity(512),
             protocol: 0,
         }
     }
@@ -407,12 +423,13 @@ impl<'a> Machine<'a> {
         self.input.offset()
     }
 
-    fn err(&self, at: u64, msg: impl Into<String>) -> Diagnostic {
-        Diagnostic::error(self.input.src.name(), msg).at_byte(at)
+    #[cold]
+    fn err(&self, at: u64, msg: impl Into<String>) -> Fail {
+        Box::new(Diagnostic::error(self.input.src.name(), msg).at_byte(at))
     }
 
-    #[inline]
-    fn push(&mut self, v: Val, at: u64) -> Result<(), Diagnostic> {
+    #[inline(always)]
+    fn push(&mut self, v: Val, at: u64) -> Result<(), Fail> {
         if self.stack.len() >= MAX_STACK {
             return Err(self.err(
                 at,
@@ -424,7 +441,7 @@ impl<'a> Machine<'a> {
     }
 
     #[inline]
-    fn pop(&mut self, op: u8, at: u64) -> Result<Val, Diagnostic> {
+    fn pop(&mut self, op: u8, at: u64) -> Result<Val, Fail> {
         let floor = self.marks.last().map_or(0, |&m| m + 1);
         if self.stack.len() <= floor {
             return Err(self.err(
@@ -438,7 +455,7 @@ impl<'a> Machine<'a> {
         Ok(self.stack.pop().unwrap_or(Val::Skipped))
     }
 
-    fn pop_mark(&mut self, op: u8, at: u64) -> Result<usize, Diagnostic> {
+    fn pop_mark(&mut self, op: u8, at: u64) -> Result<usize, Fail> {
         self.marks.pop().ok_or_else(|| {
             self.err(
                 at,
@@ -447,7 +464,8 @@ impl<'a> Machine<'a> {
         })
     }
 
-    fn refused(&mut self, op: u8, at: u64) -> Diagnostic {
+    #[cold]
+    fn refused(&mut self, op: u8, at: u64) -> Fail {
         let what = match op {
             b'c' | b'i' => {
                 let module = self.input.line();
@@ -474,13 +492,7 @@ impl<'a> Machine<'a> {
         )
     }
 
-    fn memo_get(
-        &mut self,
-        b: &mut Builder,
-        idx: usize,
-        op: u8,
-        at: u64,
-    ) -> Result<Val, Diagnostic> {
+    fn memo_get(&mut self, b: &mut Builder, idx: usize, op: u8, at: u64) -> Result<Val, Fail> {
         let v = self.memo.get(idx).ok_or_else(|| {
             self.err(
                 at,
@@ -498,7 +510,93 @@ impl<'a> Machine<'a> {
         })
     }
 
-    fn memo_put(&mut self, b: &mut Builder, idx: usize, at: u64) -> Result<(), Diagnostic> {
+    /// The batch of a frame list is nearly always `MARK`, references to frame dicts read before,
+    /// `APPENDS`: this reads such a batch straight from the buffer into the list. At anything
+    /// else (a new frame dict, another value, the end of the buffer) it leaves the frames read so
+    /// far on the stack and the main loop goes on as usual.
+    fn frame_batch(&mut self, b: &mut Builder, slot: u32) {
+        let mut ids = std::mem::take(&mut self.frame_ids);
+        ids.clear();
+        let mut pos = self.input.pos;
+        let end = self.input.end;
+        let buf = &self.input.buf;
+        let slots = &self.memo.slots;
+        let done = loop {
+            let (idx, len) = match buf.get(pos..end) {
+                Some([b'h', i, ..]) => (*i as usize, 2),
+                Some([b'j', a, b1, c, d, ..]) => {
+                    (u32::from_le_bytes([*a, *b1, *c, *d]) as usize, 5)
+                }
+                Some([b'e', ..]) => break true,
+                _ => break false,
+            };
+            match slots.get(idx) {
+                Some(&h) if h >> TAG_SHIFT == T_FRAME => ids.push(h & PAYLOAD),
+                _ => break false,
+            }
+            pos += len;
+        };
+        if done {
+            // APPENDS: the mark and the batch are consumed here.
+            self.input.pos = pos + 1;
+            self.marks.pop();
+            self.stack.pop();
+            b.extend_frame_ids(slot, &ids);
+        } else if self.stack.len() + ids.len() < MAX_STACK {
+            self.input.pos = pos;
+            self.stack.extend(ids.iter().map(|&id| Val::Frame(id)));
+        }
+        self.frame_ids = ids;
+    }
+
+    /// Memo references come in long runs (a frame list is a run of references to frame dicts):
+    /// this reads the rest of a run straight from the buffer, stopping at any other opcode or
+    /// near the end of the buffer (the main loop then reads on with its bounds checks).
+    fn get_run(&mut self, b: &mut Builder) -> Result<(), Fail> {
+        loop {
+            let pos = self.input.pos;
+            let Some(buf) = self.input.buf.get(pos..self.input.end) else {
+                return Ok(());
+            };
+            let (idx, len) = match buf {
+                [b'h', i, ..] => (*i as usize, 2),
+                [b'j', a, b1, c, d, ..] => (u32::from_le_bytes([*a, *b1, *c, *d]) as usize, 5),
+                _ => return Ok(()),
+            };
+            let at = self.input.base + pos as u64;
+            self.input.pos += len;
+            if self.stack.len() >= MAX_STACK {
+                return self.push(Val::Skipped, at);
+            }
+            // Frames first, written straight into the stack's slot: the general path below
+            // builds the value in a temporary, which costs a store-forwarding stall per item.
+            if let Some(&h) = self.memo.slots.get(idx) {
+                if h >> TAG_SHIFT == T_FRAME {
+                    self.stack.push(Val::Frame(h & PAYLOAD));
+                    continue;
+                }
+            }
+            let v = match self.memo.slots.get(idx) {
+                Some(&h) => match self.memo.decode(h) {
+                    Val::Obj(slot) => b.provisional(slot, at),
+                    v => v,
+                },
+                None => {
+                    let op = buf[0];
+                    return Err(self.err(
+                        at,
+                        format!(
+                            "{} refers to memo entry {idx}, which was never stored (corrupt pickle)",
+                            op_name(op)
+                        ),
+                    ));
+                }
+            };
+            self.stack.push(v);
+        }
+    }
+
+    fn memo_put(&mut self, b: &mut Builder, idx: usize, at: u64) -> Result<(), Fail> {
         if idx > self.memo.slots.len() + MAX_MEMO_GAP {
             return Err(self.err(
                 at,
@@ -530,9 +628,7 @@ impl<'a> Machine<'a> {
     /// its memo entry replaced by what it became.
     fn discard(&mut self, b: &mut Builder, v: Val) {
         if let Val::Obj(slot) = v {
-            if let Some((idx, fin)) = b.discard(slot) {
-                self.memo.set(idx as usize, fin);
-            }
+            b.discard(slot, &mut self.memo);
         }
     }
 
@@ -543,44 +639,38 @@ impl<'a> Machine<'a> {
         key: Option<Val>,
         child: Val,
         at: u64,
-    ) -> Result<(), Diagnostic> {
-        let memo_update = match parent {
-            Val::Obj(p) => b.attach(p, key, child, at)?,
+    ) -> Result<(), Fail> {
+        match parent {
+            Val::Obj(p) => b.attach(p, key, child, at, &mut self.memo),
             Val::Skipped => {
                 if let Some(k) = key {
                     self.discard(b, k);
                 }
                 self.discard(b, child);
-                return Ok(());
+                Ok(())
             }
-            other => {
-                return Err(self.err(
-                    at,
-                    format!(
-                        "items are added to {} instead of a dict or list (corrupt pickle)",
-                        other.describe()
-                    ),
-                ))
-            }
-        };
-        if let Some((idx, fin)) = memo_update {
-            self.memo.set(idx as usize, fin);
+            other => Err(self.err(
+                at,
+                format!(
+                    "items are added to {} instead of a dict or list (corrupt pickle)",
+                    other.describe()
+                ),
+            )),
         }
-        Ok(())
     }
 
-    fn new_container(&mut self, b: &mut Builder, dict: bool, at: u64) -> Result<(), Diagnostic> {
+    fn new_container(&mut self, b: &mut Builder, dict: bool, at: u64) -> Result<(), Fail> {
         let marks_top = self.marks.last().copied();
         let slot = b.create(&self.stack, marks_top, dict, at)?;
         self.push(Val::Obj(slot), at)
     }
 
-    fn string(&mut self, b: &mut Builder, n: u64, what: &str, at: u64) -> Result<(), Diagnostic> {
+    fn string(&mut self, b: &mut Builder, n: u64, what: &str, at: u64) -> Result<(), Fail> {
         if n > self.input.remaining() {
-            return Err(self.input.truncated(n, what));
+            return Err(self.input.truncated(n, what, at));
         }
         let v = if n as usize > MAX_STRING {
-            self.input.skip(n, what)?;
+            self.input.skip(n, what, at)?;
             b.note_long_string(at);
             Val::LongStr
         } else {
@@ -591,17 +681,17 @@ impl<'a> Machine<'a> {
         self.push(v, at)
     }
 
-    fn skip_bytes(&mut self, n: u64, what: &str, at: u64) -> Result<(), Diagnostic> {
+    fn skip_bytes(&mut self, n: u64, what: &str, at: u64) -> Result<(), Fail> {
         if n > self.input.remaining() {
-            return Err(self.input.truncated(n, what));
+            return Err(self.input.truncated(n, what, at));
         }
-        self.input.skip(n, what)?;
+        self.input.skip(n, what, at)?;
         self.push(Val::Bytes, at)
     }
 
-    fn long(&mut self, n: u64, at: u64) -> Result<(), Diagnostic> {
+    fn long(&mut self, n: u64, at: u64) -> Result<(), Fail> {
         if n > self.input.remaining() {
-            return Err(self.input.truncated(n, "LONG4"));
+            return Err(self.input.truncated(n, "LONG4", at));
         }
         let v = if n == 0 {
             Val::Int(0)
@@ -622,7 +712,7 @@ impl<'a> Machine<'a> {
             // Two's complement longer than 8 bytes may still be a small value (sign padding).
             let take = (n as usize).min(MAX_STRING);
             if take < n as usize {
-                self.input.skip(n, "LONG4")?;
+                self.input.skip(n, "LONG4", at)?;
                 Val::BigInt
             } else {
                 let raw = self.input.take(take, "LONG")?;
@@ -641,7 +731,7 @@ impl<'a> Machine<'a> {
     }
 
     /// Runs the pickle to its `STOP` and returns the top-level value.
-    pub fn run(&mut self, b: &mut Builder) -> Result<Val, Diagnostic> {
+    pub fn run(&mut self, b: &mut Builder) -> Result<Val, Fail> {
         let at0 = self.input.offset();
         if self.input.len == 0 {
             return Err(self.err(0, "the file is empty; expected a pickle (protocol 2 to 5)"));
@@ -689,11 +779,13 @@ impl<'a> Machine<'a> {
                     let idx = self.input.u8("BINGET")? as usize;
                     let v = self.memo_get(b, idx, op, at)?;
                     self.push(v, at)?;
+                    self.get_run(b)?;
                 }
                 b'j' => {
                     let idx = u32::from_le_bytes(self.input.bytes::<4>("LONG_BINGET")?) as usize;
                     let v = self.memo_get(b, idx, op, at)?;
                     self.push(v, at)?;
+                    self.get_run(b)?;
                 }
                 b'(' => {
                     if self.marks.len() >= MAX_MARKS {
@@ -704,6 +796,12 @@ impl<'a> Machine<'a> {
                     }
                     self.marks.push(self.stack.len());
                     self.push(Val::Mark, at)?;
+                    let n = self.stack.len();
+                    if let Some(&Val::Obj(slot)) = n.checked_sub(2).and_then(|i| self.stack.get(i)) {
+                        if b.is_frame_list(slot) {
+                            self.frame_batch(b, slot);
+                        }
+                    }
                 }
                 0x8c => {
                     let n = self.input.u8("SHORT_BINUNICODE")? as u64;
@@ -816,10 +914,21 @@ impl<'a> Machine<'a> {
                         return Err(self.err(at, "APPENDS with no list below its MARK (corrupt pickle)"));
                     }
                     let list = self.stack[m - 1];
-                    let items: Vec<Val> = self.stack.drain(m..).skip(1).collect();
-                    for it in items {
+                    // The common case, a list of frames already read: one copy, no per-item work.
+                    if let Val::Obj(slot) = list {
+                        if b.extend_frames(slot, &self.stack[m + 1..]) {
+                            self.stack.truncate(m);
+                            continue;
+                        }
+                    }
+                    let mut items = std::mem::take(&mut self.scratch);
+                    items.clear();
+                    items.extend_from_slice(&self.stack[m + 1..]);
+                    self.stack.truncate(m);
+                    for &it in &items {
                         self.attach(b, list, None, it, at)?;
                     }
+                    self.scratch = items;
                     if let Val::Obj(slot) = list {
                         b.batch_done(slot);
                     }
@@ -837,13 +946,17 @@ impl<'a> Machine<'a> {
                         return Err(self.err(at, "SETITEMS with no dict below its MARK (corrupt pickle)"));
                     }
                     let dict = self.stack[m - 1];
-                    let items: Vec<Val> = self.stack.drain(m..).skip(1).collect();
-                    if items.len() % 2 != 0 {
+                    if (self.stack.len() - m - 1) % 2 != 0 {
                         return Err(self.err(at, "SETITEMS with an odd number of items (corrupt pickle)"));
                     }
+                    let mut items = std::mem::take(&mut self.scratch);
+                    items.clear();
+                    items.extend_from_slice(&self.stack[m + 1..]);
+                    self.stack.truncate(m);
                     for kv in items.chunks_exact(2) {
                         self.attach(b, dict, Some(kv[0]), kv[1], at)?;
                     }
+                    self.scratch = items;
                     if let Val::Obj(slot) = dict {
                         b.batch_done(slot);
                     }

@@ -62,6 +62,40 @@ pub enum What {
         #[arg(long)]
         outlier: bool,
     },
+    /// A PyTorch / torch_npu memory snapshot pickle of about the given size: a simulated
+    /// training loop per device with deep repeated stacks, two streams, optional expandable
+    /// segments and OOMs, in the current, torch-2.0 or bare-segment-list layout.
+    ///
+    /// Example: memlens generate snapshot --size-mb 1100 --devices 2 --ooms 3 --out big.pickle
+    Snapshot {
+        /// Where to write the pickle.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Approximate file size in MiB (fractions allowed).
+        #[arg(long, default_value_t = 8.0)]
+        size_mb: f64,
+        /// Devices, each with its trace and segments.
+        #[arg(long, default_value_t = 1)]
+        devices: u32,
+        /// current, torch2.0 or segment-list.
+        #[arg(long, default_value = "current")]
+        layout: String,
+        /// Pickle protocol (2 to 5).
+        #[arg(long, default_value_t = 4)]
+        protocol: u8,
+        /// Use expandable segments (segment_map / segment_unmap).
+        #[arg(long)]
+        expandable: bool,
+        /// OOM events per device.
+        #[arg(long, default_value_t = 0)]
+        ooms: u32,
+        /// Deepest stack in frames.
+        #[arg(long, default_value_t = 300)]
+        max_depth: u32,
+        /// Seed of the pseudo-random choices.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
 }
 
 /// Runs the command; prints one JSON line describing what was written.
@@ -138,6 +172,69 @@ pub fn run(what: What) -> Result<ExitCode, String> {
             })
             .map_err(|e| e.to_string())?;
             eprintln!("wrote {n} files under {}", out.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        What::Snapshot {
+            out,
+            size_mb,
+            devices,
+            layout,
+            protocol,
+            expandable,
+            ooms,
+            max_depth,
+            seed,
+        } => {
+            use memlens::snapshot::generate::{generate, GenConfig, GenLayout};
+            let layout = GenLayout::parse(&layout).ok_or_else(|| {
+                format!("--layout {layout}: expected current, torch2.0 or segment-list")
+            })?;
+            if !(2..=5).contains(&protocol) {
+                return Err(format!("--protocol {protocol}: expected 2 to 5"));
+            }
+            let cfg = GenConfig {
+                target_bytes: (size_mb.max(0.0) * (1u64 << 20) as f64) as u64,
+                devices: devices.max(1),
+                seed,
+                layout,
+                protocol,
+                expandable,
+                ooms,
+                max_depth,
+            };
+            let file = std::fs::File::create(&out)
+                .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+            let stats = generate(&cfg, std::io::BufWriter::with_capacity(1 << 20, file))
+                .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+            let devices: Vec<_> = stats
+                .devices
+                .iter()
+                .map(|d| {
+                    serde_json::json!({
+                        "device": d.device,
+                        "trace_entries": d.entries,
+                        "actions": memlens::snapshot::generate::ACTIONS
+                            .iter()
+                            .zip(d.actions)
+                            .map(|(a, n)| (a.to_string(), serde_json::json!(n)))
+                            .collect::<serde_json::Map<_, _>>(),
+                        "segments": d.segments,
+                        "blocks": d.blocks,
+                        "reserved_bytes": d.reserved_bytes,
+                        "allocated_bytes": d.allocated_bytes,
+                        "expandable_segments": d.expandable_segments,
+                    })
+                })
+                .collect();
+            println!(
+                "{}",
+                serde_json::json!({
+                    "file": out.display().to_string(),
+                    "bytes": stats.bytes,
+                    "stacks": stats.stacks,
+                    "devices": devices,
+                })
+            );
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 mod ascend;
 mod generate;
 mod inspect;
+mod snapshot;
 mod somas;
 
 /// Memory analyzer for Ascend NPU training jobs (torch_npu profiler output, MindSpore SOMAS dumps).
@@ -46,6 +47,12 @@ enum Command {
     /// Exit codes: 0 success (conflicts are results), 2 bad input, 3 conflicts with
     /// --fail-on-conflict.
     Somas(somas::Args),
+    /// Analyse a PyTorch / torch_npu memory snapshot (torch.cuda/npu.memory._dump_snapshot):
+    /// reserved and allocated memory per device, the allocated curve over the trace and its peak,
+    /// who holds memory at the peak and at the snapshot, OOMs, fragmentation.
+    ///
+    /// Exit codes: 0 success, 2 bad input.
+    Snapshot(snapshot::Args),
     /// Write deterministic synthetic inputs for tests, examples and benchmarks.
     Generate {
         #[command(subcommand)]
@@ -59,6 +66,7 @@ fn main() -> ExitCode {
         Command::Inspect { paths, json } => inspect::run(&paths, json),
         Command::Ascend { paths, out, json } => ascend::run(&paths, out.as_deref(), json),
         Command::Somas(args) => somas::run(&args),
+        Command::Snapshot(args) => snapshot::run(&args),
         Command::Generate { what } => generate::run(what),
     };
     match result {
