@@ -1,7 +1,7 @@
 //! `memlens generate`: deterministic synthetic inputs for tests and benchmarks.
 
 use clap::Subcommand;
-use memlens::ascend::generate::GenSpec;
+use memlens::profiler::generate::GenSpec;
 use memlens::somas::generate::{generate, Flavor, GenConfig};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -35,8 +35,10 @@ pub enum What {
         task_info_out: Option<PathBuf>,
     },
     /// A torch_npu job: ROLES × RANKS run folders with trace_view.json, operator_memory.csv,
-    /// memory_record.csv, npu_module_mem.csv and profiler_info/metadata JSON.
-    Ascend {
+    /// memory_record.csv, npu_module_mem.csv and profiler_info/metadata JSON (`ascend` is the same
+    /// command under its former name).
+    #[command(visible_alias = "ascend")]
+    Profiler {
         /// Folder to write the job into (created).
         #[arg(long)]
         out: PathBuf,
@@ -141,7 +143,7 @@ pub fn run(what: What) -> Result<ExitCode, String> {
             println!("{summary}");
             Ok(ExitCode::SUCCESS)
         }
-        What::Ascend {
+        What::Profiler {
             out,
             roles,
             ranks,
@@ -161,7 +163,7 @@ pub fn run(what: What) -> Result<ExitCode, String> {
                 outlier,
             };
             let mut n = 0u64;
-            memlens::ascend::generate::generate(&spec, &mut |path, bytes| {
+            memlens::profiler::generate::generate(&spec, &mut |path, bytes| {
                 let p = out.join(path);
                 if let Some(parent) = p.parent() {
                     std::fs::create_dir_all(parent)?;
