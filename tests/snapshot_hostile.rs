@@ -162,9 +162,9 @@ fn nesting_bombs_stop_at_the_limits() {
         e,
         format!("{NAME} (byte 8195): error: more than 4096 nested MARKs: not a snapshot pickle")
     );
-    // 2,000,000 empty lists pushed without marks: the stack limit.
-    let mut b = b"\x80\x04".to_vec();
-    b.extend(std::iter::repeat_n(b']', 2_000_000));
+    // 2,000,000 values pushed without marks: the stack limit.
+    let mut b = b"\x80\x04]".to_vec();
+    b.extend(std::iter::repeat_n(b'N', 2_000_000));
     let e = refused(&b);
     assert_eq!(
         e,

@@ -221,7 +221,9 @@ impl<'a> Input<'a> {
         self.base += self.pos as u64;
         self.end -= self.pos;
         self.pos = 0;
-        let want = n.max(DEFAULT_CHUNK);
+        // A chunk at a time, but never more than the file holds (small files stay small).
+        let left = usize::try_from(self.len.saturating_sub(self.base)).unwrap_or(usize::MAX);
+        let want = n.max(DEFAULT_CHUNK.min(left));
         if self.buf.len() < want {
             self.buf.resize(want, 0);
         }

@@ -163,7 +163,7 @@ impl<W: Write> PickleWriter<W> {
 
     /// A float (`BINFLOAT`).
     pub fn float(&mut self, v: f64) -> io::Result<()> {
-        self.raw(&[b'G'])?;
+        self.raw(b"G")?;
         self.raw(&v.to_be_bytes())
     }
 
