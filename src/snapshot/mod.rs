@@ -17,7 +17,10 @@ pub mod generate;
 pub mod intern;
 pub mod model;
 pub mod pickle;
+pub mod state;
 pub mod summary;
+pub mod timeline;
+pub mod view;
 
 pub use model::Snapshot;
 
