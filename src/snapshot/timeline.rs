@@ -167,6 +167,23 @@ pub struct Window {
     pub height: u32,
 }
 
+/// The entries `[a, b)` a pixel column `[xa, xb)` of a chart over entries shows: those whose
+/// left edge `i` lies in it, or, when the column is narrower than an entry, the entry under it.
+/// Every entry belongs to exactly one column of a window.
+pub fn column_entries(xa: f64, xb: f64, entries: usize) -> (usize, usize) {
+    let a = xa.ceil().max(0.0) as usize;
+    let b = (xb.ceil().max(0.0) as usize).min(entries);
+    if a < b {
+        return (a, b);
+    }
+    let i = xa.floor();
+    if i >= 0.0 && (i as usize) < entries {
+        (i as usize, i as usize + 1)
+    } else {
+        (0, 0)
+    }
+}
+
 /// Class of merged runs of thin allocations.
 pub const CLASS_MERGED: u8 = 0;
 /// Class of the allocations of the highlighted group.
@@ -276,7 +293,7 @@ impl Timeline {
         let col_x = |c: usize| w.x0 + span * c as f64 / cols as f64;
         let sy = rows / (w.y1 - w.y0);
         let min_bytes = 1.0 / sy;
-        let first = col_x(0).floor().max(0.0) as usize;
+        let first = column_entries(col_x(0), col_x(1), n.max(1)).0.min(n);
         let (mut st, mut total) = self.stack_after(first.checked_sub(1).map(|p| p as u32));
         let mut applied = first; // entries < applied are in `st`
         let mut prev: HashMap<(u32, u32, u32), usize> = HashMap::new();
@@ -284,9 +301,8 @@ impl Timeline {
         let px = |y: f64| ((w.y1 - y) * sy) as f32;
         for c in 0..cols {
             let (xa, xb) = (col_x(c), col_x(c + 1));
-            let lo = xa.floor().max(0.0) as usize;
-            let hi = (xb.ceil() as usize).min(n.max(1));
-            if lo >= hi || (n > 0 && lo >= n) {
+            let (lo, hi) = column_entries(xa, xb, n.max(1));
+            if lo >= hi {
                 prev.clear();
                 continue;
             }

@@ -14,7 +14,7 @@ use super::model::{Action, Snapshot, NO_TIME};
 use super::state::{segment_bars, ROW, SEGMENT_ID};
 use super::summary::{self, group_label, Summary};
 use super::timeline::{Timeline, Window};
-use crate::chart::{step_envelope, Lod, RectIndex, Viewport};
+use crate::chart::{Lod, RectIndex, Viewport};
 use crate::diag::Diagnostic;
 use crate::frames::{is_library_path, is_python_source};
 use crate::source::Source;
@@ -259,12 +259,105 @@ pub struct TableAnswer<'a> {
     pub groups: Vec<u32>,
 }
 
-/// `(entry x, allocated after it, reserved after it)` of a device.
-type Curves = (Vec<i64>, Vec<u64>, Vec<u64>);
+/// Entries per block of the curve index.
+const CURVE_BLOCK: usize = 256;
+
+/// The allocated and reserved curves of a device without storing them: per block of
+/// [`CURVE_BLOCK`] entries the value before the block and the block's minimum and maximum; a
+/// column's envelope combines whole blocks and replays the trace over the partial ones. Exact, and
+/// 40 bytes per 256 entries.
+struct CurveIndex {
+    /// Per block and curve (0 allocated, 1 reserved): value before the block, min, max.
+    blocks: Vec<[(i64, i64, i64); 2]>,
+    /// Values before the first entry.
+    base: [i64; 2],
+    entries: usize,
+}
+
+/// Change of (allocated, reserved) made by an entry.
+fn delta(a: Action, s: u64) -> (i64, i64) {
+    let s = s.min(i64::MAX as u64) as i64;
+    match a {
+        Action::Alloc => (s, 0),
+        Action::FreeCompleted => (-s, 0),
+        Action::SegmentAlloc | Action::SegmentMap => (0, s),
+        Action::SegmentFree | Action::SegmentUnmap => (0, -s),
+        _ => (0, 0),
+    }
+}
+
+impl CurveIndex {
+    fn new(t: &super::model::Trace, base: [i64; 2]) -> CurveIndex {
+        let mut v = base;
+        let mut blocks = Vec::with_capacity(t.len().div_ceil(CURVE_BLOCK));
+        for chunk in t.action.chunks(CURVE_BLOCK).zip(t.size.chunks(CURVE_BLOCK)) {
+            let start = v;
+            let (mut lo, mut hi) = ([i64::MAX; 2], [i64::MIN; 2]);
+            for (&a, &s) in chunk.0.iter().zip(chunk.1) {
+                let (da, dr) = delta(a, s);
+                v[0] = v[0].saturating_add(da);
+                v[1] = v[1].saturating_add(dr);
+                for k in 0..2 {
+                    lo[k] = lo[k].min(v[k]);
+                    hi[k] = hi[k].max(v[k]);
+                }
+            }
+            blocks.push([(start[0], lo[0], hi[0]), (start[1], lo[1], hi[1])]);
+        }
+        CurveIndex {
+            blocks,
+            base,
+            entries: t.len(),
+        }
+    }
+
+    /// Min and max of both curves over entries `[a, b)` (values after each entry).
+    fn range(&self, t: &super::model::Trace, a: usize, b: usize) -> [(i64, i64); 2] {
+        let mut out = [(i64::MAX, i64::MIN); 2];
+        let mut i = a;
+        while i < b {
+            let blk = i / CURVE_BLOCK;
+            let bstart = blk * CURVE_BLOCK;
+            let bend = (bstart + CURVE_BLOCK).min(self.entries);
+            if i == bstart && bend <= b {
+                for (k, o) in out.iter_mut().enumerate() {
+                    let (_, lo, hi) = self.blocks[blk][k];
+                    *o = (o.0.min(lo), o.1.max(hi));
+                }
+                i = bend;
+                continue;
+            }
+            // Replay from the block's start to the end of the part asked.
+            let mut v = [self.blocks[blk][0].0, self.blocks[blk][1].0];
+            let stop = bend.min(b);
+            for j in bstart..stop {
+                let (da, dr) = delta(t.action[j], t.size[j]);
+                v[0] = v[0].saturating_add(da);
+                v[1] = v[1].saturating_add(dr);
+                if j >= i {
+                    for (k, o) in out.iter_mut().enumerate() {
+                        *o = (o.0.min(v[k]), o.1.max(v[k]));
+                    }
+                }
+            }
+            i = stop;
+        }
+        out
+    }
+
+    fn max(&self) -> [i64; 2] {
+        let mut m = self.base;
+        for b in &self.blocks {
+            m[0] = m[0].max(b[0].2);
+            m[1] = m[1].max(b[1].2);
+        }
+        m
+    }
+}
 
 #[derive(Default)]
 struct DeviceCache {
-    curves: Option<Arc<Curves>>,
+    curves: Option<Arc<CurveIndex>>,
     timeline: Option<Arc<Timeline>>,
     bars: Option<(Option<u32>, Arc<RectIndex>)>,
 }
@@ -339,7 +432,8 @@ impl SnapshotView {
                 let tl = self.timeline(k);
                 let curves = self.curves(k);
                 let d = &self.analysis.devices[k];
-                let max_curve = curves.1.iter().chain(&curves.2).copied().max().unwrap_or(0);
+                let m = curves.max();
+                let max_curve = m[0].max(m[1]).max(0) as u64;
                 DeviceInfo {
                     device: d.device,
                     entries: d.trace_entries,
@@ -364,45 +458,24 @@ impl SnapshotView {
         }
     }
 
-    /// `(entry x, allocated after it, reserved after it)` of device `k`.
-    fn curves(&mut self, k: usize) -> Arc<Curves> {
+    /// The curve index of device `k`.
+    fn curves(&mut self, k: usize) -> Arc<CurveIndex> {
         if let Some(c) = &self.cache[k].curves {
             return c.clone();
         }
         let d = &self.analysis.devices[k];
         let empty = Default::default();
         let t = d.trace.map_or(&empty, |i| &self.snap.traces[i]);
-        let allocated = analysis::allocated_curve(t, d.baseline_bytes);
-        // Reserved: the same replay over segment actions, ending at the snapshot's figure.
-        let seg_delta = |a: Action, s: u64| -> i128 {
-            match a {
-                Action::SegmentAlloc | Action::SegmentMap => s as i128,
-                Action::SegmentFree | Action::SegmentUnmap => -(s as i128),
-                _ => 0,
-            }
-        };
+        // Reserved replays segment actions back from the snapshot's figure, as allocated does.
         let net: i128 = t
             .action
             .iter()
             .zip(&t.size)
-            .map(|(&a, &s)| seg_delta(a, s))
+            .map(|(&a, &s)| i128::from(delta(a, s).1))
             .sum();
-        let mut r = d.reserved_bytes as i128 - net;
-        let reserved = t
-            .action
-            .iter()
-            .zip(&t.size)
-            .map(|(&a, &s)| {
-                r += seg_delta(a, s);
-                r.clamp(0, u64::MAX as i128) as u64
-            })
-            .collect();
-        let xs = (0..t.len() as i64).collect();
-        let c = Arc::new((
-            xs,
-            allocated.iter().map(|&v| v.max(0) as u64).collect(),
-            reserved,
-        ));
+        let reserved_base =
+            (d.reserved_bytes as i128 - net).clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+        let c = Arc::new(CurveIndex::new(t, [d.baseline_bytes, reserved_base]));
         self.cache[k].curves = Some(c.clone());
         c
     }
@@ -427,23 +500,37 @@ impl SnapshotView {
             .unwrap_or(NONE)
     }
 
-    /// The curves of a window, reduced to pixel columns.
+    /// The curves of a window, reduced to pixel columns (see [`super::timeline::column_entries`]
+    /// for which entries a column covers); each entry's value is the value after it.
     pub fn curve(&mut self, req: &CurveRequest) -> Result<CurveAnswer, String> {
         let k = self.device(req.device)?;
         let c = self.curves(k);
+        let d = &self.analysis.devices[k];
+        let empty = Default::default();
+        let t = d.trace.map_or(&empty, |i| &self.snap.traces[i]);
         let cols = req.columns.min(16_384) as usize;
-        let (x0, x1) = (req.x0.floor() as i64, req.x1.ceil() as i64);
-        let reduce = |ys: &[u64]| {
-            let e = step_envelope(&c.0, ys, x0, x1.max(x0 + 1), cols);
-            CurveColumns {
-                min: e.min.iter().map(|&v| v as f64).collect(),
-                max: e.max.iter().map(|&v| v as f64).collect(),
-                defined: e.defined,
+        let mut out = [CurveColumns::default(), CurveColumns::default()];
+        let span = req.x1 - req.x0;
+        for col in 0..cols {
+            let xa = req.x0 + span * col as f64 / cols as f64;
+            let xb = req.x0 + span * (col + 1) as f64 / cols as f64;
+            let (a, b) = super::timeline::column_entries(xa, xb, c.entries);
+            let defined = span > 0.0 && a < b;
+            let r = if defined {
+                c.range(t, a, b)
+            } else {
+                [(0, 0); 2]
+            };
+            for (k, o) in out.iter_mut().enumerate() {
+                o.min.push(r[k].0.max(0) as f64);
+                o.max.push(r[k].1.max(0) as f64);
+                o.defined.push(defined);
             }
-        };
+        }
+        let [allocated, reserved] = out;
         Ok(CurveAnswer {
-            allocated: reduce(&c.1),
-            reserved: reduce(&c.2),
+            allocated,
+            reserved,
         })
     }
 
