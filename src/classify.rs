@@ -59,6 +59,8 @@ pub enum Unit {
     /// module was called `profiler`, kept for the page and for scripts reading `--json`).
     #[serde(rename = "ascend-run")]
     ProfilerRun(Box<ProfilerRun>),
+    /// A PyTorch / torch_npu memory snapshot (`_dump_snapshot` pickle).
+    Snapshot(crate::snapshot::recognize::SnapshotFile),
     /// Anything else, with the reason.
     Unknown(UnknownFile),
 }
@@ -69,6 +71,7 @@ impl Unit {
         match self {
             Unit::Somas(s) | Unit::TaskInfo(s) => &s.path,
             Unit::ProfilerRun(r) => &r.path,
+            Unit::Snapshot(s) => &s.path,
             Unit::Unknown(u) => &u.path,
         }
     }
@@ -79,6 +82,7 @@ impl Unit {
             Unit::Somas(_) => "somas",
             Unit::TaskInfo(_) => "task-info",
             Unit::ProfilerRun(_) => "ascend-run",
+            Unit::Snapshot(_) => "snapshot",
             Unit::Unknown(_) => "unknown",
         }
     }
@@ -774,6 +778,10 @@ fn classify_loose(path: &str, size: u64, head: &Head) -> Unit {
     };
     if size == 0 || bytes.is_empty() {
         return unknown("empty file (0 bytes)".to_string());
+    }
+    // Snapshots are binary pickles, whatever their name: sniffed before the binary check.
+    if let Some(s) = crate::snapshot::recognize::recognize(path, size, bytes) {
+        return Unit::Snapshot(s);
     }
     if bytes.contains(&0) {
         return unknown(

@@ -17,6 +17,7 @@ pub mod generate;
 pub mod intern;
 pub mod model;
 pub mod pickle;
+pub mod recognize;
 pub mod state;
 pub mod summary;
 pub mod timeline;

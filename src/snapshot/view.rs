@@ -676,46 +676,65 @@ impl SnapshotView {
         if block.is_none() && !hit_any {
             return Ok(None);
         }
-        let f = d.fragmentation.iter().find(|f| f.segment == si);
         Ok(Some(match block {
-            Some(bi) => {
-                let bl = &self.snap.blocks[bi as usize];
-                let group = self.group_of(bl.stack);
-                BlockInfo {
-                    kind: "block",
-                    segment: si,
-                    block: Some(bi),
-                    address: hex(bl.address),
-                    size: bl.size,
-                    requested_size: Some(bl.requested_size),
-                    state: bl.state.label(),
-                    stream: s.stream,
-                    allocated: None,
-                    largest_free_block: None,
-                    group,
-                    group_label: group_label(&self.snap, group),
-                    stack: self.frames_of(bl.stack),
-                }
-            }
-            None => {
-                let group = self.group_of(s.stack);
-                BlockInfo {
-                    kind: "segment",
-                    segment: si,
-                    block: None,
-                    address: hex(s.address),
-                    size: s.total_size,
-                    requested_size: None,
-                    state: s.segment_type.label(),
-                    stream: s.stream,
-                    allocated: f.map(|f| f.allocated),
-                    largest_free_block: f.map(|f| f.largest_free_block),
-                    group,
-                    group_label: group_label(&self.snap, group),
-                    stack: self.frames_of(s.stack),
-                }
-            }
+            Some(bi) => self.block(req.device, bi)?,
+            None => self.segment_info(k, si),
         }))
+    }
+
+    /// Block `block` (an index into [`Snapshot::blocks`]) of device `device`, with its stack.
+    pub fn block(&mut self, device: i64, block: u32) -> Result<BlockInfo, String> {
+        let k = self.device(device)?;
+        let d = &self.analysis.devices[k];
+        let si = d
+            .segments
+            .iter()
+            .copied()
+            .find(|&si| {
+                let s = &self.snap.segments[si as usize];
+                (s.first_block..s.first_block + s.block_count).contains(&block)
+            })
+            .ok_or_else(|| format!("no block {block} on device {device}"))?;
+        let s = &self.snap.segments[si as usize];
+        let bl = &self.snap.blocks[block as usize];
+        let group = self.group_of(bl.stack);
+        Ok(BlockInfo {
+            kind: "block",
+            segment: si,
+            block: Some(block),
+            address: hex(bl.address),
+            size: bl.size,
+            requested_size: Some(bl.requested_size),
+            state: bl.state.label(),
+            stream: s.stream,
+            allocated: None,
+            largest_free_block: None,
+            group,
+            group_label: group_label(&self.snap, group),
+            stack: self.frames_of(bl.stack),
+        })
+    }
+
+    fn segment_info(&self, k: usize, si: u32) -> BlockInfo {
+        let d = &self.analysis.devices[k];
+        let s = &self.snap.segments[si as usize];
+        let f = d.fragmentation.iter().find(|f| f.segment == si);
+        let group = self.group_of(s.stack);
+        BlockInfo {
+            kind: "segment",
+            segment: si,
+            block: None,
+            address: hex(s.address),
+            size: s.total_size,
+            requested_size: None,
+            state: s.segment_type.label(),
+            stream: s.stream,
+            allocated: f.map(|f| f.allocated),
+            largest_free_block: f.map(|f| f.largest_free_block),
+            group,
+            group_label: group_label(&self.snap, group),
+            stack: self.frames_of(s.stack),
+        }
     }
 
     /// Builds table `name` of device `k`: the table and each row's group.

@@ -31,6 +31,7 @@ pub fn run(paths: &[PathBuf], json: bool) -> Result<ExitCode, String> {
                 let role = if r.role.is_empty() { "-" } else { &r.role };
                 format!("{rank} role {role}{step}")
             }
+            Unit::Snapshot(s) => s.summary(),
             Unit::Unknown(u) => u.reason.clone(),
         };
         writeln!(out, "{:<11} {}  {}", unit.kind(), unit.path(), detail)

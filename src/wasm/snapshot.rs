@@ -1,0 +1,184 @@
+//! The snapshot views' questions, converted: requests arrive as JavaScript objects and are
+//! deserialised into the core's request types ([`crate::snapshot::view`]); answers leave as the
+//! JSON of the core's answer types, or — for what a view asks at every frame (curve columns,
+//! visible rectangles) — as typed arrays. No logic lives here.
+
+use super::session::Session;
+use crate::chart::Lod;
+use crate::snapshot::view::{CurveRequest, HitRequest, SnapshotView, TableRequest, ViewRequest};
+use crate::source::{Source, SourceError};
+use js_sys::{Float32Array, Float64Array, Object, Reflect, Uint32Array, Uint8Array};
+use std::cell::Cell;
+use wasm_bindgen::prelude::*;
+
+fn err(msg: impl std::fmt::Display) -> JsError {
+    JsError::new(&msg.to_string())
+}
+
+fn set(obj: &Object, key: &str, value: impl Into<JsValue>) {
+    // Reflect::set on a plain object cannot fail.
+    let _ = Reflect::set(obj, &JsValue::from_str(key), &value.into());
+}
+
+fn request<T: serde::de::DeserializeOwned>(v: JsValue) -> Result<T, JsError> {
+    serde_wasm_bindgen::from_value(v).map_err(|e| err(format!("bad request: {e}")))
+}
+
+fn json<T: serde::Serialize>(v: &T) -> Result<String, JsError> {
+    serde_json::to_string(v).map_err(err)
+}
+
+/// A source that tells `progress(done, total, label)` how far reading has come.
+struct Watched<'a> {
+    inner: &'a dyn Source,
+    progress: &'a js_sys::Function,
+    label: String,
+    last: Cell<f64>,
+}
+
+impl Source for Watched<'_> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize, SourceError> {
+        let n = self.inner.read_at(offset, buf)?;
+        let now = js_sys::Date::now();
+        if now - self.last.get() > 50.0 {
+            self.last.set(now);
+            let _ = self.progress.call3(
+                &JsValue::NULL,
+                &((offset + n as u64) as f64).into(),
+                &(self.len() as f64).into(),
+                &JsValue::from_str(&self.label),
+            );
+        }
+        Ok(n)
+    }
+}
+
+fn lod_object(lod: &Lod) -> Object {
+    let o = Object::new();
+    set(&o, "x", Float32Array::from(&lod.x[..]));
+    set(&o, "y", Float32Array::from(&lod.y[..]));
+    set(&o, "w", Float32Array::from(&lod.w[..]));
+    set(&o, "h", Float32Array::from(&lod.h[..]));
+    set(&o, "cls", Uint8Array::from(&lod.class[..]));
+    set(&o, "id", Uint32Array::from(&lod.id[..]));
+    set(&o, "visible", lod.visible as f64);
+    set(&o, "individual", lod.individual as f64);
+    set(&o, "merged", lod.merged as f64);
+    o
+}
+
+/// An opened memory snapshot held in the worker.
+#[wasm_bindgen]
+pub struct SnapshotSession {
+    view: SnapshotView,
+    read_ms: f64,
+}
+
+#[wasm_bindgen]
+impl SnapshotSession {
+    /// Reads and analyses the snapshot at `path` of the session; `progress(done, total, label)`
+    /// follows the reading.
+    pub fn open(
+        session: &Session,
+        path: &str,
+        progress: &js_sys::Function,
+    ) -> Result<SnapshotSession, JsError> {
+        let t0 = js_sys::Date::now();
+        let src = session.source(path).map_err(err)?;
+        let watched = Watched {
+            inner: &src,
+            progress,
+            label: format!("reading {path}"),
+            last: Cell::new(0.0),
+        };
+        let view = SnapshotView::open(&watched).map_err(err)?;
+        Ok(SnapshotSession {
+            view,
+            read_ms: js_sys::Date::now() - t0,
+        })
+    }
+
+    /// The overview (summary and devices) as JSON, with the time reading took.
+    pub fn overview(&mut self) -> Result<String, JsError> {
+        let mut v = serde_json::to_value(self.view.overview()).map_err(err)?;
+        v["read_ms"] = self.read_ms.into();
+        Ok(v.to_string())
+    }
+
+    /// `summary.json`, byte for byte what `memlens snapshot --json` prints.
+    #[wasm_bindgen(js_name = summaryJson)]
+    pub fn summary_json(&self) -> String {
+        self.view.summary_json()
+    }
+
+    /// Curve columns: `{allocated: {min, max, defined}, reserved: {…}}` as typed arrays.
+    pub fn curve(&mut self, req: JsValue) -> Result<Object, JsError> {
+        let r: CurveRequest = request(req)?;
+        let a = self.view.curve(&r).map_err(err)?;
+        let o = Object::new();
+        for (name, c) in [("allocated", &a.allocated), ("reserved", &a.reserved)] {
+            let s = Object::new();
+            set(&s, "min", Float64Array::from(&c.min[..]));
+            set(&s, "max", Float64Array::from(&c.max[..]));
+            let defined: Vec<u8> = c.defined.iter().map(|&d| u8::from(d)).collect();
+            set(&s, "defined", Uint8Array::from(&defined[..]));
+            set(&o, name, s);
+        }
+        Ok(o)
+    }
+
+    /// The stacked timeline of a window: `{x, y, w, h, cls, id, visible, individual, merged}`.
+    pub fn timeline(&mut self, req: JsValue) -> Result<Object, JsError> {
+        let r: ViewRequest = request(req)?;
+        Ok(lod_object(&self.view.timeline_view(&r).map_err(err)?))
+    }
+
+    /// The allocation under a point of the timeline (JSON, `null` when none).
+    #[wasm_bindgen(js_name = timelineHit)]
+    pub fn timeline_hit(&mut self, req: JsValue) -> Result<String, JsError> {
+        let r: HitRequest = request(req)?;
+        json(&self.view.timeline_hit(&r).map_err(err)?)
+    }
+
+    /// One allocation of the timeline by element index (JSON).
+    pub fn allocation(&mut self, device: f64, element: u32) -> Result<String, JsError> {
+        json(&self.view.allocation(device as i64, element).map_err(err)?)
+    }
+
+    /// One block of the allocator state by block index (JSON).
+    pub fn block(&mut self, device: f64, block: u32) -> Result<String, JsError> {
+        json(&self.view.block(device as i64, block).map_err(err)?)
+    }
+
+    /// The allocator state view of a window (same shape as [`SnapshotSession::timeline`]).
+    pub fn state(&mut self, req: JsValue) -> Result<Object, JsError> {
+        let r: ViewRequest = request(req)?;
+        Ok(lod_object(&self.view.state_view(&r).map_err(err)?))
+    }
+
+    /// The block or segment under a point of the allocator state view (JSON, `null` when none).
+    #[wasm_bindgen(js_name = stateHit)]
+    pub fn state_hit(&mut self, req: JsValue) -> Result<String, JsError> {
+        let r: HitRequest = request(req)?;
+        json(&self.view.state_hit(&r).map_err(err)?)
+    }
+
+    /// A page of a table (JSON).
+    pub fn table(&mut self, req: JsValue) -> Result<String, JsError> {
+        let r: TableRequest = request(req)?;
+        let a = self.view.table(&r).map_err(err)?;
+        json(&a)
+    }
+
+    /// The export file `name`'s bytes.
+    pub fn export(&self, name: &str) -> Result<Uint8Array, JsError> {
+        let b = self.view.export(name).map_err(err)?;
+        Ok(Uint8Array::from(&b[..]))
+    }
+}
