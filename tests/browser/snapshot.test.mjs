@@ -1,0 +1,254 @@
+// The memory-snapshot tab against the CLI: the real samples and generated snapshots (several
+// devices, OOMs, expandable segments, the torch-2.0 layout in a file named .json) are recognised
+// and show the figures `memlens snapshot --json` prints; a broken snapshot shows the CLI's error
+// while the other files of the drop still open; hover shows an allocation's size and stack, a
+// click selects it, a group row highlights its allocations in both charts; every export equals
+// `--out` byte for byte on the threaded and single-threaded engines and in the offline file; no
+// request leaves the origin; screenshots at 1440×900 and 1024×700, light and dark.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, rmSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, dropFiles, pageUnits, cliUnits, sorted, readTree } from './harness.mjs';
+
+const FIX = path.join(root, 'fixtures', 'snapshots');
+const TINY = 'cs336_tiny_mem_snapshot.pickle';
+const MEDIUM = 'cs336_medium_128_training_memory_snapshot.pickle';
+const OLD_JSON = 'generated_torch20_p2.json';
+let isolated;
+let plain;
+let tmp;
+let gen; // a generated snapshot: 2 devices, OOMs, expandable segments
+
+function cli(rel, cwd) {
+  const r = spawnSync(CLI, ['snapshot', rel, '--json'], { cwd, encoding: 'utf8', maxBuffer: 1 << 28 });
+  if (r.status !== 0) return { error: r.stderr.trim(), status: r.status };
+  return { json: JSON.parse(r.stdout), text: r.stdout };
+}
+
+function entry(rel, full) {
+  return { path: rel, base64: readFileSync(full).toString('base64') };
+}
+
+async function fresh(page, url, hash = '') {
+  await page.goto('about:blank');
+  await page.goto(url + hash);
+  await engineThreads(page);
+}
+
+/** Waits for the snapshot tab to finish opening a file; returns its state. */
+async function snapSettled(page, timeout = 120000) {
+  await page.waitForFunction(() => {
+    const s = document.querySelector('[data-testid="snapshot"]');
+    return s && ['ready', 'error', 'empty'].includes(s.dataset.state);
+  }, null, { timeout });
+  return page.getAttribute('[data-testid="snapshot"]', 'data-state');
+}
+
+async function metrics(page) {
+  const all = await page.$$eval('[data-metric^="snapshot-"]', (els) => els.map((e) => [e.dataset.metric, e.dataset.value]));
+  return Object.fromEntries(all);
+}
+
+function expectedMetrics(d) {
+  return {
+    'snapshot-reserved-bytes': String(d.reserved_bytes),
+    'snapshot-allocated-bytes': String(d.allocated_bytes),
+    'snapshot-peak-bytes': String(d.peak_allocated_bytes),
+    'snapshot-segments': String(d.segments),
+    'snapshot-blocks': String(d.blocks),
+    'snapshot-entries': String(d.trace_entries),
+    'snapshot-ooms': String(d.oom_events),
+    'snapshot-largest-free-block': String(d.largest_free_block),
+  };
+}
+
+/** Waits for both charts to have drawn an answer. */
+async function drawn(page) {
+  await page.waitForFunction(() => ['timeline', 'state'].every((v) => Number(document.getElementById(`snap-${v}`)?.dataset.rendered || 0) > 0), null, { timeout: 60000 });
+}
+
+async function exportFile(page, name) {
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click(`[data-testid="snapshot-export"] [data-file="${name}"]`)]);
+  return readFileSync(await dl.path());
+}
+
+before(async () => {
+  isolated = await startServer({ isolate: true });
+  plain = await startServer({ isolate: false });
+  tmp = mkdtempSync(path.join(tmpdir(), 'memlens-snapshot-page-'));
+  mkdirSync(path.join(tmp, 'snaps'));
+  for (const f of [TINY, MEDIUM, OLD_JSON]) writeFileSync(path.join(tmp, 'snaps', f), readFileSync(path.join(FIX, f)));
+  const g = path.join(tmp, 'snaps', 'gen.pickle');
+  execFileSync(CLI, ['generate', 'snapshot', '--size-mb', '3', '--devices', '2', '--ooms', '2', '--expandable', '--seed', '3', '--out', g]);
+  gen = g;
+  // A truncated copy of the tiny sample.
+  const full = readFileSync(path.join(FIX, TINY));
+  writeFileSync(path.join(tmp, 'snaps', 'broken.pickle'), full.subarray(0, 40000));
+});
+
+after(async () => {
+  await isolated.close();
+  await plain.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+test('the samples and a generated snapshot show the figures of memlens snapshot --json; classification equals inspect', async () => {
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    for (const name of [TINY, MEDIUM, 'gen.pickle']) {
+      await fresh(page, isolated.url);
+      await dropFiles(page, [entry(`snaps/${name}`, path.join(tmp, 'snaps', name))]);
+      assert.equal(await snapSettled(page), 'ready', name);
+      const { json } = cli(`snaps/${name}`, tmp);
+      for (const [dev, d] of Object.entries(json.devices)) {
+        if (dev !== String(Object.keys(json.devices)[0])) {
+          await page.selectOption('[data-testid="snapshot-device"]', dev);
+          await page.waitForFunction((v) => document.querySelector('[data-metric="snapshot-entries"]')?.dataset.value === v, String(d.trace_entries));
+        }
+        assert.deepEqual(await metrics(page), expectedMetrics(d), `${name} device ${dev}`);
+      }
+      await drawn(page);
+    }
+    // Classification: the page and inspect agree on the whole folder (a .json pickle included).
+    await fresh(page, isolated.url);
+    const drop = [TINY, MEDIUM, OLD_JSON, 'gen.pickle', 'broken.pickle'].map((n) => entry(`snaps/${n}`, path.join(tmp, 'snaps', n)));
+    await dropFiles(page, drop);
+    await snapSettled(page);
+    const units = sorted(await pageUnits(page));
+    assert.deepEqual(units, sorted(cliUnits(path.join(tmp, 'snaps'))));
+    assert.equal(units.filter((u) => u.kind === 'snapshot').length, 5);
+    assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('a broken snapshot shows the error of the CLI; the other files of the drop still open', async () => {
+  const bad = cli('snaps/broken.pickle', tmp);
+  assert.equal(bad.status, 2);
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await fresh(page, isolated.url);
+    const drop = ['broken.pickle', OLD_JSON].map((n) => entry(`snaps/${n}`, path.join(tmp, 'snaps', n)));
+    await dropFiles(page, drop);
+    assert.equal(await snapSettled(page), 'error');
+    assert.equal(await page.getAttribute('[data-testid="snapshot"]', 'data-file'), 'snaps/broken.pickle');
+    assert.equal(await page.textContent('[data-testid="snapshot-error"]'), `This snapshot cannot be read: ${bad.error}`);
+    await page.selectOption('[data-testid="snapshot-file"]', '1');
+    await page.waitForFunction(() => document.querySelector('[data-testid="snapshot"]').dataset.file === 'snaps/generated_torch20_p2.json');
+    assert.equal(await snapSettled(page), 'ready');
+    const { json } = cli(`snaps/${OLD_JSON}`, tmp);
+    assert.deepEqual(await metrics(page), expectedMetrics(json.devices['0']));
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('hover shows size and stack; a click selects; a group row highlights its allocations in both charts', async () => {
+  const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
+  try {
+    const page = await b.page();
+    await fresh(page, isolated.url);
+    await dropFiles(page, [entry(`snaps/${MEDIUM}`, path.join(tmp, 'snaps', MEDIUM))]);
+    assert.equal(await snapSettled(page), 'ready');
+    await drawn(page);
+    const canvas = page.locator('[data-testid="snapshot-timeline"]');
+    await canvas.scrollIntoViewIfNeeded();
+    const box = await canvas.boundingBox();
+    const [left, top, w, h] = (await canvas.getAttribute('data-area')).split(',').map(Number);
+    // Low in the stack, at the middle of the trace: an allocation is there.
+    await page.mouse.move(box.x + left + w * 0.5, box.y + top + h * 0.9);
+    await page.waitForSelector('[data-testid="tooltip"]:not([hidden])', { timeout: 20000 });
+    const tip = await page.textContent('[data-testid="tooltip"]');
+    assert.match(tip, / at 0x[0-9a-f]+/);
+    assert.match(tip, /group/);
+    await page.mouse.click(box.x + left + w * 0.5, box.y + top + h * 0.9);
+    await page.waitForFunction(() => /n\.el=\d+/.test(location.hash));
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="snapshot-frame"]').length > 0);
+    const selected = await page.getAttribute('#snap-detail', 'data-selected');
+    assert.ok(tip.includes(selected), `${selected} in ${tip}`);
+    // A group row of the at-the-peak table highlights: both charts are drawn again.
+    const before = await page.evaluate(() => ['timeline', 'state'].map((v) => Number(document.getElementById(`snap-${v}`).dataset.rendered)));
+    const row = page.locator('#snap-tables [data-testid="snapshot-row"]').nth(1);
+    await row.click();
+    await page.waitForFunction((b0) => ['timeline', 'state'].every((v, i) => Number(document.getElementById(`snap-${v}`).dataset.rendered) > b0[i]), before);
+    assert.match(await page.evaluate(() => location.hash), /n\.g=\d+/);
+    // The tables filter in the engine.
+    await page.click('#snap-tables [data-table="allocations"]');
+    await page.waitForFunction(() => document.getElementById('snap-tables').dataset.table === 'allocations');
+    const all = Number(await page.getAttribute('#snap-tables', 'data-total'));
+    await page.fill('[data-testid="snapshot-table-filter"]', 'optimizer.py');
+    await page.waitForFunction((n) => Number(document.getElementById('snap-tables').dataset.total) < n, all);
+    assert.ok(Number(await page.getAttribute('#snap-tables', 'data-total')) > 0);
+    assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('every export equals memlens snapshot --out, on the threaded and single-threaded engines and offline', async () => {
+  const out = path.join(tmp, 'out');
+  rmSync(out, { recursive: true, force: true });
+  execFileSync(CLI, ['snapshot', 'snaps/gen.pickle', '--out', out], { cwd: tmp });
+  const disk = readTree(out);
+  assert.deepEqual(Object.keys(disk).sort(), ['allocations.csv', 'blocks.csv', 'live_at_peak_by_frame.csv', 'live_at_snapshot_by_frame.csv', 'ooms.csv', 'segments.csv', 'summary.json']);
+  assert.ok(disk['summary.json'].equals(Buffer.from(cli('snaps/gen.pickle', tmp).text)));
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    const offline = pathToFileURL(path.join(root, 'dist', 'memlens.html')).href;
+    for (const [url, threaded] of [[isolated.url, true], [plain.url, false], [offline, false]]) {
+      await fresh(page, url);
+      assert.equal((await engineThreads(page)) > 1, threaded && (await page.evaluate(() => navigator.hardwareConcurrency)) > 1, url);
+      await dropFiles(page, [entry('snaps/gen.pickle', gen)]);
+      assert.equal(await snapSettled(page), 'ready');
+      for (const name of Object.keys(disk)) assert.ok((await exportFile(page, name)).equals(disk[name]), `${name} differs (${url})`);
+    }
+    const local = b.requests.filter((u) => u.startsWith('file:'));
+    assert.deepEqual(local.filter((u) => u !== offline), []);
+    assert.deepEqual(foreignRequests(b.requests.filter((u) => !u.startsWith('file:')), isolated.origin).filter((u) => !u.startsWith(plain.origin)), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('screenshots of every view at 1440×900 and 1024×700, light and dark', async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  for (const [width, height] of [[1440, 900], [1024, 700]]) {
+    for (const scheme of ['light', 'dark']) {
+      const b = await openBrowser({ colorScheme: scheme, viewport: { width, height } });
+      try {
+        const page = await b.page();
+        await fresh(page, isolated.url);
+        await dropFiles(page, [entry('snaps/gen.pickle', gen)]);
+        assert.equal(await snapSettled(page), 'ready');
+        await drawn(page);
+        const tag = `${width}-${scheme}`;
+        for (const v of ['overview', 'timeline', 'state', 'tables', 'detail', 'export']) {
+          await page.locator(`#snap-${v}`).screenshot({ path: path.join(SHOTS, `snapshot-${v}-${tag}.png`) });
+        }
+        const canvas = page.locator('[data-testid="snapshot-timeline"]');
+        await canvas.scrollIntoViewIfNeeded();
+        const box = await canvas.boundingBox();
+        const [left, top, w, h] = (await canvas.getAttribute('data-area')).split(',').map(Number);
+        await page.mouse.move(box.x + left + w * 0.4, box.y + top + h * 0.85);
+        await page.waitForSelector('[data-testid="tooltip"]:not([hidden])', { timeout: 20000 });
+        await page.screenshot({ path: path.join(SHOTS, `snapshot-hover-${tag}.png`) });
+        assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
+        assert.deepEqual(b.consoleErrors, []);
+      } finally {
+        await b.close();
+      }
+    }
+  }
+});
