@@ -126,3 +126,39 @@ fn stacks_keep_every_frame_in_order() {
     assert_eq!(snap.segments[0].is_expandable, Some(false));
     assert_eq!(snap.annotations.len(), 0);
 }
+
+#[test]
+fn classification_recognises_snapshots_by_content_whatever_their_name() {
+    let inv = memlens::families::classify_paths(&[dir().to_path_buf()]);
+    let kind_of = |name: &str| {
+        inv.units
+            .iter()
+            .find(|u| u.path().ends_with(name))
+            .map(|u| u.kind())
+    };
+    for name in FILES {
+        assert_eq!(kind_of(name), Some("snapshot"), "{name}");
+    }
+    // A torch-2.0-layout pickle named .json.
+    assert_eq!(kind_of("generated_torch20_p2.json"), Some("snapshot"));
+    assert_eq!(kind_of("expected.json"), Some("unknown"));
+    let s = inv
+        .units_of::<memlens::snapshot::recognize::SnapshotFile>()
+        .find(|s| s.path.ends_with("generated_torch20_p2.json"))
+        .expect("listed");
+    assert_eq!((s.protocol, s.layout), (2, "dict"));
+    // A pickle of something else is explained, not just unknown.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("model.pkl"),
+        b"\x80\x04}\x94\x8c\x01a\x94K\x01s.",
+    )
+    .unwrap();
+    let inv = memlens::families::classify_paths(&[tmp.path().to_path_buf()]);
+    let u = serde_json::to_value(&inv.units[0]).unwrap();
+    assert_eq!(u["kind"], "unknown");
+    assert_eq!(
+        u["reason"],
+        "a Python pickle, but not a memory snapshot (no 'segments' or 'device_traces' at its top)"
+    );
+}

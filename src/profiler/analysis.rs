@@ -3,13 +3,14 @@
 //! the role × rank matrix and outliers; plus the queries a view needs (table pages, curves).
 
 use super::attribution::{self, Attribution, StackSource};
-use super::discover::{FileOpener, Job, RankInput};
+use super::discover::{Job, RankInput};
 use super::memory_record::{self, Metric, Series};
 use super::module_mem::{self, ModuleSeries};
 use super::operator_memory::{self, MemRow, RowSource};
 use super::trace::{self, StepSpan, TraceOptions};
 use super::Interner;
 use crate::diag::Diagnostic;
+use crate::input::FileOpener;
 use serde::Serialize;
 
 /// How to analyse.

@@ -2,8 +2,10 @@
 //! run folders. (Named for what it reads, profiler output; SOMAS dumps come from Ascend too.)
 //!
 //! The pipeline, one module a step:
-//! - [`discover`] turns classified run folders (from [`crate::classify`], including members of
-//!   archives expanded by [`archive`]) into jobs: (role, rank) → run folders ordered by timestamp;
+//! - [`run_folder`] recognises run folders among the inputs (for [`crate::input`]'s
+//!   classification) and reads their rank, role and step;
+//! - [`discover`] turns the classified run folders into jobs: (role, rank) → run folders ordered
+//!   by timestamp;
 //! - [`operator_memory`], [`memory_record`] and [`module_mem`] read the CSVs (on top of
 //!   [`csv_common`], which maps columns by header and parses times exactly to `i64` nanoseconds);
 //! - [`trace`] streams `trace_view.json` in chunks, keeping only `cpu_op` events, step spans and the
@@ -20,7 +22,6 @@
 #![warn(missing_docs)]
 
 pub mod analysis;
-pub mod archive;
 pub mod attribution;
 pub mod csv_common;
 pub mod discover;
@@ -28,11 +29,14 @@ pub mod generate;
 pub mod memory_record;
 pub mod module_mem;
 pub mod operator_memory;
+pub mod plan;
+pub mod run_folder;
 pub mod trace;
 pub mod view;
 
 pub use analysis::{analyze_job, AnalyzeOptions, JobAnalysis, RankAnalysis};
-pub use discover::{discover_job, FileOpener, InputSet, Job, RankInput};
+pub use discover::{discover_job, job_of, Job, RankInput};
+pub use run_folder::{ProfilerRun, RunFiles};
 
 use std::collections::HashMap;
 

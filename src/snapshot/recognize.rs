@@ -3,6 +3,7 @@
 //! examples name them `.pickle`, users `.pkl`, `.json` or nothing.
 
 use super::{sniff, SNIFF_BYTES};
+use crate::input::classify::{FileView, Recognizer, Unit, UnitBody};
 use serde::Serialize;
 
 /// A memory snapshot among the inputs.
@@ -18,15 +19,17 @@ pub struct SnapshotFile {
     pub layout: &'static str,
 }
 
-impl SnapshotFile {
-    /// One line for `memlens inspect`.
-    pub fn summary(&self) -> String {
+impl UnitBody for SnapshotFile {
+    fn kind(&self) -> &'static str {
+        "snapshot"
+    }
+    fn path(&self) -> &str {
+        &self.path
+    }
+    fn summary(&self) -> String {
         format!("pickle protocol {}, {}", self.protocol, self.layout)
     }
 }
-
-/// Leading bytes needed to recognise a snapshot.
-pub const HEAD_BYTES: usize = SNIFF_BYTES;
 
 /// The snapshot a loose file is, from its path, size and first bytes.
 pub fn recognize(path: &str, size: u64, head: &[u8]) -> Option<SnapshotFile> {
@@ -37,4 +40,30 @@ pub fn recognize(path: &str, size: u64, head: &[u8]) -> Option<SnapshotFile> {
         protocol: s.protocol,
         layout: if s.dict { "dict" } else { "segment_list" },
     })
+}
+
+/// The recognizer of memory snapshots (loose files, by their first bytes).
+pub struct Snapshots;
+
+impl Recognizer for Snapshots {
+    fn describes(&self) -> &'static [&'static str] {
+        &["a memory snapshot"]
+    }
+
+    fn loose_head(&self, _path: &str, _size: u64) -> usize {
+        SNIFF_BYTES
+    }
+
+    fn recognize(&self, file: &FileView) -> Option<Unit> {
+        recognize(file.path, file.size, file.head.bytes()?).map(Unit::new)
+    }
+
+    fn explain(&self, file: &FileView) -> Option<String> {
+        // A pickle that is not a snapshot: say so rather than "unknown".
+        let b = file.head.bytes()?;
+        (b.first() == Some(&0x80) && b.get(1).is_some_and(|p| *p <= 5)).then(|| {
+            "a Python pickle, but not a memory snapshot (no 'segments' or 'device_traces' at its top)"
+                .to_string()
+        })
+    }
 }

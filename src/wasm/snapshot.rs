@@ -92,7 +92,7 @@ impl SnapshotSession {
         let t0 = js_sys::Date::now();
         let src = session.source(path).map_err(err)?;
         let watched = Watched {
-            inner: &src,
+            inner: &*src,
             progress,
             label: format!("reading {path}"),
             last: Cell::new(0.0),
