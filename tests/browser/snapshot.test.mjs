@@ -29,6 +29,40 @@ function cli(rel, cwd) {
   return { json: JSON.parse(r.stdout), text: r.stdout };
 }
 
+/**
+ * A minimal pickle (protocol 2, no memo) of a JavaScript value made of objects, arrays, strings
+ * and non-negative integers: enough to write a small snapshot with chosen names.
+ */
+function pickle(value) {
+  const out = [Buffer.from([0x80, 2])];
+  const put = (v) => {
+    if (typeof v === 'string') {
+      const b = Buffer.from(v, 'utf8');
+      const len = Buffer.alloc(4);
+      len.writeUInt32LE(b.length);
+      out.push(Buffer.from('X'), len, b);
+    } else if (typeof v === 'number') {
+      const b = Buffer.alloc(8);
+      b.writeBigInt64LE(BigInt(v));
+      out.push(Buffer.from([0x8a, 8]), b);
+    } else if (Array.isArray(v)) {
+      out.push(Buffer.from(']('));
+      v.forEach(put);
+      out.push(Buffer.from('e'));
+    } else {
+      out.push(Buffer.from('}('));
+      for (const [k, x] of Object.entries(v)) {
+        put(k);
+        put(x);
+      }
+      out.push(Buffer.from('u'));
+    }
+  };
+  put(value);
+  out.push(Buffer.from('.'));
+  return Buffer.concat(out);
+}
+
 function entry(rel, full) {
   return { path: rel, base64: readFileSync(full).toString('base64') };
 }
@@ -216,6 +250,55 @@ test('every export equals memlens snapshot --out, on the threaded and single-thr
     const local = b.requests.filter((u) => u.startsWith('file:'));
     assert.deepEqual(local.filter((u) => u !== offline), []);
     assert.deepEqual(foreignRequests(b.requests.filter((u) => !u.startsWith('file:')), isolated.origin).filter((u) => !u.startsWith(plain.origin)), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('frame names and file names with HTML and script render as text and run nothing', async () => {
+  const IMG = '<img src=x onerror="window.__pwned=1">';
+  const SCRIPT = '<script>window.__pwned=2</script>';
+  const frame = { filename: `/home/u/${IMG}.py`, line: 7, name: SCRIPT };
+  const snap = {
+    segments: [{ device: 0, address: 4096, total_size: 2097152, allocated_size: 1048576, active_size: 1048576, requested_size: 1048576, stream: 0, segment_type: 'large',
+      blocks: [{ address: 4096, size: 1048576, requested_size: 1048576, state: 'active_allocated', frames: [frame] },
+        { address: 4096 + 1048576, size: 1048576, requested_size: 0, state: 'inactive', frames: [] }] }],
+    device_traces: [[{ action: 'alloc', addr: 4096, size: 1048576, stream: 0, frames: [frame] }]],
+  };
+  const name = `snaps/<svg onload="window.__pwned=3">.pickle`;
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await fresh(page, isolated.url);
+    await dropFiles(page, [{ path: name, base64: pickle(snap).toString('base64') }]);
+    assert.equal(await snapSettled(page), 'ready');
+    await drawn(page);
+    const canvas = page.locator('[data-testid="snapshot-timeline"]');
+    await canvas.scrollIntoViewIfNeeded();
+    const box = await canvas.boundingBox();
+    const [left, top, w, h] = (await canvas.getAttribute('data-area')).split(',').map(Number);
+    await page.mouse.move(box.x + left + w * 0.5, box.y + top + h * 0.8);
+    await page.waitForSelector('[data-testid="tooltip"]:not([hidden])', { timeout: 20000 });
+    assert.ok((await page.textContent('[data-testid="tooltip"]')).includes(`${IMG}.py:7 ${SCRIPT}`));
+    await page.mouse.click(box.x + left + w * 0.5, box.y + top + h * 0.8);
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="snapshot-frame"]').length === 1);
+    const seen = await page.evaluate(() => {
+      const root = document.querySelector('[data-testid="snapshot"]');
+      return {
+        pwned: window.__pwned ?? 0,
+        elements: [...document.querySelectorAll('main script, main img, main svg, main iframe, [data-testid="tooltip"] img')].map((e) => e.outerHTML),
+        frame: document.querySelector('[data-testid="snapshot-frame"]').textContent,
+        picker: root.querySelector('[data-testid="snapshot-file"]').textContent,
+      };
+    });
+    assert.equal(seen.pwned, 0, 'a payload ran');
+    assert.deepEqual(seen.elements, []);
+    assert.ok(seen.frame.includes(`/home/u/${IMG}.py:7 ${SCRIPT}`), seen.frame);
+    assert.ok(seen.picker.includes(name));
+    const ownPaths = b.requests.map((u) => new URL(u).pathname);
+    assert.ok(!ownPaths.includes('/x'), 'an image was requested');
+    assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
     assert.deepEqual(b.consoleErrors, []);
   } finally {
     await b.close();
