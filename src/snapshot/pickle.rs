@@ -90,12 +90,48 @@ impl Val {
     }
 }
 
+/// Memo handles in pages of 64 Ki entries: the memo of a 1 GB snapshot holds tens of millions
+/// of entries, and growing one vector by doubling would need its old and new copies at once.
+#[derive(Default)]
+struct Slots {
+    pages: Vec<Box<[u32]>>,
+    len: usize,
+}
+
+const PAGE_BITS: u32 = 16;
+const PAGE: usize = 1 << PAGE_BITS;
+
+impl Slots {
+    #[inline]
+    fn get(&self, idx: usize) -> Option<&u32> {
+        if idx >= self.len {
+            return None;
+        }
+        self.pages
+            .get(idx >> PAGE_BITS)
+            .and_then(|p| p.get(idx & (PAGE - 1)))
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn set(&mut self, idx: usize, h: u32, fill: u32) {
+        while (idx >> PAGE_BITS) >= self.pages.len() {
+            self.pages.push(vec![fill; PAGE].into_boxed_slice());
+        }
+        if idx >= self.len {
+            self.len = idx + 1;
+        }
+        self.pages[idx >> PAGE_BITS][idx & (PAGE - 1)] = h;
+    }
+}
+
 /// The memo as 4-byte handles: tag in the top 3 bits, payload below; anything that does not fit
 /// goes to a side table.
-/// The pickle memo.
 #[derive(Default)]
 pub(crate) struct Memo {
-    slots: Vec<u32>,
+    slots: Slots,
     side: Vec<Val>,
 }
 
@@ -167,10 +203,7 @@ impl Memo {
     /// Stores `v` at `idx`.
     pub(crate) fn set(&mut self, idx: usize, v: Val) {
         let h = self.encode(v);
-        if idx >= self.slots.len() {
-            self.slots.resize(idx + 1, T_SKIPPED << TAG_SHIFT);
-        }
-        self.slots[idx] = h;
+        self.slots.set(idx, h, T_SKIPPED << TAG_SHIFT);
     }
 }
 
