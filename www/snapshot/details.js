@@ -11,8 +11,9 @@ const metric = (name, label, value, title) =>
     el('div', { class: 'label', text: label }), el('div', { class: 'value', text: typeof value === 'number' ? bytesOrInt(name, value) : value, title: title || '' }));
 const bytesOrInt = (name, v) => (/bytes|block/.test(name) ? bytes(v) : int(v));
 
-export function overviewView({ store, info }) {
+export function overviewView({ store, info, place }) {
   const { section: node, body } = section('overview', 'Overview', 'Figures per device, as `memlens snapshot --json` reports them.');
+  place(node);
   function render() {
     const st = store.get();
     const d = info.summary.devices[String(st.device)];
@@ -45,8 +46,9 @@ export function overviewView({ store, info }) {
   return { node, update: (st, changed) => changed.includes('device') && render(), destroy() {} };
 }
 
-export function detailView({ client, store, onError }) {
+export function detailView({ client, store, onError, place }) {
   const { section: node, body } = section('detail', 'Selected allocation', 'Click an allocation in the timeline or the table, or a block in the allocator state.');
+  place(node);
   let token = 0;
   async function render(st) {
     const mine = ++token;
@@ -101,8 +103,9 @@ export function detailView({ client, store, onError }) {
 
 const FILES = ['summary.json', 'segments.csv', 'blocks.csv', 'allocations.csv', 'live_at_peak_by_frame.csv', 'live_at_snapshot_by_frame.csv', 'ooms.csv'];
 
-export function exportView({ client, onError }) {
+export function exportView({ client, onError, place }) {
   const { section: node, body } = section('export', 'Export', 'The files `memlens snapshot FILE --out DIR` writes, byte for byte; summary.json is what --json prints.');
+  place(node);
   const row = el('div', { class: 'snap-export', 'data-testid': 'snapshot-export' });
   for (const name of FILES) {
     row.append(button(name, async () => {

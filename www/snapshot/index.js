@@ -63,7 +63,7 @@ function mount(panel, ctx) {
     let info;
     try {
       info = await client.call('snapshot.open', { path: f.path }, (p) => {
-        ctx.showProgress(`snapshot: reading ${f.path}`, p.done, p.total);
+        ctx.showProgress(`Reading ${f.path}: ${bytes(p.done)} of ${bytes(p.total)}`, p.done, p.total, false);
       });
     } catch (err) {
       ctx.hideProgress();
@@ -85,17 +85,17 @@ function mount(panel, ctx) {
       return;
     }
     const store = createStore(info.devices);
-    const deps = { client, store, info, onError };
+    // Each view puts its section in the document before it makes its charts, so they start at
+    // their real size.
+    const deps = { client, store, info, onError, place: (node) => content.append(node) };
     const deviceSel = el('select', { 'aria-label': 'device', 'data-testid': 'snapshot-device' },
       ...info.devices.map((d) => el('option', { value: String(d.device), text: `device ${d.device}` })));
     deviceSel.value = String(store.get().device);
     deviceSel.addEventListener('change', () => store.set({ device: Number(deviceSel.value), group: null, element: null, block: null }));
     deviceBox.replaceChildren(el('label', { text: 'Device ' }, deviceSel));
     content.replaceChildren();
-    // In the document before the charts are made, so they start at their real size.
     const make = (fn) => {
       const v = fn(deps);
-      content.append(v.node);
       views.push(v);
       return v;
     };

@@ -12,9 +12,10 @@ import { section, button, latest, palette, stackLines, stateLine } from './commo
 const CLASSES = 5;
 const ROW = 10;
 
-export function stateView({ client, store, info, onError }) {
+export function stateView({ client, store, info, onError, place }) {
   const { section: node, body, tools } = section('state', 'Allocator state at the snapshot',
     'One row per segment, by address; x = bytes into the segment. Blocks are coloured by state. Wheel zooms, drag pans, 0 resets, click selects a block.');
+  place(node);
   const status = el('div', { class: 'snap-status muted', 'data-testid': 'snapshot-state-status' });
   const legend = el('div', { class: 'legend' },
     el('span', { class: 'legend-item' }, el('span', { class: 'swatch snap-s3' }), 'allocated'),

@@ -17,9 +17,10 @@ const TABS = [
 ];
 const WIDE = new Set(['frame', 'file']);
 
-export function tablesView({ client, store, info, onError }) {
+export function tablesView({ client, store, info, onError, place }) {
   const { section: node, body, tools } = section('tables', 'Who holds the memory',
     'Click a header to sort, type to filter (substring or regular expression); click a group to highlight its allocations in the charts.');
+  place(node);
   const tabs = el('div', { class: 'snap-seg', role: 'tablist', 'aria-label': 'table' });
   const filter = el('input', { type: 'search', placeholder: 'filter rows…', 'aria-label': 'filter rows', 'data-testid': 'snapshot-table-filter' });
   const regex = el('input', { type: 'checkbox', 'aria-label': 'regular expression' });

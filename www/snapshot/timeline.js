@@ -12,9 +12,10 @@ import { section, button, latest, palette, stackLines, stateLine } from './commo
 
 const CLASSES = 12;
 
-export function timelineView({ client, store, info, onError }) {
+export function timelineView({ client, store, info, onError, place }) {
   const { section: node, body, tools } = section('timeline', 'Active memory timeline',
     'x = trace entry, y = bytes. Each allocation is a band from its alloc to its free, stacked on those made before it. Wheel zooms (Shift: y only, Alt: x only), drag pans, 0 resets, click selects an allocation.');
+  place(node);
   const status = el('div', { class: 'snap-status muted', 'data-testid': 'snapshot-timeline-status' });
   const legend = el('div', { class: 'legend' },
     el('span', { class: 'legend-item' }, el('span', { class: 'swatch line-allocated' }), 'allocated'),
