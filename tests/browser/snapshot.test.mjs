@@ -211,7 +211,9 @@ test('hover shows size and stack; a click selects; a group row highlights its al
     assert.ok(tip.includes(selected), `${selected} in ${tip}`);
     // A group row of the at-the-peak table highlights: both charts are drawn again.
     const before = await page.evaluate(() => ['timeline', 'state'].map((v) => Number(document.getElementById(`snap-${v}`).dataset.rendered)));
-    const row = page.locator('#snap-tables [data-testid="snapshot-row"]').nth(1);
+    const current = /n\.g=(\d+)/.exec(await page.evaluate(() => location.hash))[1];
+    await page.waitForSelector('#snap-tables [data-testid="snapshot-row"]');
+    const row = page.locator(`#snap-tables [data-testid="snapshot-row"]:not([data-group="${current}"])`).first();
     await row.click();
     await page.waitForFunction((b0) => ['timeline', 'state'].every((v, i) => Number(document.getElementById(`snap-${v}`).dataset.rendered) > b0[i]), before);
     assert.match(await page.evaluate(() => location.hash), /n\.g=\d+/);

@@ -71,6 +71,7 @@ export function tablesView({ client, store, info, onError, place }) {
       columns,
       label: tab.label,
       rowTestId: 'snapshot-row',
+      rowData: (row, rid) => ({ group: String(groupOf.get(rid) ?? '') }),
       minWidth: columns.reduce((s, c) => s + c.minPx, 0),
       sort,
       isSelected: (row, rid) => {
