@@ -40,7 +40,19 @@ fn check(cfg: &GenConfig) -> Vec<u8> {
             .count() as u64;
         assert_eq!(expandable, s.expandable_segments, "{cfg:?}");
         assert_eq!(d.ooms.len() as u64, s.actions[7]);
-        // The curve ends at the snapshot's figure and its peak is at least that.
+        // The trace and the snapshot agree: replaying the trace back from the snapshot never
+        // goes below zero (the allocations made before the trace are still there), and the
+        // curve ends at the snapshot's figure.
+        assert!(
+            d.baseline_bytes >= 0,
+            "{cfg:?}: baseline {}",
+            d.baseline_bytes
+        );
+        if let Some(t) = d.trace {
+            let curve = analysis::allocated_curve(&snap.traces[t], d.baseline_bytes);
+            assert!(curve.iter().all(|&v| v >= 0), "{cfg:?}");
+            assert_eq!(curve.last().copied(), Some(d.allocated_bytes as i64));
+        }
         assert!(d.peak_allocated_bytes >= d.allocated_bytes as i64);
     }
     match cfg.layout {

@@ -328,6 +328,26 @@ struct Live {
     stack: u32,
 }
 
+/// One operation of the workload.
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    /// Allocate `size` bytes from `site` on `stream` into `slot`.
+    Alloc {
+        slot: usize,
+        size: u64,
+        site: u32,
+        stream: usize,
+    },
+    /// Free the allocation in `slot`.
+    Free { slot: usize, stream: usize },
+    /// Free the allocations made before the trace.
+    FreeOld,
+    /// An OOM, then the release of empty segments.
+    Oom,
+    /// An external annotation (iteration start or end).
+    Mark(&'static str),
+}
+
 /// One device's allocator and workload.
 struct Sim {
     rng: fastrand::Rng,
@@ -343,8 +363,10 @@ struct Sim {
     live: BTreeMap<u64, Live>,
     next_addr: u64,
     queue: std::collections::VecDeque<Entry>,
-    /// Activations of the current iteration, per layer.
-    acts: Vec<Vec<u64>>,
+    /// Operations of the current iteration not executed yet.
+    ops: std::collections::VecDeque<Op>,
+    /// Addresses of the current iteration's allocations, by slot.
+    slots: Vec<u64>,
     /// Allocations made before the trace, to free in the first iteration.
     old: Vec<u64>,
     iteration: u64,
@@ -388,7 +410,8 @@ impl Sim {
             live: BTreeMap::new(),
             next_addr: 0x7f00_0000_0000 + (u64::from(device) << 40),
             queue: Default::default(),
-            acts: vec![Vec::new(); layers],
+            ops: Default::default(),
+            slots: Vec::new(),
             old: Vec::new(),
             iteration: 0,
             emit: false,
@@ -613,65 +636,110 @@ impl Sim {
         }
     }
 
-    /// Queues one iteration of the workload.
-    fn iteration(&mut self) {
+    /// Plans one iteration of the workload as a list of operations on allocation slots, executed
+    /// one at a time by [`Sim::step`]: the allocator's state then always matches the entries
+    /// handed out so far (up to the one operation in progress), so a trace cut anywhere agrees
+    /// with the snapshot written from that state.
+    fn plan_iteration(&mut self) {
         let layers = self.layers;
         let site = |phase: usize, layer: usize, op: usize| {
             ((phase * layers + layer) * OPS.len() + op) as u32
         };
         self.iteration += 1;
-        if self.annotations.len() < 64 {
-            self.annotations.push(("START", self.time_us));
-        }
+        self.slots.clear();
+        let mut ops = Vec::new();
+        let mut slot = |ops: &mut Vec<Op>, size: u64, site: u32, stream: usize| {
+            let k = self.slots.len();
+            self.slots.push(0);
+            ops.push(Op::Alloc {
+                slot: k,
+                size,
+                site,
+                stream,
+            });
+            k
+        };
+        ops.push(Op::Mark("START"));
         // Forward.
-        for layer in 0..layers {
+        let mut acts: Vec<Vec<usize>> = vec![Vec::new(); layers];
+        for (layer, acts) in acts.iter_mut().enumerate() {
             for op in 0..OPS.len() {
-                let size = self.act[layer][op];
-                let a = self.alloc(size, site(0, layer, op), 0);
-                self.acts[layer].push(a);
+                let a = slot(&mut ops, self.act[layer][op], site(0, layer, op), 0);
+                acts.push(a);
                 if op % 2 == 1 {
                     let ws = self.rng.u64(512..4 * MIB);
-                    let w = self.alloc(ws, site(0, layer, op), 0);
-                    self.free(w, 0);
+                    let w = slot(&mut ops, ws, site(0, layer, op), 0);
+                    ops.push(Op::Free { slot: w, stream: 0 });
                 }
             }
             if layer == 0 {
-                for a in std::mem::take(&mut self.old) {
-                    self.free(a, 0);
-                }
+                ops.push(Op::FreeOld);
             }
         }
         if self.ooms_left > 0 && self.iteration % 2 == 1 {
             self.ooms_left -= 1;
-            self.oom();
+            ops.push(Op::Oom);
         }
         // Backward: gradient temporaries from the autograd thread, activations freed in reverse,
         // communication buckets on the second stream.
         let mut bucket = None;
         for layer in (0..layers).rev() {
-            let g = self.alloc(self.act[layer][0] / 2 + 512, site(1, layer, 0), 0);
-            for a in std::mem::take(&mut self.acts[layer]).into_iter().rev() {
-                self.free(a, 0);
+            let g = slot(&mut ops, self.act[layer][0] / 2 + 512, site(1, layer, 0), 0);
+            for a in std::mem::take(&mut acts[layer]).into_iter().rev() {
+                ops.push(Op::Free { slot: a, stream: 0 });
             }
-            self.free(g, 0);
+            ops.push(Op::Free { slot: g, stream: 0 });
             if layer % 4 == 0 {
                 if let Some(b) = bucket.take() {
-                    self.free(b, 1);
+                    ops.push(Op::Free { slot: b, stream: 1 });
                 }
-                bucket = Some(self.alloc(25 * MIB, site(1, layer, 5), 1));
+                bucket = Some(slot(&mut ops, 25 * MIB, site(1, layer, 5), 1));
             }
         }
         if let Some(b) = bucket {
-            self.free(b, 1);
+            ops.push(Op::Free { slot: b, stream: 1 });
         }
         // Optimizer step.
         for layer in 0..layers {
             let size = self.rng.u64(KIB..16 * MIB);
-            let t = self.alloc(size, site(2, layer, layer % OPS.len()), 0);
-            self.free(t, 0);
+            let t = slot(&mut ops, size, site(2, layer, layer % OPS.len()), 0);
+            ops.push(Op::Free { slot: t, stream: 0 });
         }
-        if self.annotations.len() < 64 {
-            self.annotations.push(("END", self.time_us));
+        ops.push(Op::Mark("END"));
+        self.ops.extend(ops);
+    }
+
+    /// Executes the next planned operation (planning an iteration when none is left).
+    fn step(&mut self) {
+        let Some(op) = self.ops.pop_front() else {
+            self.plan_iteration();
+            return;
+        };
+        match op {
+            Op::Alloc {
+                slot,
+                size,
+                site,
+                stream,
+            } => {
+                let a = self.alloc(size, site, stream);
+                self.slots[slot] = a;
+            }
+            Op::Free { slot, stream } => {
+                let a = self.slots[slot];
+                self.free(a, stream);
+            }
+            Op::FreeOld => {
+                for a in std::mem::take(&mut self.old) {
+                    self.free(a, 0);
+                }
+            }
+            Op::Oom => self.oom(),
+            Op::Mark(stage) => {
+                if self.annotations.len() < 64 {
+                    self.annotations.push((stage, self.time_us));
+                }
+            }
         }
     }
 
@@ -682,8 +750,13 @@ impl Sim {
                 self.stats.actions[e.action as usize] += 1;
                 return e;
             }
-            self.iteration();
+            self.step();
         }
+    }
+
+    /// True when every entry of the operations executed so far was handed out.
+    fn settled(&self) -> bool {
+        self.queue.is_empty()
     }
 
     /// Blocks of segment `i` at the snapshot: `(addr, size, requested, allocated, stack)`.
@@ -938,7 +1011,7 @@ fn entries_for(sim: &mut Sim, stacks: &Stacks, cfg: &GenConfig, target: u64) -> 
     };
     let mut out = Out::new(w, stacks, cfg.layout, cfg.seed);
     let mut n = 0;
-    while out.w.bytes() < target {
+    while out.w.bytes() < target || !sim.settled() {
         let e = sim.next_entry();
         if out.entry(&e).is_err() {
             break;
@@ -964,6 +1037,9 @@ pub fn generate<W: Write>(cfg: &GenConfig, out: W) -> io::Result<GenStats> {
             // No trace: run the workload for the size's worth of segments' history anyway.
             let k = (per_device / 4096).clamp(16, 20_000);
             for _ in 0..k {
+                sim.next_entry();
+            }
+            while !sim.settled() {
                 sim.next_entry();
             }
             0
