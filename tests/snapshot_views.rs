@@ -193,16 +193,34 @@ fn the_state_view_finds_every_block_and_the_tables_list_the_groups() {
     let e = expected(MEDIUM);
     let segs: Vec<_> = v.analysis.devices[0].segments.clone();
     assert_eq!(segs.len() as u64, e["segments"].as_u64().unwrap());
+    // Segments are packed into rows as wide as the largest one, without overlapping.
+    let place = v.state_layout(0).unwrap();
+    assert!(
+        place.rows >= 1 && (place.rows as usize) < segs.len(),
+        "{} rows",
+        place.rows
+    );
+    let mut spans: Vec<(u32, u64, u64)> = segs
+        .iter()
+        .zip(&place.at)
+        .map(|(&si, &(r, x))| (r, x, x + v.snap.segments[si as usize].total_size))
+        .collect();
+    spans.sort();
+    for w in spans.windows(2) {
+        assert!(w[0].0 != w[1].0 || w[0].2 <= w[1].1, "{w:?} overlap");
+    }
+    assert!(spans.iter().all(|s| s.2 <= place.width));
     let mut allocated = 0;
-    for (row, &si) in segs.iter().enumerate() {
+    for (k, &si) in segs.iter().enumerate() {
         let s = v.snap.segments[si as usize].clone();
+        let (row, x0) = place.at[k];
         let blocks: Vec<_> = v.snap.blocks_of(&s).to_vec();
         for b in blocks {
             let hit = v
                 .state_hit(&HitRequest {
                     device: 0,
-                    x: (b.address - s.address) as f64 + b.size as f64 / 2.0,
-                    y: row as f64 * 10.0 + 5.0,
+                    x: x0 as f64 + (b.address - s.address) as f64 + b.size as f64 / 2.0,
+                    y: f64::from(row) * 10.0 + 5.0,
                     dx: 0.0,
                     dy: 0.0,
                 })
@@ -220,9 +238,9 @@ fn the_state_view_finds_every_block_and_the_tables_list_the_groups() {
         .state_view(&ViewRequest {
             device: 0,
             x0: 0.0,
-            x1: e["largest_free_block"].as_f64().unwrap() * 4.0,
+            x1: place.width as f64,
             y0: 0.0,
-            y1: segs.len() as f64 * 10.0,
+            y1: f64::from(place.rows) * 10.0,
             width: 1440,
             height: 900,
             highlight: None,

@@ -11,7 +11,7 @@
 
 use super::analysis::{self, Analysis, DeviceAnalysis, Origin, NONE};
 use super::model::{Action, Snapshot, NO_TIME};
-use super::state::{segment_bars, ROW, SEGMENT_ID};
+use super::state::{place_segments, segment_bars, Placement, ROW, SEGMENT_ID};
 use super::summary::{self, group_label, Summary};
 use super::timeline::{Timeline, Window};
 use crate::chart::{Lod, RectIndex, Viewport};
@@ -39,9 +39,11 @@ pub struct DeviceInfo {
     pub max_stack_bytes: u64,
     /// Highest of the allocated and reserved curves (the curve chart's y extent).
     pub max_curve_bytes: u64,
-    /// Segments (rows of the allocator state view).
+    /// Segments.
     pub segments: usize,
-    /// Largest segment (its x extent).
+    /// Rows of the allocator state view (segments packed by size).
+    pub state_rows: u32,
+    /// Largest segment (the width of a row of the allocator state view).
     pub max_segment_bytes: u64,
     /// Entry of the peak, if the trace has one.
     pub peak_trace_index: Option<u32>,
@@ -179,7 +181,7 @@ pub struct Allocation {
 pub struct BlockInfo {
     /// `block` or `segment`.
     pub kind: &'static str,
-    /// Segment index (row order of the state view is by address).
+    /// Segment index (into the snapshot's segments).
     pub segment: u32,
     /// Block index, for a block.
     pub block: Option<u32>,
@@ -357,6 +359,7 @@ impl CurveIndex {
 
 #[derive(Default)]
 struct DeviceCache {
+    placement: Option<Arc<Placement>>,
     curves: Option<Arc<CurveIndex>>,
     timeline: Option<Arc<Timeline>>,
     bars: Option<(Option<u32>, Arc<RectIndex>)>,
@@ -431,6 +434,7 @@ impl SnapshotView {
             .map(|k| {
                 let tl = self.timeline(k);
                 let curves = self.curves(k);
+                let place = self.placement(k);
                 let d = &self.analysis.devices[k];
                 let m = curves.max();
                 let max_curve = m[0].max(m[1]).max(0) as u64;
@@ -441,12 +445,8 @@ impl SnapshotView {
                     max_stack_bytes: tl.max_total(),
                     max_curve_bytes: max_curve.max(d.reserved_bytes),
                     segments: d.segments.len(),
-                    max_segment_bytes: d
-                        .segments
-                        .iter()
-                        .map(|&s| self.snap.segments[s as usize].total_size)
-                        .max()
-                        .unwrap_or(0),
+                    state_rows: place.rows,
+                    max_segment_bytes: place.width,
                     peak_trace_index: d.peak_trace_index,
                     time_range: d.time_range,
                 }
@@ -616,15 +616,32 @@ impl SnapshotView {
         Ok(Some(a))
     }
 
+    /// Where the allocator state view puts each segment of `device`.
+    pub fn state_layout(&mut self, device: i64) -> Result<Placement, String> {
+        let k = self.device(device)?;
+        Ok((*self.placement(k)).clone())
+    }
+
+    fn placement(&mut self, k: usize) -> Arc<Placement> {
+        if let Some(p) = &self.cache[k].placement {
+            return p.clone();
+        }
+        let p = Arc::new(place_segments(&self.snap, &self.analysis.devices[k]));
+        self.cache[k].placement = Some(p.clone());
+        p
+    }
+
     fn bars(&mut self, k: usize, highlight: Option<u32>) -> Arc<RectIndex> {
         if let Some((h, b)) = &self.cache[k].bars {
             if *h == highlight {
                 return b.clone();
             }
         }
+        let place = self.placement(k);
         let b = Arc::new(segment_bars(
             &self.snap,
             &self.analysis.devices[k],
+            &place,
             &self.analysis.top_frame,
             highlight,
         ));
@@ -654,14 +671,22 @@ impl SnapshotView {
         let k = self.device(req.device)?;
         let b = self.bars(k, None);
         // Blocks lie on their segment's bar: prefer a block under the point.
+        let place = self.placement(k);
         let row = (req.y / ROW as f64).floor();
-        let d = &self.analysis.devices[k];
-        if row < 0.0 || row as usize >= d.segments.len() {
+        if row < 0.0 || row >= f64::from(place.rows) {
             return Ok(None);
         }
-        let si = d.segments[row as usize];
+        let d = &self.analysis.devices[k];
+        let found = d.segments.iter().enumerate().find(|&(j, &si)| {
+            let (r, x0) = place.at[j];
+            let size = self.snap.segments[si as usize].total_size as f64;
+            f64::from(r) == row && x0 as f64 - req.dx <= req.x && req.x < x0 as f64 + size + req.dx
+        });
+        let Some((j, &si)) = found else {
+            return Ok(None);
+        };
         let s = &self.snap.segments[si as usize];
-        let x = req.x;
+        let x = req.x - place.at[j].1 as f64;
         let block = self
             .snap
             .blocks_of(s)

@@ -327,16 +327,27 @@ test('screenshots of every view at 1440×900 and 1024×700, light and dark', asy
         assert.equal(await snapSettled(page), 'ready');
         await drawn(page);
         const tag = `${width}-${scheme}`;
-        for (const v of ['overview', 'timeline', 'state', 'tables', 'detail', 'export']) {
-          await page.locator(`#snap-${v}`).screenshot({ path: path.join(SHOTS, `snapshot-${v}-${tag}.png`) });
-        }
+        // Hover an allocation (tooltip), click it (its stack in the detail view), then pick the
+        // largest group at the peak (highlighted in both charts).
         const canvas = page.locator('[data-testid="snapshot-timeline"]');
         await canvas.scrollIntoViewIfNeeded();
         const box = await canvas.boundingBox();
         const [left, top, w, h] = (await canvas.getAttribute('data-area')).split(',').map(Number);
-        await page.mouse.move(box.x + left + w * 0.4, box.y + top + h * 0.85);
+        await page.mouse.move(box.x + left + w * 0.3, box.y + top + h * 0.8);
         await page.waitForSelector('[data-testid="tooltip"]:not([hidden])', { timeout: 20000 });
         await page.screenshot({ path: path.join(SHOTS, `snapshot-hover-${tag}.png`) });
+        await page.mouse.click(box.x + left + w * 0.3, box.y + top + h * 0.8);
+        await page.waitForFunction(() => document.getElementById('snap-detail').dataset.selected && /n\.g=\d+/.test(location.hash));
+        const before = await page.evaluate(() => Number(document.getElementById('snap-timeline').dataset.rendered));
+        const current = /n\.g=(\d+)/.exec(await page.evaluate(() => location.hash))[1];
+        await page.waitForSelector('#snap-tables [data-testid="snapshot-row"]');
+        await page.locator(`#snap-tables [data-testid="snapshot-row"]:not([data-group="${current}"])`).first().click();
+        await page.waitForFunction((n) => Number(document.getElementById('snap-timeline').dataset.rendered) > n, before);
+        await page.mouse.move(0, 0);
+        await page.waitForTimeout(500);
+        for (const v of ['overview', 'timeline', 'state', 'tables', 'detail', 'export']) {
+          await page.locator(`#snap-${v}`).screenshot({ path: path.join(SHOTS, `snapshot-${v}-${tag}.png`) });
+        }
         assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
         assert.deepEqual(b.consoleErrors, []);
       } finally {

@@ -122,11 +122,22 @@ export function palette(prefix, n) {
 }
 matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => palettes.clear());
 
-/** A stack's frames as tooltip lines: the top user frame first, then up to `n` frames. */
+/**
+ * A stack's frames as tooltip lines: the user's frames (the grouping one marked ▶), or the first
+ * frames when there is none; runs of one repeated frame (recursion, nested calls of one line)
+ * shown once with their count; at most `n` lines.
+ */
 export function stackLines(stack, n = 8) {
   if (!stack.length) return ['(no stack recorded: allocated before recording began)'];
-  const shown = stack.filter((f) => f.user || f.top).slice(0, n);
-  const lines = (shown.length ? shown : stack.slice(0, n)).map((f) => `${f.top ? '▶ ' : '  '}${f.filename}:${f.line} ${f.name}`);
-  if (stack.length > lines.length) lines.push(`  … ${stack.length} frames in all`);
-  return lines;
+  const picked = stack.filter((f) => f.user || f.top);
+  const lines = [];
+  for (const f of picked.length ? picked : stack) {
+    const text = `${f.filename}:${f.line} ${f.name}`;
+    const last = lines[lines.length - 1];
+    if (last && last.text === text) last.count += 1;
+    else lines.push({ text, top: f.top, count: 1 });
+  }
+  const out = lines.slice(0, n).map((l) => `${l.top ? '▶ ' : '  '}${l.text}${l.count > 1 ? ` (×${l.count})` : ''}`);
+  out.push(`  ${stack.length} frames in all`);
+  return out;
 }

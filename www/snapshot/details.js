@@ -9,7 +9,7 @@ import { section, button, stateLine } from './common.js';
 const metric = (name, label, value, title) =>
   el('div', { class: 'metric', 'data-metric': name, 'data-value': String(value) },
     el('div', { class: 'label', text: label }), el('div', { class: 'value', text: typeof value === 'number' ? bytesOrInt(name, value) : value, title: title || '' }));
-const bytesOrInt = (name, v) => (/bytes|block/.test(name) ? bytes(v) : int(v));
+const bytesOrInt = (name, v) => (/-bytes$|-free-block$/.test(name) ? bytes(v) : int(v));
 
 export function overviewView({ store, info, place }) {
   const { section: node, body } = section('overview', 'Overview', 'Figures per device, as `memlens snapshot --json` reports them.');

@@ -14,7 +14,7 @@ const ROW = 10;
 
 export function stateView({ client, store, info, onError, place }) {
   const { section: node, body, tools } = section('state', 'Allocator state at the snapshot',
-    'One row per segment, by address; x = bytes into the segment. Blocks are coloured by state. Wheel zooms, drag pans, 0 resets, click selects a block.');
+    'Segments packed into rows by size (as memory_viz does), each a bar with its blocks coloured by state; x = bytes. Wheel zooms, drag pans, 0 resets, click selects a block.');
   place(node);
   const status = el('div', { class: 'snap-status muted', 'data-testid': 'snapshot-state-status' });
   const legend = el('div', { class: 'legend' },
@@ -42,7 +42,8 @@ export function stateView({ client, store, info, onError, place }) {
     }
     if (data && data.image) data.image.close();
     data = { view: v, image };
-    status.textContent = `${int(r.visible)} segments and blocks in view (${r.ms.toFixed(1)} ms in the engine)`;
+    const d = dinfo();
+    status.textContent = `${int(d.segments)} segments in ${int(d.state_rows)} rows; ${int(r.visible)} segments and blocks in view (${r.ms.toFixed(1)} ms in the engine)`;
     node.dataset.rendered = String(Number(node.dataset.rendered || 0) + 1);
     plot.redraw();
   }, onError);
@@ -73,13 +74,13 @@ export function stateView({ client, store, info, onError, place }) {
       return;
     }
     body.append(legend);
-    const rows = d.segments;
+    const rows = d.state_rows;
     plot = new Plot(body, {
       xKind: 'bytes',
       yKind: 'index',
       zoomY: true,
-      height: Math.min(420, Math.max(160, rows * 14 + 40)),
-      yFormat: (v) => `#${Math.floor(v / ROW)}`,
+      height: Math.min(420, Math.max(160, rows * 22 + 40)),
+      yFormat: (v) => `row ${Math.floor(v / ROW)}`,
       label: 'Allocator state: segments by bytes',
       onView: (v) => request(v),
       onHover: (x, y, ev) => {

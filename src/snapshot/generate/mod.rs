@@ -259,7 +259,16 @@ impl Stacks {
                                         40 + (lv as i64) * 30 + o as i64,
                                     )
                                 } else {
-                                    ("step", "/workspace/llm/optim.py", 60 + o as i64)
+                                    (
+                                        [
+                                            "step",
+                                            "_multi_tensor_adamw",
+                                            "_foreach_step",
+                                            "_group_step",
+                                        ][lv % 4],
+                                        "/workspace/llm/optim.py",
+                                        60 + 9 * (lv as i64 % 4) + o as i64,
+                                    )
                                 };
                                 s.push(f(
                                     name,
