@@ -12,8 +12,10 @@
 //!   task-queue pairs;
 //! - [`attribution`] joins every allocation row to the op that made it and to a call stack;
 //! - [`analysis`] computes peaks, live sets, leaks, fragmentation, per-step peaks and the job matrix;
-//! - [`view`] answers what the views of a front end ask beyond the summary (the `--json` report,
-//!   time origins, leak candidates by frame, the allocation timeline's layout);
+//! - [`queries`] answers questions about one analysed rank (live set at a time, leak candidates,
+//!   curves for a window, the rows a filter keeps);
+//! - [`view`] holds what the views of a front end ask (requests and answers as serde types, the
+//!   `--json` report with the job's totals, the allocation table, the timeline's layout);
 //! - [`generate`] writes deterministic synthetic jobs for tests, examples and benchmarks.
 //!
 //! Everything reads through [`crate::source::Source`] and returns data; the CLI and the wasm layer
@@ -30,6 +32,7 @@ pub mod memory_record;
 pub mod module_mem;
 pub mod operator_memory;
 pub mod plan;
+pub mod queries;
 pub mod run_folder;
 pub mod trace;
 pub mod view;
