@@ -5,6 +5,7 @@
 
 use memlens::snapshot::view::{CurveRequest, HitRequest, SnapshotView, TableRequest, ViewRequest};
 use memlens::source::PathSource;
+use memlens::table::{Query, TextFilter};
 use serde_json::Value;
 use std::path::Path;
 
@@ -253,21 +254,23 @@ fn the_state_view_finds_every_block_and_the_tables_list_the_groups() {
         .table(&TableRequest {
             device: 0,
             table: "peak".into(),
-            sort: vec![(1, true)],
-            text: None,
-            regex: false,
-            ranges: vec![],
+            query: Query {
+                sort: vec![("bytes".into(), true)],
+                ..Default::default()
+            },
             offset: 0,
             limit: 3,
             locate: None,
         })
         .unwrap();
     let groups = &e["live_at_peak_by_frame"];
-    assert_eq!(t.total as u64, groups["groups"].as_u64().unwrap());
+    assert_eq!(t.page.total as u64, groups["groups"].as_u64().unwrap());
     let bytes: Vec<u64> = t
-        .rows
+        .page
+        .column("bytes")
+        .unwrap()
         .iter()
-        .map(|r| serde_json::to_value(r[1]).unwrap().as_u64().unwrap())
+        .map(|c| serde_json::to_value(c).unwrap().as_u64().unwrap())
         .collect();
     let want: Vec<u64> = groups["top"].as_array().unwrap()[..3]
         .iter()
@@ -278,24 +281,25 @@ fn the_state_view_finds_every_block_and_the_tables_list_the_groups() {
         .table(&TableRequest {
             device: 0,
             table: "allocations".into(),
-            sort: vec![],
-            text: Some("optimizer.py".into()),
-            regex: false,
-            ranges: vec![],
+            query: Query {
+                text: vec![TextFilter {
+                    pattern: "optimizer.py".into(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            },
             offset: 0,
             limit: 10,
             locate: None,
         })
         .unwrap();
-    assert!(a.total > 0 && (a.total as u64) < e["timeline_allocations"].as_u64().unwrap());
+    let total = a.page.total as u64;
+    assert!(total > 0 && total < e["timeline_allocations"].as_u64().unwrap());
     assert!(v
         .table(&TableRequest {
             device: 0,
             table: "nope".into(),
-            sort: vec![],
-            text: None,
-            regex: false,
-            ranges: vec![],
+            query: Query::default(),
             offset: 0,
             limit: 10,
             locate: None,

@@ -18,7 +18,7 @@ use crate::chart::{Lod, RectIndex, Viewport};
 use crate::diag::Diagnostic;
 use crate::frames::{is_library_path, is_python_source};
 use crate::source::Source;
-use crate::table::{Cell, Column, ColumnSpec, Query, Table, TableView};
+use crate::table::{Column, ColumnSpec, Page, Query, Table, TableView};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -207,7 +207,7 @@ pub struct BlockInfo {
     pub stack: Vec<FrameRow>,
 }
 
-/// A page of a table.
+/// A page of a table: which table, its query (columns by name) and the rows wanted.
 #[derive(Debug, Clone, Deserialize)]
 pub struct TableRequest {
     /// Device id.
@@ -215,18 +215,9 @@ pub struct TableRequest {
     /// `peak` (groups at the peak), `snapshot` (groups at the snapshot), `allocations`,
     /// `segments` or `ooms`.
     pub table: String,
-    /// Sort keys: column index and descending flag.
-    #[serde(default)]
-    pub sort: Vec<(usize, bool)>,
-    /// Text filter.
-    #[serde(default)]
-    pub text: Option<String>,
-    /// The filter is a regular expression.
-    #[serde(default)]
-    pub regex: bool,
-    /// Numeric range filters: column, min, max.
-    #[serde(default)]
-    pub ranges: Vec<(usize, Option<f64>, Option<f64>)>,
+    /// Sort, text filters and ranges, columns by name.
+    #[serde(flatten)]
+    pub query: Query,
     /// First row of the page.
     #[serde(default)]
     pub offset: usize,
@@ -245,19 +236,13 @@ fn default_limit() -> usize {
 /// A page of a table.
 #[derive(Debug, Clone, Serialize)]
 pub struct TableAnswer<'a> {
-    /// Column names and display kinds.
-    pub columns: &'a [ColumnSpec],
-    /// Rows matching in all.
-    pub total: usize,
-    /// Position of the first row of the page.
-    pub offset: usize,
-    /// Row ids of the page.
-    pub ids: Vec<u32>,
-    /// Cells, row by row.
-    pub rows: Vec<Vec<Cell<'a>>>,
+    /// The shown columns (name and display kind), in order.
+    pub specs: Vec<&'a ColumnSpec>,
+    /// The rows asked for: cells by column name.
+    pub page: Page<'a>,
     /// Where `locate` sits in the view, if asked and matched.
     pub located: Option<usize>,
-    /// Per row: the group (frame id) it belongs to, for linked selection.
+    /// Per row of the page: the group (frame id) it belongs to, for linked selection.
     pub groups: Vec<u32>,
 }
 
@@ -373,7 +358,7 @@ pub struct SnapshotView {
     pub analysis: Analysis,
     summary: Summary,
     cache: Vec<DeviceCache>,
-    tables: HashMap<(usize, String), (Table, Vec<u32>)>,
+    tables: HashMap<(usize, String), (Table<'static>, Vec<u32>)>,
     views: HashMap<(usize, String), (String, TableView)>,
 }
 
@@ -763,7 +748,7 @@ impl SnapshotView {
     }
 
     /// Builds table `name` of device `k`: the table and each row's group.
-    fn build_table(&self, k: usize, name: &str) -> Result<(Table, Vec<u32>), String> {
+    fn build_table(&self, k: usize, name: &str) -> Result<(Table<'static>, Vec<u32>), String> {
         let snap = &self.snap;
         let d = &self.analysis.devices[k];
         let label = |g: u32| -> Box<str> { group_label(snap, g).into() };
@@ -919,25 +904,14 @@ impl SnapshotView {
             let t = self.build_table(k, &req.table)?;
             self.tables.insert(key.clone(), t);
         }
-        let query = Query {
-            sort: req.sort.clone(),
-            text: req.text.clone(),
-            regex: req.regex,
-            text_column: None,
-            ranges: req.ranges.clone(),
-            subset: None,
-        };
-        let qkey = format!(
-            "{:?}|{:?}|{}|{:?}",
-            query.sort, query.text, query.regex, query.ranges
-        );
+        let qkey = format!("{:?}", req.query);
         let (table, groups) = &self.tables[&key];
         let fresh = match self.views.get(&key) {
             Some((k2, _)) => *k2 != qkey,
             None => true,
         };
         if fresh {
-            let v = table.view(&query)?;
+            let v = table.view(&req.query)?;
             self.views.insert(key.clone(), (qkey, v));
         }
         let (_, view) = &self.views[&key];
@@ -945,11 +919,8 @@ impl SnapshotView {
         let located = req.locate.and_then(|id| view.position(id));
         let row_groups = page.ids.iter().map(|&i| groups[i as usize]).collect();
         Ok(TableAnswer {
-            columns: table.specs(),
-            total: page.total,
-            offset: page.offset,
-            ids: page.ids,
-            rows: page.rows,
+            specs: table.specs(),
+            page,
             located,
             groups: row_groups,
         })

@@ -4,7 +4,7 @@
 // paged on demand. A group row selects its group (highlighted in the charts); an allocation row
 // selects the allocation.
 import { el } from '../ui/dom.js';
-import { VirtualTable } from '../ui/virtual-table.js';
+import { VirtualTable, rowsByName } from '../ui/virtual-table.js';
 import { int } from '../format.js';
 import { section, button } from './common.js';
 
@@ -37,12 +37,12 @@ export function tablesView({ client, store, info, onError, place }) {
     buttons[t.id] = button(t.label, () => show(t.id), { role: 'tab', 'data-table': t.id });
     tabs.append(buttons[t.id]);
   }
+  let specs = [];
   const query = () => ({
     device: store.get().device,
     table: current,
-    sort: sort ? [[sort.col, sort.desc]] : [],
-    text: filter.value || null,
-    regex: regex.checked,
+    sort: sort && specs[sort.col] ? [[specs[sort.col].name, sort.desc]] : [],
+    text: filter.value ? [{ pattern: filter.value, regex: regex.checked }] : [],
   });
 
   async function show(id, keepSort = false) {
@@ -53,6 +53,10 @@ export function tablesView({ client, store, info, onError, place }) {
     error.hidden = true;
     let first;
     try {
+      // The columns first (sort keys are column names), then the sorted first page.
+      if (!specs.length || !keepSort) {
+        specs = (await client.call('snapshot.table', { device: store.get().device, table: id, offset: 0, limit: 0 })).specs;
+      }
       first = await client.call('snapshot.table', { ...query(), offset: 0, limit: 1 });
     } catch (err) {
       error.hidden = false;
@@ -61,7 +65,8 @@ export function tablesView({ client, store, info, onError, place }) {
     }
     groupOf = new Map();
     box.replaceChildren();
-    const columns = first.columns.map((c) => ({
+    const columns = first.specs.map((c) => ({
+      key: c.name,
       name: c.name,
       kind: c.kind,
       width: WIDE.has(c.name) ? 'minmax(260px, 4fr)' : 'minmax(110px, 1fr)',
@@ -81,9 +86,9 @@ export function tablesView({ client, store, info, onError, place }) {
         return g !== undefined && st.group === g && (current === 'peak' || current === 'snapshot');
       },
       fetchPage: async (offset, limit) => {
-        const page = await client.call('snapshot.table', { ...query(), offset, limit });
-        page.ids.forEach((rid, i) => groupOf.set(rid, page.groups[i]));
-        return page;
+        const a = await client.call('snapshot.table', { ...query(), offset, limit });
+        a.page.ids.forEach((rid, i) => groupOf.set(rid, a.groups[i]));
+        return { total: a.page.total, offset: a.page.offset, ids: a.page.ids, rows: rowsByName(a.page) };
       },
       onRowClick: (rid) => {
         const g = groupOf.get(rid);
@@ -97,8 +102,8 @@ export function tablesView({ client, store, info, onError, place }) {
     });
     await vt.refresh();
     node.dataset.table = id;
-    node.dataset.total = String(first.total);
-    if (!first.total) vt.status.textContent = tab.empty;
+    node.dataset.total = String(first.page.total);
+    if (!first.page.total) vt.status.textContent = tab.empty;
   }
 
   let timer = null;
