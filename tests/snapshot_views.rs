@@ -247,7 +247,11 @@ fn the_state_view_finds_every_block_and_the_tables_list_the_groups() {
             highlight: None,
         })
         .unwrap();
-    assert!(lod.visible >= e["blocks"].as_u64().unwrap());
+    // Every segment bar and block once.
+    assert_eq!(
+        lod.visible,
+        e["segments"].as_u64().unwrap() + e["blocks"].as_u64().unwrap()
+    );
 
     // Groups at the peak, largest first: the expected top groups, in order.
     let t = v

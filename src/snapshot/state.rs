@@ -108,13 +108,6 @@ pub fn segment_bars(
             };
             let off = x.saturating_add(b.address.saturating_sub(s.address));
             push(off, off.saturating_add(b.size), row, c, first + j as u32);
-            push(
-                off,
-                off.saturating_add(b.size),
-                row as u64,
-                c,
-                first + k as u32,
-            );
         }
     }
     RectIndex::new(RectSet::new(x0, x1, y0, y1, class, id))
