@@ -251,9 +251,11 @@ fn group(
 /// Elements of a trace, in stacking order: blocks allocated before the trace and still allocated
 /// at the bottom, then allocations freed in the trace whose `alloc` came before it (the one freed
 /// last lowest), then the trace's allocations in order.
-pub fn elements(snap: &Snapshot, trace: &Trace, device_blocks: &[(u64, u64, u32)]) -> Vec<Element> {
+pub fn elements(trace: &Trace, device_blocks: &[(u64, u64, u32)]) -> Vec<Element> {
     let n = trace.len();
-    let mut allocs: Vec<Element> = Vec::new();
+    // Sized up front: for a large trace this is one of the biggest arrays kept.
+    let n_allocs = trace.action.iter().filter(|a| **a == Action::Alloc).count();
+    let mut allocs: Vec<Element> = Vec::with_capacity(n_allocs);
     let mut free_only: Vec<Element> = Vec::new();
     let mut live: HashMap<u64, usize> = HashMap::new();
     for i in 0..n {
@@ -284,8 +286,10 @@ pub fn elements(snap: &Snapshot, trace: &Trace, device_blocks: &[(u64, u64, u32)
             _ => {}
         }
     }
-    let _ = snap;
-    let mut out: Vec<Element> = device_blocks
+    // The trace's allocations go last: the others are put in front of them in place (one
+    // buffer, not two of the largest array).
+    free_only.reverse();
+    let before: Vec<Element> = device_blocks
         .iter()
         .filter(|(addr, _, _)| !live.contains_key(addr))
         .map(|&(addr, size, stack)| Element {
@@ -296,11 +300,10 @@ pub fn elements(snap: &Snapshot, trace: &Trace, device_blocks: &[(u64, u64, u32)
             stack,
             origin: Origin::Block,
         })
+        .chain(free_only)
         .collect();
-    free_only.reverse();
-    out.extend(free_only);
-    out.extend(allocs);
-    out
+    allocs.splice(0..0, before);
+    allocs
 }
 
 /// Allocated bytes after each entry, starting from `baseline` (entry `i` → element `i`).
@@ -441,7 +444,7 @@ fn analyse_device(
         .map(|i| trace.time_us[i as usize])
         .filter(|&t| t != NO_TIME);
 
-    let elements = elements(snap, trace, &alive);
+    let elements = elements(trace, &alive);
     let live_at_peak = group(
         snap,
         elements

@@ -550,6 +550,18 @@ impl Ctx {
             return;
         };
         let i = t.action.len() as u32;
+        if t.action.len() == t.action.capacity() {
+            // Grow the columns by a quarter, not double: a 1 GB snapshot's trace columns hold
+            // hundreds of MB, and doubling would leave up to half of that unused (and hold old
+            // and new copies at once while growing).
+            let more = (t.action.len() / 4).max(1024);
+            t.action.reserve_exact(more);
+            t.addr.reserve_exact(more);
+            t.size.reserve_exact(more);
+            t.stream.reserve_exact(more);
+            t.time_us.reserve_exact(more);
+            t.stack.reserve_exact(more);
+        }
         t.action.push(action);
         t.addr.push(e.addr);
         t.size.push(e.size);
