@@ -5,6 +5,9 @@
 //! draws, and gets back at most a few values per pixel column (a min/max envelope, so peaks stay
 //! exact whatever the zoom) or the rectangles visible in its viewport, with sub-pixel rectangles
 //! merged into runs of pixels.
+//!
+//! Why one file of ~900 lines: about 300 of them are the tests of the reductions, kept beside
+//! the code they pin; the code itself is under 600 lines.
 
 /// A step function reduced to pixel columns over `[x_start, x_end)`.
 ///
@@ -165,6 +168,25 @@ pub struct Lod {
     pub individual: u64,
     /// Of those, how many were merged into pixel runs.
     pub merged: u64,
+}
+
+/// A level of detail crosses to the page as typed arrays: `x, y, w, h` (f32), `cls` (u8), `id`
+/// (u32) and the counts.
+impl crate::bulk::Bulk for Lod {
+    fn fields(&self) -> Vec<(&'static str, crate::bulk::Field<'_>)> {
+        use crate::bulk::Field;
+        vec![
+            ("x", Field::F32(&self.x)),
+            ("y", Field::F32(&self.y)),
+            ("w", Field::F32(&self.w)),
+            ("h", Field::F32(&self.h)),
+            ("cls", Field::U8(&self.class)),
+            ("id", Field::U32(&self.id)),
+            ("visible", Field::Num(self.visible as f64)),
+            ("individual", Field::Num(self.individual as f64)),
+            ("merged", Field::Num(self.merged as f64)),
+        ]
+    }
 }
 
 impl Lod {

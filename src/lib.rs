@@ -19,6 +19,7 @@ pub mod export;
 pub mod families;
 pub mod frames;
 pub mod input;
+pub mod jsonscan;
 pub mod profiler;
 pub mod snapshot;
 pub mod somas;

@@ -91,6 +91,24 @@ pub struct CurveAnswer {
     pub allocated: CurveColumns,
     /// Reserved bytes (the replay of segment reserve, release, map and unmap).
     pub reserved: CurveColumns,
+    /// `defined` of both curves as 0/1 bytes (for the typed-array answer).
+    #[serde(skip)]
+    defined_bytes: Vec<u8>,
+}
+
+/// Crosses to the page as `allocatedMin, allocatedMax, reservedMin, reservedMax` (f64) and
+/// `defined` (u8; the two curves are defined on the same columns).
+impl crate::bulk::Bulk for CurveAnswer {
+    fn fields(&self) -> Vec<(&'static str, crate::bulk::Field<'_>)> {
+        use crate::bulk::Field;
+        vec![
+            ("allocatedMin", Field::F64(&self.allocated.min)),
+            ("allocatedMax", Field::F64(&self.allocated.max)),
+            ("reservedMin", Field::F64(&self.reserved.min)),
+            ("reservedMax", Field::F64(&self.reserved.max)),
+            ("defined", Field::U8(&self.defined_bytes)),
+        ]
+    }
 }
 
 /// A window of the stacked timeline or of the allocator state, in data coordinates.
@@ -513,9 +531,11 @@ impl SnapshotView {
             }
         }
         let [allocated, reserved] = out;
+        let defined_bytes = crate::bulk::flags(&allocated.defined);
         Ok(CurveAnswer {
             allocated,
             reserved,
+            defined_bytes,
         })
     }
 

@@ -4,21 +4,11 @@
 //! visible rectangles) — as typed arrays. No logic lives here.
 
 use super::session::Session;
-use crate::chart::Lod;
+use super::{bulk_object, err};
+use crate::input::{CountingOpener, FileOpener};
 use crate::snapshot::view::{CurveRequest, HitRequest, SnapshotView, TableRequest, ViewRequest};
-use crate::source::{Source, SourceError};
-use js_sys::{Float32Array, Float64Array, Object, Reflect, Uint32Array, Uint8Array};
-use std::cell::Cell;
+use js_sys::{Object, Uint8Array};
 use wasm_bindgen::prelude::*;
-
-fn err(msg: impl std::fmt::Display) -> JsError {
-    JsError::new(&msg.to_string())
-}
-
-fn set(obj: &Object, key: &str, value: impl Into<JsValue>) {
-    // Reflect::set on a plain object cannot fail.
-    let _ = Reflect::set(obj, &JsValue::from_str(key), &value.into());
-}
 
 fn request<T: serde::de::DeserializeOwned>(v: JsValue) -> Result<T, JsError> {
     serde_wasm_bindgen::from_value(v).map_err(|e| err(format!("bad request: {e}")))
@@ -26,51 +16,6 @@ fn request<T: serde::de::DeserializeOwned>(v: JsValue) -> Result<T, JsError> {
 
 fn json<T: serde::Serialize>(v: &T) -> Result<String, JsError> {
     serde_json::to_string(v).map_err(err)
-}
-
-/// A source that tells `progress(done, total, label)` how far reading has come.
-struct Watched<'a> {
-    inner: &'a dyn Source,
-    progress: &'a js_sys::Function,
-    label: String,
-    last: Cell<f64>,
-}
-
-impl Source for Watched<'_> {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn len(&self) -> u64 {
-        self.inner.len()
-    }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize, SourceError> {
-        let n = self.inner.read_at(offset, buf)?;
-        let now = js_sys::Date::now();
-        if now - self.last.get() > 50.0 {
-            self.last.set(now);
-            let _ = self.progress.call3(
-                &JsValue::NULL,
-                &((offset + n as u64) as f64).into(),
-                &(self.len() as f64).into(),
-                &JsValue::from_str(&self.label),
-            );
-        }
-        Ok(n)
-    }
-}
-
-fn lod_object(lod: &Lod) -> Object {
-    let o = Object::new();
-    set(&o, "x", Float32Array::from(&lod.x[..]));
-    set(&o, "y", Float32Array::from(&lod.y[..]));
-    set(&o, "w", Float32Array::from(&lod.w[..]));
-    set(&o, "h", Float32Array::from(&lod.h[..]));
-    set(&o, "cls", Uint8Array::from(&lod.class[..]));
-    set(&o, "id", Uint32Array::from(&lod.id[..]));
-    set(&o, "visible", lod.visible as f64);
-    set(&o, "individual", lod.individual as f64);
-    set(&o, "merged", lod.merged as f64);
-    o
 }
 
 /// An opened memory snapshot held in the worker.
@@ -90,14 +35,17 @@ impl SnapshotSession {
         progress: &js_sys::Function,
     ) -> Result<SnapshotSession, JsError> {
         let t0 = js_sys::Date::now();
-        let src = session.source(path).map_err(err)?;
-        let watched = Watched {
-            inner: &*src,
-            progress,
-            label: format!("reading {path}"),
-            last: Cell::new(0.0),
+        let report = |name: &str, done: u64, total: u64| {
+            let _ = progress.call3(
+                &JsValue::NULL,
+                &(done as f64).into(),
+                &(total as f64).into(),
+                &JsValue::from_str(&format!("reading {name}")),
+            );
         };
-        let view = SnapshotView::open(&watched).map_err(err)?;
+        let opener = CountingOpener::new(session.set(), &report);
+        let src = opener.open(path).map_err(err)?;
+        let view = SnapshotView::open(&*src).map_err(err)?;
         Ok(SnapshotSession {
             view,
             read_ms: js_sys::Date::now() - t0,
@@ -117,26 +65,16 @@ impl SnapshotSession {
         self.view.summary_json()
     }
 
-    /// Curve columns: `{allocated: {min, max, defined}, reserved: {…}}` as typed arrays.
+    /// Curve columns as typed arrays (see the core's `CurveAnswer`).
     pub fn curve(&mut self, req: JsValue) -> Result<Object, JsError> {
         let r: CurveRequest = request(req)?;
-        let a = self.view.curve(&r).map_err(err)?;
-        let o = Object::new();
-        for (name, c) in [("allocated", &a.allocated), ("reserved", &a.reserved)] {
-            let s = Object::new();
-            set(&s, "min", Float64Array::from(&c.min[..]));
-            set(&s, "max", Float64Array::from(&c.max[..]));
-            let defined: Vec<u8> = c.defined.iter().map(|&d| u8::from(d)).collect();
-            set(&s, "defined", Uint8Array::from(&defined[..]));
-            set(&o, name, s);
-        }
-        Ok(o)
+        Ok(bulk_object(&self.view.curve(&r).map_err(err)?))
     }
 
     /// The stacked timeline of a window: `{x, y, w, h, cls, id, visible, individual, merged}`.
     pub fn timeline(&mut self, req: JsValue) -> Result<Object, JsError> {
         let r: ViewRequest = request(req)?;
-        Ok(lod_object(&self.view.timeline_view(&r).map_err(err)?))
+        Ok(bulk_object(&self.view.timeline_view(&r).map_err(err)?))
     }
 
     /// The allocation under a point of the timeline (JSON, `null` when none).
@@ -159,7 +97,7 @@ impl SnapshotSession {
     /// The allocator state view of a window (same shape as [`SnapshotSession::timeline`]).
     pub fn state(&mut self, req: JsValue) -> Result<Object, JsError> {
         let r: ViewRequest = request(req)?;
-        Ok(lod_object(&self.view.state_view(&r).map_err(err)?))
+        Ok(bulk_object(&self.view.state_view(&r).map_err(err)?))
     }
 
     /// The block or segment under a point of the allocator state view (JSON, `null` when none).

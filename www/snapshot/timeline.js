@@ -129,20 +129,20 @@ export function timelineView({ client, store, info, onError, place }) {
     }
     if (curve) {
       const cv = curve.view;
-      const cols = curve.allocated.max.length;
-      const line = (series, color, dash) => {
+      const cols = curve.allocatedMax.length;
+      const line = (max, color, dash) => {
         ctx.strokeStyle = color;
         ctx.setLineDash(dash);
         ctx.lineWidth = 1.5;
         ctx.beginPath();
         let started = false;
         for (let i = 0; i < cols; i++) {
-          if (!series.defined[i]) {
+          if (!curve.defined[i]) {
             started = false;
             continue;
           }
           const x = p.px(cv.x0 + ((i + 0.5) * (cv.x1 - cv.x0)) / cols);
-          const y = p.py(series.max[i]);
+          const y = p.py(max[i]);
           if (!started) ctx.moveTo(x, y);
           else ctx.lineTo(x, y);
           started = true;
@@ -150,8 +150,8 @@ export function timelineView({ client, store, info, onError, place }) {
         ctx.stroke();
         ctx.setLineDash([]);
       };
-      line(curve.reserved, cssVar('--snap-reserved'), [5, 3]);
-      line(curve.allocated, cssVar('--snap-allocated'), []);
+      line(curve.reservedMax, cssVar('--snap-reserved'), [5, 3]);
+      line(curve.allocatedMax, cssVar('--snap-allocated'), []);
     }
     const d = dinfo();
     if (d.peak_trace_index !== null) {
