@@ -8,6 +8,9 @@
 //! the allocator state at the snapshot ([`super::state`]), hit tests that return an allocation or
 //! block with its stack, tables (groups by frame at the peak and at the snapshot, allocations,
 //! segments, OOMs) through [`crate::table`], and the export files.
+//!
+//! Why one file of ~980 lines: about 270 are the request and answer types with their doc
+//! comments; the rest is one [`SnapshotView`] whose methods share its per-device caches.
 
 use super::analysis::{self, Analysis, DeviceAnalysis, Origin, NONE};
 use super::model::{Action, Snapshot, NO_TIME};
