@@ -24,6 +24,8 @@ pub mod profiler;
 pub mod snapshot;
 pub mod somas;
 pub mod source;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod summaries;
 pub mod table;
 
 #[cfg(target_arch = "wasm32")]

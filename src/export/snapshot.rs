@@ -23,6 +23,79 @@ pub fn summary_json(snap: &Snapshot, a: &Analysis) -> String {
     to_json(&summary(snap, a))
 }
 
+/// The text `memlens snapshot` prints: per device the reserved and allocated totals, the peak and
+/// who holds it, free memory in segments and the OOMs; then the reader's warnings.
+pub fn report_text(snap: &Snapshot, a: &Analysis) -> String {
+    // Writing to a String cannot fail.
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let mib = |b: i64| b as f64 / (1u64 << 20) as f64;
+    let _ = writeln!(
+        out,
+        "{}: pickle protocol {}, {} segments, {} frames, {} stacks",
+        snap.file,
+        snap.protocol,
+        snap.segments.len(),
+        snap.frames.len(),
+        snap.stacks.len().saturating_sub(1)
+    );
+    for d in &a.devices {
+        let _ = writeln!(
+            out,
+            "device {}: reserved {:.1} MiB in {} segments, allocated {:.1} MiB in {} blocks; {} trace entries, {} OOMs",
+            d.device,
+            mib(d.reserved_bytes as i64),
+            d.segments.len(),
+            mib(d.allocated_bytes as i64),
+            d.by_state[0].count,
+            d.trace_entries,
+            d.ooms.len()
+        )
+        ;
+        let at = match (d.peak_trace_index, d.peak_time_us) {
+            (Some(i), Some(t)) => format!("at entry {i} (time_us {t})"),
+            (Some(i), None) => format!("at entry {i}"),
+            _ => "before the first entry".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "  peak allocated {:.1} MiB {at}",
+            mib(d.peak_allocated_bytes)
+        );
+        for g in d.live_at_peak.iter().take(5) {
+            let _ = writeln!(
+                out,
+                "    at peak: {:>10.1} MiB in {:>6} allocations  {}",
+                mib(g.bytes as i64),
+                g.count,
+                group_label(snap, g.frame)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "  free in segments {:.1} MiB, largest free block {:.1} MiB",
+            mib(d.fragmentation.iter().map(|f| f.free as i64).sum()),
+            mib(d.largest_free_block as i64)
+        );
+        for o in &d.ooms {
+            let _ = writeln!(
+                out,
+                "  OOM at entry {}: {:.1} MiB requested, {} free",
+                o.index,
+                mib(o.size as i64),
+                o.device_free.map_or("unknown".to_string(), |f| format!(
+                    "{:.1} MiB",
+                    mib(f as i64)
+                ))
+            );
+        }
+    }
+    for w in &snap.warnings {
+        let _ = writeln!(out, "{w}");
+    }
+    out
+}
+
 fn hex(v: u64) -> String {
     format!("0x{v:x}")
 }

@@ -50,6 +50,10 @@ impl Recognizer for Snapshots {
         &["a memory snapshot"]
     }
 
+    fn looks_for(&self) -> &'static [&'static str] {
+        &["PyTorch / torch_npu memory snapshots (pickles of any name, told by their first bytes)"]
+    }
+
     fn loose_head(&self, _path: &str, _size: u64) -> usize {
         SNIFF_BYTES
     }

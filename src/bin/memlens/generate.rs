@@ -1,5 +1,6 @@
 //! `memlens generate`: deterministic synthetic inputs for tests and benchmarks.
 
+use crate::ui::Ui;
 use clap::Subcommand;
 use memlens::profiler::generate::GenSpec;
 use memlens::somas::generate::{generate, Flavor, GenConfig};
@@ -100,8 +101,9 @@ pub enum What {
     },
 }
 
-/// Runs the command; prints one JSON line describing what was written.
-pub fn run(what: What) -> Result<ExitCode, String> {
+/// Runs the command. `generate somas` prints one JSON line describing what was written;
+/// `generate profiler` says how many files it wrote (one JSON line with `--json`).
+pub fn run(what: What, ui: Ui) -> Result<ExitCode, String> {
     match what {
         What::Somas {
             flavor,
@@ -163,17 +165,28 @@ pub fn run(what: What) -> Result<ExitCode, String> {
                 outlier,
             };
             let mut n = 0u64;
+            let mut total = 0u64;
             memlens::profiler::generate::generate(&spec, &mut |path, bytes| {
                 let p = out.join(path);
                 if let Some(parent) = p.parent() {
                     std::fs::create_dir_all(parent)?;
                 }
+                total += bytes.len() as u64;
                 std::fs::write(&p, bytes)?;
                 n += 1;
                 Ok(())
             })
             .map_err(|e| e.to_string())?;
-            eprintln!("wrote {n} files under {}", out.display());
+            if ui.json {
+                let summary = serde_json::json!({
+                    "out": out.display().to_string(),
+                    "files": n,
+                    "bytes": total,
+                });
+                println!("{summary}");
+            } else {
+                ui.note(&format!("wrote {n} files under {}", out.display()));
+            }
             Ok(ExitCode::SUCCESS)
         }
         What::Snapshot {
