@@ -25,7 +25,8 @@ let gen; // a generated snapshot: 2 devices, OOMs, expandable segments
 
 function cli(rel, cwd) {
   const r = spawnSync(CLI, ['snapshot', rel, '--json'], { cwd, encoding: 'utf8', maxBuffer: 1 << 28 });
-  if (r.status !== 0) return { error: r.stderr.trim(), status: r.status };
+  // The CLI prefixes its errors with `memlens: `; the page shows the diagnostic itself.
+  if (r.status !== 0) return { error: r.stderr.trim().replace(/^memlens: /, ''), status: r.status };
   return { json: JSON.parse(r.stdout), text: r.stdout };
 }
 
