@@ -91,6 +91,9 @@ for (const size of SIZES) {
       // The table scrolls sideways inside its panel at 1024 px: its first cell is what must show.
       await assertInside(page, await boxOf(page, '[data-testid="alloc-row"] > :first-child'), size, 'the first row of the group');
 
+      // The captions hold no stray "null" (an optional part left out).
+      for (const id of ['live', 'unreleased']) assert.doesNotMatch(await page.textContent(`#ascend-${id} .chart-caption`), /null/);
+
       // A row: its call stack comes into view and the hash names the row.
       await page.locator('[data-testid="alloc-row"]').first().click();
       await page.waitForFunction(() => document.querySelector('[data-testid="ascend-stack"]').dataset.row);
@@ -274,5 +277,25 @@ test('operator_memory.csv and memory_record.csv from different runs: a warning w
     assert.deepEqual(b.consoleErrors, []);
   } finally {
     await b.close();
+  }
+});
+
+test('plain words: the single-threaded badge says what to do, a count of one is singular', async () => {
+  const plainServer = await startServer({ isolate: false });
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(plainServer.url);
+    assert.equal(await engineThreads(page), 1);
+    assert.equal(await page.textContent('[data-testid="engine"]'), 'single-threaded: open it from a web server for threads');
+    assert.match(await page.getAttribute('[data-testid="engine"]', 'title'), /cross-origin isolated.*Hosting/);
+    // One dropped file: "1 file", not "1 files".
+    await dropFiles(page, [{ path: 'Ascend_somas_tensor_offset_1.ir', base64: readFileSync(gen.dump).toString('base64') }]);
+    await settled(page, 60000);
+    await page.click('[data-tab="inputs"]');
+    assert.match(await page.textContent('#inventory-summary'), /^1 file,/);
+  } finally {
+    await b.close();
+    await plainServer.close();
   }
 });

@@ -157,7 +157,8 @@ export function liveSet({ client, store, ranks, report, show }) {
     const summary = report.ranks[rank];
     title = s.at === null ? `At the peak — ${rankLabel(summary)}` : `Live at ${ms(t)} — ${rankLabel(summary)}`;
     titleNode.textContent = title;
-    caption.replaceChildren(
+    // replaceChildren writes a null as the text "null": the optional parts are filtered out.
+    caption.replaceChildren(...[
       el('span', { text: `${bytes(total)} allocated at `, title: exactBytes(total) }),
       el('span', { text: ms(t), title: timeTitle(info.origin_ns, t), class: 'time' }),
       s.at === null ? el('span', { class: 'muted', text: ' (the peak)' }) : null,
@@ -166,7 +167,7 @@ export function liveSet({ client, store, ranks, report, show }) {
         title: `${exactBytes(tracked)} in allocation rows`,
       }),
       groupNote(summary),
-    );
+    ].filter(Boolean));
     box.dataset.time = String(t);
     box.dataset.totalBytes = String(total);
     box.dataset.state = 'ready';
@@ -235,7 +236,7 @@ export function unreleasedSet({ client, store, ranks, report, show }) {
         ? `${int(count)} allocation(s) made in the window and still held at its end: ${bytes(total)}`
         : `${int(count)} allocation(s) never released in the capture: ${bytes(total)}`,
       title: exactBytes(total),
-    }), groupNote(report.ranks[rank]));
+    }), ...[groupNote(report.ranks[rank])].filter(Boolean));
     box.dataset.totalBytes = String(total);
     box.dataset.count = String(count);
     box.dataset.state = 'ready';
