@@ -299,3 +299,22 @@ test('plain words: the single-threaded badge says what to do, a count of one is 
     await plainServer.close();
   }
 });
+
+test('after a drop the drop zone is one short line that says a new drop replaces the analysis', async () => {
+  for (const size of SIZES) {
+    const b = await openBrowser({ viewport: size });
+    try {
+      const page = await b.page();
+      await page.goto(server.url);
+      await engineThreads(page);
+      await dropFiles(page, [{ path: 'Ascend_somas_tensor_offset_1.ir', base64: readFileSync(gen.dump).toString('base64') }]);
+      await settled(page, 60000);
+      const zone = await boxOf(page, '#drop-zone');
+      assert.ok(zone.height <= (size.width >= 1440 ? 48 : 90), `drop zone ${zone.height} px high at ${size.width}×${size.height}`);
+      assert.match(await page.textContent('[data-testid="drop-replace"]'), /replace this analysis/);
+      assert.ok(await page.isVisible('[data-testid="drop-replace"]'));
+    } finally {
+      await b.close();
+    }
+  }
+});
