@@ -17,6 +17,7 @@ pub mod diag;
 pub mod export;
 pub mod somas;
 pub mod source;
+pub mod sqlite;
 pub mod table;
 
 #[cfg(target_arch = "wasm32")]
