@@ -551,16 +551,11 @@ fn build_run(root: &str, members: &[usize], files: &[(String, u64, &Head)]) -> A
         }
     }
 
-    let has_text = run.files.operator_memory.is_some()
-        || run.files.memory_record.is_some()
-        || run.files.trace_view.is_some();
-    if !has_text && !run.files.db.is_empty() {
-        run.notes.push(
-            "database export only (ascend_pytorch_profiler_*.db, no CSV/JSON): re-export text with \
-             torch_npu.profiler.profiler.analyse(<path>, export_type=['text'])"
-                .to_string(),
-        );
-    } else if run.files.operator_memory.is_none() && run.files.memory_record.is_none() {
+    // A database export holds what the text files hold: a run with either is complete.
+    if run.files.db.is_empty()
+        && run.files.operator_memory.is_none()
+        && run.files.memory_record.is_none()
+    {
         run.notes.push(
             "no operator_memory.csv or memory_record.csv: profile with profile_memory=True, or run \
              torch_npu.profiler.profiler.analyse(<path>) if ASCEND_PROFILER_OUTPUT is missing"

@@ -3,6 +3,7 @@
 //! the role × rank matrix and outliers; plus the queries a view needs (table pages, curves).
 
 use super::attribution::{self, Attribution, StackSource};
+use super::db;
 use super::discover::{FileOpener, Job, RankInput};
 use super::memory_record::{self, Metric, Series};
 use super::module_mem::{self, ModuleSeries};
@@ -148,8 +149,11 @@ pub struct RankSummary {
     pub module_peaks: Vec<ModulePeak>,
     /// `cpu_op` events kept from the traces.
     pub trace_ops: u64,
-    /// Trace events seen.
+    /// Trace events seen (for a db run: rows of `PYTORCH_API`).
     pub trace_events: u64,
+    /// What was read: `text` (the CSV and JSON files), `db` (the database export), `text+db`
+    /// (runs of both kinds), or `none`.
+    pub source: &'static str,
 }
 
 /// One rank: its data (columnar where large) and summary.
@@ -569,79 +573,72 @@ pub fn analyze_rank(
     a.summary.step = input.step;
     let mut memory: Vec<Series> = Vec::new();
     let mut any_record = false;
+    let mut sources: Vec<&'static str> = Vec::new();
     for (run_idx, run) in input.runs.iter().enumerate() {
         a.summary.run_dirs.push(run.path.clone());
         let mut warnings = Vec::new();
-        // Trace first: the rows are joined against it.
-        let mut tr = None;
-        if let Some(p) = &run.files.trace_view {
-            let (names, stacks) = (&mut a.names, &mut a.stacks);
-            tr = open_and(files, p, &mut warnings, progress, &mut |src, prog| {
-                trace::read_trace(src, names, stacks, opts.trace, Some(prog))
-            });
-        } else if run.files.operator_memory.is_some() {
-            warnings.push(Diagnostic::warning(
-                &run.path,
-                "no trace_view.json: allocations get no call stack",
-            ));
+        let data = read_run(files, run, opts, &mut a, &mut warnings, progress);
+        sources.push(data.source);
+        if a.summary.rank.is_none() {
+            a.summary.rank = data.rank;
         }
-        if let Some(t) = &mut tr {
+        let RunData {
+            mut trace,
+            operator_memory,
+            memory_record,
+            module_mem,
+            ..
+        } = data;
+        if let Some(t) = &mut trace {
             warnings.append(&mut t.warnings);
             a.summary.trace_ops += t.ops.len() as u64;
             a.summary.trace_events += t.events;
             a.steps.extend_from_slice(&t.steps);
         }
-        if let Some(p) = &run.files.operator_memory {
-            let names = &mut a.names;
-            if let Some(mut om) = open_and(files, p, &mut warnings, progress, &mut |src, prog| {
-                operator_memory::read_operator_memory(src, names, Some(prog))
-            }) {
-                warnings.append(&mut om.warnings);
-                let attr = match &tr {
-                    Some(t) => attribution::attribute_rows(&om.rows, &t.ops),
-                    None => attribution::attribute_rows(&om.rows, &Default::default()),
-                };
-                a.row_run
-                    .extend(std::iter::repeat_n(run_idx as u32, om.rows.len()));
-                if let Some(t) = &tr {
-                    keep_joined_ops(&mut a, &attr, &t.ops);
-                } else {
-                    a.row_ops
-                        .extend(std::iter::repeat_n((NO_OP, NO_OP), attr.len()));
-                }
-                a.rows.append(&mut om.rows);
-                a.attribution.extend(attr);
+        if let Some(mut om) = operator_memory {
+            warnings.append(&mut om.warnings);
+            let attr = match &trace {
+                Some(t) => attribution::attribute_rows(&om.rows, &t.ops),
+                None => attribution::attribute_rows(&om.rows, &Default::default()),
+            };
+            a.row_run
+                .extend(std::iter::repeat_n(run_idx as u32, om.rows.len()));
+            if let Some(t) = &trace {
+                keep_joined_ops(&mut a, &attr, &t.ops);
+            } else {
+                a.row_ops
+                    .extend(std::iter::repeat_n((NO_OP, NO_OP), attr.len()));
             }
+            a.rows.append(&mut om.rows);
+            a.attribution.extend(attr);
         }
-        if let Some(p) = &run.files.memory_record {
-            if let Some(mut mr) = open_and(files, p, &mut warnings, progress, &mut |src, prog| {
-                memory_record::read_memory_record(src, Some(prog))
-            }) {
-                any_record = true;
-                warnings.append(&mut mr.warnings);
-                for s in mr.series {
-                    match memory.iter_mut().find(|m| m.component == s.component) {
-                        Some(m) => {
-                            m.ts.extend(s.ts);
-                            m.allocated.append(&s.allocated);
-                            m.reserved.append(&s.reserved);
-                            m.active.append(&s.active);
-                        }
-                        None => memory.push(s),
+        if let Some(mut mr) = memory_record {
+            any_record = true;
+            warnings.append(&mut mr.warnings);
+            for s in mr.series {
+                match memory.iter_mut().find(|m| m.component == s.component) {
+                    Some(m) => {
+                        m.ts.extend(s.ts);
+                        m.allocated.append(&s.allocated);
+                        m.reserved.append(&s.reserved);
+                        m.active.append(&s.active);
                     }
+                    None => memory.push(s),
                 }
             }
         }
-        if let Some(p) = &run.files.npu_module_mem {
-            if let Some(mut mm) = open_and(files, p, &mut warnings, progress, &mut |src, prog| {
-                module_mem::read_module_mem(src, Some(prog))
-            }) {
-                warnings.append(&mut mm.warnings);
-                a.modules.append(&mut mm.modules);
-            }
+        if let Some(mut mm) = module_mem {
+            warnings.append(&mut mm.warnings);
+            a.modules.append(&mut mm.modules);
         }
         a.warnings.append(&mut warnings);
     }
+    sources.dedup();
+    a.summary.source = match sources[..] {
+        [one] => one,
+        [] => "none",
+        _ => "text+db",
+    };
     for s in &mut memory {
         s.sort_by_time();
         s.shrink_to_fit();
@@ -677,6 +674,126 @@ pub fn analyze_rank(
     a.capture_end_ns = capture_end(&a);
     summarize(&mut a, from_record);
     a
+}
+
+/// What one run folder gave, from its text files or its database.
+struct RunData {
+    trace: Option<trace::Trace>,
+    operator_memory: Option<operator_memory::OperatorMemory>,
+    memory_record: Option<memory_record::MemoryRecord>,
+    module_mem: Option<module_mem::ModuleMem>,
+    /// `text` or `db`.
+    source: &'static str,
+    /// The rank the database names (`RANK_DEVICE_MAP`).
+    rank: Option<u32>,
+}
+
+/// Reads one run folder: its database export when it has one, else its text files. The db is
+/// preferred because it holds the same data with exact integer times (the text trace rounds op
+/// durations to 10 ns) and reads much faster (no multi-gigabyte JSON scan); when it cannot be
+/// read at all, the text files (if any) are read instead, with the db's error as a warning. One
+/// run is never read twice.
+fn read_run(
+    files: &dyn FileOpener,
+    run: &crate::classify::AscendRun,
+    opts: &AnalyzeOptions,
+    a: &mut RankAnalysis,
+    warnings: &mut Vec<Diagnostic>,
+    progress: &mut dyn FnMut(u64),
+) -> RunData {
+    let f = &run.files;
+    let has_text =
+        f.operator_memory.is_some() || f.memory_record.is_some() || f.trace_view.is_some();
+    if let Some(db_path) = f.db.first() {
+        for other in f.db.iter().skip(1) {
+            warnings.push(Diagnostic::warning(
+                other,
+                format!(
+                    "a second database export in the run folder; {db_path} is read, not this one"
+                ),
+            ));
+        }
+        // `<db>-wal` beside it: a write-ahead log whose pages the db file does not hold yet.
+        let wal = files.open(&format!("{db_path}-wal")).ok();
+        let (names, stacks) = (&mut a.names, &mut a.stacks);
+        let mut db_warnings = Vec::new();
+        let read = open_and(
+            files,
+            db_path,
+            &mut db_warnings,
+            progress,
+            &mut |src, prog| db::read_db(src, wal.as_deref(), names, stacks, Some(prog)),
+        );
+        match read {
+            Some(mut x) => {
+                warnings.append(&mut db_warnings);
+                warnings.append(&mut x.warnings);
+                return RunData {
+                    trace: x.trace,
+                    operator_memory: x.operator_memory,
+                    memory_record: x.memory_record,
+                    module_mem: x.module_mem,
+                    source: "db",
+                    rank: x.rank,
+                };
+            }
+            None if has_text => {
+                for d in &mut db_warnings {
+                    d.severity = crate::diag::Severity::Warning;
+                    d.message = format!("{}; the text files are read instead", d.message);
+                }
+                warnings.append(&mut db_warnings);
+            }
+            None => {
+                warnings.append(&mut db_warnings);
+                return RunData {
+                    trace: None,
+                    operator_memory: None,
+                    memory_record: None,
+                    module_mem: None,
+                    source: "db",
+                    rank: None,
+                };
+            }
+        }
+    }
+    // Trace first: the rows are joined against it.
+    let mut trace = None;
+    if let Some(p) = &f.trace_view {
+        let (names, stacks) = (&mut a.names, &mut a.stacks);
+        trace = open_and(files, p, warnings, progress, &mut |src, prog| {
+            trace::read_trace(src, names, stacks, opts.trace, Some(prog))
+        });
+    } else if f.operator_memory.is_some() {
+        warnings.push(Diagnostic::warning(
+            &run.path,
+            "no trace_view.json: allocations get no call stack",
+        ));
+    }
+    let operator_memory = f.operator_memory.as_ref().and_then(|p| {
+        let names = &mut a.names;
+        open_and(files, p, warnings, progress, &mut |src, prog| {
+            operator_memory::read_operator_memory(src, names, Some(prog))
+        })
+    });
+    let memory_record = f.memory_record.as_ref().and_then(|p| {
+        open_and(files, p, warnings, progress, &mut |src, prog| {
+            memory_record::read_memory_record(src, Some(prog))
+        })
+    });
+    let module_mem = f.npu_module_mem.as_ref().and_then(|p| {
+        open_and(files, p, warnings, progress, &mut |src, prog| {
+            module_mem::read_module_mem(src, Some(prog))
+        })
+    });
+    RunData {
+        trace,
+        operator_memory,
+        memory_record,
+        module_mem,
+        source: "text",
+        rank: None,
+    }
 }
 
 /// Records, for every row of `attr`, the ops the join picked (copied out of the run's trace,

@@ -205,12 +205,15 @@ pub fn discover_job(inventory: &Inventory) -> Job {
                 if f.operator_memory.is_none()
                     && f.memory_record.is_none()
                     && f.trace_view.is_none()
+                    && f.db.is_empty()
                 {
-                    // Nothing to analyse (db-only export, or analysis never run): the note above
-                    // says what to do; the folder is not a rank of the job.
+                    // Nothing to analyse (analysis never run): the note above says what to do;
+                    // the folder is not a rank of the job.
                     job.ignored.push((
                         run.path.clone(),
-                        "run folder without operator_memory.csv, memory_record.csv or trace_view.json".to_string(),
+                        "run folder without operator_memory.csv, memory_record.csv, \
+                         trace_view.json or ascend_pytorch_profiler_*.db"
+                            .to_string(),
                     ));
                     continue;
                 }

@@ -22,6 +22,7 @@ pub mod analysis;
 pub mod archive;
 pub mod attribution;
 pub mod csv_common;
+pub mod db;
 pub mod discover;
 pub mod generate;
 pub mod memory_record;

@@ -212,11 +212,6 @@ impl<'s> Database<'s> {
         self.pager.bytes_read()
     }
 
-    /// Calls `f(bytes read, file length)` after every block of pages read.
-    pub fn set_progress(&self, f: pager::PagerProgress<'s>) {
-        self.pager.set_progress(f);
-    }
-
     /// Calls `f` for every row of `table`, in rowid order; stops at the first error (the file's
     /// or one `f` returns).
     pub fn scan(

@@ -44,9 +44,6 @@ struct Slot {
     used: u64,
 }
 
-/// Progress callback of the pager: `(bytes read so far, file length)`.
-pub type PagerProgress<'s> = Box<dyn FnMut(u64, u64) + 's>;
-
 /// Reads pages of one database file.
 pub struct Pager<'s> {
     src: &'s dyn Source,
@@ -55,7 +52,6 @@ pub struct Pager<'s> {
     slots: RefCell<Vec<Slot>>,
     tick: Cell<u64>,
     read: Cell<u64>,
-    progress: RefCell<Option<PagerProgress<'s>>>,
 }
 
 impl<'s> Pager<'s> {
@@ -68,7 +64,6 @@ impl<'s> Pager<'s> {
             slots: RefCell::new(Vec::new()),
             tick: Cell::new(0),
             read: Cell::new(0),
-            progress: RefCell::new(None),
         }
     }
 
@@ -80,11 +75,6 @@ impl<'s> Pager<'s> {
     /// Bytes read from the source so far.
     pub fn bytes_read(&self) -> u64 {
         self.read.get()
-    }
-
-    /// Calls `f(bytes read, file length)` after every block read.
-    pub fn set_progress(&self, f: PagerProgress<'s>) {
-        *self.progress.borrow_mut() = Some(f);
     }
 
     /// Page `number` (1-based); an error names the page and why it cannot be had.
@@ -152,9 +142,6 @@ impl<'s> Pager<'s> {
         let at = index * block_bytes;
         let bytes = self.src.read_range(at, block_bytes as usize)?;
         self.read.set(self.read.get() + bytes.len() as u64);
-        if let Some(f) = self.progress.borrow_mut().as_mut() {
-            f(self.read.get().min(self.src.len()), self.src.len());
-        }
         Ok(Rc::from(bytes))
     }
 }
