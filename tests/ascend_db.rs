@@ -179,3 +179,80 @@ fn the_db_sample_equals_its_text_twin_apart_from_the_clock() {
         );
     }
 }
+
+/// Writes a generated job (text or db export) under `dir`.
+fn generate(dir: &Path, spec: &memlens::ascend::generate::GenSpec, db: bool) {
+    let mut sink = |path: &str, bytes: Vec<u8>| {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap())?;
+        std::fs::write(p, bytes)
+    };
+    if db {
+        memlens::ascend::generate_db::generate_db(spec, dir, &mut sink).unwrap();
+    } else {
+        memlens::ascend::generate::generate(spec, &mut sink).unwrap();
+    }
+}
+
+/// The four files `--out` writes, by name.
+fn out_files(a: &JobAnalysis) -> Vec<(&'static str, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut w = Vec::new();
+    exp::write_memory_events(a, &mut w).unwrap();
+    files.push(("memory_events.csv", std::mem::take(&mut w)));
+    exp::write_rank_summary(a, &mut w).unwrap();
+    files.push(("rank_summary.csv", std::mem::take(&mut w)));
+    exp::write_peak_attribution(a, &mut w).unwrap();
+    files.push(("peak_attribution.csv", std::mem::take(&mut w)));
+    exp::write_step_peaks(a, &mut w).unwrap();
+    files.push(("step_peaks.csv", std::mem::take(&mut w)));
+    files
+}
+
+#[test]
+fn a_generated_job_gives_byte_identical_exports_from_text_and_from_db() {
+    let spec = memlens::ascend::generate::GenSpec {
+        roles: 2,
+        ranks: 2,
+        trace_bytes: 300 << 10,
+        rows: 1500,
+        steps: 2,
+        seed: 13,
+        outlier: true,
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    // The same folder name for both: run_dir paths appear in the exports.
+    let (tdir, ddir) = (tmp.path().join("a/job"), tmp.path().join("b/job"));
+    generate(&tdir, &spec, false);
+    generate(&ddir, &spec, true);
+    // Same run folders; the db twin holds no text file, the text twin no db.
+    let listed = |d: &Path| {
+        let (files, _) = memlens::source::list_paths(&[d.to_path_buf()]);
+        files.into_iter().map(|f| f.rel_path).collect::<Vec<_>>()
+    };
+    let dbs = listed(&ddir);
+    assert_eq!(dbs.iter().filter(|p| p.ends_with(".db")).count(), 4);
+    assert!(!dbs
+        .iter()
+        .any(|p| p.ends_with(".csv") || p.ends_with("trace_view.json")));
+    assert!(!listed(&tdir).iter().any(|p| p.ends_with(".db")));
+    let (t, d) = (analyze(&tdir), analyze(&ddir));
+    assert_eq!(d.ranks.len(), 4);
+    for (rt, rd) in t.ranks.iter().zip(&d.ranks) {
+        assert_eq!((rt.summary.source, rd.summary.source), ("text", "db"));
+        assert!(rd.warnings.is_empty(), "{:?}", rd.warnings);
+        assert!(rd.summary.rows > 1000 && rd.summary.stacks.via_forward > 0);
+    }
+    for ((name, a), (_, b)) in out_files(&t).into_iter().zip(out_files(&d)) {
+        assert!(
+            a == b,
+            "{name} differs between the text and the db export of one job"
+        );
+    }
+    // The --json documents differ only in `source`.
+    let (jt, jd) = (
+        exp::report_json(&t, &memlens::ascend::Job::default()).unwrap(),
+        exp::report_json(&d, &memlens::ascend::Job::default()).unwrap(),
+    );
+    assert_eq!(jt.replace("\"source\": \"text\"", "\"source\": \"db\""), jd);
+}

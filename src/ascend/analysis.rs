@@ -180,6 +180,8 @@ pub struct RankAnalysis {
     pub joined_ops: Vec<JoinedOp>,
     /// Run folder index per row.
     pub row_run: Vec<u32>,
+    /// What was read of each run folder (index as in `summary.run_dirs`): `text` or `db`.
+    pub run_sources: Vec<&'static str>,
     /// Step per row (`ProfilerStep#N` containing the allocation time).
     pub row_step: Vec<Option<u64>>,
     /// memory_record series per component (all runs), sorted by time; reconstructed `PTA` when
@@ -579,6 +581,7 @@ pub fn analyze_rank(
         let mut warnings = Vec::new();
         let data = read_run(files, run, opts, &mut a, &mut warnings, progress);
         sources.push(data.source);
+        a.run_sources.push(data.source);
         if a.summary.rank.is_none() {
             a.summary.rank = data.rank;
         }
@@ -674,6 +677,26 @@ pub fn analyze_rank(
     a.capture_end_ns = capture_end(&a);
     summarize(&mut a, from_record);
     a
+}
+
+/// The files [`analyze_rank`] reads for one run folder, in reading order: its database export
+/// when it has one (see `read_run` for why the db is preferred), else its text files, the trace
+/// first (the rows are joined against it). Front ends list these to show progress per file.
+pub fn run_reading_order(run: &crate::classify::AscendRun) -> Vec<&str> {
+    let f = &run.files;
+    match f.db.first() {
+        Some(db) => vec![db.as_str()],
+        None => [
+            &f.trace_view,
+            &f.operator_memory,
+            &f.memory_record,
+            &f.npu_module_mem,
+        ]
+        .into_iter()
+        .flatten()
+        .map(String::as_str)
+        .collect(),
+    }
 }
 
 /// What one run folder gave, from its text files or its database.

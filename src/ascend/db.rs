@@ -432,20 +432,35 @@ fn read_op_memory(r: &mut Reader<'_, '_, '_>, strings: &Strings, names: &mut Int
     let file = r.file.clone();
     let mut w = Warnings::default();
     let mut rows = Vec::new();
+    let mut name_ids: HashMap<(i64, bool), u32> = HashMap::new();
+    let mut numbers: HashMap<(u8, Option<i64>), u32> = HashMap::new();
     let res = r.scan(&t, &mut |row| {
         let field = |k: usize| c.field(k);
-        let name = c.string(row, 0, strings, &mut w, &file);
-        let is_ge = name.is_some_and(|(id, _)| ge.contains(&id));
-        let text = name.map_or("", |(_, s)| s);
-        let Some(size) = c.int(row, 1, &mut w, &file) else {
-            w.add_keyed_at_byte(
-                &file,
-                row.offset(),
-                &field(1),
-                "empty size",
-                &format!("rowid {}: no size; row skipped", row.rowid()),
-            );
-            return Ok(());
+        let size = match int(c.value(row, 1)) {
+            Ok(Some(size)) => size,
+            Ok(None) => {
+                w.add_keyed_at_byte(
+                    &file,
+                    row.offset(),
+                    &field(1),
+                    "empty size",
+                    &format!("rowid {}: no size; row skipped", row.rowid()),
+                );
+                return Ok(());
+            }
+            Err(found) => {
+                w.add_keyed_at_byte(
+                    &file,
+                    row.offset(),
+                    &field(1),
+                    "bad size",
+                    &format!(
+                        "rowid {}: expected an integer size, found {found}; row skipped",
+                        row.rowid()
+                    ),
+                );
+                return Ok(());
+            }
         };
         if size.unsigned_abs() > MAX_BLOCK_BYTES {
             w.add_keyed_at_byte(
@@ -476,19 +491,26 @@ fn read_op_memory(r: &mut Reader<'_, '_, '_>, strings: &Strings, names: &mut Int
             );
             return Ok(());
         }
-        let stream = c
-            .int(row, 13, &mut w, &file)
-            .map(|s| s.to_string())
-            .unwrap_or_default();
-        let device = c
-            .int(row, 14, &mut w, &file)
-            .map(|d| format!("NPU:{d}"))
-            .unwrap_or_default();
-        let name_id = if is_ge {
-            names.intern(&format!("cann::{text}"))
-        } else {
-            names.intern(text)
-        };
+        let name = c.string(row, 0, strings, &mut w, &file);
+        let is_ge = name.is_some_and(|(id, _)| ge.contains(&id));
+        // Names, streams and devices repeat: each text is made and interned once.
+        let name_key = name.map_or(i64::MIN, |(id, _)| id);
+        let name_id = *name_ids.entry((name_key, is_ge)).or_insert_with(|| {
+            let text = name.map_or("", |(_, s)| s);
+            if is_ge {
+                names.intern(&format!("cann::{text}"))
+            } else {
+                names.intern(text)
+            }
+        });
+        let stream = c.int(row, 13, &mut w, &file);
+        let stream = *numbers
+            .entry((0, stream))
+            .or_insert_with(|| names.intern(&stream.map(|s| s.to_string()).unwrap_or_default()));
+        let device = c.int(row, 14, &mut w, &file);
+        let device = *numbers.entry((1, device)).or_insert_with(|| {
+            names.intern(&device.map(|d| format!("NPU:{d}")).unwrap_or_default())
+        });
         let mut m = MemRow {
             name: name_id,
             source: if is_ge { RowSource::Ge } else { RowSource::Pta },
@@ -505,8 +527,8 @@ fn read_op_memory(r: &mut Reader<'_, '_, '_>, strings: &Strings, names: &mut Int
             release_total_allocated: c.bytes(row, 10, &mut w, &file),
             release_total_reserved: c.bytes(row, 11, &mut w, &file),
             release_total_active: c.bytes(row, 12, &mut w, &file),
-            stream: names.intern(&stream),
-            device: names.intern(&device),
+            stream,
+            device,
             line: u64::try_from(row.rowid()).unwrap_or(0),
         };
         m.fill_lifetime();
@@ -732,17 +754,22 @@ fn read_module_mem(r: &mut Reader<'_, '_, '_>) {
     }
 }
 
-/// Call chains by id: their frames' string ids, innermost first.
-fn read_callchains(r: &mut Reader<'_, '_, '_>) -> HashMap<i64, Vec<i64>> {
+/// Frames kept of one call chain (real stacks have tens).
+pub const MAX_FRAMES: usize = 4096;
+
+/// Bytes kept of one call stack's text (the text trace bounds an event the same way).
+pub const MAX_STACK_BYTES: usize = 1 << 20;
+
+/// Call chains by id: their frames' string ids, innermost first; `None` when the table is
+/// absent or unreadable (said once, not per op).
+fn read_callchains(r: &mut Reader<'_, '_, '_>) -> Option<HashMap<i64, Vec<i64>>> {
     let mut rows: Vec<(i64, i64, i64)> = Vec::new();
-    let Some(t) = r.table("PYTORCH_CALLCHAINS", "ops have no call stacks") else {
-        return HashMap::new();
-    };
+    let t = r.table("PYTORCH_CALLCHAINS", "ops have no call stacks")?;
     let c = match Cols::new(&t, &["id", "stack", "stackDepth"], 3) {
         Ok(c) => c,
         Err(e) => {
             r.failed(e);
-            return HashMap::new();
+            return None;
         }
     };
     let res = r.scan(&t, &mut |row| {
@@ -757,14 +784,29 @@ fn read_callchains(r: &mut Reader<'_, '_, '_>) -> HashMap<i64, Vec<i64>> {
     });
     if let Err(e) = res {
         r.failed(e);
-        return HashMap::new();
+        return None;
     }
     rows.sort_unstable();
     let mut out: HashMap<i64, Vec<i64>> = HashMap::new();
+    let mut cut = 0u64;
     for (id, _, s) in rows {
-        out.entry(id).or_default().push(s);
+        let frames = out.entry(id).or_default();
+        if frames.len() < MAX_FRAMES {
+            frames.push(s);
+        } else {
+            cut += 1;
+        }
     }
-    out
+    if cut > 0 {
+        r.export.warnings.push(Diagnostic::warning(
+            &r.file,
+            format!(
+                "PYTORCH_CALLCHAINS: {cut} frame(s) beyond the first {MAX_FRAMES} of a call chain \
+                 left out"
+            ),
+        ));
+    }
+    Some(out)
 }
 
 /// The id of the `op` type in `ENUM_API_TYPE`.
@@ -834,6 +876,7 @@ fn read_ops(
     let mut w = Warnings::default();
     let mut trace = Trace::default();
     let mut chain_stack: HashMap<i64, u32> = HashMap::new();
+    let mut name_ids: HashMap<i64, u32> = HashMap::new();
     let mut joined = String::new();
     let before = r.db.bytes_read();
     let res = r.scan(&t, &mut |row| {
@@ -855,27 +898,47 @@ fn read_ops(
             );
             return Ok(());
         };
-        let name = c
-            .string(row, 2, strings, &mut w, &file)
-            .map_or("", |(_, s)| s);
+        let name = c.string(row, 2, strings, &mut w, &file);
+        let name_id = *name_ids
+            .entry(name.map_or(i64::MIN, |(id, _)| id))
+            .or_insert_with(|| names.intern(name.map_or("", |(_, s)| s)));
+        let name = name.map_or("", |(_, s)| s);
         let gtid = c.int(row, 4, &mut w, &file).unwrap_or(0);
         let stack = match c.int(row, 7, &mut w, &file) {
             None => 0,
             Some(chain) => match chain_stack.get(&chain) {
                 Some(&s) => s,
                 None => {
-                    let s = match chains.get(&chain) {
-                        Some(frames) => {
+                    let s = match chains.as_ref().map(|m| m.get(&chain)) {
+                        // No chain table: already said once.
+                        None => 0,
+                        Some(Some(frames)) => {
                             joined.clear();
                             for (i, f) in frames.iter().enumerate() {
+                                let frame = strings.get(*f).unwrap_or("");
+                                if joined.len() + frame.len() + 3 > MAX_STACK_BYTES {
+                                    w.add_keyed_at_byte(
+                                        &file,
+                                        row.offset(),
+                                        &c.field(7),
+                                        "long call stack",
+                                        &format!(
+                                            "rowid {}: call chain {chain} is longer than \
+                                             {MAX_STACK_BYTES} bytes; its outer frames are left \
+                                             out",
+                                            row.rowid()
+                                        ),
+                                    );
+                                    break;
+                                }
                                 if i > 0 {
                                     joined.push_str(";\r\n");
                                 }
-                                joined.push_str(strings.get(*f).unwrap_or(""));
+                                joined.push_str(frame);
                             }
                             stacks.intern(&joined)
                         }
-                        None => {
+                        Some(None) => {
                             w.add_keyed_at_byte(
                                 &file,
                                 row.offset(),
@@ -897,7 +960,7 @@ fn read_ops(
         };
         let dur = end.saturating_sub(start).max(0);
         let ops: &mut Ops = &mut trace.ops;
-        ops.name.push(names.intern(name));
+        ops.name.push(name_id);
         ops.pid.push(gtid >> 32);
         ops.tid.push(gtid & 0xffff_ffff);
         ops.ts.push(start);

@@ -25,6 +25,8 @@ pub mod csv_common;
 pub mod db;
 pub mod discover;
 pub mod generate;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod generate_db;
 pub mod memory_record;
 pub mod module_mem;
 pub mod operator_memory;

@@ -101,7 +101,7 @@ pub fn scan(
             let b = page.bytes();
             match b.get(h).copied() {
                 Some(INTERIOR_TABLE) => stack.push((page, 0)),
-                Some(LEAF_TABLE) => leaf(pager, &page, usable, table, &mut scratch, f)?,
+                Some(LEAF_TABLE) => leaf(pager, &page, usable, table, &mut seen, &mut scratch, f)?,
                 other => {
                     return Err(DbError::at(
                         page.offset + h as u64,
@@ -171,6 +171,7 @@ fn leaf(
     page: &Page,
     usable: u32,
     table: &str,
+    seen: &mut Seen,
     scratch: &mut Vec<u8>,
     f: &mut dyn FnMut(&Cell<'_>) -> Result<(), DbError>,
 ) -> Result<(), DbError> {
@@ -238,7 +239,7 @@ fn leaf(
             scratch.extend_from_slice(on_page);
             let first = be32(b, start + local)
                 .ok_or_else(|| damaged(c, "the overflow page number runs past the page".into()))?;
-            overflow(pager, first, len, u, scratch)
+            overflow(pager, first, len, u, seen, scratch)
                 .map_err(|e| e.context(&format!("table {table}, rowid {}", rowid as i64)))?;
             scratch
         };
@@ -252,11 +253,16 @@ fn leaf(
 }
 
 /// Appends the overflow chain starting at page `next` to `out` until it holds `len` bytes.
+///
+/// Every overflow page belongs to one row: a page the table's walk has met before (as a b-tree
+/// page or in another chain) is damage, which also bounds the work of a whole scan by the
+/// number of pages in the file.
 fn overflow(
     pager: &Pager<'_>,
     mut next: u32,
     len: usize,
     usable: usize,
+    seen: &mut Seen,
     out: &mut Vec<u8>,
 ) -> Result<(), DbError> {
     while out.len() < len {
@@ -264,6 +270,11 @@ fn overflow(
             return Err(DbError::new(format!(
                 "the overflow chain ends after {} of the row's {len} bytes",
                 out.len()
+            )));
+        }
+        if next > pager.page_count() || !seen.insert(next) {
+            return Err(DbError::new(format!(
+                "overflow page {next} is outside the database or already used by this table                  (the file is damaged)"
             )));
         }
         let page = pager.page(next)?;

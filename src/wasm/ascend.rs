@@ -44,11 +44,13 @@ impl Progress<'_> {
     }
 }
 
-/// A source that reports how far it has been read (the furthest byte, as readers go forward).
+/// A source that reports how many of its bytes have been read: the text readers go forward, so
+/// this is how far they are; the database reader reads only the pages it needs, so its count
+/// ends below the file size when most of a db belongs to tables memory analysis does not read.
 struct Counted<'a> {
     inner: Box<dyn Source + 'a>,
     progress: &'a Progress<'a>,
-    furthest: std::cell::Cell<u64>,
+    read: std::cell::Cell<u64>,
 }
 
 impl Source for Counted<'_> {
@@ -60,12 +62,10 @@ impl Source for Counted<'_> {
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize, SourceError> {
         let n = self.inner.read_at(offset, buf)?;
-        let end = offset + n as u64;
-        if end > self.furthest.get() {
-            self.furthest.set(end);
-            self.progress
-                .report(self.inner.name(), end, self.inner.len());
-        }
+        let read = (self.read.get() + n as u64).min(self.inner.len());
+        self.read.set(read);
+        self.progress
+            .report(self.inner.name(), read, self.inner.len());
         Ok(n)
     }
 }
@@ -94,7 +94,7 @@ impl FileOpener for DropFiles<'_> {
             Some(progress) => Box::new(Counted {
                 inner,
                 progress,
-                furthest: std::cell::Cell::new(0),
+                read: std::cell::Cell::new(0),
             }),
             None => inner,
         })
@@ -216,7 +216,7 @@ impl AscendView {
                         let counted = Counted {
                             inner: Box::new(src),
                             progress: &progress,
-                            furthest: std::cell::Cell::new(0),
+                            read: std::cell::Cell::new(0),
                         };
                         archives.add_archive(&counted);
                     }
@@ -280,17 +280,7 @@ impl AscendView {
         let mut out = Vec::new();
         for r in &self.job.ranks {
             for run in &r.runs {
-                let f = &run.files;
-                // The order analyze_rank reads them in.
-                for p in [
-                    &f.trace_view,
-                    &f.operator_memory,
-                    &f.memory_record,
-                    &f.npu_module_mem,
-                ]
-                .into_iter()
-                .flatten()
-                {
+                for p in crate::ascend::analysis::run_reading_order(run) {
                     out.push(PlanFile {
                         path: p,
                         bytes: self.sizes.get(p).copied().unwrap_or(0),
@@ -616,6 +606,12 @@ impl AscendView {
             "step": r.row_step.get(i).copied().flatten(),
             "run_dir": run,
             "line": m.line,
+            "run_source": r
+                .row_run
+                .get(i)
+                .and_then(|&k| r.run_sources.get(k as usize))
+                .copied()
+                .unwrap_or("text"),
             "stack_source": r.attribution.get(i).map_or("none", |a| a.source.label()),
             "top_frame": top,
             "innermost_frame": r.innermost_frame(i),

@@ -51,6 +51,7 @@ function mount(panel, ctx) {
     if (unmounted) return;
     if (p.files) {
       plan = p.files;
+      root.dataset.files = JSON.stringify(plan.map((f) => f.path));
       rows = plan.map(fileRow);
       fileList.replaceChildren(...rows.map((r) => r.li));
     }
@@ -112,11 +113,11 @@ function mount(panel, ctx) {
   };
 }
 
-/** No rank to show (e.g. only db exports): say why and what to do. */
+/** No rank to show (e.g. run folders whose analysis never ran): say why and what to do. */
 function emptyJob(root, job) {
   root.dataset.state = 'empty';
   const { report } = job;
-  const hint = report.warnings.find((w) => /export_type/.test(w.message));
+  const hint = report.warnings.find((w) => /analyse\(/.test(w.message));
   root.replaceChildren(el('section', { class: 'panel' },
     el('h2', { text: 'torch_npu memory' }),
     el('div', { class: 'metrics' },
@@ -124,7 +125,7 @@ function emptyJob(root, job) {
       el('div', { class: 'metric', 'data-metric': 'ascend-rows', 'data-value': '0' }, el('div', { class: 'label', text: 'Allocation rows' }), el('div', { class: 'value', text: '0' })),
       el('div', { class: 'metric', 'data-metric': 'ascend-warnings', 'data-value': String(report.warnings.length) }, el('div', { class: 'label', text: 'Warnings' }), el('div', { class: 'value', text: int(report.warnings.length) }))),
     el('div', { class: 'empty-state', 'data-testid': 'ascend-empty' },
-      el('p', { text: 'No run folder of this drop holds memory data memlens can read (operator_memory.csv, memory_record.csv or trace_view.json).' }),
+      el('p', { text: 'No run folder of this drop holds memory data memlens can read (operator_memory.csv, memory_record.csv, trace_view.json or ascend_pytorch_profiler_*.db).' }),
       hint ? el('p', { class: 'hint', text: hint.message }) : null),
     warningsBlock(report)));
 }

@@ -35,7 +35,8 @@ pub enum What {
         task_info_out: Option<PathBuf>,
     },
     /// A torch_npu job: ROLES × RANKS run folders with trace_view.json, operator_memory.csv,
-    /// memory_record.csv, npu_module_mem.csv and profiler_info/metadata JSON.
+    /// memory_record.csv, npu_module_mem.csv and profiler_info/metadata JSON (or, with
+    /// `--export db`, the database export of the same job).
     Ascend {
         /// Folder to write the job into (created).
         #[arg(long)]
@@ -61,7 +62,21 @@ pub enum What {
         /// Make the last rank of the first role an outlier (allocations three times as large).
         #[arg(long)]
         outlier: bool,
+        /// Which export to write: `text` (CSV and JSON files) or `db` (the same job as
+        /// ascend_pytorch_profiler_{rank}.db, one row of its PYTORCH_API per event the text
+        /// trace would hold).
+        #[arg(long, value_enum, default_value_t = Export::Text)]
+        export: Export,
     },
+}
+
+/// The export a generated torch_npu job is written as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Export {
+    /// operator_memory.csv, memory_record.csv, npu_module_mem.csv, trace_view.json.
+    Text,
+    /// ascend_pytorch_profiler_{rank}.db.
+    Db,
 }
 
 /// Runs the command; prints one JSON line describing what was written.
@@ -116,6 +131,7 @@ pub fn run(what: What) -> Result<ExitCode, String> {
             steps,
             seed,
             outlier,
+            export,
         } => {
             let spec = GenSpec {
                 roles,
@@ -126,18 +142,25 @@ pub fn run(what: What) -> Result<ExitCode, String> {
                 seed,
                 outlier,
             };
-            let mut n = 0u64;
-            memlens::ascend::generate::generate(&spec, &mut |path, bytes| {
+            let n = std::cell::Cell::new(0u64);
+            let mut sink = |path: &str, bytes: Vec<u8>| {
                 let p = out.join(path);
                 if let Some(parent) = p.parent() {
                     std::fs::create_dir_all(parent)?;
                 }
                 std::fs::write(&p, bytes)?;
-                n += 1;
+                n.set(n.get() + 1);
                 Ok(())
-            })
+            };
+            match export {
+                Export::Text => memlens::ascend::generate::generate(&spec, &mut sink),
+                Export::Db => {
+                    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+                    memlens::ascend::generate_db::generate_db(&spec, &out, &mut sink)
+                }
+            }
             .map_err(|e| e.to_string())?;
-            eprintln!("wrote {n} files under {}", out.display());
+            eprintln!("wrote {} files under {}", n.get(), out.display());
             Ok(ExitCode::SUCCESS)
         }
     }
