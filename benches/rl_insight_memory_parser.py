@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A faithful RE-IMPLEMENTATION (not the original code) of RL-Insight's Memory Parser, written from
-its developer guide (`shared/reference/rl-insight-memory-parser-guide.md` §2.3–2.6) so that memlens
-can be compared with it on one machine at one time (`cargo bench --bench ascend` runs it).
+its developer guide (the memory parser's data discovery, call-stack index, matching and output
+sections) so that memlens can be compared with it on one machine at one time (`cargo bench --bench profiler` runs it).
 
 Algorithm as documented:
 - allocate_prof_data: os.walk the input for `*_ascend_pt` folders; rank_id from

@@ -1,5 +1,5 @@
-// Runs every cargo-fuzz target (or the ones named) for a given time each, seeded from the shared
-// samples and the fixtures, and prints executions and findings per target. Not part of npm test.
+// Runs every cargo-fuzz target (or the ones named) for a given time each, seeded from the fixtures
+// (the real torch_npu export, the toy SOMAS dumps and the small hand-made files), and prints executions and findings per target. Not part of npm test.
 //
 //   node scripts/fuzz.mjs --seconds 600            all targets, 10 minutes each
 //   node scripts/fuzz.mjs --seconds 60 classify    one target
@@ -13,11 +13,9 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { root, main } from './util.mjs';
 
-const SAMPLES = path.resolve(root, '..', 'shared', 'samples');
-
 const FIX = path.join(root, 'fixtures');
-const NPU = path.join(SAMPLES, 'torch_npu');
-const SOMAS = path.join(SAMPLES, 'somas');
+const NPU = path.join(FIX, 'torch_npu');
+const SOMAS = path.join(FIX, 'somas');
 
 /**
  * Seed files per target: [folder, file-name suffix, options]. Options: `prefix` (bytes put before
@@ -108,7 +106,7 @@ function writeSeeds(target, corpus) {
       if (opts.prefix) bytes = Buffer.concat([Buffer.from(opts.prefix), bytes]);
       const max = opts.max ?? MAX_SEED;
       if (bytes.length > max) bytes = bytes.subarray(0, max);
-      const rel = path.relative(path.resolve(root, '..'), f).replace(/[^A-Za-z0-9._-]+/g, '_');
+      const rel = path.relative(root, f).replace(/[^A-Za-z0-9._-]+/g, '_');
       const tag = opts.prefix ? `-${opts.prefix.join('_')}` : '';
       writeFileSync(path.join(corpus, `seed-${rel}${tag}`), bytes);
       n++;

@@ -55,8 +55,10 @@ pub enum Unit {
     Somas(SomasFile),
     /// A MindSpore `task_info_graph_*.ir` file (final device addresses).
     TaskInfo(SomasFile),
-    /// A torch_npu (or MindSpore) profiler run folder.
-    AscendRun(Box<AscendRun>),
+    /// A torch_npu (or MindSpore) profiler run folder (kind `ascend-run`, its name before the
+    /// module was called `profiler`, kept for the page and for scripts reading `--json`).
+    #[serde(rename = "ascend-run")]
+    ProfilerRun(Box<ProfilerRun>),
     /// Anything else, with the reason.
     Unknown(UnknownFile),
 }
@@ -66,7 +68,7 @@ impl Unit {
     pub fn path(&self) -> &str {
         match self {
             Unit::Somas(s) | Unit::TaskInfo(s) => &s.path,
-            Unit::AscendRun(r) => &r.path,
+            Unit::ProfilerRun(r) => &r.path,
             Unit::Unknown(u) => &u.path,
         }
     }
@@ -76,7 +78,7 @@ impl Unit {
         match self {
             Unit::Somas(_) => "somas",
             Unit::TaskInfo(_) => "task-info",
-            Unit::AscendRun(_) => "ascend-run",
+            Unit::ProfilerRun(_) => "ascend-run",
             Unit::Unknown(_) => "unknown",
         }
     }
@@ -101,7 +103,7 @@ pub struct SomasFile {
     pub graph_id: Option<u32>,
 }
 
-/// The SOMAS dump families (reference `somas-formats.md` §3 and §9).
+/// The SOMAS dump families, told apart by their first lines (`docs/formats-somas.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SomasFamily {
@@ -132,7 +134,7 @@ impl SomasFamily {
 
 /// A torch_npu / MindSpore profiler run folder (`*_ascend_pt`, `*_ascend_ms`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct AscendRun {
+pub struct ProfilerRun {
     /// Relative path of the run folder.
     pub path: String,
     /// Rank, from `profiler_info_{rank}.json` (file name first, then its `rank_id` key); `None` = unknown.
@@ -401,7 +403,7 @@ pub fn classify(entries: &[Entry], heads: &[Head]) -> Inventory {
 
     let mut units: Vec<Unit> = runs
         .into_par_iter()
-        .map(|(root, members)| Unit::AscendRun(Box::new(build_run(&root, &members, &files))))
+        .map(|(root, members)| Unit::ProfilerRun(Box::new(build_run(&root, &members, &files))))
         .collect();
     units.par_extend(loose.into_par_iter().map(|i| {
         let (path, size, head) = &files[i];
@@ -416,10 +418,10 @@ pub fn classify(entries: &[Entry], heads: &[Head]) -> Inventory {
     }
 }
 
-fn build_run(root: &str, members: &[usize], files: &[(String, u64, &Head)]) -> AscendRun {
+fn build_run(root: &str, members: &[usize], files: &[(String, u64, &Head)]) -> ProfilerRun {
     let folder = file_name(root);
     let parsed = parse_run_name(folder);
-    let mut run = AscendRun {
+    let mut run = ProfilerRun {
         path: root.to_string(),
         rank: None,
         rank_source: "none",
@@ -697,7 +699,8 @@ pub fn sniff_somas(head: &[u8]) -> Option<(SomasFamily, String)> {
     }
 }
 
-/// Version of a v1.10+ SomasInfo dump from what its first bytes show (reference §9).
+/// Version of a v1.10+ SomasInfo dump from what its first bytes show: a `/` in tensor source names
+/// means v2.4+, `%nCT` control tensors v2.0–2.3, `%nT … Control` tensors v1.10.
 fn somas_info_version(text: &str) -> String {
     let mut in_tensors = false;
     let mut slash_names = false;
@@ -755,7 +758,7 @@ fn classify_loose(path: &str, size: u64, head: &Head) -> Unit {
     if is_archive_name(name) {
         return unknown(
             "archive that could not be expanded (see the warnings), or given to classify() \
-             without going through ascend::InputSet, which expands archives"
+             without going through profiler::InputSet, which expands archives"
                 .to_string(),
         );
     }
@@ -839,7 +842,7 @@ pub fn read_head(source: &dyn crate::source::Source, want: usize) -> Head {
 /// `.tar.gz`) are expanded: their members appear under `<archive path>/…`.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn classify_paths(roots: &[std::path::PathBuf]) -> Inventory {
-    crate::ascend::InputSet::from_paths(roots).classify()
+    crate::profiler::InputSet::from_paths(roots).classify()
 }
 
 #[cfg(test)]

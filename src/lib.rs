@@ -1,8 +1,9 @@
 //! memlens: a memory analyzer for Ascend NPU training jobs.
 //!
-//! It reads torch_npu profiler output (`*_ascend_pt` run folders, whole multi-rank RL jobs) and
-//! MindSpore SOMAS static-graph memory plans, and answers: where is the peak, who holds memory
-//! there, which allocation came from which source line, and does any tensor overwrite another.
+//! It reads torch_npu / MindSpore profiler output ([`profiler`]: `*_ascend_pt` / `*_ascend_ms` run
+//! folders, whole multi-rank RL jobs) and MindSpore SOMAS static-graph memory plans, and answers:
+//! where is the peak, who holds memory there, which allocation came from which source line, and
+//! does any tensor overwrite another.
 //!
 //! The crate is one core with two thin front ends:
 //! - the core ([`source`], [`diag`], [`classify`], and the analysis modules) knows nothing of the
@@ -10,11 +11,11 @@
 //! - the `memlens` CLI (`src/bin/memlens`) and the WebAssembly API (`src/wasm`, compiled only for
 //!   `wasm32`) call the same functions, so the page and the CLI print the same numbers.
 
-pub mod ascend;
 pub mod chart;
 pub mod classify;
 pub mod diag;
 pub mod export;
+pub mod profiler;
 pub mod somas;
 pub mod source;
 pub mod sqlite;

@@ -17,7 +17,7 @@ const GOOD: &str = "drop/good/Ascend_somas_tensor_offset_1.ir";
 const GOOD_TASK: &str = "drop/good/task_info_graph_1.ir";
 
 fn sample(rel: &str) -> Vec<u8> {
-    std::fs::read(common::samples(rel)).unwrap()
+    std::fs::read(common::fixture(rel)).unwrap()
 }
 
 fn toy() -> String {

@@ -1,4 +1,4 @@
-//! Input classification over the fixture job, the shared samples and synthetic edge cases.
+//! Input classification over the fixture job, the real and toy samples in `fixtures/` and synthetic edge cases.
 //! Expectations come from the fixture's own layout (folder names, file names, JSON written by hand),
 //! not from the classifier.
 
@@ -9,11 +9,11 @@ fn fixture(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
-fn run<'a>(inv: &'a Inventory, path: &str) -> &'a memlens::classify::AscendRun {
+fn run<'a>(inv: &'a Inventory, path: &str) -> &'a memlens::classify::ProfilerRun {
     inv.units
         .iter()
         .find_map(|u| match u {
-            Unit::AscendRun(r) if r.path == path => Some(r.as_ref()),
+            Unit::ProfilerRun(r) if r.path == path => Some(r.as_ref()),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no run {path} in {:#?}", inv.units))
@@ -138,17 +138,14 @@ fn fixture_job_somas_task_info_and_unknown_files() {
 }
 
 #[test]
-fn shared_samples_classify_by_content() {
-    let inv = classify_paths(&[
-        fixture("../shared/samples/somas"),
-        fixture("../shared/samples/torch_npu"),
-    ]);
+fn fixture_samples_classify_by_content() {
+    let inv = classify_paths(&[fixture("fixtures/somas"), fixture("fixtures/torch_npu")]);
     let family = |name: &str| match kind_of(&inv, &format!("somas/{name}")) {
         Unit::Somas(s) | Unit::TaskInfo(s) => (s.family.id(), s.version.clone()),
         Unit::Unknown(u) => ("unknown", u.reason.clone()),
         other => panic!("{other:?}"),
     };
-    // Reference somas-formats.md §9 and the sample README.
+    // Each toy dump's layout, as fixtures/README.md lists it.
     assert_eq!(
         family("Ascend_somas_tensor_offset_1.ir"),
         ("somas-info", "v2.0-2.3".into())
@@ -167,15 +164,15 @@ fn shared_samples_classify_by_content() {
     assert_eq!(family("task_info_graph_1.ir").0, "task-info");
     assert_eq!(family("somas_solver_input_1.ir").0, "unknown");
 
-    let r0 = run(&inv, "torch_npu/text_level0/rank0_ascend_pt");
-    let r1 = run(&inv, "torch_npu/text_level0/rank1_ascend_pt");
+    let r0 = run(&inv, "torch_npu/msinsight-level0/text/rank0_ascend_pt");
+    let r1 = run(&inv, "torch_npu/msinsight-level0/text/rank1_ascend_pt");
     assert_eq!((r0.rank, r1.rank), (Some(0), Some(1)));
-    assert_eq!(r0.role, "text_level0");
+    assert_eq!(r0.role, "text");
     for r in [r0, r1] {
         assert!(r.files.operator_memory.is_some() && r.files.memory_record.is_some());
         assert!(r.files.npu_module_mem.is_some() && r.files.trace_view.is_some());
     }
-    let db = run(&inv, "torch_npu/db_level0/rank0_ascend_pt");
+    let db = run(&inv, "torch_npu/msinsight-level0/db/rank0_ascend_pt");
     assert_eq!(db.files.db.len(), 1);
     assert!(db.notes.is_empty(), "{:?}", db.notes);
 }
@@ -244,6 +241,17 @@ fn cli_inspect_json_matches_the_library() {
     let lib = serde_json::to_value(classify_paths(&[fixture("fixtures/classify/job")])).unwrap();
     assert_eq!(cli, lib);
     assert_eq!(cli["units"].as_array().unwrap().len(), 11);
+    // The kind names are an interface (the page and scripts read them): fixed strings, whatever
+    // the Rust types are called.
+    let mut kinds: Vec<&str> = cli["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["kind"].as_str().unwrap())
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    assert_eq!(kinds, ["ascend-run", "somas", "task-info", "unknown"]);
 }
 
 #[test]

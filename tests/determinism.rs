@@ -1,6 +1,6 @@
 //! Determinism, native half (issue 7, part 5): the same input gives byte-identical JSON and CSV
 //! output with one thread and with two (`RAYON_NUM_THREADS`), and across repeated runs, for
-//! `memlens somas --json/--out`, `memlens ascend --json/--out` and `memlens inspect --json`.
+//! `memlens somas --json/--out`, `memlens profiler --json/--out` and `memlens inspect --json`.
 //!
 //! Inputs are large enough for the parallel paths to cut them: a SOMAS dump of ~14 MB (parsed in
 //! 4 MiB chunks), a job whose traces are ~10 MiB each (scanned in batches cut into pieces), plus
@@ -135,14 +135,14 @@ fn somas_json_and_out_files_do_not_depend_on_threads_or_runs() {
         "Ascend_somas_offline_log_1.ir",
         "somas_graph_1_1234567890123456789.json",
     ] {
-        let p = common::samples(&format!("somas/{f}"));
+        let p = common::fixture(&format!("somas/{f}"));
         same_everywhere(&["somas", s(&p), "--json"], Some(&out));
     }
 }
 
 #[test]
-fn ascend_json_and_out_files_do_not_depend_on_threads_or_runs() {
-    use memlens::ascend::generate::{generate, GenSpec};
+fn profiler_json_and_out_files_do_not_depend_on_threads_or_runs() {
+    use memlens::profiler::generate::{generate, GenSpec};
     let dir = tmp();
     let job = dir.path().join("job");
     generate(
@@ -163,17 +163,21 @@ fn ascend_json_and_out_files_do_not_depend_on_threads_or_runs() {
     )
     .unwrap();
     let out = dir.path().join("out");
-    same_everywhere(&["ascend", s(&job), "--json"], Some(&out));
-    let real = common::samples("torch_npu/text_level0");
-    same_everywhere(&["ascend", s(&real), "--json"], Some(&out));
+    same_everywhere(&["profiler", s(&job), "--json"], Some(&out));
+    let real = common::fixture(common::REAL_TEXT);
+    same_everywhere(&["profiler", s(&real), "--json"], Some(&out));
     // An archive of a job (members inflated in memory, same analysis).
     let zip = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/ascend/archives/job.zip");
-    same_everywhere(&["ascend", s(&zip), "--json"], Some(&out));
+    same_everywhere(&["profiler", s(&zip), "--json"], Some(&out));
 }
 
 #[test]
 fn inspect_json_does_not_depend_on_threads_or_runs() {
     let classify = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/classify/job");
-    let samples = common::samples("");
-    same_everywhere(&["inspect", s(&classify), s(&samples), "--json"], None);
+    let somas = common::fixture("somas");
+    let npu = common::fixture("torch_npu");
+    same_everywhere(
+        &["inspect", s(&classify), s(&somas), s(&npu), "--json"],
+        None,
+    );
 }

@@ -3,7 +3,7 @@
 //! the same checks as the fuzz target that found them. `docs/hardening.md` lists each finding,
 //! its root cause and its fix.
 
-use memlens::ascend::{operator_memory, Interner};
+use memlens::profiler::{operator_memory, Interner};
 use memlens::source::BytesSource;
 use std::path::Path;
 
@@ -50,7 +50,7 @@ fn operator_memory_lone_cr_rows_share_a_line_but_not_a_byte() {
 /// rows than line feeds; every row is still read once, with its module and time.
 #[test]
 fn npu_module_mem_cr_separated_records_are_rows() {
-    use memlens::ascend::module_mem::read_module_mem;
+    use memlens::profiler::module_mem::read_module_mem;
     let data = fixture("npu_module_mem-cr-records.csv");
     let mm = read_module_mem(&BytesSource::new("mm.csv", data.clone()), None).unwrap();
     let records = data.iter().filter(|&&b| b == b'\n' || b == b'\r').count() + 1;
@@ -74,10 +74,10 @@ fn npu_module_mem_cr_separated_records_are_rows() {
 /// every sum of sizes saturates.
 #[test]
 fn ascend_job_absurd_sizes_are_refused_not_summed() {
-    use memlens::ascend::analysis::{analyze_job, AnalyzeOptions};
-    use memlens::ascend::operator_memory::MAX_BLOCK_BYTES;
-    use memlens::ascend::trace::TraceOptions;
-    use memlens::ascend::{discover_job, InputSet};
+    use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
+    use memlens::profiler::operator_memory::MAX_BLOCK_BYTES;
+    use memlens::profiler::trace::TraceOptions;
+    use memlens::profiler::{discover_job, InputSet};
     const RUN: &str = "job/actor/host_1_20250101000000000_ascend_pt";
     const FILES: [&str; 4] = [
         "ASCEND_PROFILER_OUTPUT/operator_memory.csv",

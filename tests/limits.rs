@@ -6,10 +6,10 @@
 mod common;
 
 use common::{peak_growth, rss_lock, GenSource, Part};
-use memlens::ascend::operator_memory::read_operator_memory;
-use memlens::ascend::trace::{read_trace, TraceOptions, MAX_EVENT_BYTES};
-use memlens::ascend::{InputSet, Interner};
 use memlens::classify::{self, Entry};
+use memlens::profiler::operator_memory::read_operator_memory;
+use memlens::profiler::trace::{read_trace, TraceOptions, MAX_EVENT_BYTES};
+use memlens::profiler::{InputSet, Interner};
 use memlens::source::Source;
 
 const MIB: u64 = 1 << 20;
@@ -174,7 +174,7 @@ fn somas_line_of_100_mb_is_refused_holding_only_the_file() {
     // SOMAS dumps are read whole (their bound is the file size, MAX_DUMP_BYTES at most), then
     // the long line is refused before any parsing.
     let _g = rss_lock();
-    let toy = std::fs::read(common::samples("somas/Ascend_somas_tensor_offset_1.ir")).unwrap();
+    let toy = std::fs::read(common::fixture("somas/Ascend_somas_tensor_offset_1.ir")).unwrap();
     let i = toy.windows(10).position(|w| w == b"Conv2D-op2").unwrap();
     let src = GenSource::new(
         "Ascend_somas_tensor_offset_1.ir",

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_memlens");
-const S: &str = "../shared/samples/somas";
+const S: &str = "fixtures/somas";
 
 fn run(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(BIN).args(args).output().expect("run memlens");

@@ -1,6 +1,6 @@
 //! Generator round trips: every flavor parses back, injected conflicts are found exactly, the
 //! traps the generator plants are never reported, and the sweep line agrees with a brute-force
-//! all-pairs check written here from the reference's definition (§7).
+//! all-pairs check written here from the definition of a conflict (docs/formats-somas.md).
 
 use memlens::somas::generate::{generate, Flavor, GenConfig};
 use memlens::somas::{self, analyze, summary::summary, SomasModel};

@@ -3,8 +3,8 @@
 
 use memlens::somas;
 
-const TOY: &str = "../shared/samples/somas/Ascend_somas_tensor_offset_1.ir";
-const R1: &str = "../shared/samples/somas/somas_allocate_info_1.r1.ir";
+const TOY: &str = "fixtures/somas/Ascend_somas_tensor_offset_1.ir";
+const R1: &str = "fixtures/somas/somas_allocate_info_1.r1.ir";
 
 fn toy() -> String {
     String::from_utf8(std::fs::read(TOY).expect("sample")).expect("utf-8")
@@ -57,7 +57,7 @@ fn wrong_file_type() {
         err("b.bin", "\u{0}\u{1}binary"),
         "b.bin: error: wrong file type: binary content, expected a SOMAS text dump such as *_somas_tensor_offset_*.ir"
     );
-    let task = std::fs::read("../shared/samples/somas/task_info_graph_1.ir").unwrap();
+    let task = std::fs::read("fixtures/somas/task_info_graph_1.ir").unwrap();
     assert_eq!(
         err("task_info_graph_1.ir", std::str::from_utf8(&task).unwrap()),
         "task_info_graph_1.ir:1: error: wrong file type: this is a task_info_graph file; give it with \
@@ -277,7 +277,7 @@ fn random_garbage_never_panics() {
     // Cut every sample at every 97th byte and flip bytes into sigils and separators: any result
     // is fine except a panic, in the parsers, the analysis and the queries.
     let mut rng = fastrand::Rng::with_seed(7);
-    let dir = "../shared/samples/somas";
+    let dir = "fixtures/somas";
     let mut names: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -1,10 +1,10 @@
-//! Goldens for every file in `../shared/samples/somas/`. The expected figures are worked out by
+//! Goldens for every file in `fixtures/somas/`. The expected figures are worked out by
 //! hand from the dump lines (the arithmetic is in the comments), never taken from the code under
 //! test.
 
 use memlens::somas::{self, analyze, summary::summary, DumpFamily, Lifelong};
 
-const DIR: &str = "../shared/samples/somas";
+const DIR: &str = "fixtures/somas";
 
 fn read(name: &str) -> Vec<u8> {
     std::fs::read(format!("{DIR}/{name}")).expect("sample present")

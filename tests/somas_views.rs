@@ -9,7 +9,7 @@ use memlens::somas::{self, analyze, summary::summary};
 use serde_json::json;
 use std::io::Read;
 
-const DIR: &str = "../shared/samples/somas";
+const DIR: &str = "fixtures/somas";
 
 fn toy_text() -> String {
     std::fs::read_to_string(format!("{DIR}/Ascend_somas_tensor_offset_1.ir"))

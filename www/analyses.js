@@ -4,7 +4,7 @@
 // hideProgress(), showErrors(list) }. A module that accepts the inventory gets a tab. The handle may
 // carry `ready`: a promise the page waits for before it reports `ready` (a rejection is shown as an
 // error).
-import { ascend } from './ascend/index.js';
+import { profiler } from './profiler/index.js';
 import { somasPage } from './somas/page.js';
 
-export const analyses = [ascend, somasPage];
+export const analyses = [profiler, somasPage];

@@ -6,7 +6,7 @@ import { bytes, exactBytes, int } from './format.js';
 const KIND_LABEL = {
   somas: 'SOMAS dump',
   'task-info': 'task info',
-  'ascend-run': 'torch_npu run',
+  'ascend-run': 'profiler run',
   unknown: 'unknown',
 };
 

@@ -1,6 +1,6 @@
 // The analysis families' worker requests (see worker-core.js `serve`). Each entry is
 // `(ctx) => ({ method(params, progress) { … } })`.
-import ascend from './ascend/worker.js';
+import profiler from './profiler/worker.js';
 import somas from './somas/worker.js';
 
-export const modules = [ascend, somas];
+export const modules = [profiler, somas];

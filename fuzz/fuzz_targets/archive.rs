@@ -8,7 +8,7 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use memlens::ascend::archive::{expand, Limits};
+use memlens::profiler::archive::{expand, Limits};
 use memlens::source::BytesSource;
 
 fuzz_target!(|data: &[u8]| common::in_pool(|| run(data)));

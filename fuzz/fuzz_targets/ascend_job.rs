@@ -8,11 +8,11 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use memlens::ascend::analysis::{analyze_job, AnalyzeOptions, SortKey, TableQuery};
-use memlens::ascend::memory_record::Metric;
-use memlens::ascend::trace::TraceOptions;
-use memlens::ascend::{discover_job, InputSet};
-use memlens::export::ascend as exp;
+use memlens::profiler::analysis::{analyze_job, AnalyzeOptions, SortKey, TableQuery};
+use memlens::profiler::memory_record::Metric;
+use memlens::profiler::trace::TraceOptions;
+use memlens::profiler::{discover_job, InputSet};
+use memlens::export::profiler as exp;
 
 const RUN: &str = "job/actor/host_1_20250101000000000_ascend_pt";
 const FILES: [&str; 4] = [

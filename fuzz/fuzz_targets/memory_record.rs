@@ -6,7 +6,7 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use memlens::ascend::memory_record::{self, Metric};
+use memlens::profiler::memory_record::{self, Metric};
 use memlens::source::BytesSource;
 
 const NAME: &str = "run/ASCEND_PROFILER_OUTPUT/memory_record.csv";

@@ -6,7 +6,7 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use memlens::ascend::module_mem;
+use memlens::profiler::module_mem;
 use memlens::source::BytesSource;
 
 const NAME: &str = "run/ASCEND_PROFILER_OUTPUT/npu_module_mem.csv";

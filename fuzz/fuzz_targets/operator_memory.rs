@@ -7,7 +7,7 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use memlens::ascend::{analysis, attribution, operator_memory, trace::Ops, Interner};
+use memlens::profiler::{analysis, attribution, operator_memory, trace::Ops, Interner};
 use memlens::source::BytesSource;
 
 const NAME: &str = "run/ASCEND_PROFILER_OUTPUT/operator_memory.csv";

@@ -8,9 +8,9 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use memlens::ascend::analysis::{analyze_job, AnalyzeOptions};
-use memlens::ascend::{discover_job, InputSet};
-use memlens::export::ascend as exp;
+use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
+use memlens::profiler::{discover_job, InputSet};
+use memlens::export::profiler as exp;
 use memlens::source::BytesSource;
 use memlens::sqlite::Database;
 

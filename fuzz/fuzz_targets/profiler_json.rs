@@ -40,7 +40,7 @@ fn run(data: &[u8]) {
     let inv = classify(&entries, &heads);
     assert_eq!(inv.files, 3);
     assert_eq!(inv.units.len(), 1, "{:?}", inv.units);
-    let Unit::AscendRun(run) = &inv.units[0] else {
+    let Unit::ProfilerRun(run) = &inv.units[0] else {
         panic!("{:?}", inv.units[0])
     };
     assert_eq!(run.path, root);

@@ -9,8 +9,8 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use memlens::ascend::trace::{read_trace, Trace, TraceOptions};
-use memlens::ascend::Interner;
+use memlens::profiler::trace::{read_trace, Trace, TraceOptions};
+use memlens::profiler::Interner;
 use memlens::source::BytesSource;
 
 const NAME: &str = "run/ASCEND_PROFILER_OUTPUT/trace_view.json";

@@ -2,7 +2,7 @@
 //!
 //! Each analysis family has its own submodule; this file holds what they share.
 
-pub mod ascend;
+pub mod profiler;
 pub mod somas;
 
 use std::io::Write;

@@ -2,9 +2,10 @@
 //! the peak, the overview figures of somas_tool, reuse ratios, memory frames, the overwrite check
 //! and the task-info address check.
 //!
-//! In-use memory follows MindSpore's own convention (reference §6): inclusive lifetimes, lifelong
-//! widening, each union group counted once (its largest member over the union of the members'
-//! lifetimes), control and zero-size tensors skipped.
+//! In-use memory follows MindSpore's own convention (the one its planner uses for its lower bound
+//! and its profiler for the memory curve): inclusive lifetimes, lifelong widening, each union
+//! group counted once (its largest member over the union of the members' lifetimes), control and
+//! zero-size tensors skipped.
 
 use super::conflicts::{self, Conflicts};
 use super::model::{Lifelong, SomasModel, INPUT_PARAM, NONE};

@@ -1,5 +1,5 @@
-//! Reader of the SOMAS cache `somas_meta/somas_graph_<G>_<hash>.json` (reference §3.6): the solved
-//! tensors (sizes, lifetimes, lifelong kinds, offsets) without nodes, names or types.
+//! Reader of the SOMAS cache `somas_meta/somas_graph_<G>_<hash>.json` (compact JSON, sorted keys):
+//! the solved tensors (sizes, lifetimes, lifelong kinds, offsets) without nodes, names or types.
 
 use super::lex::ParseError;
 use super::model::{DumpFamily, Format, Lifelong, SomasModel, TensorKind};

@@ -1,4 +1,4 @@
-//! Overwrite check (reference §7): two data tensors conflict when their effective byte ranges and
+//! Overwrite check: two data tensors conflict when their effective byte ranges and
 //! their widened inclusive lifetimes both intersect and they are not members of one union group.
 //!
 //! Sweep line over execution order. Tensors that are alive together must be disjoint in a valid

@@ -1,8 +1,8 @@
 //! Relations derived once after parsing (owners, consumers, union groups, contiguous gap heads)
 //! and the consistency warnings that need them.
 //!
-//! The effective-range and widened-lifetime rules of reference §6–§7 live here, so the curves, the
-//! overwrite check, the queries and the exports all use the same definition.
+//! The effective-range and widened-lifetime rules (`docs/formats-somas.md`) live here, so the
+//! curves, the overwrite check, the queries and the exports all use the same definition.
 
 use super::lex;
 use super::model::{DumpFamily, Lifelong, SomasModel, TensorKind, INPUT_PARAM, NONE};
@@ -11,8 +11,9 @@ use crate::diag::Diagnostic;
 /// The Ascend communication gap (`AscendSomas::GetCommunicationReservedSize`, r1.x `kGapSize`).
 pub const GAP: u64 = 512;
 
-/// Widened inclusive lifetime `(lo, hi)` (reference §6): GraphAll → `[0, max]`, GraphStart →
-/// `[0, end]`, GraphEnd → `[start, max]`. A reversed printed lifetime is taken in order.
+/// Widened inclusive lifetime `(lo, hi)` (dumps print lifetimes unwidened): GraphAll → `[0, max]`,
+/// GraphStart → `[0, end]`, GraphEnd → `[start, max]`. A reversed printed lifetime is taken in
+/// order.
 pub fn widened(lifelong: Lifelong, start: u32, end: u32, max: u32) -> (u32, u32) {
     let (s, e) = (start.min(end), start.max(end));
     match lifelong {
@@ -39,7 +40,7 @@ impl SomasModel {
         )
     }
 
-    /// Effective byte range `[start, end)` (offsets) of tensor row `row` (reference §7): the head of
+    /// Effective byte range `[start, end)` (offsets) of tensor row `row`: the head of
     /// a contiguous list with the Ascend gap has its offset shifted +512 while its aligned size
     /// still includes the gap, so its range is `[offset, offset + aligned − 512)`.
     pub fn effective_range(&self, row: u32) -> (u64, u64) {
@@ -301,8 +302,8 @@ fn warn(model: &mut SomasModel, buf: &[u8]) {
         "tensors of type Unknown or empty (r1.0 gap)",
     );
 
-    // Consumers outside the lifetime; atomic-clean ops are exempt (they list tensors produced
-    // later, reference §7).
+    // Consumers outside the lifetime; atomic-clean ops are exempt (they list, as inputs, the
+    // tensors of the next op that they clear, which that op produces later).
     let mut outside = Tally::new();
     for r in 0..model.nodes.len() {
         if model.derived.clean_op.get(r) == Some(&true) {

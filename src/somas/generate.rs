@@ -16,7 +16,7 @@ use super::lex::ascend_align;
 use super::model::{Lifelong, TensorKind};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Dump flavor (reference §3).
+/// Dump flavor: which MindSpore layout the generated dump is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
     /// v1.10: control tensors printed as `%nT … Control`.
@@ -406,7 +406,7 @@ pub fn generate(cfg: &GenConfig) -> Generated {
                 if list.is_empty() {
                     continue;
                 }
-                // The gap is added to the first and the last tensor of each list (§5.3).
+                // Ascend adds its 512-byte gap to the first and the last tensor of each list.
                 let first = list[0];
                 let last = list[list.len() - 1];
                 if let Some(x) = b.tensors.get_mut(first as usize) {

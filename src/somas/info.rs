@@ -1,6 +1,5 @@
-//! Parser of the `SomasInfo()` dumps: v1.10+ (`*_somas_tensor_offset_*.ir` and the stage dumps,
-//! reference §3.1) and r1.x (`somas_*_info_*.ir`, §3.2; the r1.x field layouts are in
-//! [`super::r1`]).
+//! Parser of the `SomasInfo()` dumps: v1.10+ (`*_somas_tensor_offset_*.ir` and the stage dumps)
+//! and r1.x (`somas_*_info_*.ir`; the r1.x field layouts are in [`super::r1`]).
 //!
 //! Sections are found by their header lines, never by counting lines. The two big sections
 //! (tensors and nodes) are cut at line boundaries and parsed in parallel chunks; each chunk keeps

@@ -1,4 +1,5 @@
-//! Lexical helpers shared by the SOMAS dump parsers (reference `somas-formats.md` §2).
+//! Lexical helpers shared by the SOMAS dump parsers: TAB-separated fields, sigils (`%3T`, `#512S`,
+//! `&0x1080…`), bracket lists, pointers printed as `0x…` or a bare `0`.
 //!
 //! Everything works on byte slices borrowed from the file buffer, so scanning a line allocates
 //! nothing; a parser only copies what the model keeps (numbers, and names once, interned).
@@ -299,7 +300,7 @@ pub fn find_long_line(buf: &[u8], max: usize) -> Option<(usize, usize)> {
     None
 }
 
-/// Aligned size of `size` bytes as Ascend SOMAS computes it (reference §5.3):
+/// Aligned size of `size` bytes as Ascend SOMAS computes it (always at least 32 bytes more):
 /// `((size + 512 + 31) / 512) * 512`.
 pub fn ascend_align(size: u64) -> u64 {
     size.saturating_add(543) / 512 * 512

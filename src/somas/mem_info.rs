@@ -1,4 +1,4 @@
-//! Parser of the r1.x `somas_mem_info_<G>.ir` dump (reference §3.3): one line per tensor, sorted by
+//! Parser of the r1.x `somas_mem_info_<G>.ir` dump: one line per tensor, sorted by
 //! offset, with real addresses, but no node lists, no parameters and no lifelong kinds.
 //!
 //! Nodes are reconstructed from each tensor's `src_node` at its `life_start` (the producer's

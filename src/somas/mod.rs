@@ -4,7 +4,7 @@
 //!
 //! Entry points: [`load_dump`] (or [`parse_dump`] on bytes) gives a [`SomasModel`];
 //! [`load_task_info`] a [`TaskInfo`]; [`analysis::analyze`] everything derived from them. The
-//! format reference is `somas-formats.md` (sections cited as §n in the code).
+//! formats, and the rules the analysis builds on, are described in `docs/formats-somas.md`.
 
 pub mod analysis;
 pub mod cache_json;

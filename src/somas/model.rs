@@ -220,8 +220,7 @@ impl Csr {
     }
 }
 
-/// Tensor type as printed in the dump (`TypeString`), covering the r1.x and v1.10+ enums
-/// (reference §5.1).
+/// Tensor type as printed in the dump (`TypeString`), covering the r1.x and v1.10+ enums.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[repr(u8)]
 pub enum TensorKind {
@@ -294,7 +293,8 @@ impl TensorKind {
     }
 }
 
-/// Lifelong kind (`LifeLongType`, reference §5.2).
+/// Lifelong kind (`LifeLongType`: 0 none, 1 whole graph, 2 graph start to the tensor's end, 3 the
+/// tensor's start to graph end).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[repr(u8)]
 pub enum Lifelong {
@@ -376,7 +376,7 @@ impl DumpFamily {
 pub struct Format {
     /// Dump family.
     pub family: DumpFamily,
-    /// MindSpore version range, detected from the whole content (reference §9).
+    /// MindSpore version range, detected from the whole content.
     pub version: String,
 }
 
@@ -657,7 +657,8 @@ pub fn row_of(ids: &[u32], id: u32) -> Option<u32> {
     ids.binary_search(&id).ok().map(|r| r as u32)
 }
 
-/// True for atomic-clean ops, which list tensors produced by a later node (reference §7).
+/// True for atomic-clean ops (`AtomicAddrClean`, v2.4+ `MemSet`), which list as inputs the tensors
+/// a later node produces.
 pub fn is_clean_op(name: &str) -> bool {
     let n = split_name(name);
     n.starts_with("AtomicAddrClean") || n.starts_with("MemSet")

@@ -1,4 +1,4 @@
-//! Parser of the offline log `*somas_offline_log_<G>.ir` (reference §3.4): one `Somas EDGE` line
+//! Parser of the offline log `*somas_offline_log_<G>.ir`: one `Somas EDGE` line
 //! per (tensor, destination node), then `Somas CONTIGUOUS` and `Somas GROUP` lines.
 //!
 //! The log is written before solving: it has no offsets and only original sizes, and tensors with
@@ -98,7 +98,7 @@ pub fn parse(buf: &[u8], file: &str) -> Result<SomasModel, ParseError> {
     }
     // Pseudo nodes: every src and dst index, named n<i> as the log writes them.
     // A node's stream comes from its `srcstm` when it produces something: v1.10 prints the
-    // source stream as `dststm` (§3.1.4), so destination streams are only a fallback.
+    // source stream as `dststm` (a MindSpore bug), so destination streams are only a fallback.
     let mut idx: Vec<(u32, u8, u32)> = producers
         .iter()
         .map(|p| (p.0, 0, p.1))

@@ -1,4 +1,4 @@
-//! r1.x `SomasInfo()` specifics (reference §3.2): field layouts, and what the r1.x dump does not
+//! r1.x `SomasInfo()` specifics: field layouts, and what the r1.x dump does not
 //! say and must be reconstructed.
 //!
 //! The r1.x dump has a real-address column (`somas_allocate_info`), prints `lifelong` as a bool

@@ -1,4 +1,4 @@
-//! Parser of `task_info_graph_<G>.ir` (reference §3.7): one record per op in execution order, with
+//! Parser of `task_info_graph_<G>.ir`: one record per op in execution order, with
 //! the final device addresses and sizes of its inputs, outputs and workspaces.
 
 use super::lex::{self, Lines, ParseError};

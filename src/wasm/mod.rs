@@ -9,12 +9,12 @@
 
 use wasm_bindgen::prelude::*;
 
-mod ascend;
 pub mod file_source;
+mod profiler;
 mod session;
 mod somas;
 
-pub use ascend::{memory_bytes, AscendView};
+pub use profiler::{memory_bytes, ProfilerView};
 pub use session::Session;
 pub use somas::SomasView;
 

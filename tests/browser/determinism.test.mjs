@@ -8,8 +8,8 @@
 //   restored from the URL hash — the export zip against `memlens somas --out`, summary.json
 //   against `memlens somas --json`;
 // * torch_npu: a generated job of 2 roles × 2 ranks (5 MiB traces, read in batches) dropped with
-//   the real two-rank sample — every CSV of the export against `memlens ascend --out`, summary.json
-//   against `memlens ascend --json`.
+//   the real two-rank sample — every CSV of the export against `memlens profiler --out`, summary.json
+//   against `memlens profiler --json`.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -72,11 +72,11 @@ before(async () => {
     out: r.files,
   };
 
-  run(['generate', 'ascend', '--out', 'job', '--roles', '2', '--ranks', '2', '--trace-mb', '5', '--rows', '3000', '--steps', '2', '--seed', '9'], 2);
-  cpSync(path.join(root, '..', 'shared', 'samples', 'torch_npu', 'text_level0'), path.join(tmp, 'text_level0'), { recursive: true });
-  const a = native(['ascend', '--json', 'job', 'text_level0']);
+  run(['generate', 'profiler', '--out', 'job', '--roles', '2', '--ranks', '2', '--trace-mb', '5', '--rows', '3000', '--steps', '2', '--seed', '9'], 2);
+  cpSync(path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text'), path.join(tmp, 'text'), { recursive: true });
+  const a = native(['profiler', '--json', 'job', 'text']);
   ascend = {
-    files: [...filesUnder(path.join(tmp, 'job')), ...filesUnder(path.join(tmp, 'text_level0'))],
+    files: [...filesUnder(path.join(tmp, 'job')), ...filesUnder(path.join(tmp, 'text'))],
     out: { ...a.files, 'summary.json': a.stdout },
   };
   assert.deepEqual(Object.keys(a.files).sort(), ASCEND_FILES.filter((n) => n.endsWith('.csv')).sort());

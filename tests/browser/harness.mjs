@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, readdirSync, statSync, readFileSync, mkdirSync } f
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { inflateRawSync, inflateSync } from 'node:zlib';
+import { deflateRawSync, inflateRawSync, inflateSync } from 'node:zlib';
 import assert from 'node:assert/strict';
 import { serve } from '../../scripts/serve.mjs';
 import { root } from '../../scripts/util.mjs';
@@ -229,6 +229,64 @@ export function unzip(buf) {
     p += 46 + nlen + xlen + clen;
   }
   return out;
+}
+
+const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+
+function crc32(buf) {
+  let c = 0xffffffff;
+  for (const b of buf) c = CRC_TABLE[(c ^ b) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+/**
+ * A zip archive (every entry deflated) of `files` = [{ path, bytes }], as `zip -r` would write it
+ * for the same tree: the tests need no `zip` command on the machine.
+ */
+export function zipFiles(files) {
+  const locals = [];
+  const central = [];
+  let offset = 0;
+  for (const { path: name, bytes } of files) {
+    const nameBuf = Buffer.from(name, 'utf8');
+    const data = deflateRawSync(bytes);
+    const crc = crc32(bytes);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4); // version needed: 2.0 (deflate)
+    local.writeUInt16LE(0x0800, 6); // names are UTF-8
+    local.writeUInt16LE(8, 8); // deflate
+    local.writeUInt32LE(crc, 14);
+    local.writeUInt32LE(data.length, 18);
+    local.writeUInt32LE(bytes.length, 22);
+    local.writeUInt16LE(nameBuf.length, 26);
+    const dir = Buffer.alloc(46);
+    dir.writeUInt32LE(0x02014b50, 0);
+    dir.writeUInt16LE(20, 4);
+    dir.writeUInt16LE(20, 6);
+    dir.writeUInt16LE(0x0800, 8);
+    dir.writeUInt16LE(8, 10);
+    dir.writeUInt32LE(crc, 16);
+    dir.writeUInt32LE(data.length, 20);
+    dir.writeUInt32LE(bytes.length, 24);
+    dir.writeUInt16LE(nameBuf.length, 28);
+    dir.writeUInt32LE(offset, 42);
+    locals.push(local, nameBuf, data);
+    central.push(dir, nameBuf);
+    offset += 30 + nameBuf.length + data.length;
+  }
+  const centralBuf = Buffer.concat(central);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(files.length, 8);
+  end.writeUInt16LE(files.length, 10);
+  end.writeUInt32LE(centralBuf.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, centralBuf, end]);
 }
 
 /** Every file under `dir` as { relative path: Buffer }. */

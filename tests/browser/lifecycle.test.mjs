@@ -7,7 +7,7 @@ import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { root, openBrowser, startServer, dropFiles, filesUnder, settled } from './harness.mjs';
 
-const SAMPLES = path.resolve(root, '..', 'shared', 'samples');
+const FIXTURES = path.resolve(root, 'fixtures');
 let server;
 before(async () => {
   server = await startServer({ isolate: true });
@@ -21,8 +21,8 @@ async function tabReady(page, testid) {
 }
 
 test('re-dropping files releases the previous views: listeners do not pile up', async () => {
-  const dump = [{ path: 'somas/Ascend_somas_tensor_offset_1.ir', base64: readFileSync(path.join(SAMPLES, 'somas', 'Ascend_somas_tensor_offset_1.ir')).toString('base64') }];
-  const job = filesUnder(path.join(SAMPLES, 'torch_npu', 'text_level0'));
+  const dump = [{ path: 'somas/Ascend_somas_tensor_offset_1.ir', base64: readFileSync(path.join(FIXTURES, 'somas', 'Ascend_somas_tensor_offset_1.ir')).toString('base64') }];
+  const job = filesUnder(path.join(FIXTURES, 'torch_npu', 'msinsight-level0', 'text'));
   const b = await openBrowser();
   try {
     const page = await b.page();

@@ -211,14 +211,14 @@ test('HTML and script in dropped paths, names and file contents render as text a
 });
 
 test('every sample, every tab and every view: no request leaves the origin, no CSP violation', async () => {
-  const SAMPLES = path.resolve(root, '..', 'shared', 'samples');
-  const somasDir = path.join(SAMPLES, 'somas');
+  const somasDir = path.join(root, 'fixtures', 'somas');
+  const npuDir = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0');
   const one = (name) => [{ path: `somas/${name}`, base64: readFileSync(path.join(somasDir, name)).toString('base64') }];
   const drops = [
     ...readdirSync(somasDir).sort().map((n) => [`somas/${n}`, one(n)]),
     ['the whole somas folder', filesUnder(somasDir)],
-    ['torch_npu text_level0', filesUnder(path.join(SAMPLES, 'torch_npu', 'text_level0'))],
-    ['torch_npu db_level0', filesUnder(path.join(SAMPLES, 'torch_npu', 'db_level0'))],
+    ['torch_npu text export', filesUnder(path.join(npuDir, 'text'))],
+    ['torch_npu db export', filesUnder(path.join(npuDir, 'db'))],
   ];
   const b = await openBrowser();
   try {

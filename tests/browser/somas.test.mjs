@@ -1,4 +1,4 @@
-// The SOMAS tab against the CLI: every sample of shared/samples/somas and a generated dump with
+// The SOMAS tab against the CLI: every toy dump of fixtures/somas and a generated dump with
 // known conflicts give the figures `memlens somas --json` prints; a node's memory frame and each
 // query kind equal the CLI's answers; the export equals `--out` byte for byte; names carrying HTML
 // stay text; a reload restores the view state; and no request leaves the page's origin.
@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, readdirSync, writeFileSync, rmSync, mkdirSyn
 import { tmpdir } from 'node:os';
 import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, dropFiles, unzip, readTree, pngFirstPixel } from './harness.mjs';
 
-const SAMPLES = path.resolve(root, '..', 'shared', 'samples', 'somas');
+const SAMPLES = path.resolve(root, 'fixtures', 'somas');
 let isolated;
 let plain;
 let tmp;
@@ -119,7 +119,7 @@ test('each sample dump, dropped alone, shows the figures of memlens somas --json
   try {
     const page = await b.page();
     const names = readdirSync(SAMPLES).sort();
-    assert.ok(names.length >= 8, 'the samples are in ../shared/samples/somas');
+    assert.ok(names.length >= 8, 'the toy dumps are in fixtures/somas');
     let opened = 0;
     for (const name of names) {
       const j = cli(path.join(SAMPLES, name));

@@ -1,21 +1,24 @@
 //! Helpers shared by the hardening tests (catalogue, limits, determinism).
 #![allow(dead_code)]
 
-use memlens::ascend::analysis::{analyze_job, AnalyzeOptions, JobAnalysis, RankSummary};
-use memlens::ascend::{discover_job, InputSet, Job};
 use memlens::diag::Diagnostic;
+use memlens::profiler::analysis::{analyze_job, AnalyzeOptions, JobAnalysis, RankSummary};
+use memlens::profiler::{discover_job, InputSet, Job};
 use std::path::{Path, PathBuf};
 
-/// `../shared/samples/<rel>` (tests read the samples in place).
-pub fn samples(rel: &str) -> PathBuf {
+/// `fixtures/<rel>` of this repository.
+pub fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/samples")
+        .join("fixtures")
         .join(rel)
 }
 
+/// The real two-rank torch_npu text export (`fixtures/torch_npu/msinsight-level0/text`).
+pub const REAL_TEXT: &str = "torch_npu/msinsight-level0/text";
+
 /// A file of the real torch_npu sample: `rank` 0 or 1, `rel` under its run folder.
 pub fn npu(rank: u32, rel: &str) -> Vec<u8> {
-    let p = samples(&format!("torch_npu/text_level0/rank{rank}_ascend_pt/{rel}"));
+    let p = fixture(&format!("{REAL_TEXT}/rank{rank}_ascend_pt/{rel}"));
     std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 

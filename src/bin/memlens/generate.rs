@@ -1,7 +1,7 @@
 //! `memlens generate`: deterministic synthetic inputs for tests and benchmarks.
 
 use clap::Subcommand;
-use memlens::ascend::generate::GenSpec;
+use memlens::profiler::generate::GenSpec;
 use memlens::somas::generate::{generate, Flavor, GenConfig};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,8 +36,10 @@ pub enum What {
     },
     /// A torch_npu job: ROLES × RANKS run folders with trace_view.json, operator_memory.csv,
     /// memory_record.csv, npu_module_mem.csv and profiler_info/metadata JSON (or, with
-    /// `--export db`, the database export of the same job).
-    Ascend {
+    /// `--export db`, the database export of the same job; `ascend` is the same command under its
+    /// former name).
+    #[command(visible_alias = "ascend")]
+    Profiler {
         /// Folder to write the job into (created).
         #[arg(long)]
         out: PathBuf,
@@ -122,7 +124,7 @@ pub fn run(what: What) -> Result<ExitCode, String> {
             println!("{summary}");
             Ok(ExitCode::SUCCESS)
         }
-        What::Ascend {
+        What::Profiler {
             out,
             roles,
             ranks,
@@ -153,10 +155,10 @@ pub fn run(what: What) -> Result<ExitCode, String> {
                 Ok(())
             };
             match export {
-                Export::Text => memlens::ascend::generate::generate(&spec, &mut sink),
+                Export::Text => memlens::profiler::generate::generate(&spec, &mut sink),
                 Export::Db => {
                     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-                    memlens::ascend::generate_db::generate_db(&spec, &out, &mut sink)
+                    memlens::profiler::generate_db::generate_db(&spec, &out, &mut sink)
                 }
             }
             .map_err(|e| e.to_string())?;

@@ -25,7 +25,7 @@ pub fn run(paths: &[PathBuf], json: bool) -> Result<ExitCode, String> {
     for unit in &inventory.units {
         let detail = match unit {
             Unit::Somas(s) | Unit::TaskInfo(s) => format!("{} {}", s.family.id(), s.version),
-            Unit::AscendRun(r) => {
+            Unit::ProfilerRun(r) => {
                 let rank = r.rank.map_or("rank ?".to_string(), |r| format!("rank {r}"));
                 let step = r.step.map(|s| format!(" step {s}")).unwrap_or_default();
                 let role = if r.role.is_empty() { "-" } else { &r.role };
@@ -35,7 +35,7 @@ pub fn run(paths: &[PathBuf], json: bool) -> Result<ExitCode, String> {
         };
         writeln!(out, "{:<11} {}  {}", unit.kind(), unit.path(), detail)
             .map_err(|e| e.to_string())?;
-        if let Unit::AscendRun(r) = unit {
+        if let Unit::ProfilerRun(r) = unit {
             for note in &r.notes {
                 writeln!(out, "{:<11}   note: {note}", "").map_err(|e| e.to_string())?;
             }

@@ -4,9 +4,9 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-mod ascend;
 mod generate;
 mod inspect;
+mod profiler;
 mod somas;
 
 /// Memory analyzer for Ascend NPU training jobs (torch_npu profiler output, MindSpore SOMAS dumps).
@@ -28,8 +28,10 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Analyse torch_npu profiler memory: run folders, role/step folders, whole jobs, or .zip/.tar/.tar.gz archives.
-    Ascend {
+    /// Analyse torch_npu / MindSpore profiler memory: run folders, role/step folders, whole jobs,
+    /// or .zip/.tar/.tar.gz archives (`ascend` is the same command under its former name).
+    #[command(visible_alias = "ascend")]
+    Profiler {
         /// Files, folders or archives to analyse.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
@@ -57,7 +59,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Inspect { paths, json } => inspect::run(&paths, json),
-        Command::Ascend { paths, out, json } => ascend::run(&paths, out.as_deref(), json),
+        Command::Profiler { paths, out, json } => profiler::run(&paths, out.as_deref(), json),
         Command::Somas(args) => somas::run(&args),
         Command::Generate { what } => generate::run(what),
     };

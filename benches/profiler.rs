@@ -1,0 +1,256 @@
+//! Benchmark of the torch_npu pipeline against the Python tool it replaces.
+//!
+//! `cargo bench --bench profiler` generates (once, cached under `target/bench-profiler/`) a job of
+//! 2 roles × 2 ranks, a 100 MiB `trace_view.json` and 50,000 operator_memory rows per rank
+//! (`memlens generate profiler --roles 2 --ranks 2 --trace-mb 100 --rows 50000 --seed 1`), then
+//! measures:
+//! - end to end (discover, read, join, analyse, write `memory_events.csv`), in a child process so
+//!   its peak RSS (`VmHWM`) is the analysis alone, not the generator's;
+//! - trace scanning speed with 1 thread and with all threads;
+//! - the Python re-implementation `benches/rl_insight_memory_parser.py` on the same job, in the
+//!   same run (needs `pip install ijson`; pandas optional), so the speed-up is a same-machine ratio.
+//!
+//! Environment: `MEMLENS_BENCH_RUNS` (default 3) end-to-end repetitions.
+
+use memlens::profiler::analysis::{analyze_job_parallel, AnalyzeOptions};
+use memlens::profiler::generate::{generate, GenSpec};
+use memlens::profiler::trace::{read_trace, TraceOptions};
+use memlens::profiler::{discover_job, InputSet, Interner};
+use memlens::source::PathSource;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+const SPEC: GenSpec = GenSpec {
+    roles: 2,
+    ranks: 2,
+    trace_bytes: 100 << 20,
+    rows: 50_000,
+    steps: 4,
+    seed: 1,
+    outlier: false,
+};
+
+fn vm_hwm_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn job_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-profiler/job")
+}
+
+fn ensure_job(dir: &Path) {
+    let marker = dir.join(".spec");
+    let want = format!(
+        "{SPEC:?} v{}",
+        memlens::profiler::generate::GENERATOR_VERSION
+    );
+    if std::fs::read_to_string(&marker).ok().as_deref() == Some(want.as_str()) {
+        return;
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    let t = Instant::now();
+    generate(&SPEC, &mut |path, bytes| {
+        let p = dir.join(path);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(p, bytes)
+    })
+    .expect("generate the benchmark job");
+    std::fs::write(&marker, want).expect("write marker");
+    eprintln!(
+        "generated {} in {:.1} s",
+        dir.display(),
+        t.elapsed().as_secs_f64()
+    );
+}
+
+/// One end-to-end run (child process): prints `seconds rows vmhwm_kb`. With `csv`, the run also
+/// writes `memory_events.csv` (as `memlens profiler --out` does).
+fn child_e2e(dir: &Path, out: &Path, csv: bool) {
+    let t = Instant::now();
+    let inputs = InputSet::from_paths(&[dir.to_path_buf()]);
+    let job = discover_job(&inputs.classify());
+    let a = analyze_job_parallel(&inputs, &job, &AnalyzeOptions::default(), &|_| {});
+    if csv {
+        let f = std::fs::File::create(out).expect("create csv");
+        memlens::export::profiler::write_memory_events(&a, std::io::BufWriter::new(f))
+            .expect("write csv");
+    }
+    let rows: u64 = a.ranks.iter().map(|r| r.summary.rows).sum();
+    println!("{} {} {}", t.elapsed().as_secs_f64(), rows, vm_hwm_kb());
+}
+
+/// Runs `exe` `runs` times in child mode; returns (best, median) of (seconds, rows, VmHWM KiB).
+fn e2e_runs(exe: &Path, runs: usize, csv: bool) -> ((f64, u64, u64), (f64, u64, u64)) {
+    let mut v: Vec<(f64, u64, u64)> = Vec::new();
+    for _ in 0..runs.max(1) {
+        let o = Command::new(exe)
+            .env("MEMLENS_BENCH_CHILD", if csv { "csv" } else { "analyze" })
+            .output()
+            .expect("run child");
+        let text = String::from_utf8_lossy(&o.stdout);
+        let x: Vec<f64> = text
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        if let [s, r, k] = x[..] {
+            v.push((s, r as u64, k as u64));
+        }
+    }
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    (
+        v.first().copied().unwrap_or_default(),
+        v.get(v.len() / 2).copied().unwrap_or_default(),
+    )
+}
+
+/// Runs the Python re-implementation; returns (seconds, rows, peak RSS KiB, pandas).
+fn python(script: &Path, dir: &Path, out: &Path, write: bool) -> Option<(f64, u64, u64, bool)> {
+    let mut cmd = Command::new("python3");
+    cmd.arg(script).arg(dir).arg(out);
+    if !write {
+        cmd.arg("--no-write");
+    }
+    let o = cmd.output().ok().filter(|o| o.status.success())?;
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).ok()?;
+    let rss = v["maxrss_self_kb"].as_u64()? + v["maxrss_children_kb"].as_u64()?;
+    Some((
+        v["seconds"].as_f64()?,
+        v["rows"].as_u64()?,
+        rss,
+        v["pandas"].as_bool()?,
+    ))
+}
+
+fn main() {
+    let dir = job_dir();
+    let out = dir.parent().unwrap_or(&dir).join("memory_events.csv");
+    if let Ok(mode) = std::env::var("MEMLENS_BENCH_CHILD") {
+        child_e2e(&dir, &out, mode == "csv");
+        return;
+    }
+    if !std::env::args().any(|a| a == "--bench") {
+        // `cargo test --all-targets` runs bench binaries without `--bench`: this benchmark takes
+        // minutes and gigabytes, so it runs only under `cargo bench`.
+        println!("profiler benchmark: run it with `cargo bench --bench profiler`");
+        return;
+    }
+    ensure_job(&dir);
+    let exe = std::env::current_exe().expect("own path");
+    let runs: usize = std::env::var("MEMLENS_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let (best, median) = e2e_runs(&exe, runs, false);
+    let (best_csv, median_csv) = e2e_runs(&exe, runs, true);
+
+    // Trace scanning: one 100 MiB trace, 1 thread, then all threads.
+    let inputs = InputSet::from_paths(std::slice::from_ref(&dir));
+    let inv = inputs.classify();
+    let job = discover_job(&inv);
+    let trace = job
+        .ranks
+        .first()
+        .and_then(|r| r.runs.first())
+        .and_then(|r| r.files.trace_view.clone())
+        .expect("a trace");
+    let disk = dir.parent().unwrap_or(&dir).join(&trace);
+    let scan = |threads: usize| -> (f64, u64) {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
+        pool.install(|| {
+            let mut best = f64::MAX;
+            let mut bytes = 0;
+            for _ in 0..3 {
+                let src = PathSource::open(&disk, trace.clone()).expect("open trace");
+                let (mut n, mut s) = (Interner::new(), Interner::new());
+                let t = Instant::now();
+                let tr =
+                    read_trace(&src, &mut n, &mut s, TraceOptions::default(), None).expect("scan");
+                best = best.min(t.elapsed().as_secs_f64());
+                bytes = tr.bytes;
+            }
+            (best, bytes)
+        })
+    };
+    let threads = rayon::current_num_threads();
+    let (t1, bytes) = scan(1);
+    let (tn, _) = scan(threads);
+    let mbs = |t: f64| bytes as f64 / 1e6 / t;
+
+    // The Python re-implementation, same job, same machine, same run; best of two each.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/rl_insight_memory_parser.py");
+    let py_out = dir
+        .parent()
+        .unwrap_or(&dir)
+        .join("python_memory_events.csv");
+    let best_of = |write: bool| {
+        (0..2)
+            .filter_map(|_| python(&script, &dir, &py_out, write))
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+    };
+    let py_mem = best_of(false);
+    let py_csv = best_of(true);
+
+    let mb = |kb: u64| kb as f64 / 1024.0;
+    println!("memlens profiler benchmark: 2 roles x 2 ranks, 100 MiB trace_view.json + 50,000 rows per rank");
+    println!(
+        "machine: {} threads, load average {}",
+        threads,
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
+    );
+    println!(
+        "memlens to in-memory result: best {:.3} s, median {:.3} s over {runs} runs ({} rows), peak RSS {:.1} MB",
+        best.0, median.0, best.1, mb(median.2)
+    );
+    println!(
+        "memlens incl. writing memory_events.csv: best {:.3} s, median {:.3} s, peak RSS {:.1} MB",
+        best_csv.0,
+        median_csv.0,
+        mb(median_csv.2)
+    );
+    println!(
+        "trace scan: {:.0} MB/s with 1 thread; {:.0} MB/s with {} threads ({:.0} MB/s per core)",
+        mbs(t1),
+        mbs(tn),
+        threads,
+        mbs(tn) / threads as f64
+    );
+    match (py_mem, py_csv) {
+        (Some(m), Some(c)) => {
+            println!(
+                "python re-implementation to DataFrame: {:.2} s, {} rows, peak RSS {:.1} MB (parent + largest worker), pandas {}",
+                m.0, m.1, mb(m.2), m.3
+            );
+            println!(
+                "python re-implementation incl. CSV: {:.2} s, peak RSS {:.1} MB",
+                c.0,
+                mb(c.2)
+            );
+            println!(
+                "speed-up (median): {:.1}x to the in-memory result, {:.1}x incl. CSV; memory: {:.2}x and {:.2}x of python's",
+                m.0 / median.0.max(1e-9),
+                c.0 / median_csv.0.max(1e-9),
+                median.2 as f64 / m.2.max(1) as f64,
+                median_csv.2 as f64 / c.2.max(1) as f64
+            );
+        }
+        _ => println!(
+            "python re-implementation: not run (needs python3 with ijson: pip install ijson; pandas optional)"
+        ),
+    }
+}

@@ -1,0 +1,117 @@
+// Browser benchmark of the torch_npu page (a measurement, not a test):
+//   1. a job of 2 roles × 2 ranks with 100 MiB trace_view.json and 50,000 operator_memory rows per
+//      rank: time from picking the folder to the job overview and to all views ready, with the
+//      threaded engine (isolated page) and the single-threaded one;
+//   2. one rank with a 2 GiB trace_view.json: load time and the wasm memory after the load (memory
+//      only grows, so that is the peak).
+// Needs a built page (npm run build) and the release CLI (cargo build --release --bin memlens).
+//   node scripts/bench-profiler-page.mjs [--dir /tmp/memlens-bench] [--runs 2] [--skip-2g] [--keep]
+// Generated files are deleted at the end unless --keep.
+import { execFileSync } from 'node:child_process';
+import { existsSync, rmSync, mkdirSync, statSync, readdirSync } from 'node:fs';
+import { cpus, totalmem, loadavg } from 'node:os';
+import path from 'node:path';
+import { openBrowser, startServer, engineThreads } from '../tests/browser/harness.mjs';
+import { root } from './util.mjs';
+
+const args = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const base = opt('--dir', '/tmp/memlens-bench');
+const runs = Number(opt('--runs', '2'));
+const CLI = path.join(root, 'target', 'release', 'memlens');
+if (!existsSync(CLI)) throw new Error(`build the release CLI first: cargo build --release --bin memlens (${CLI})`);
+
+function generate(dir, extra) {
+  if (existsSync(dir)) return;
+  const t = performance.now();
+  execFileSync(CLI, ['generate', 'profiler', '--out', dir, ...extra], { stdio: 'inherit' });
+  console.log(`generated ${dir} in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+}
+
+function sizeOf(dir) {
+  let n = 0;
+  const walk = (d) => {
+    for (const e of readdirSync(d)) {
+      const p = path.join(d, e);
+      const s = statSync(p);
+      if (s.isDirectory()) walk(p);
+      else n += s.size;
+    }
+  };
+  walk(dir);
+  return n;
+}
+
+/** Picks `dir` in the page and times the overview and the ready state (ms from the pick). */
+async function measure(server, dir, { timeout = 600000 } = {}) {
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(server.url);
+    const threads = await engineThreads(page);
+    // Timestamps taken in the page, so that polling does not add to them.
+    await page.evaluate(() => {
+      window.__bench = {};
+      const input = document.querySelector('[data-testid="folder-input"]');
+      input.addEventListener('change', () => (window.__bench.pick = performance.now()), { capture: true });
+      new MutationObserver(() => {
+        const b = window.__bench;
+        if (!b.overview && document.querySelector('[data-testid="rank-row"]')) b.overview = performance.now();
+        const a = document.querySelector('[data-testid="ascend"]');
+        if (!b.ready && a && a.dataset.state === 'ready') b.ready = performance.now();
+      }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-state'] });
+    });
+    await page.setInputFiles('input[data-testid="folder-input"]', dir);
+    await page.waitForFunction(() => window.__bench.ready || document.querySelector('[data-testid="status"]').dataset.state === 'error', null, { timeout, polling: 200 });
+    await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.memoryReadyBytes, null, { timeout: 60000 }).catch(() => {});
+    const r = await page.evaluate(() => {
+      const a = document.querySelector('[data-testid="ascend"]');
+      return { ...window.__bench, timings: a?.dataset.timings, memoryBytes: Number(a?.dataset.memoryBytes || 0), memoryReadyBytes: Number(a?.dataset.memoryReadyBytes || 0), rows: [...document.querySelectorAll('[data-testid="rank-row"]')].map((t) => t.dataset.rows) };
+    });
+    const errors = await page.textContent('#error-list');
+    return { timings: r.timings, threads, overviewMs: r.overview - r.pick, readyMs: r.ready - r.pick, memoryBytes: r.memoryBytes, memoryReadyBytes: r.memoryReadyBytes, rows: r.rows, errors };
+  } finally {
+    await b.close();
+  }
+}
+
+const mib = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+const s = (ms) => `${(ms / 1000).toFixed(2)} s`;
+
+mkdirSync(base, { recursive: true });
+console.log(`machine: ${cpus().length} × ${cpus()[0].model}, ${mib(totalmem())} RAM, load ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${new Date().toISOString()}`);
+const isolated = await startServer({ isolate: true });
+const plain = await startServer({ isolate: false });
+try {
+  const job = path.join(base, 'job-2x2');
+  generate(job, ['--roles', '2', '--ranks', '2', '--trace-mb', '100', '--rows', '50000', '--steps', '2', '--seed', '3']);
+  console.log(`job: ${mib(sizeOf(job))} on disk`);
+  for (const [name, server] of [['threaded', isolated], ['single-threaded', plain]]) {
+    for (let run = 1; run <= runs; run++) {
+      const load = loadavg()[0].toFixed(1);
+      // The native CLI on the same files at the same moment: the machine's load moves both alike.
+      const t = performance.now();
+      execFileSync(CLI, ['profiler', '--json', job], { stdio: 'ignore' });
+      const native = performance.now() - t;
+      const m = await measure(server, job);
+      console.log(`${name} (${m.threads} thread(s)) run ${run} (load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)}, all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views, rows ${m.rows.join('/')}, worker ms ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
+    }
+  }
+  if (!args.includes('--skip-2g')) {
+    const big = path.join(base, 'rank-2g');
+    generate(big, ['--roles', '1', '--ranks', '1', '--trace-mb', '2048', '--rows', '50000', '--steps', '2', '--seed', '5']);
+    console.log(`2 GiB rank: ${mib(sizeOf(big))} on disk`);
+    for (const [name, server] of [['threaded', isolated], ['single-threaded', plain]]) {
+      const load = loadavg()[0].toFixed(1);
+      const m = await measure(server, big);
+      console.log(`2 GiB rank, ${name} (${m.threads} thread(s), load ${load}): overview ${s(m.overviewMs)}, all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${m.errors ? `, errors: ${m.errors}` : ''}`);
+    }
+  }
+} finally {
+  await isolated.close();
+  await plain.close();
+  if (!args.includes('--keep')) rmSync(base, { recursive: true, force: true });
+}

@@ -1,0 +1,292 @@
+//! CSV exports of a torch_npu job analysis.
+//!
+//! `memory_events.csv` starts with the 12 columns of the Python tool it replaces (RL-Insight's
+//! `MemoryEventRow`, same names, same order) so existing notebooks keep working, then adds what
+//! that tool lacks. Differences in the shared columns, on purpose: `duration_ms` is empty (not 0)
+//! for blocks not released in the capture; `call_stack_top` is the first *user* frame rather than
+//! the innermost one; `rank_id` is empty when the rank is unknown; numbers are exact decimals.
+
+#![warn(missing_docs)]
+
+use crate::profiler::analysis::{JobAnalysis, RankAnalysis};
+use crate::profiler::{bytes_to_unit_text, ns_to_ms_text};
+use std::io::Write;
+
+/// Columns of `memory_events.csv`: the Python tool's 12, then the extras.
+pub const MEMORY_EVENTS_COLUMNS: [&str; 21] = [
+    "name",
+    "role",
+    "rank_id",
+    "call_stack",
+    "call_stack_top",
+    "size_kb",
+    "start_time_ms",
+    "duration_ms",
+    "total_allocated_mb",
+    "total_reserved_mb",
+    "total_active_mb",
+    "device_type",
+    "release_time_ms",
+    "active_release_time_ms",
+    "active_duration_ms",
+    "stream",
+    "source",
+    "stack_source",
+    "innermost_frame",
+    "step",
+    "run_dir",
+];
+
+fn opt_ms(v: Option<i64>) -> String {
+    v.map(ns_to_ms_text).unwrap_or_default()
+}
+
+fn opt_mb(v: Option<u64>) -> String {
+    v.map(|b| bytes_to_unit_text(i128::from(b), 1 << 20))
+        .unwrap_or_default()
+}
+
+fn rank_text(r: &RankAnalysis) -> String {
+    r.summary.rank.map(|r| r.to_string()).unwrap_or_default()
+}
+
+/// The document `memlens profiler --json` prints for a job: [`crate::profiler::view::job_report`]
+/// pretty-printed, ending with a line feed. The page's "summary.json" download is the same bytes.
+pub fn report_json(
+    analysis: &JobAnalysis,
+    job: &crate::profiler::discover::Job,
+) -> Result<String, serde_json::Error> {
+    let mut text = serde_json::to_string_pretty(&crate::profiler::view::job_report(analysis, job))?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// Writes `memory_events.csv`: one row per operator_memory row of every rank, sorted by start
+/// time, then rank, then role and file order.
+///
+/// Rows are formatted in parallel, a bounded batch at a time, so memory stays at one batch of
+/// text whatever the number of rows.
+pub fn write_memory_events<W: Write>(job: &JobAnalysis, mut out: W) -> std::io::Result<()> {
+    use rayon::prelude::*;
+    let mut order: Vec<(i64, u32, u32, u32)> = Vec::new();
+    for (ri, r) in job.ranks.iter().enumerate() {
+        for (i, row) in r.rows.iter().enumerate() {
+            order.push((
+                row.time_ns().unwrap_or(i64::MIN),
+                r.summary.rank.unwrap_or(u32::MAX),
+                ri as u32,
+                i as u32,
+            ));
+        }
+    }
+    order.par_sort_unstable();
+    super::write_csv(
+        &mut out,
+        &MEMORY_EVENTS_COLUMNS,
+        std::iter::empty::<Vec<&str>>(),
+    )?;
+    for batch in order.chunks(8 * 1024) {
+        let parts: Vec<std::io::Result<Vec<u8>>> = batch
+            .par_chunks(1024)
+            .map(|chunk| {
+                let mut w = csv::WriterBuilder::new()
+                    .has_headers(false)
+                    .terminator(csv::Terminator::Any(b'\n'))
+                    .from_writer(Vec::with_capacity(chunk.len() * 512));
+                for &(_, _, ri, i) in chunk {
+                    write_event(&mut w, job, ri as usize, i as usize)?;
+                }
+                w.into_inner()
+                    .map_err(|e| std::io::Error::other(e.to_string()))
+            })
+            .collect();
+        for p in parts {
+            out.write_all(&p?)?;
+        }
+    }
+    out.flush()
+}
+
+fn write_event(
+    w: &mut csv::Writer<Vec<u8>>,
+    job: &JobAnalysis,
+    ri: usize,
+    i: usize,
+) -> std::io::Result<()> {
+    let (Some(r), Some(row)) = (
+        job.ranks.get(ri),
+        job.ranks.get(ri).and_then(|r| r.rows.get(i)),
+    ) else {
+        return Ok(());
+    };
+    let Some(attr) = r.attribution.get(i) else {
+        return Ok(());
+    };
+    let signed = if row.negative {
+        -i128::from(row.size)
+    } else {
+        i128::from(row.size)
+    };
+    let run = r
+        .row_run
+        .get(i)
+        .and_then(|&k| r.summary.run_dirs.get(k as usize))
+        .map_or("", |s| s.as_str());
+    let step = r
+        .row_step
+        .get(i)
+        .copied()
+        .flatten()
+        .map(|s| s.to_string())
+        .unwrap_or_default();
+    let fields: [&str; 21] = [
+        r.name(i),
+        &r.summary.role,
+        &rank_text(r),
+        r.stack(i),
+        r.top_frame(i),
+        &bytes_to_unit_text(signed, 1024),
+        &opt_ms(row.time_ns()),
+        &opt_ms(row.duration_ns),
+        &opt_mb(row.alloc_total_allocated),
+        &opt_mb(row.alloc_total_reserved),
+        &opt_mb(row.alloc_total_active),
+        r.names.get(row.device),
+        &opt_ms(row.release_ns),
+        &opt_ms(row.active_release_ns),
+        &opt_ms(row.active_duration_ns),
+        r.names.get(row.stream),
+        row.source.label(),
+        attr.source.label(),
+        r.innermost_frame(i),
+        &step,
+        run,
+    ];
+    w.write_record(fields)
+        .map_err(|e| std::io::Error::other(e.to_string()))
+}
+
+/// Columns of `rank_summary.csv`.
+pub const RANK_SUMMARY_COLUMNS: [&str; 22] = [
+    "role",
+    "rank",
+    "step",
+    "run_dirs",
+    "rows",
+    "rows_pta",
+    "rows_ge",
+    "direct",
+    "via_forward",
+    "approximate",
+    "none",
+    "peak_allocated_bytes",
+    "peak_reserved_bytes",
+    "peak_active_bytes",
+    "peak_time_ns",
+    "peak_source",
+    "fragmentation_bytes",
+    "unreleased_rows",
+    "unreleased_bytes",
+    "trace_ops",
+    "trace_events",
+    "outlier",
+];
+
+/// Writes `rank_summary.csv`: one row per rank.
+pub fn write_rank_summary<W: Write>(job: &JobAnalysis, out: W) -> std::io::Result<()> {
+    let rows = job.ranks.iter().map(|r| {
+        let s = &r.summary;
+        let outlier = job
+            .outliers
+            .iter()
+            .any(|o| o.role == s.role && o.rank == s.rank && o.step == s.step);
+        vec![
+            s.role.clone(),
+            rank_text(r),
+            s.step.map(|x| x.to_string()).unwrap_or_default(),
+            s.run_dirs.join(";"),
+            s.rows.to_string(),
+            s.rows_pta.to_string(),
+            s.rows_ge.to_string(),
+            s.stacks.direct.to_string(),
+            s.stacks.via_forward.to_string(),
+            s.stacks.approximate.to_string(),
+            s.stacks.none.to_string(),
+            s.peak_allocated_bytes.to_string(),
+            s.peak_reserved_bytes.to_string(),
+            s.peak_active_bytes.to_string(),
+            s.peak_time_ns.to_string(),
+            s.peak_source.to_string(),
+            s.fragmentation_bytes.to_string(),
+            s.unreleased_rows.to_string(),
+            s.unreleased_bytes.to_string(),
+            s.trace_ops.to_string(),
+            s.trace_events.to_string(),
+            if outlier { "yes" } else { "" }.to_string(),
+        ]
+    });
+    super::write_csv(out, &RANK_SUMMARY_COLUMNS, rows)
+}
+
+/// Columns of `peak_attribution.csv`.
+pub const PEAK_ATTRIBUTION_COLUMNS: [&str; 7] = [
+    "role",
+    "rank",
+    "step",
+    "peak_time_ns",
+    "frame",
+    "bytes",
+    "count",
+];
+
+/// Writes `peak_attribution.csv`: per rank, the allocations alive at its peak grouped by top user
+/// frame, largest first.
+pub fn write_peak_attribution<W: Write>(job: &JobAnalysis, out: W) -> std::io::Result<()> {
+    let rows = job.ranks.iter().flat_map(|r| {
+        let s = &r.summary;
+        s.live_at_peak.iter().map(move |g| {
+            vec![
+                s.role.clone(),
+                rank_text(r),
+                s.step.map(|x| x.to_string()).unwrap_or_default(),
+                s.peak_time_ns.to_string(),
+                g.frame.clone(),
+                g.bytes.to_string(),
+                g.count.to_string(),
+            ]
+        })
+    });
+    super::write_csv(out, &PEAK_ATTRIBUTION_COLUMNS, rows)
+}
+
+/// Columns of `step_peaks.csv`.
+pub const STEP_PEAKS_COLUMNS: [&str; 8] = [
+    "role",
+    "rank",
+    "step_folder",
+    "profiler_step",
+    "start_ns",
+    "end_ns",
+    "peak_allocated_bytes",
+    "peak_time_ns",
+];
+
+/// Writes `step_peaks.csv`: per rank and `ProfilerStep#N`, the peak allocated bytes.
+pub fn write_step_peaks<W: Write>(job: &JobAnalysis, out: W) -> std::io::Result<()> {
+    let rows = job.ranks.iter().flat_map(|r| {
+        let s = &r.summary;
+        s.step_peaks.iter().map(move |p| {
+            vec![
+                s.role.clone(),
+                rank_text(r),
+                s.step.map(|x| x.to_string()).unwrap_or_default(),
+                p.step.to_string(),
+                p.start_ns.to_string(),
+                p.end_ns.to_string(),
+                p.peak_allocated_bytes.to_string(),
+                p.peak_time_ns.to_string(),
+            ]
+        })
+    });
+    super::write_csv(out, &STEP_PEAKS_COLUMNS, rows)
+}

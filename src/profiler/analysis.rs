@@ -1,0 +1,1123 @@
+//! Per-rank and per-job analysis: reading a rank's run folders, the attribution join, peaks, the
+//! live set at a time grouped by top user frame, leak candidates, fragmentation, per-step peaks,
+//! the role × rank matrix and outliers; plus the queries a view needs (table pages, curves).
+
+use super::attribution::{self, Attribution, StackSource};
+use super::db;
+use super::discover::{FileOpener, Job, RankInput};
+use super::memory_record::{self, Metric, Series};
+use super::module_mem::{self, ModuleSeries};
+use super::operator_memory::{self, MemRow, RowSource};
+use super::trace::{self, StepSpan, TraceOptions};
+use super::Interner;
+use crate::diag::Diagnostic;
+use serde::Serialize;
+
+/// How to analyse.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AnalyzeOptions {
+    /// How `trace_view.json` is cut up.
+    pub trace: TraceOptions,
+}
+
+/// Counts of rows by [`StackSource`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct StackCounts {
+    /// Containing op has the stack.
+    pub direct: u64,
+    /// Stack of the forward op of a backward op.
+    pub via_forward: u64,
+    /// Python tool's nearest-earlier rule.
+    pub approximate: u64,
+    /// No stack (includes every `cann::` row).
+    pub none: u64,
+}
+
+/// Bytes and count of live allocations sharing a top user frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FrameGroup {
+    /// The top user frame (`(no stack)` for rows without one).
+    pub frame: String,
+    /// Bytes alive.
+    pub bytes: u64,
+    /// Allocations alive.
+    pub count: u64,
+}
+
+/// The group of rows without a call stack (`cann::` rows, unattributed PTA rows).
+pub const NO_STACK: &str = "(no stack)";
+
+/// An op the attribution join picked for a row (the op containing the allocation time, or the op
+/// whose stack is shown), kept so a view can say which op it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct JoinedOp {
+    /// Interned op name (in [`RankAnalysis::names`]).
+    pub name: u32,
+    /// Thread id.
+    pub tid: i64,
+    /// Start (ns).
+    pub ts: i64,
+    /// Duration (ns).
+    pub dur: i64,
+    /// Autograd `Sequence number` (-1 when absent).
+    pub seq: i64,
+}
+
+/// "No op" in [`RankAnalysis::row_ops`].
+pub const NO_OP: u32 = u32::MAX;
+
+/// The live-set group of bytes counted by the allocator at the peak but absent from
+/// operator_memory (allocated before the capture started).
+pub const UNTRACKED: &str = "(allocated before the capture: no operator_memory row)";
+
+/// The peak of one step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StepPeak {
+    /// Step number (`ProfilerStep#N`).
+    pub step: u64,
+    /// Step start (ns).
+    pub start_ns: i64,
+    /// Step end (ns).
+    pub end_ns: i64,
+    /// Highest framework-allocator allocated bytes within the step.
+    pub peak_allocated_bytes: u64,
+    /// When it was reached.
+    pub peak_time_ns: i64,
+}
+
+/// The peak reserved memory of one CANN module.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModulePeak {
+    /// Module name (`GE`, `HCCL`, `RUNTIME`, …).
+    pub module: String,
+    /// Peak reserved bytes.
+    pub peak_reserved_bytes: u64,
+    /// When it was first reached (ns).
+    pub time_ns: i64,
+}
+
+/// Serialises an optional rank as a number, or `"unknown"`.
+fn rank_json<S: serde::Serializer>(rank: &Option<u32>, s: S) -> Result<S::Ok, S::Error> {
+    match rank {
+        Some(r) => s.serialize_u32(*r),
+        None => s.serialize_str("unknown"),
+    }
+}
+
+/// What the CLI's `--json` prints per rank (and the page's job summary shows).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RankSummary {
+    /// Role (empty when unknown).
+    pub role: String,
+    /// Rank number, or `"unknown"`.
+    #[serde(serialize_with = "rank_json")]
+    pub rank: Option<u32>,
+    /// Step folder, if any.
+    pub step: Option<u32>,
+    /// Run folders, in timestamp order.
+    pub run_dirs: Vec<String>,
+    /// operator_memory rows read.
+    pub rows: u64,
+    /// PTA rows.
+    pub rows_pta: u64,
+    /// `cann::` (GE) rows.
+    pub rows_ge: u64,
+    /// Rows by how their stack was found.
+    pub stacks: StackCounts,
+    /// Peak of the framework allocator's total allocated.
+    pub peak_allocated_bytes: u64,
+    /// Peak of total reserved.
+    pub peak_reserved_bytes: u64,
+    /// Peak of total active.
+    pub peak_active_bytes: u64,
+    /// When allocated peaked (ns).
+    pub peak_time_ns: i64,
+    /// `memory_record` or `operator_memory` (reconstructed), or `none`.
+    pub peak_source: &'static str,
+    /// Reserved minus allocated at the allocated peak.
+    pub fragmentation_bytes: u64,
+    /// Rows not released within the capture (leak candidates).
+    pub unreleased_rows: u64,
+    /// Their bytes.
+    pub unreleased_bytes: u64,
+    /// PTA allocations alive at the peak, grouped by top user frame, largest first.
+    pub live_at_peak: Vec<FrameGroup>,
+    /// Per-step peaks (when `ProfilerStep#N` spans exist).
+    pub step_peaks: Vec<StepPeak>,
+    /// Peak reserved bytes per CANN module (npu_module_mem.csv), largest first, modules that
+    /// never reserved anything left out.
+    pub module_peaks: Vec<ModulePeak>,
+    /// `cpu_op` events kept from the traces.
+    pub trace_ops: u64,
+    /// Trace events seen (for a db run: rows of `PYTORCH_API`).
+    pub trace_events: u64,
+    /// What was read: `text` (the CSV and JSON files), `db` (the database export), `text+db`
+    /// (runs of both kinds), or `none`.
+    pub source: &'static str,
+}
+
+/// One rank: its data (columnar where large) and summary.
+#[derive(Debug, Clone, Default)]
+pub struct RankAnalysis {
+    /// The summary (JSON).
+    pub summary: RankSummary,
+    /// Op names and other short strings.
+    pub names: Interner,
+    /// Call stacks.
+    pub stacks: Interner,
+    /// Frames (top and innermost) of the stacks.
+    pub frames: Interner,
+    /// `(top, innermost)` frame ids per stack id.
+    pub stack_frames: Vec<(u32, u32)>,
+    /// operator_memory rows of all run folders, in run then file order.
+    pub rows: Vec<MemRow>,
+    /// The join result per row.
+    pub attribution: Vec<Attribution>,
+    /// Per row, indices into [`RankAnalysis::joined_ops`] of the containing op and of the op whose
+    /// stack is used ([`NO_OP`] when none). [`Attribution::op`] indexes a trace that is not kept.
+    pub row_ops: Vec<(u32, u32)>,
+    /// The ops referenced by [`RankAnalysis::row_ops`], each once.
+    pub joined_ops: Vec<JoinedOp>,
+    /// Run folder index per row.
+    pub row_run: Vec<u32>,
+    /// What was read of each run folder (index as in `summary.run_dirs`): `text` or `db`.
+    pub run_sources: Vec<&'static str>,
+    /// Step per row (`ProfilerStep#N` containing the allocation time).
+    pub row_step: Vec<Option<u64>>,
+    /// memory_record series per component (all runs), sorted by time; reconstructed `PTA` when
+    /// there was no memory_record.
+    pub memory: Vec<Series>,
+    /// npu_module_mem series.
+    pub modules: Vec<ModuleSeries>,
+    /// Step spans.
+    pub steps: Vec<StepSpan>,
+    /// End of the capture: the last time seen (open ends of unreleased rows).
+    pub capture_end_ns: i64,
+    /// Problems met in this rank's files.
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl RankAnalysis {
+    /// The framework allocator series (`PTA`, `MindSpore`, or reconstructed).
+    pub fn framework(&self) -> Option<&Series> {
+        ["PTA", "MindSpore"]
+            .iter()
+            .find_map(|c| self.memory.iter().find(|s| s.component == *c))
+    }
+
+    /// The top user frame of row `i` (empty when it has no stack).
+    pub fn top_frame(&self, i: usize) -> &str {
+        let s = self.attribution.get(i).map_or(0, |a| a.stack);
+        let f = self.stack_frames.get(s as usize).map_or(0, |f| f.0);
+        self.frames.get(f)
+    }
+
+    /// The innermost frame of row `i`.
+    pub fn innermost_frame(&self, i: usize) -> &str {
+        let s = self.attribution.get(i).map_or(0, |a| a.stack);
+        let f = self.stack_frames.get(s as usize).map_or(0, |f| f.1);
+        self.frames.get(f)
+    }
+
+    /// The full call stack of row `i` (frames separated by `;\r\n`, innermost first).
+    pub fn stack(&self, i: usize) -> &str {
+        self.stacks
+            .get(self.attribution.get(i).map_or(0, |a| a.stack))
+    }
+
+    /// The name of row `i`.
+    pub fn name(&self, i: usize) -> &str {
+        self.names.get(self.rows.get(i).map_or(0, |r| r.name))
+    }
+
+    /// True when row `i` is a live PTA allocation at `t`: allocated at or before `t`, not yet
+    /// released (release time after `t`, or never).
+    pub fn is_live(&self, i: usize, t: i64) -> bool {
+        let Some(r) = self.rows.get(i) else {
+            return false;
+        };
+        r.source == RowSource::Pta
+            && !r.negative
+            && r.alloc_ns.is_some_and(|a| a <= t)
+            && r.release_ns.is_none_or(|rel| rel > t)
+    }
+
+    /// PTA allocations alive at `t`, grouped by top user frame, largest first.
+    pub fn live_at(&self, t: i64) -> Vec<FrameGroup> {
+        self.frame_groups((0..self.rows.len()).filter(|&i| self.is_live(i, t)))
+    }
+
+    /// The rows `ids` grouped by [`RankAnalysis::group_of`]: bytes (saturating) and count per
+    /// group, largest first, ties by frame.
+    pub fn frame_groups(&self, ids: impl Iterator<Item = usize>) -> Vec<FrameGroup> {
+        let mut groups: std::collections::HashMap<&str, (u64, u64)> = Default::default();
+        for i in ids {
+            let g = groups.entry(self.group_of(i)).or_default();
+            g.0 = g.0.saturating_add(self.rows.get(i).map_or(0, |r| r.size));
+            g.1 += 1;
+        }
+        let mut out: Vec<FrameGroup> = groups
+            .into_iter()
+            .map(|(frame, (bytes, count))| FrameGroup {
+                frame: frame.to_string(),
+                bytes,
+                count,
+            })
+            .collect();
+        out.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.frame.cmp(&b.frame)));
+        out
+    }
+
+    /// [`RankAnalysis::live_at`] plus, when the allocator's total at `t` (`allocated`) exceeds
+    /// what the live rows add up to, one [`UNTRACKED`] group for the difference: blocks allocated
+    /// before the capture started (weights, optimizer state) have no operator_memory row, and
+    /// with this group the groups add up to the allocator's total.
+    pub fn live_groups(&self, t: i64, allocated: Option<u64>) -> Vec<FrameGroup> {
+        let mut live = self.live_at(t);
+        let seen = live.iter().fold(0u64, |a, g| a.saturating_add(g.bytes));
+        if let Some(total) = allocated.filter(|&v| v > seen) {
+            live.push(FrameGroup {
+                frame: UNTRACKED.to_string(),
+                bytes: total - seen,
+                count: 0,
+            });
+            live.sort_by(|x, y| y.bytes.cmp(&x.bytes).then(x.frame.cmp(&y.frame)));
+        }
+        live
+    }
+
+    /// Points `(ts, bytes)` of `metric` of `component` (for curves; reduce them to a pixel width
+    /// with the chart module's step envelope).
+    pub fn curve(&self, component: &str, metric: Metric) -> (Vec<i64>, Vec<u64>) {
+        self.memory
+            .iter()
+            .find(|s| s.component == component)
+            .map(|s| s.points(metric))
+            .unwrap_or_default()
+    }
+
+    /// The curve of `metric` of `component` over `[x_start, x_end)` reduced to `columns` pixel
+    /// columns (min/max/first/last per column), for drawing.
+    pub fn curve_window(
+        &self,
+        component: &str,
+        metric: Metric,
+        x_start: i64,
+        x_end: i64,
+        columns: usize,
+    ) -> crate::chart::Envelope {
+        let (xs, ys) = self.curve(component, metric);
+        crate::chart::step_envelope(&xs, &ys, x_start, x_end, columns)
+    }
+
+    /// The rows matching `q`, sorted and paged.
+    pub fn table(&self, q: &TableQuery) -> Result<TablePage, String> {
+        let ids = self.table_ids(q)?;
+        let total = ids.len() as u64;
+        let rows = ids
+            .into_iter()
+            .skip(q.offset as usize)
+            .take(q.limit.max(1) as usize)
+            .collect();
+        Ok(TablePage { total, rows })
+    }
+
+    /// True when row `i` is an allocation (not a legacy negative row) still held at `end`:
+    /// released after `end`, or never released in the capture (`end = None`: never).
+    pub fn is_unreleased_by(&self, i: usize, end: Option<i64>) -> bool {
+        self.rows.get(i).is_some_and(|r| {
+            !r.negative
+                && match (r.release_ns, end) {
+                    (None, _) => true,
+                    (Some(rel), Some(e)) => rel > e,
+                    (Some(_), None) => false,
+                }
+        })
+    }
+
+    /// The group label of row `i` in live-set and unreleased groupings: its top user frame, or
+    /// [`NO_STACK`].
+    pub fn group_of(&self, i: usize) -> &str {
+        let f = self.top_frame(i);
+        if f.is_empty() {
+            NO_STACK
+        } else {
+            f
+        }
+    }
+
+    /// Every row matching `q` (offset and limit ignored), in display order: what a view caches
+    /// and pages through as the user scrolls.
+    pub fn table_ids(&self, q: &TableQuery) -> Result<Vec<u32>, String> {
+        let re = |p: &Option<String>| -> Result<Option<regex::Regex>, String> {
+            p.as_deref()
+                .filter(|s| !s.is_empty())
+                .map(|s| {
+                    regex::Regex::new(s).map_err(|e| format!("bad regular expression {s:?}: {e}"))
+                })
+                .transpose()
+        };
+        let name_re = re(&q.name)?;
+        let stack_re = re(&q.stack)?;
+        let mut ids: Vec<u32> = (0..self.rows.len() as u32)
+            .filter(|&i| {
+                let Some(r) = self.rows.get(i as usize) else {
+                    return false;
+                };
+                let t = r.time_ns().unwrap_or(i64::MIN);
+                let idx = i as usize;
+                q.live_at.is_none_or(|at| self.is_live(idx, at))
+                    && (!q.unreleased || self.is_unreleased_by(idx, q.end_ns))
+                    && q.top_frame
+                        .as_deref()
+                        .is_none_or(|f| self.group_of(idx) == f)
+                    && q.min_size.is_none_or(|m| r.size >= m)
+                    && q.max_size.is_none_or(|m| r.size <= m)
+                    && q.start_ns
+                        .is_none_or(|s| t >= s || r.release_ns.is_none_or(|e| e >= s) && q.overlap)
+                    && q.end_ns.is_none_or(|e| t <= e)
+                    && name_re
+                        .as_ref()
+                        .is_none_or(|re| re.is_match(self.name(i as usize)))
+                    && stack_re
+                        .as_ref()
+                        .is_none_or(|re| re.is_match(self.stack(i as usize)))
+            })
+            .collect();
+        let key_i64 = |i: u32, f: &dyn Fn(&MemRow) -> Option<i64>| {
+            self.rows.get(i as usize).and_then(f).unwrap_or(i64::MIN)
+        };
+        match q.sort {
+            SortKey::Time => ids.sort_by_key(|&i| (key_i64(i, &|r| r.time_ns()), i)),
+            SortKey::Size => {
+                ids.sort_by_key(|&i| (self.rows.get(i as usize).map_or(0, |r| r.size), i))
+            }
+            SortKey::Duration => ids.sort_by_key(|&i| (key_i64(i, &|r| r.duration_ns), i)),
+            SortKey::Name => ids.sort_by(|&a, &b| {
+                self.name(a as usize)
+                    .cmp(self.name(b as usize))
+                    .then(a.cmp(&b))
+            }),
+            // Never-released rows sort after every release time.
+            SortKey::Release => ids.sort_by_key(|&i| {
+                let r = self.rows.get(i as usize);
+                (r.and_then(|r| r.release_ns).unwrap_or(i64::MAX), i)
+            }),
+            SortKey::Frame => ids.sort_by(|&a, &b| {
+                self.top_frame(a as usize)
+                    .cmp(self.top_frame(b as usize))
+                    .then(a.cmp(&b))
+            }),
+        }
+        if q.descending {
+            ids.reverse();
+        }
+        Ok(ids)
+    }
+}
+
+/// Sort keys of the allocation table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SortKey {
+    /// Allocation time.
+    #[default]
+    Time,
+    /// Size.
+    Size,
+    /// Duration.
+    Duration,
+    /// Name.
+    Name,
+    /// Release time (never-released rows last).
+    Release,
+    /// Top user frame.
+    Frame,
+}
+
+/// A request for one page of the allocation table.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(default)]
+pub struct TableQuery {
+    /// Regular expression on the name.
+    pub name: Option<String>,
+    /// Regular expression on the call stack.
+    pub stack: Option<String>,
+    /// Smallest size in bytes.
+    pub min_size: Option<u64>,
+    /// Largest size in bytes.
+    pub max_size: Option<u64>,
+    /// Window start (ns): rows allocated at or after it (or alive in it, with `overlap`).
+    pub start_ns: Option<i64>,
+    /// Window end (ns): rows allocated at or before it.
+    pub end_ns: Option<i64>,
+    /// Also keep rows allocated before the window and alive in it.
+    pub overlap: bool,
+    /// Only PTA allocations alive at this time (ns), as [`RankAnalysis::live_at`] counts them.
+    pub live_at: Option<i64>,
+    /// Only allocations not released by `end_ns` (or never, without `end_ns`): leak candidates.
+    pub unreleased: bool,
+    /// Only rows whose group ([`RankAnalysis::group_of`]: top user frame or [`NO_STACK`]) is this.
+    pub top_frame: Option<String>,
+    /// Sort key.
+    pub sort: SortKey,
+    /// Largest first.
+    pub descending: bool,
+    /// Rows skipped.
+    pub offset: u64,
+    /// Rows returned.
+    pub limit: u64,
+}
+
+/// One page: row indices into [`RankAnalysis::rows`] and the number of matches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TablePage {
+    /// Matching rows in all.
+    pub total: u64,
+    /// Row indices of this page.
+    pub rows: Vec<u32>,
+}
+
+/// A cell of the role × rank matrix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MatrixCell {
+    /// Role.
+    pub role: String,
+    /// Rank or `"unknown"`.
+    #[serde(serialize_with = "rank_json")]
+    pub rank: Option<u32>,
+    /// Step.
+    pub step: Option<u32>,
+    /// Peak allocated.
+    pub peak_allocated_bytes: u64,
+    /// Peak reserved.
+    pub peak_reserved_bytes: u64,
+}
+
+/// A rank whose peak stands out from the other ranks of its role.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Outlier {
+    /// Role.
+    pub role: String,
+    /// Rank.
+    #[serde(serialize_with = "rank_json")]
+    pub rank: Option<u32>,
+    /// Step.
+    pub step: Option<u32>,
+    /// The rank's peak allocated.
+    pub peak_allocated_bytes: u64,
+    /// The median of its role.
+    pub role_median_bytes: u64,
+    /// Deviation from the median in per mille (signed).
+    pub deviation_permille: i64,
+}
+
+/// A whole job.
+#[derive(Debug, Clone, Default)]
+pub struct JobAnalysis {
+    /// Ranks, in discovery order.
+    pub ranks: Vec<RankAnalysis>,
+    /// Role × rank peaks.
+    pub matrix: Vec<MatrixCell>,
+    /// Ranks that stand out from their role.
+    pub outliers: Vec<Outlier>,
+    /// Discovery problems and every rank's file problems.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// A reader of one file: the source and its `(done, total)` progress callback.
+type Reader<'r, T> =
+    dyn FnMut(&dyn crate::source::Source, &mut dyn FnMut(u64, u64)) -> Result<T, Diagnostic> + 'r;
+
+/// One allocator event of the reconstruction: time, 1 = allocation / 0 = release (releases first
+/// at equal times), the three totals recorded with it, and the signed size.
+type Event = (i64, u8, Option<u64>, Option<u64>, Option<u64>, i128);
+
+fn open_and<T>(
+    files: &dyn FileOpener,
+    path: &str,
+    warnings: &mut Vec<Diagnostic>,
+    done: &mut dyn FnMut(u64),
+    f: &mut Reader<'_, T>,
+) -> Option<T> {
+    let src = match files.open(path) {
+        Ok(s) => s,
+        Err(d) => {
+            warnings.push(d);
+            return None;
+        }
+    };
+    let mut last = 0u64;
+    let mut prog = |d: u64, _t: u64| {
+        done(d.saturating_sub(last));
+        last = d;
+    };
+    match f(src.as_ref(), &mut prog) {
+        Ok(v) => Some(v),
+        Err(d) => {
+            warnings.push(d);
+            None
+        }
+    }
+}
+
+/// Reads and analyses the run folders of one rank. `progress(bytes)` is called with the bytes
+/// read since the previous call.
+pub fn analyze_rank(
+    files: &dyn FileOpener,
+    input: &RankInput,
+    opts: &AnalyzeOptions,
+    progress: &mut dyn FnMut(u64),
+) -> RankAnalysis {
+    let mut a = RankAnalysis::default();
+    a.summary.role = input.role.clone();
+    a.summary.rank = input.rank;
+    a.summary.step = input.step;
+    let mut memory: Vec<Series> = Vec::new();
+    let mut any_record = false;
+    let mut sources: Vec<&'static str> = Vec::new();
+    for (run_idx, run) in input.runs.iter().enumerate() {
+        a.summary.run_dirs.push(run.path.clone());
+        let mut warnings = Vec::new();
+        let data = read_run(files, run, opts, &mut a, &mut warnings, progress);
+        sources.push(data.source);
+        a.run_sources.push(data.source);
+        if a.summary.rank.is_none() {
+            a.summary.rank = data.rank;
+        }
+        let RunData {
+            mut trace,
+            operator_memory,
+            memory_record,
+            module_mem,
+            ..
+        } = data;
+        if let Some(t) = &mut trace {
+            warnings.append(&mut t.warnings);
+            a.summary.trace_ops += t.ops.len() as u64;
+            a.summary.trace_events += t.events;
+            a.steps.extend_from_slice(&t.steps);
+        }
+        if let Some(mut om) = operator_memory {
+            warnings.append(&mut om.warnings);
+            let attr = match &trace {
+                Some(t) => attribution::attribute_rows(&om.rows, &t.ops),
+                None => attribution::attribute_rows(&om.rows, &Default::default()),
+            };
+            a.row_run
+                .extend(std::iter::repeat_n(run_idx as u32, om.rows.len()));
+            if let Some(t) = &trace {
+                keep_joined_ops(&mut a, &attr, &t.ops);
+            } else {
+                a.row_ops
+                    .extend(std::iter::repeat_n((NO_OP, NO_OP), attr.len()));
+            }
+            a.rows.append(&mut om.rows);
+            a.attribution.extend(attr);
+        }
+        if let Some(mut mr) = memory_record {
+            any_record = true;
+            warnings.append(&mut mr.warnings);
+            for s in mr.series {
+                match memory.iter_mut().find(|m| m.component == s.component) {
+                    Some(m) => {
+                        m.ts.extend(s.ts);
+                        m.allocated.append(&s.allocated);
+                        m.reserved.append(&s.reserved);
+                        m.active.append(&s.active);
+                    }
+                    None => memory.push(s),
+                }
+            }
+        }
+        if let Some(mut mm) = module_mem {
+            warnings.append(&mut mm.warnings);
+            a.modules.append(&mut mm.modules);
+        }
+        a.warnings.append(&mut warnings);
+    }
+    sources.dedup();
+    a.summary.source = match sources[..] {
+        [one] => one,
+        [] => "none",
+        _ => "text+db",
+    };
+    for s in &mut memory {
+        s.sort_by_time();
+        s.shrink_to_fit();
+    }
+    a.rows.shrink_to_fit();
+    a.attribution.shrink_to_fit();
+    a.row_ops.shrink_to_fit();
+    a.joined_ops.shrink_to_fit();
+    a.memory = memory;
+    a.stack_frames = attribution::frame_table(&a.stacks, &mut a.frames);
+    a.steps.sort_by_key(|s| (s.ts, s.step));
+    let steps = a.steps.clone();
+    a.row_step = a
+        .rows
+        .iter()
+        .map(|r| {
+            let t = r.time_ns()?;
+            let k = steps.partition_point(|s| s.ts <= t);
+            steps
+                .get(k.checked_sub(1)?)
+                .filter(|s| s.end >= t)
+                .map(|s| s.step)
+        })
+        .collect();
+    // The framework curve comes from memory_record.csv when that file has one; otherwise it is
+    // rebuilt (also when memory_record.csv was read but holds no PTA/MindSpore rows).
+    let from_record = any_record && a.framework().is_some();
+    if !from_record {
+        if let Some(s) = reconstruct(&a.rows) {
+            a.memory.push(s);
+        }
+    }
+    a.capture_end_ns = capture_end(&a);
+    summarize(&mut a, from_record);
+    a
+}
+
+/// The files [`analyze_rank`] reads for one run folder, in reading order: its database export
+/// when it has one (see `read_run` for why the db is preferred), else its text files, the trace
+/// first (the rows are joined against it). Front ends list these to show progress per file.
+pub fn run_reading_order(run: &crate::classify::ProfilerRun) -> Vec<&str> {
+    let f = &run.files;
+    match f.db.first() {
+        Some(db) => vec![db.as_str()],
+        None => [
+            &f.trace_view,
+            &f.operator_memory,
+            &f.memory_record,
+            &f.npu_module_mem,
+        ]
+        .into_iter()
+        .flatten()
+        .map(String::as_str)
+        .collect(),
+    }
+}
+
+/// What one run folder gave, from its text files or its database.
+struct RunData {
+    trace: Option<trace::Trace>,
+    operator_memory: Option<operator_memory::OperatorMemory>,
+    memory_record: Option<memory_record::MemoryRecord>,
+    module_mem: Option<module_mem::ModuleMem>,
+    /// `text` or `db`.
+    source: &'static str,
+    /// The rank the database names (`RANK_DEVICE_MAP`).
+    rank: Option<u32>,
+}
+
+/// Reads one run folder: its database export when it has one, else its text files. The db is
+/// preferred because it holds the same data with exact integer times (the text trace rounds op
+/// durations to 10 ns) and reads much faster (no multi-gigabyte JSON scan); when it cannot be
+/// read at all, the text files (if any) are read instead, with the db's error as a warning. One
+/// run is never read twice.
+fn read_run(
+    files: &dyn FileOpener,
+    run: &crate::classify::ProfilerRun,
+    opts: &AnalyzeOptions,
+    a: &mut RankAnalysis,
+    warnings: &mut Vec<Diagnostic>,
+    progress: &mut dyn FnMut(u64),
+) -> RunData {
+    let f = &run.files;
+    let has_text =
+        f.operator_memory.is_some() || f.memory_record.is_some() || f.trace_view.is_some();
+    if let Some(db_path) = f.db.first() {
+        for other in f.db.iter().skip(1) {
+            warnings.push(Diagnostic::warning(
+                other,
+                format!(
+                    "a second database export in the run folder; {db_path} is read, not this one"
+                ),
+            ));
+        }
+        // `<db>-wal` beside it: a write-ahead log whose pages the db file does not hold yet.
+        let wal = files.open(&format!("{db_path}-wal")).ok();
+        let (names, stacks) = (&mut a.names, &mut a.stacks);
+        let mut db_warnings = Vec::new();
+        let read = open_and(
+            files,
+            db_path,
+            &mut db_warnings,
+            progress,
+            &mut |src, prog| db::read_db(src, wal.as_deref(), names, stacks, Some(prog)),
+        );
+        match read {
+            Some(mut x) => {
+                warnings.append(&mut db_warnings);
+                warnings.append(&mut x.warnings);
+                return RunData {
+                    trace: x.trace,
+                    operator_memory: x.operator_memory,
+                    memory_record: x.memory_record,
+                    module_mem: x.module_mem,
+                    source: "db",
+                    rank: x.rank,
+                };
+            }
+            None if has_text => {
+                for d in &mut db_warnings {
+                    d.severity = crate::diag::Severity::Warning;
+                    d.message = format!("{}; the text files are read instead", d.message);
+                }
+                warnings.append(&mut db_warnings);
+            }
+            None => {
+                warnings.append(&mut db_warnings);
+                return RunData {
+                    trace: None,
+                    operator_memory: None,
+                    memory_record: None,
+                    module_mem: None,
+                    source: "db",
+                    rank: None,
+                };
+            }
+        }
+    }
+    // Trace first: the rows are joined against it.
+    let mut trace = None;
+    if let Some(p) = &f.trace_view {
+        let (names, stacks) = (&mut a.names, &mut a.stacks);
+        trace = open_and(files, p, warnings, progress, &mut |src, prog| {
+            trace::read_trace(src, names, stacks, opts.trace, Some(prog))
+        });
+    } else if f.operator_memory.is_some() {
+        warnings.push(Diagnostic::warning(
+            &run.path,
+            "no trace_view.json: allocations get no call stack",
+        ));
+    }
+    let operator_memory = f.operator_memory.as_ref().and_then(|p| {
+        let names = &mut a.names;
+        open_and(files, p, warnings, progress, &mut |src, prog| {
+            operator_memory::read_operator_memory(src, names, Some(prog))
+        })
+    });
+    let memory_record = f.memory_record.as_ref().and_then(|p| {
+        open_and(files, p, warnings, progress, &mut |src, prog| {
+            memory_record::read_memory_record(src, Some(prog))
+        })
+    });
+    let module_mem = f.npu_module_mem.as_ref().and_then(|p| {
+        open_and(files, p, warnings, progress, &mut |src, prog| {
+            module_mem::read_module_mem(src, Some(prog))
+        })
+    });
+    RunData {
+        trace,
+        operator_memory,
+        memory_record,
+        module_mem,
+        source: "text",
+        rank: None,
+    }
+}
+
+/// Records, for every row of `attr`, the ops the join picked (copied out of the run's trace,
+/// which is dropped after the join).
+fn keep_joined_ops(a: &mut RankAnalysis, attr: &[Attribution], ops: &trace::Ops) {
+    let mut seen: std::collections::HashMap<u32, u32> = Default::default();
+    let mut keep = |op: Option<u32>, out: &mut Vec<JoinedOp>| -> u32 {
+        let Some(i) = op else { return NO_OP };
+        *seen.entry(i).or_insert_with(|| {
+            let k = i as usize;
+            out.push(JoinedOp {
+                name: ops.name.get(k).copied().unwrap_or(0),
+                tid: ops.tid.get(k).copied().unwrap_or(0),
+                ts: ops.ts.get(k).copied().unwrap_or(0),
+                dur: ops.dur.get(k).copied().unwrap_or(0),
+                seq: ops.seq.get(k).copied().unwrap_or(-1),
+            });
+            u32::try_from(out.len() - 1).unwrap_or(NO_OP)
+        })
+    };
+    for at in attr {
+        let op = keep(at.op, &mut a.joined_ops);
+        let stack_op = keep(at.stack_op, &mut a.joined_ops);
+        a.row_ops.push((op, stack_op));
+    }
+}
+
+/// The PTA curve rebuilt from operator_memory rows when memory_record is missing: the allocator
+/// totals recorded at each allocation and release where present, else a running sum of sizes.
+pub fn reconstruct(rows: &[MemRow]) -> Option<Series> {
+    let pta: Vec<&MemRow> = rows
+        .iter()
+        .filter(|r| r.source == RowSource::Pta && !r.negative)
+        .collect();
+    if pta.is_empty() {
+        return None;
+    }
+    let has_totals = pta.iter().all(|r| r.alloc_total_allocated.is_some());
+    let mut ev: Vec<Event> = Vec::new();
+    for r in &pta {
+        if let Some(t) = r.alloc_ns {
+            ev.push((
+                t,
+                1,
+                r.alloc_total_allocated,
+                r.alloc_total_reserved,
+                r.alloc_total_active,
+                i128::from(r.size),
+            ));
+        }
+        if let Some(t) = r.release_ns {
+            ev.push((
+                t,
+                0,
+                r.release_total_allocated,
+                r.release_total_reserved,
+                r.release_total_active,
+                -i128::from(r.size),
+            ));
+        }
+    }
+    ev.sort_by_key(|e| (e.0, e.1));
+    let mut s = Series {
+        component: "PTA".to_string(),
+        ..Series::default()
+    };
+    let mut sum: i128 = 0;
+    for (t, _, al, re, ac, delta) in ev {
+        sum += delta;
+        s.ts.push(t);
+        if has_totals {
+            s.allocated.push(al);
+            s.reserved.push(re);
+            s.active.push(ac);
+        } else {
+            let v = u64::try_from(sum.max(0)).ok();
+            s.allocated.push(v);
+            s.reserved.push(None);
+            s.active.push(v);
+        }
+    }
+    Some(s)
+}
+
+fn capture_end(a: &RankAnalysis) -> i64 {
+    let mut end = i64::MIN;
+    for r in &a.rows {
+        for t in [r.alloc_ns, r.release_ns, r.active_release_ns]
+            .into_iter()
+            .flatten()
+        {
+            end = end.max(t);
+        }
+    }
+    for s in &a.memory {
+        if let Some(&t) = s.ts.last() {
+            end = end.max(t);
+        }
+    }
+    end
+}
+
+fn summarize(a: &mut RankAnalysis, from_record: bool) {
+    let s = &mut a.summary;
+    s.rows = a.rows.len() as u64;
+    s.rows_pta = a.rows.iter().filter(|r| r.source == RowSource::Pta).count() as u64;
+    s.rows_ge = s.rows - s.rows_pta;
+    for at in &a.attribution {
+        match at.source {
+            StackSource::Direct => s.stacks.direct += 1,
+            StackSource::ViaForward => s.stacks.via_forward += 1,
+            StackSource::Approximate => s.stacks.approximate += 1,
+            StackSource::None => s.stacks.none += 1,
+        }
+    }
+    for r in &a.rows {
+        if r.release_ns.is_none() && !r.negative {
+            s.unreleased_rows += 1;
+            s.unreleased_bytes = s.unreleased_bytes.saturating_add(r.size);
+        }
+    }
+    let fw = ["PTA", "MindSpore"]
+        .iter()
+        .find_map(|c| a.memory.iter().find(|x| x.component == *c));
+    if let Some(fw) = fw {
+        if let Some(p) = fw.peak(Metric::Allocated) {
+            s.peak_allocated_bytes = p.bytes;
+            s.peak_time_ns = p.time_ns;
+            s.peak_source = if from_record {
+                "memory_record"
+            } else {
+                "operator_memory"
+            };
+            let reserved_then = fw.value_at(Metric::Reserved, p.time_ns).unwrap_or(0);
+            s.fragmentation_bytes = reserved_then.saturating_sub(p.bytes);
+        }
+        s.peak_reserved_bytes = fw.peak(Metric::Reserved).map_or(0, |p| p.bytes);
+        s.peak_active_bytes = fw.peak(Metric::Active).map_or(0, |p| p.bytes);
+        s.step_peaks = a
+            .steps
+            .iter()
+            .filter_map(|st| {
+                let mut best: Option<(u64, i64)> =
+                    fw.value_at(Metric::Allocated, st.ts).map(|v| (v, st.ts));
+                let k0 = fw.ts.partition_point(|&t| t < st.ts);
+                let k1 = fw.ts.partition_point(|&t| t <= st.end);
+                for k in k0..k1 {
+                    if let (Some(&t), Some(v)) = (fw.ts.get(k), fw.allocated.get(k)) {
+                        if best.is_none_or(|b| v > b.0) {
+                            best = Some((v, t));
+                        }
+                    }
+                }
+                best.map(|(v, t)| StepPeak {
+                    step: st.step,
+                    start_ns: st.ts,
+                    end_ns: st.end,
+                    peak_allocated_bytes: v,
+                    peak_time_ns: t,
+                })
+            })
+            .collect();
+    } else {
+        s.peak_source = "none";
+    }
+    let mut modules: Vec<ModulePeak> = Vec::new();
+    for m in &a.modules {
+        if let Some((bytes, t)) = m.peak().filter(|p| p.0 > 0) {
+            match modules.iter_mut().find(|x| x.module == m.module) {
+                Some(x) if x.peak_reserved_bytes >= bytes => {}
+                Some(x) => {
+                    x.peak_reserved_bytes = bytes;
+                    x.time_ns = t;
+                }
+                None => modules.push(ModulePeak {
+                    module: m.module.clone(),
+                    peak_reserved_bytes: bytes,
+                    time_ns: t,
+                }),
+            }
+        }
+    }
+    modules.sort_by(|x, y| {
+        y.peak_reserved_bytes
+            .cmp(&x.peak_reserved_bytes)
+            .then(x.module.cmp(&y.module))
+    });
+    a.summary.module_peaks = modules;
+    if a.summary.peak_source != "none" {
+        let live = a.live_groups(a.summary.peak_time_ns, Some(a.summary.peak_allocated_bytes));
+        a.summary.live_at_peak = live;
+    }
+}
+
+fn median(v: &mut [u64]) -> u64 {
+    v.sort_unstable();
+    let n = v.len();
+    match n {
+        0 => 0,
+        _ if n % 2 == 1 => v.get(n / 2).copied().unwrap_or(0),
+        _ => {
+            let a = v.get(n / 2 - 1).copied().unwrap_or(0);
+            let b = v.get(n / 2).copied().unwrap_or(0);
+            ((u128::from(a) + u128::from(b)) / 2) as u64
+        }
+    }
+}
+
+/// Builds the matrix and the outliers: a rank stands out when its role has at least 3 ranks and
+/// its peak allocated differs from the role's median by more than 10% and more than 64 MiB (with
+/// 2 ranks the median sits halfway and cannot single one out).
+pub fn job_matrix(ranks: &[RankAnalysis]) -> (Vec<MatrixCell>, Vec<Outlier>) {
+    let matrix: Vec<MatrixCell> = ranks
+        .iter()
+        .map(|r| MatrixCell {
+            role: r.summary.role.clone(),
+            rank: r.summary.rank,
+            step: r.summary.step,
+            peak_allocated_bytes: r.summary.peak_allocated_bytes,
+            peak_reserved_bytes: r.summary.peak_reserved_bytes,
+        })
+        .collect();
+    let mut outliers = Vec::new();
+    let mut roles: Vec<(&str, Option<u32>)> =
+        matrix.iter().map(|c| (c.role.as_str(), c.step)).collect();
+    roles.sort();
+    roles.dedup();
+    for (role, step) in roles {
+        let cells: Vec<&MatrixCell> = matrix
+            .iter()
+            .filter(|c| c.role == role && c.step == step)
+            .collect();
+        if cells.len() < 3 {
+            continue;
+        }
+        let mut peaks: Vec<u64> = cells.iter().map(|c| c.peak_allocated_bytes).collect();
+        let med = median(&mut peaks);
+        for c in cells {
+            let d = i128::from(c.peak_allocated_bytes) - i128::from(med);
+            if d.unsigned_abs() * 10 > u128::from(med) && d.unsigned_abs() > 64 << 20 {
+                outliers.push(Outlier {
+                    role: c.role.clone(),
+                    rank: c.rank,
+                    step: c.step,
+                    peak_allocated_bytes: c.peak_allocated_bytes,
+                    role_median_bytes: med,
+                    deviation_permille: if med == 0 {
+                        0
+                    } else {
+                        (d * 1000 / i128::from(med)) as i64
+                    },
+                });
+            }
+        }
+    }
+    (matrix, outliers)
+}
+
+fn finish(job: &Job, ranks: Vec<RankAnalysis>) -> JobAnalysis {
+    let (matrix, outliers) = job_matrix(&ranks);
+    let mut warnings = job.warnings.clone();
+    for r in &ranks {
+        warnings.extend(r.warnings.iter().cloned());
+    }
+    JobAnalysis {
+        ranks,
+        matrix,
+        outliers,
+        warnings,
+    }
+}
+
+/// Analyses every rank of `job`, one after the other (each rank's trace still scans in parallel).
+/// `progress(bytes)` receives bytes read since its previous call.
+pub fn analyze_job(
+    files: &dyn FileOpener,
+    job: &Job,
+    opts: &AnalyzeOptions,
+    progress: &mut dyn FnMut(u64),
+) -> JobAnalysis {
+    let ranks = job
+        .ranks
+        .iter()
+        .map(|r| analyze_rank(files, r, opts, progress))
+        .collect();
+    finish(job, ranks)
+}
+
+/// Like [`analyze_job`], with ranks also in parallel (native: each task opens its own files).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn analyze_job_parallel(
+    files: &(dyn FileOpener + Sync),
+    job: &Job,
+    opts: &AnalyzeOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> JobAnalysis {
+    use rayon::prelude::*;
+    let ranks = job
+        .ranks
+        .par_iter()
+        .map(|r| analyze_rank(files, r, opts, &mut |b| progress(b)))
+        .collect();
+    finish(job, ranks)
+}

@@ -1,0 +1,343 @@
+//! `memory_record.csv`: allocator totals over time, one series per component.
+//!
+//! torch_npu components are `PTA` (torch caching allocator), `GE` (CANN pool), `PTA+GE`, `APP`
+//! (process-level, no Allocated value) and `WORKSPACE`; MindSpore writes `MindSpore`,
+//! `MindSpore+GE`, `GE`, `APP`, and its "MB" columns are KB / 1000, not KB / 1024.
+//! The framework allocator series (`PTA` or `MindSpore`) is the "memory over time" curve.
+
+use super::csv_common::{component_and_time, opt_mb_u64, read_table, HeaderMap, Row, Warnings};
+use crate::diag::Diagnostic;
+use crate::source::Source;
+
+/// A column of optional byte counts stored in 8 bytes a value (`u64::MAX` = empty), half the
+/// size of `Vec<Option<u64>>`: memory_record files reach millions of rows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OptColumn(Vec<u64>);
+
+const EMPTY: u64 = u64::MAX;
+
+impl OptColumn {
+    /// Appends a value.
+    pub fn push(&mut self, v: Option<u64>) {
+        // A real total never reaches 2^64 - 1 bytes; clamp so it cannot read as empty.
+        self.0.push(v.map_or(EMPTY, |x| x.min(EMPTY - 1)));
+    }
+    /// The value at `i` (`None`: empty field, or out of range).
+    pub fn get(&self, i: usize) -> Option<u64> {
+        self.0.get(i).copied().filter(|&v| v != EMPTY)
+    }
+    /// Number of values (empty ones included).
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    /// True when there is no value at all.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// The values in order.
+    pub fn iter(&self) -> impl Iterator<Item = Option<u64>> + '_ {
+        self.0.iter().map(|&v| (v != EMPTY).then_some(v))
+    }
+    /// The values as a vector of options (for tests and small series).
+    pub fn to_vec(&self) -> Vec<Option<u64>> {
+        self.iter().collect()
+    }
+    /// Appends all values of `other`.
+    pub fn append(&mut self, other: &OptColumn) {
+        self.0.extend_from_slice(&other.0);
+    }
+    /// Applies `f` to every non-empty value.
+    pub fn map_values(&mut self, f: impl Fn(u64) -> u64) {
+        for v in self.0.iter_mut().filter(|v| **v != EMPTY) {
+            *v = f(*v).min(EMPTY - 1);
+        }
+    }
+    /// Releases spare capacity.
+    pub fn shrink_to_fit(&mut self) {
+        self.0.shrink_to_fit();
+    }
+}
+
+impl FromIterator<Option<u64>> for OptColumn {
+    fn from_iter<I: IntoIterator<Item = Option<u64>>>(it: I) -> Self {
+        let mut c = OptColumn::default();
+        for v in it {
+            c.push(v);
+        }
+        c
+    }
+}
+
+/// One component's totals over time, in file order (sorted by time when read).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Series {
+    /// Component name as written (`PTA`, `GE`, `PTA+GE`, `APP`, `WORKSPACE`, `MindSpore`, …).
+    pub component: String,
+    /// Timestamps (ns).
+    pub ts: Vec<i64>,
+    /// Total allocated bytes (empty field, e.g. `APP`, reads as `None`).
+    pub allocated: OptColumn,
+    /// Total reserved bytes.
+    pub reserved: OptColumn,
+    /// Total active bytes.
+    pub active: OptColumn,
+}
+
+/// The maximum of one metric of a series and when it was first reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Peak {
+    /// Bytes at the peak.
+    pub bytes: u64,
+    /// First time the peak value was reached (ns).
+    pub time_ns: i64,
+}
+
+/// Which total of a series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    /// Total allocated.
+    Allocated,
+    /// Total reserved.
+    Reserved,
+    /// Total active.
+    Active,
+}
+
+impl Series {
+    /// The values of `metric`.
+    pub fn values(&self, metric: Metric) -> &OptColumn {
+        match metric {
+            Metric::Allocated => &self.allocated,
+            Metric::Reserved => &self.reserved,
+            Metric::Active => &self.active,
+        }
+    }
+
+    /// The peak of `metric` (first time reached), `None` if the series has no value for it.
+    pub fn peak(&self, metric: Metric) -> Option<Peak> {
+        let mut best: Option<Peak> = None;
+        for (&t, v) in self.ts.iter().zip(self.values(metric).iter()) {
+            if let Some(v) = v {
+                if best.is_none_or(|b| v > b.bytes) {
+                    best = Some(Peak {
+                        bytes: v,
+                        time_ns: t,
+                    });
+                }
+            }
+        }
+        best
+    }
+
+    /// The value of `metric` in force at `t` (last point at or before `t`).
+    pub fn value_at(&self, metric: Metric, t: i64) -> Option<u64> {
+        let i = self.ts.partition_point(|&x| x <= t);
+        let vals = self.values(metric);
+        (0..i).rev().find_map(|j| vals.get(j))
+    }
+
+    /// Releases spare capacity (series are kept for the whole session).
+    pub fn shrink_to_fit(&mut self) {
+        self.ts.shrink_to_fit();
+        self.allocated.shrink_to_fit();
+        self.reserved.shrink_to_fit();
+        self.active.shrink_to_fit();
+    }
+
+    /// Sorts by time, stably (rows with equal times keep file order).
+    pub fn sort_by_time(&mut self) {
+        sort_series(self);
+    }
+
+    /// Points `(ts, value)` of `metric` where it is defined, for curves.
+    pub fn points(&self, metric: Metric) -> (Vec<i64>, Vec<u64>) {
+        let mut xs = Vec::new();
+        let mut ys = Vec::new();
+        for (&t, v) in self.ts.iter().zip(self.values(metric).iter()) {
+            if let Some(v) = v {
+                xs.push(t);
+                ys.push(v);
+            }
+        }
+        (xs, ys)
+    }
+}
+
+/// A parsed `memory_record.csv`.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryRecord {
+    /// One series per component, in order of first appearance.
+    pub series: Vec<Series>,
+    /// True for MindSpore output (components `MindSpore…`; its "MB" is KB / 1000, converted here).
+    pub mindspore: bool,
+    /// Skipped rows and bad values, counted.
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl MemoryRecord {
+    /// The series of `component`.
+    pub fn get(&self, component: &str) -> Option<&Series> {
+        self.series.iter().find(|s| s.component == component)
+    }
+
+    /// The framework allocator's series: `PTA` (torch_npu) or `MindSpore`.
+    pub fn framework(&self) -> Option<&Series> {
+        self.get("PTA").or_else(|| self.get("MindSpore"))
+    }
+}
+
+const COMPONENT: usize = 0;
+const TIMESTAMP: usize = 1;
+const ALLOCATED: usize = 2;
+const RESERVED: usize = 3;
+const ACTIVE: usize = 4;
+const COLUMNS: [&[&str]; 5] = [
+    &["Component"],
+    &["Timestamp(us)"],
+    &["Total Allocated(MB)"],
+    &["Total Reserved(MB)"],
+    &["Total Active(MB)"],
+];
+
+/// Most components (series) one file may have: real files have `PTA`, `GE`, `PTA+GE`, `APP`,
+/// `WORKSPACE` (or MindSpore's few); a bound keeps memory and the per-series work of the analysis
+/// in check on damaged files.
+pub const MAX_SERIES: usize = 1024;
+
+/// Reads `memory_record.csv` from `src`.
+pub fn read_memory_record(
+    src: &dyn Source,
+    progress: Option<&mut dyn FnMut(u64, u64)>,
+) -> Result<MemoryRecord, Diagnostic> {
+    let file = src.name().to_string();
+    let mut out = MemoryRecord::default();
+    let mut warnings = Warnings::default();
+    let mut check = |h: &HeaderMap| {
+        if [COMPONENT, TIMESTAMP]
+            .iter()
+            .all(|&c| h.index.get(c).copied().flatten().is_some())
+        {
+            Ok(())
+        } else {
+            Err(format!(
+                "not a memory_record.csv header: expected Component,Timestamp(us),Total Allocated(MB),\
+                 Total Reserved(MB),… (found: {})",
+                h.shown()
+            ))
+        }
+    };
+    // Values are parsed as torch_npu MB (2^20 bytes) and rescaled at the end for MindSpore, whose
+    // "MB" is KB / 1000; whether a file is MindSpore's shows only in its component names.
+    // A handful of keys looked up once per row: a fast fixed hasher (no DoS concern: the key
+    // count is capped at MAX_SERIES).
+    let mut index: std::collections::HashMap<String, usize, foldhash::fast::FixedState> =
+        Default::default();
+    let mut on_row = |h: &HeaderMap, row: &Row<'_>, w: &mut Warnings| {
+        let Some((component, ts)) = component_and_time(row, h, (COMPONENT, TIMESTAMP), w, &file)
+        else {
+            return;
+        };
+        let allocated = opt_mb_u64(row, h, ALLOCATED, w, &file);
+        let reserved = opt_mb_u64(row, h, RESERVED, w, &file);
+        let active = opt_mb_u64(row, h, ACTIVE, w, &file);
+        let at = match index.get(component.as_ref()) {
+            Some(&i) => i,
+            None if out.series.len() >= MAX_SERIES => {
+                w.add_keyed(
+                    &file,
+                    row.line,
+                    row.byte,
+                    "Component",
+                    "too many components",
+                    &format!(
+                        "more than {MAX_SERIES} different components (real files have a handful); \
+                         rows of further components skipped"
+                    ),
+                );
+                return;
+            }
+            None => {
+                out.series.push(Series {
+                    component: component.to_string(),
+                    ..Series::default()
+                });
+                index.insert(component.to_string(), out.series.len() - 1);
+                out.series.len() - 1
+            }
+        };
+        if let Some(s) = out.series.get_mut(at) {
+            s.ts.push(ts);
+            s.allocated.push(allocated);
+            s.reserved.push(reserved);
+            s.active.push(active);
+        }
+    };
+    read_table(
+        src,
+        &COLUMNS,
+        &mut check,
+        &mut on_row,
+        &mut warnings,
+        progress,
+    )?;
+    out.mindspore = out
+        .series
+        .iter()
+        .any(|s| s.component.starts_with("MindSpore"));
+    for s in &mut out.series {
+        if out.mindspore {
+            // value_bytes = MB_ms × 1000 × 1024 = (bytes_pta / 2^20) × 1_024_000.
+            let rescale = |v: u64| ((u128::from(v) * 1_024_000 + (1 << 19)) >> 20) as u64;
+            s.allocated.map_values(rescale);
+            s.reserved.map_values(rescale);
+            s.active.map_values(rescale);
+        }
+        sort_series(s);
+        s.shrink_to_fit();
+    }
+    out.warnings = warnings.into_vec();
+    Ok(out)
+}
+
+/// Sorts a series by time, stably (rows with equal times keep file order).
+fn sort_series(s: &mut Series) {
+    if s.ts.windows(2).all(|w| w[0] <= w[1]) {
+        return;
+    }
+    let mut order: Vec<usize> = (0..s.ts.len()).collect();
+    order.sort_by_key(|&i| s.ts.get(i).copied().unwrap_or(i64::MAX));
+    let pick = |v: &OptColumn| order.iter().map(|&i| v.get(i)).collect();
+    s.allocated = pick(&s.allocated);
+    s.reserved = pick(&s.reserved);
+    s.active = pick(&s.active);
+    s.ts = order.iter().filter_map(|&i| s.ts.get(i).copied()).collect();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::BytesSource;
+
+    #[test]
+    fn reads_components_and_peaks() {
+        let text = "Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Total Active(MB),Stream Ptr,Device Type\r\n\
+APP,1736405443756384.100\t,,2109.6015625,,,NPU:0\r\n\
+PTA,1736405443870818.960\t,935.9951171875,1452.0,935.9951171875,1431569360,NPU:0\r\n\
+PTA+GE,1736405443870818.960\t,935.9951171875,1452.0,935.9951171875,1431569360,NPU:0\r\n\
+PTA,1736405443870819.000\t,900.0,1452.0,900.0,1431569360,NPU:0\r\n\
+GE,1736405443881360.630\t,49.125,74.75,,,NPU:0\r\n";
+        let src = BytesSource::new("mr.csv", text.as_bytes().to_vec());
+        let mr = read_memory_record(&src, None).unwrap();
+        assert_eq!(mr.series.len(), 4);
+        let pta = mr.framework().unwrap();
+        let p = pta.peak(Metric::Allocated).unwrap();
+        assert_eq!(p.time_ns, 1_736_405_443_870_818_960);
+        assert_eq!(p.bytes, (935.9951171875 * 1048576.0) as u64);
+        assert_eq!(mr.get("APP").unwrap().allocated.to_vec(), vec![None]);
+        assert_eq!(
+            pta.value_at(Metric::Allocated, 1_736_405_443_870_819_500),
+            Some(900 << 20)
+        );
+    }
+}

@@ -1,0 +1,169 @@
+//! torch_npu / MindSpore profiler memory: whole multi-rank jobs from `*_ascend_pt` / `*_ascend_ms`
+//! run folders. (Named for what it reads, profiler output; SOMAS dumps come from Ascend too.)
+//!
+//! The pipeline, one module a step:
+//! - [`discover`] turns classified run folders (from [`crate::classify`], including members of
+//!   archives expanded by [`archive`]) into jobs: (role, rank) → run folders ordered by timestamp;
+//! - [`operator_memory`], [`memory_record`] and [`module_mem`] read the CSVs (on top of
+//!   [`csv_common`], which maps columns by header and parses times exactly to `i64` nanoseconds);
+//! - [`db`] reads the database export (`ascend_pytorch_profiler_*.db`, through
+//!   [`crate::sqlite`]) into the same rows, series, ops and stacks, so everything after reading
+//!   is shared;
+//! - [`trace`] streams `trace_view.json` in chunks, keeping only `cpu_op` events, step spans and the
+//!   task-queue pairs;
+//! - [`attribution`] joins every allocation row to the op that made it and to a call stack;
+//! - [`analysis`] computes peaks, live sets, leaks, fragmentation, per-step peaks and the job matrix;
+//! - [`view`] answers what the views of a front end ask beyond the summary (the `--json` report,
+//!   time origins, leak candidates by frame, the allocation timeline's layout);
+//! - [`generate`] writes deterministic synthetic jobs for tests, examples and benchmarks
+//!   (`generate_db`, native only, writes the same jobs as database exports).
+//!
+//! Everything reads through [`crate::source::Source`] and returns data; the CLI and the wasm layer
+//! are thin adapters over [`analyze_job`] and the query functions of [`analysis`].
+
+#![warn(missing_docs)]
+
+pub mod analysis;
+pub mod archive;
+pub mod attribution;
+pub mod csv_common;
+pub mod db;
+pub mod discover;
+pub mod generate;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod generate_db;
+pub mod memory_record;
+pub mod module_mem;
+pub mod operator_memory;
+pub mod trace;
+pub mod view;
+
+pub use analysis::{analyze_job, AnalyzeOptions, JobAnalysis, RankAnalysis};
+pub use discover::{discover_job, FileOpener, InputSet, Job, RankInput};
+
+use std::collections::HashMap;
+
+/// Strings (op names, call stacks, frames) stored once and referred to by `u32` id.
+///
+/// Id 0 is always the empty string, so "no value" needs no `Option` in columnar tables.
+#[derive(Debug, Clone)]
+pub struct Interner {
+    ids: HashMap<Box<str>, u32>,
+    strings: Vec<Box<str>>,
+}
+
+impl Default for Interner {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Interner {
+    /// An interner holding only the empty string (id 0).
+    pub fn new() -> Self {
+        let mut ids = HashMap::new();
+        ids.insert(Box::from(""), 0);
+        Interner {
+            ids,
+            strings: vec![Box::from("")],
+        }
+    }
+
+    /// The id of `s`, adding it if new.
+    pub fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        // More than 4 billion distinct strings cannot come from real input within memory limits;
+        // saturating keeps the function total instead of panicking.
+        let id = u32::try_from(self.strings.len()).unwrap_or(u32::MAX);
+        self.strings.push(Box::from(s));
+        self.ids.insert(Box::from(s), id);
+        id
+    }
+
+    /// The id of `s` if it was interned.
+    pub fn lookup(&self, s: &str) -> Option<u32> {
+        self.ids.get(s).copied()
+    }
+
+    /// The string of `id` (empty for an unknown id).
+    pub fn get(&self, id: u32) -> &str {
+        self.strings.get(id as usize).map_or("", |s| s)
+    }
+
+    /// Number of distinct strings, including the empty one.
+    pub fn len(&self) -> usize {
+        self.strings.len()
+    }
+
+    /// True when only the empty string is held.
+    pub fn is_empty(&self) -> bool {
+        self.strings.len() <= 1
+    }
+}
+
+/// Formats nanoseconds as the microsecond text torch_npu writes (`<us>.<3 digits>`), exactly.
+pub fn ns_to_us_text(ns: i64) -> String {
+    let sign = if ns < 0 { "-" } else { "" };
+    let a = ns.unsigned_abs();
+    format!("{sign}{}.{:03}", a / 1000, a % 1000)
+}
+
+/// Formats nanoseconds as milliseconds with 6 decimals (exact: 1 ns = 1e-6 ms).
+pub fn ns_to_ms_text(ns: i64) -> String {
+    let sign = if ns < 0 { "-" } else { "" };
+    let a = ns.unsigned_abs();
+    format!("{sign}{}.{:06}", a / 1_000_000, a % 1_000_000)
+}
+
+/// Formats a byte count as a decimal number of `unit`-byte units, exactly (bytes are multiples of
+/// 1/2^20 MB, so at most 20 decimals are needed; trailing zeros are trimmed, one decimal is kept).
+pub fn bytes_to_unit_text(bytes: i128, unit: u32) -> String {
+    let sign = if bytes < 0 { "-" } else { "" };
+    let a = bytes.unsigned_abs();
+    let unit = u128::from(unit.max(1));
+    let int = a / unit;
+    let mut rem = a % unit;
+    let mut frac = String::new();
+    // `unit` is 1024 or 2^20: a power of two divides 10^k for k ≥ its exponent, so this ends.
+    let mut guard = 0;
+    while rem != 0 && guard < 40 {
+        rem *= 10;
+        frac.push(char::from(b'0' + (rem / unit) as u8));
+        rem %= unit;
+        guard += 1;
+    }
+    if frac.is_empty() {
+        frac.push('0');
+    }
+    format!("{sign}{int}.{frac}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interner_keeps_zero_for_empty() {
+        let mut i = Interner::new();
+        assert_eq!(i.intern(""), 0);
+        let a = i.intern("aten::add");
+        assert_eq!(i.intern("aten::add"), a);
+        assert_eq!(i.get(a), "aten::add");
+        assert_eq!(i.get(99), "");
+    }
+
+    #[test]
+    fn exact_unit_text() {
+        assert_eq!(
+            ns_to_us_text(1_736_405_443_871_259_720),
+            "1736405443871259.720"
+        );
+        assert_eq!(ns_to_ms_text(1_500_001), "1.500001");
+        assert_eq!(bytes_to_unit_text(18_816 * 1024 + 512, 1024), "18816.5");
+        assert_eq!(bytes_to_unit_text(1_000_729_600, 1 << 20), "954.3701171875");
+        assert_eq!(bytes_to_unit_text(-512, 1024), "-0.5");
+        assert_eq!(bytes_to_unit_text(0, 1024), "0.0");
+    }
+}

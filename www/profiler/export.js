@@ -1,0 +1,67 @@
+// View 8, export: the CSV files `memlens profiler --out` writes (byte for byte, made by the same
+// Rust code in the worker), and PNG images of the charts. Files are saved through blob: URLs;
+// nothing leaves the page.
+import { el } from '../ui/dom.js';
+import { download, downloadCanvas } from '../ui/download.js';
+import { bytes } from '../format.js';
+import { section } from './common.js';
+
+const CSVS = [
+  ['memory_events.csv', 'One row per allocation of every rank: RL-Insight’s 12 columns, then release times, stream, source, stack source, innermost frame, step, run folder.'],
+  ['rank_summary.csv', 'One row per rank: rows, call-stack coverage, peaks, fragmentation, unreleased.'],
+  ['peak_attribution.csv', 'The live set at each rank’s peak, by top user frame.'],
+  ['step_peaks.csv', 'The peak of every ProfilerStep of every rank.'],
+  ['summary.json', 'The job summary exactly as “memlens profiler --json” prints it: ranks, peaks, coverage, warnings.'],
+];
+
+export function exportView({ client, charts }) {
+  const { node, body } = section(8, 'export', 'Export', {
+    help: 'The CSV files are identical to what “memlens profiler --out DIR” writes for the same files, summary.json to what “memlens profiler --json” prints.',
+  });
+  const status = el('span', { class: 'muted export-status', role: 'status' });
+  const csvList = el('div', { class: 'export-list' });
+  for (const [name, what] of CSVS) {
+    const id = name.replace(/[._]/g, '-').replace(/-csv$/, '');
+    const type = name.endsWith('.json') ? 'application/json' : 'text/csv;charset=utf-8';
+    csvList.append(el('div', { class: 'export-item' },
+      el('button', {
+        type: 'button',
+        'data-testid': `export-${id}`,
+        text: name,
+        on: {
+          click: async () => {
+            status.textContent = `preparing ${name}…`;
+            try {
+              const bytesOut = await client.call('ascend.export', { name });
+              download(name, new Blob([bytesOut], { type }));
+              status.textContent = `${name}: ${bytes(bytesOut.length)}`;
+            } catch (err) {
+              status.textContent = `${name} failed: ${err.message}`;
+            }
+          },
+        },
+      }),
+      el('span', { class: 'muted', text: what })));
+  }
+  const pngList = el('div', { class: 'export-list row' });
+  for (const c of charts) {
+    pngList.append(el('div', { class: 'export-item' },
+      el('button', {
+        type: 'button',
+        'data-testid': `png-${c.id}`,
+        text: `${c.title} (PNG)`,
+        on: {
+          click: async () => {
+            try {
+              await downloadCanvas(c.canvas(), c.file());
+              status.textContent = `${c.file()} saved`;
+            } catch (err) {
+              status.textContent = `${c.title}: ${err.message}`;
+            }
+          },
+        },
+      })));
+  }
+  body.append(el('h3', { text: 'Data (whole job)' }), csvList, el('h3', { text: 'Charts (selected rank)' }), pngList, status);
+  return { node, update() {}, focus: () => (node.querySelector('button') || node).focus() };
+}

@@ -1,0 +1,276 @@
+// The torch_npu / MindSpore profiler page: loads the job in the worker (per-file progress), then shows eight
+// linked views — job overview, memory over time, allocation timeline, allocations table, call
+// stack, live set at the peak, unreleased, export — over one shared selection (state.js).
+import { el } from '../ui/dom.js';
+import { downloadCanvas } from '../ui/download.js';
+import { bytes, int } from '../format.js';
+import { createState } from './state.js';
+import { ms, rankLabel } from './common.js';
+import { overview, warningsBlock } from './overview.js';
+import { memoryChart } from './memory-chart.js';
+import { timeline } from './timeline.js';
+import { allocationsTable } from './table.js';
+import { callStack } from './stack.js';
+import { liveSet, unreleasedSet } from './groups.js';
+import { exportView } from './export.js';
+
+const isArchive = (p) => /\.(zip|tar|tar\.gz|tgz)$/i.test(p);
+
+/** The analysis module (see www/analyses.js). */
+export const profiler = {
+  id: 'ascend',
+  title: () => 'torch_npu / MindSpore profiler',
+  accepts: (inventory) => inventory.units.some((u) => u.kind === 'ascend-run' || (u.kind === 'unknown' && isArchive(u.path))),
+  mount,
+};
+
+function mount(panel, ctx) {
+  const root = el('div', { class: 'ascend', 'data-testid': 'ascend', 'data-state': 'loading' });
+  panel.append(root);
+  let disposers = [];
+  let unmounted = false;
+
+  // ---- loading: one line per file, bytes read / total --------------------------------------
+  const phase = el('div', { class: 'load-phase', text: 'Reading the torch_npu job…' });
+  const fileList = el('ol', { class: 'load-files', 'data-testid': 'ascend-progress' });
+  root.append(el('section', { class: 'panel ascend-loading' }, el('h2', { text: 'Loading' }), phase, fileList));
+  let plan = [];
+  let rows = [];
+  const fileRow = (f) => {
+    const bar = el('span', { class: 'load-bar' });
+    const text = el('span', { class: 'num load-bytes', text: `0 / ${bytes(f.bytes)}` });
+    const li = el('li', { 'data-path': f.path }, el('span', { class: 'load-path', text: f.path, title: f.path }), el('span', { class: 'load-track' }, bar), text);
+    return { li, bar, text, f };
+  };
+  const setFile = (r, done) => {
+    r.bar.style.width = `${r.f.bytes ? Math.min(100, (100 * done) / r.f.bytes) : 100}%`;
+    r.text.textContent = `${bytes(done)} / ${bytes(r.f.bytes)}`;
+    r.li.classList.toggle('done', done >= r.f.bytes);
+  };
+  const onProgress = (p) => {
+    if (unmounted) return;
+    if (p.files) {
+      plan = p.files;
+      root.dataset.files = JSON.stringify(plan.map((f) => f.path));
+      rows = plan.map(fileRow);
+      fileList.replaceChildren(...rows.map((r) => r.li));
+    }
+    const text = `${p.phase === 'reading' ? 'Reading' : 'Expanding archives'}: ${bytes(p.done)} of ${bytes(p.total)} (${plan.length} file(s))`;
+    phase.textContent = text;
+    if (p.file !== undefined && rows[p.file]) {
+      for (let k = 0; k < p.file; k++) setFile(rows[k], rows[k].f.bytes);
+      setFile(rows[p.file], p.fileDone);
+      if (p.fileDone < p.fileTotal) rows[p.file].li.scrollIntoView({ block: 'nearest' });
+    }
+    ctx.showProgress(`torch_npu: ${text}`, p.done, p.total, false);
+  };
+
+  const ready = (async () => {
+    const t0 = performance.now();
+    let job;
+    try {
+      job = await ctx.client.call('ascend.open', {}, onProgress);
+    } catch (err) {
+      if (unmounted) return;
+      root.dataset.state = 'error';
+      root.replaceChildren(el('section', { class: 'panel' }, el('h2', { text: 'torch_npu / MindSpore profiler' }),
+        el('div', { class: 'error-state', 'data-testid': 'ascend-error', text: `The job could not be analysed: ${err.message}` })));
+      throw err;
+    }
+    if (unmounted) return;
+    for (const r of rows) setFile(r, r.f.bytes);
+    root.dataset.loadMs = String(Math.round(performance.now() - t0));
+    root.dataset.memoryBytes = String(job.memoryBytes);
+    root.dataset.timings = JSON.stringify(job.timings);
+    if (!job.report.ranks.length) {
+      emptyJob(root, job);
+      return;
+    }
+    // Answers that arrive after these views were unmounted (a new drop) go nowhere: the worker
+    // has closed their job, and the views are gone.
+    const gone = () => new Promise(() => {});
+    const client = {
+      call: (method, params, onProgress) =>
+        ctx.client.call(method, params, onProgress).then(
+          (v) => (unmounted ? gone() : v),
+          (e) => (unmounted ? gone() : Promise.reject(e)),
+        ),
+    };
+    await build(root, job, { ...ctx, client }, (d) => disposers.push(d));
+  })();
+
+  return {
+    ready,
+    shown() {
+      // Plots measure their width when they become visible.
+      window.dispatchEvent(new Event('resize'));
+    },
+    unmount() {
+      unmounted = true;
+      for (const d of disposers) d();
+      disposers = [];
+    },
+  };
+}
+
+/** No rank to show (e.g. run folders whose analysis never ran): say why and what to do. */
+function emptyJob(root, job) {
+  root.dataset.state = 'empty';
+  const { report } = job;
+  const hint = report.warnings.find((w) => /analyse\(/.test(w.message));
+  root.replaceChildren(el('section', { class: 'panel' },
+    el('h2', { text: 'torch_npu / MindSpore profiler' }),
+    el('div', { class: 'metrics' },
+      el('div', { class: 'metric', 'data-metric': 'ascend-ranks', 'data-value': '0' }, el('div', { class: 'label', text: 'Ranks' }), el('div', { class: 'value', text: '0' })),
+      el('div', { class: 'metric', 'data-metric': 'ascend-rows', 'data-value': '0' }, el('div', { class: 'label', text: 'Allocation rows' }), el('div', { class: 'value', text: '0' })),
+      el('div', { class: 'metric', 'data-metric': 'ascend-warnings', 'data-value': String(report.warnings.length) }, el('div', { class: 'label', text: 'Warnings' }), el('div', { class: 'value', text: int(report.warnings.length) }))),
+    el('div', { class: 'empty-state', 'data-testid': 'ascend-empty' },
+      el('p', { text: 'No run folder of this drop holds memory data memlens can read (operator_memory.csv, memory_record.csv, trace_view.json or ascend_pytorch_profiler_*.db).' }),
+      hint ? el('p', { class: 'hint', text: hint.message }) : null),
+    warningsBlock(report)));
+}
+
+async function build(root, job, ctx, onDispose) {
+  const { report, ranks } = job;
+  const store = createState(report.ranks.length);
+  const deps = { client: ctx.client, store, ranks, report };
+
+  // ---- the rank bar: which rank, which to compare with, and what is selected -----------------
+  const rankOptions = (withNone) => [
+    ...(withNone ? [el('option', { value: '', text: 'no comparison' })] : []),
+    ...report.ranks.map((r, i) => el('option', { value: String(i), text: `${rankLabel(r)} — peak ${bytes(r.peak_allocated_bytes)}` })),
+  ];
+  const rankSelect = el('select', { 'aria-label': 'Rank', 'data-testid': 'rank-select' }, ...rankOptions(false));
+  const cmpSelect = el('select', { 'aria-label': 'Compare with rank', 'data-testid': 'compare-select' }, ...rankOptions(true));
+  const alignSelect = el('select', { 'aria-label': 'Align the compared rank', 'data-testid': 'align-select' },
+    el('option', { value: 'start', text: 'aligned at start' }), el('option', { value: 'step', text: 'aligned by step' }));
+  const chips = el('span', { class: 'chips', 'data-testid': 'selection-chips' });
+  const selectRank = (i) => store.set({ rank: i, cmp: store.get().cmp === i ? null : store.get().cmp, view: null, window: null, at: null, row: null, group: null });
+  rankSelect.addEventListener('change', () => selectRank(Number(rankSelect.value)));
+  cmpSelect.addEventListener('change', () => store.set({ cmp: cmpSelect.value === '' ? null : Number(cmpSelect.value) }));
+  alignSelect.addEventListener('change', () => store.set({ align: alignSelect.value }));
+  const bar = el('div', { class: 'rank-bar', role: 'toolbar', 'aria-label': 'Selection' },
+    el('label', {}, 'Rank ', rankSelect),
+    el('label', {}, 'Compare ', cmpSelect),
+    alignSelect,
+    chips);
+
+  const views = {
+    overview: overview(job, store),
+    memory: memoryChart(deps),
+    timeline: timeline(deps),
+    table: allocationsTable(deps),
+    stack: callStack(deps),
+    live: liveSet(deps),
+    unreleased: unreleasedSet(deps),
+  };
+  onDispose(() => {
+    views.memory.plot.destroy();
+    views.timeline.plot.destroy();
+  });
+  const rankSlug = () => {
+    const r = report.ranks[store.get().rank];
+    return `${r.role || 'job'}-rank${r.rank}${r.step !== null && r.step !== undefined ? `-step${r.step}` : ''}`.replace(/[^A-Za-z0-9._-]+/g, '_');
+  };
+  views.export = exportView({
+    client: ctx.client,
+    charts: [
+      { id: 'memory', title: 'Memory over time', canvas: views.memory.canvas, file: () => `memory-${rankSlug()}.png` },
+      { id: 'timeline', title: 'Allocation timeline', canvas: views.timeline.canvas, file: () => `timeline-${rankSlug()}.png` },
+      { id: 'live', title: 'Live set by source line', canvas: views.live.canvas, file: () => `live-set-${rankSlug()}.png` },
+      { id: 'unreleased', title: 'Unreleased by source line', canvas: views.unreleased.canvas, file: () => `unreleased-${rankSlug()}.png` },
+    ],
+  });
+  const order = ['overview', 'memory', 'timeline', 'table', 'stack', 'live', 'unreleased', 'export'];
+  root.replaceChildren(
+    views.overview.node,
+    bar,
+    views.memory.node,
+    views.timeline.node,
+    views.table.node,
+    views.stack.node,
+    el('div', { class: 'grid2' }, views.live.node, views.unreleased.node),
+    views.export.node,
+  );
+  // PNG buttons next to each chart too.
+  for (const [id, c] of [['memory', views.memory], ['timeline', views.timeline], ['live', views.live], ['unreleased', views.unreleased]]) {
+    const head = c.node.querySelector('.panel-head');
+    head.append(el('button', { type: 'button', class: 'small', text: 'PNG', title: 'Save this chart as PNG', on: { click: () => downloadCanvas(c.canvas(), `${id}-${rankSlug()}.png`) } }));
+  }
+
+  function renderBar(s) {
+    rankSelect.value = String(s.rank);
+    cmpSelect.value = s.cmp === null ? '' : String(s.cmp);
+    alignSelect.value = s.align;
+    alignSelect.disabled = s.cmp === null;
+    const items = [];
+    const chip = (text, title, clear, testid) =>
+      el('span', { class: 'filter-chip', title, 'data-testid': testid }, text, el('button', { type: 'button', class: 'chip-x', text: '×', 'aria-label': `clear ${text}`, on: { click: clear } }));
+    if (s.window) items.push(chip(`window ${ms(s.window[0])} – ${ms(s.window[1])}`, 'Brushed time window (Esc clears)', () => store.set({ window: null, group: null }), 'chip-window-bar'));
+    if (s.at !== null) items.push(chip(`live set at ${ms(s.at)}`, 'Time shown by the live-set view (p: back to the peak)', () => store.set({ at: null, group: null }), 'chip-at'));
+    if (s.row !== null) items.push(chip(`allocation #${s.row}`, 'Selected allocation', () => store.set({ row: null }), 'chip-row'));
+    chips.replaceChildren(...items);
+    root.dataset.rank = String(s.rank);
+  }
+
+  store.on((s, changed) => {
+    renderBar(s);
+    for (const v of Object.values(views)) v.update(s, changed);
+  });
+  renderBar(store.get());
+  views.overview.update(store.get(), new Set());
+
+  // ---- keyboard --------------------------------------------------------------------------
+  const visible = () => !root.closest('[hidden]') && !document.querySelector('dialog[open]');
+  const jump = (name) => {
+    const v = views[name];
+    v.node.scrollIntoView({ block: 'start', behavior: 'instant' });
+    if (v.focus) v.focus();
+    else v.node.focus();
+  };
+  const onKey = (ev) => {
+    if (!visible() || ev.defaultPrevented || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    const t = ev.target;
+    if (t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement || t instanceof HTMLSelectElement) return;
+    const s = store.get();
+    const n = report.ranks.length;
+    const k = ev.key;
+    if (k >= '1' && k <= '8') jump(order[Number(k) - 1]);
+    else if (k === 'j' || k === 'k') selectRank((s.rank + (k === 'j' ? 1 : n - 1)) % n);
+    else if (k === 'c' && n > 1) {
+      // Cycle the comparison through the other ranks, then none.
+      const others = [...Array(n).keys()].filter((i) => i !== s.rank);
+      const at = s.cmp === null ? -1 : others.indexOf(s.cmp);
+      store.set({ cmp: at + 1 < others.length ? others[at + 1] : null });
+    } else if (k === 'a' && s.cmp !== null) store.set({ align: s.align === 'step' ? 'start' : 'step' });
+    else if (k === 'p') {
+      store.set({ at: null, group: s.group && s.group.kind === 'live' ? null : s.group });
+      jump('live');
+    } else if (k === 'u') jump('unreleased');
+    else if (k === '/') views.table.focusFilter();
+    else if (k === 'Escape') {
+      if (s.group) store.set({ group: null });
+      else if (s.window) store.set({ window: null });
+      else if (s.row !== null) store.set({ row: null });
+      else if (s.at !== null) store.set({ at: null });
+      else return;
+    } else return;
+    ev.preventDefault();
+  };
+  document.addEventListener('keydown', onKey);
+  onDispose(() => document.removeEventListener('keydown', onKey));
+  const scheme = matchMedia('(prefers-color-scheme: dark)');
+  const recolor = () => {
+    views.memory.recolor();
+    views.timeline.recolor();
+    views.live.update(store.get(), new Set(['group']));
+    views.unreleased.update(store.get(), new Set(['group']));
+  };
+  scheme.addEventListener('change', recolor);
+  onDispose(() => scheme.removeEventListener('change', recolor));
+
+  await Promise.all([views.timeline.ready, views.table.ready, views.live.ready, views.unreleased.ready]);
+  root.dataset.state = 'ready';
+  // For the benchmark: wasm memory once every view has asked its first question.
+  ctx.client.call('ascend.memory', {}).then((m) => (root.dataset.memoryReadyBytes = String(m)), () => {});
+}

@@ -1,0 +1,218 @@
+// View 4, the allocations table: the core's rows with the Python tool's columns and memlens'
+// extras, filtered (name or stack regex, size range, the brushed window, a group picked in the
+// live-set or unreleased view) and sorted in Rust, paged into a virtualised table.
+import { el } from '../ui/dom.js';
+import { VirtualTable } from '../ui/virtual-table.js';
+import { bytes, exactBytes, int } from '../format.js';
+import { ms, duration, timeTitle, section, parseBytes, rankLabel, shortFrame } from './common.js';
+
+// Columns in display order; `src` is the index in a worker row (src/wasm/profiler.rs tablePage:
+// name, size, start, duration, release, totals ×3, stream, device, source, stack source, top
+// frame, step, unreleased). Where-in-the-code comes early; the allocator totals and ids after.
+const COLUMNS = [
+  { src: 0, name: 'Name', kind: 'text', width: 'minmax(150px, 1.2fr)', sort: 'name', fmt: 'name' },
+  { src: 1, name: 'Size', kind: 'bytes', width: '80px', sort: 'size', fmt: 'bytes' },
+  { src: 2, name: 'Allocated at', kind: 'ms', width: '96px', sort: 'time', fmt: 'time', title: 'ms since the capture start; sort by allocation time' },
+  { src: 3, name: 'Duration', kind: 'ms', width: '76px', sort: 'duration', fmt: 'duration' },
+  { src: 12, name: 'Top user frame', kind: 'text', width: 'minmax(270px, 2.4fr)', sort: 'frame', fmt: 'frame', title: 'the first frame of the call stack in your code; sort by it' },
+  { src: 11, name: 'Stack', kind: 'text', width: '84px', title: 'how the call stack was found: direct, via_forward, approximate, none' },
+  { src: 4, name: 'Released at', kind: 'ms', width: '96px', sort: 'release', fmt: 'time', title: 'ms since the capture start; empty = not released in the capture' },
+  { src: 10, name: 'Source', kind: 'text', width: '52px', title: 'PTA (torch allocator) or GE (cann:: rows)' },
+  { src: 5, name: 'Total alloc.', kind: 'bytes', width: '80px', fmt: 'bytes', title: 'allocator total allocated when this block was allocated' },
+  { src: 6, name: 'Total res.', kind: 'bytes', width: '80px', fmt: 'bytes', title: 'allocator total reserved when this block was allocated' },
+  { src: 7, name: 'Total active', kind: 'bytes', width: '80px', fmt: 'bytes', title: 'allocator total active when this block was allocated' },
+  { src: 13, name: 'Step', kind: 'int', width: '44px' },
+  { src: 8, name: 'Stream', kind: 'text', width: '70px' },
+  { src: 9, name: 'Device', kind: 'text', width: '60px' },
+];
+const UNRELEASED = 14;
+
+/** The worker query for the current state (times ns relative). */
+export function tableQuery(s) {
+  const q = { sort: s.sort.key, descending: s.sort.desc };
+  const f = s.filters;
+  if (f.name) q.name = f.name;
+  if (f.stack) q.stack = f.stack;
+  if (f.min !== null && f.min !== undefined) q.min_size = f.min;
+  if (f.max !== null && f.max !== undefined) q.max_size = f.max;
+  const g = s.group && s.group.frame !== null && s.group.frame !== undefined ? s.group : null;
+  if (g && g.kind === 'live') {
+    q.frame = g.frame;
+    q.live_at = g.t;
+  } else if (g && g.kind === 'unreleased') {
+    q.frame = g.frame;
+    q.unreleased = true;
+    if (g.window) [q.start, q.end] = g.window;
+  } else {
+    if (f.useWindow && s.window) [q.start, q.end] = s.window;
+    if (f.unreleased) q.unreleased = true;
+  }
+  return q;
+}
+
+export function allocationsTable({ client, store, ranks, report }) {
+  const input = (props) => el('input', { type: 'text', spellcheck: false, autocomplete: 'off', ...props });
+  const s0 = store.get();
+  const name = input({ placeholder: 'name regex', value: s0.filters.name, 'aria-label': 'Filter by name (regular expression)', 'data-testid': 'filter-name', class: 'filter-name' });
+  const stack = input({ placeholder: 'call stack regex', value: s0.filters.stack, 'aria-label': 'Filter by call stack (regular expression)', 'data-testid': 'filter-stack' });
+  const min = input({ placeholder: 'min size', value: s0.filters.min === null ? '' : String(s0.filters.min), size: 8, 'aria-label': 'Smallest size (e.g. 1 MiB)', title: 'bytes, or with a unit: 512 KiB, 1.5 MiB, 2G', 'data-testid': 'filter-min' });
+  const max = input({ placeholder: 'max size', value: s0.filters.max === null ? '' : String(s0.filters.max), size: 8, 'aria-label': 'Largest size (e.g. 1 GiB)', title: 'bytes, or with a unit: 512 KiB, 1.5 MiB, 2G', 'data-testid': 'filter-max' });
+  const useWindow = el('input', { type: 'checkbox', checked: s0.filters.useWindow, 'data-testid': 'filter-window' });
+  const unreleased = el('input', { type: 'checkbox', checked: s0.filters.unreleased, 'data-testid': 'filter-unreleased' });
+  const chips = el('span', { class: 'chips' });
+  const problem = el('span', { class: 'filter-problem', role: 'status' });
+  const toolbar = el('div', { class: 'toolbar' },
+    name, stack, min, max,
+    el('label', { class: 'toggle', title: 'Only allocations made inside the time window brushed on a chart' }, useWindow, 'in the window'),
+    el('label', { class: 'toggle', title: 'Only allocations not released by the end of the window (or of the capture)' }, unreleased, 'unreleased only'),
+    chips, problem);
+  const { node, body, titleNode } = section(4, 'table', 'Allocations', {
+    help: 'One row per operator_memory row. Click a header to sort; ↑/↓, PgUp/PgDn, Home/End move, Enter selects. “/” focuses the name filter.',
+  });
+  const box = el('div', { class: 'ascend-table', 'data-testid': 'ascend-table' });
+  body.append(toolbar, box);
+
+  let origin = ranks[s0.rank].origin_ns;
+  const cell = (text, title) => ({ text, title });
+  const timeCell = (v) => (v === null || v === undefined ? cell('', 'not released in the capture') : cell(ms(v), timeTitle(origin, v)));
+  const formats = {
+    bytes: (v) => (v === null || v === undefined ? cell('', 'empty') : cell(bytes(v), exactBytes(v))),
+    time: (v) => timeCell(v),
+    duration: (v) => (v === null || v === undefined ? cell('', 'empty') : cell(duration(v), `${int(v)} ns`)),
+    frame: (v) => (v ? cell(shortFrame(v), v) : cell('(no stack)', 'no call stack for this row')),
+    name: (v, row) => cell(v || '(no name)', `${v}${row[UNRELEASED] ? '\nnot released in the capture' : ''}`),
+  };
+  const columns = COLUMNS.map((c) => {
+    const col = { ...c, sortable: !!c.sort };
+    // The table reads cell k of a row; rows arrive in the worker's order, so look up `src`.
+    const f = formats[c.fmt];
+    col.format = (v, row) => (f ? f(row[c.src], row) : { text: row[c.src] === null || row[c.src] === undefined ? '' : String(row[c.src]), title: row[c.src] === null || row[c.src] === undefined ? 'empty' : String(row[c.src]) });
+    return col;
+  });
+  const sortCol = (key) => Math.max(0, COLUMNS.findIndex((c) => c.sort === key));
+
+  let currentQuery = tableQuery(s0);
+  let requestedRank = s0.rank;
+  const vt = new VirtualTable(box, {
+    columns,
+    label: 'Allocations of the selected rank',
+    rowTestId: 'alloc-row',
+    rowData: (row, id) => ({ row: id, unreleased: row[UNRELEASED] ? '1' : '' }),
+    sort: { col: sortCol(s0.sort.key), desc: s0.sort.desc },
+    fetchPage: (offset, limit) => client.call('ascend.table', { rank: requestedRank, query: currentQuery, offset, limit }),
+    onSortChange: ({ col, desc }) => store.set({ sort: { key: COLUMNS[col].sort || 'time', desc } }),
+    onRowClick: (id) => store.set({ row: id }),
+  });
+
+  function setHooks(s, total) {
+    box.dataset.rank = String(s.rank);
+    box.dataset.total = String(total);
+    const q = currentQuery;
+    const abs = (rel) => (BigInt(origin) + BigInt(Math.round(rel))).toString();
+    box.dataset.windowStartNs = q.start !== undefined ? abs(q.start) : '';
+    box.dataset.windowEndNs = q.end !== undefined ? abs(q.end) : '';
+    box.dataset.liveAtNs = q.live_at !== undefined ? abs(q.live_at) : '';
+    box.dataset.frameFilter = q.frame !== undefined ? '1' : '';
+  }
+
+  function renderChips(s) {
+    const items = [];
+    const chip = (text, title, clear, testid) =>
+      el('span', { class: 'filter-chip', title, 'data-testid': testid }, text, el('button', { type: 'button', class: 'chip-x', text: '×', title: 'Remove this filter', 'aria-label': `remove filter ${text}`, on: { click: clear } }));
+    if (s.group && s.group.frame !== null && s.group.frame !== undefined) {
+      const what = s.group.kind === 'live' ? `alive at ${ms(s.group.t)}` : 'unreleased';
+      items.push(chip(`${what}: ${s.group.frame}`, 'Rows of the group picked in the live-set / unreleased view', () => store.set({ group: null }), 'chip-group'));
+    }
+    if (s.window && (s.filters.useWindow || (s.group && s.group.kind === 'unreleased'))) {
+      items.push(chip(`window ${ms(s.window[0])} – ${ms(s.window[1])}`, 'Allocations made inside the brushed window', () => store.set({ window: null }), 'chip-window'));
+    }
+    useWindow.disabled = !s.window;
+    chips.replaceChildren(...items);
+  }
+
+  async function refresh({ keepScroll = false } = {}) {
+    const s = store.get();
+    requestedRank = s.rank;
+    origin = ranks[s.rank].origin_ns;
+    currentQuery = tableQuery(s);
+    titleNode.textContent = `Allocations — ${rankLabel(report.ranks[s.rank])}`;
+    renderChips(s);
+    problem.textContent = '';
+    name.classList.remove('invalid');
+    stack.classList.remove('invalid');
+    box.dataset.state = 'loading';
+    try {
+      await vt.refresh({ keepScroll });
+      setHooks(s, vt.total);
+      vt.status.textContent = `${int(vt.total)} of ${int(report.ranks[s.rank].rows)} rows`;
+      box.dataset.state = 'ready';
+      if (s.row !== null) await reveal(s.row);
+    } catch (err) {
+      box.dataset.state = 'error';
+      problem.textContent = err.message;
+      if (/regular expression/.test(err.message)) (err.message.includes(JSON.stringify(s.filters.stack)) && s.filters.stack ? stack : name).classList.add('invalid');
+    }
+  }
+
+  /** Scrolls to row `id` and highlights it, if the current filter shows it. */
+  async function reveal(id) {
+    const s = store.get();
+    const pos = await client.call('ascend.position', { rank: s.rank, query: currentQuery, row: id });
+    if (store.get().row !== id) return;
+    vt.cursor = pos;
+    vt.select(id);
+    if (pos >= 0) vt.scrollToIndex(pos);
+    box.dataset.selectedPosition = String(pos);
+  }
+
+  // Text filters apply as the user types (debounced); sizes accept units.
+  let timer = null;
+  const applyFilters = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const f = store.get().filters;
+      const minV = parseBytes(min.value);
+      const maxV = parseBytes(max.value);
+      min.classList.toggle('invalid', min.value.trim() !== '' && minV === null);
+      max.classList.toggle('invalid', max.value.trim() !== '' && maxV === null);
+      store.set({ filters: { ...f, name: name.value, stack: stack.value, min: minV, max: maxV } });
+    }, 200);
+  };
+  for (const i of [name, stack, min, max]) {
+    i.addEventListener('input', applyFilters);
+    i.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Enter') {
+        applyFilters();
+        vt.viewport.focus();
+      } else if (ev.key === 'Escape') {
+        i.value = '';
+        applyFilters();
+      }
+    });
+  }
+  useWindow.addEventListener('change', () => store.set({ filters: { ...store.get().filters, useWindow: useWindow.checked } }));
+  unreleased.addEventListener('change', () => store.set({ filters: { ...store.get().filters, unreleased: unreleased.checked } }));
+
+  function update(s, changed) {
+    if (changed.has('rank') || changed.has('filters') || changed.has('group') || changed.has('sort') || (changed.has('window') && (s.filters.useWindow || (s.group && s.group.kind === 'unreleased')))) {
+      if (changed.has('sort')) {
+        vt.sort = { col: sortCol(s.sort.key), desc: s.sort.desc };
+        vt.updateSortMarks();
+      }
+      if (changed.has('filters')) {
+        if (name.value !== s.filters.name) name.value = s.filters.name;
+        if (stack.value !== s.filters.stack) stack.value = s.filters.stack;
+        useWindow.checked = s.filters.useWindow;
+        unreleased.checked = s.filters.unreleased;
+      }
+      refresh();
+      return;
+    }
+    if (changed.has('window')) renderChips(s);
+    if (changed.has('row') && s.row !== null) reveal(s.row);
+    if (changed.has('row') && s.row === null) vt.select(null);
+  }
+
+  const ready = refresh();
+  return { node, update, ready, focusFilter: () => name.focus(), focus: () => vt.viewport.focus() };
+}

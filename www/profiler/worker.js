@@ -1,0 +1,127 @@
+// The torch_npu requests of the analysis worker. The job (an ProfilerView of the wasm engine) lives
+// here between requests; the page asks for what it draws. Times are ns relative to each rank's
+// capture start (see src/wasm/profiler.rs).
+
+/** Progress of a load: per-file bytes read, posted as `{done, total, label, phase, files?, file}`. */
+function tracker(progress) {
+  let plan = [];
+  let index = new Map();
+  let done = [];
+  let total = 0;
+  let sent = false;
+  const sum = () => done.reduce((a, b) => a + b, 0);
+  return {
+    /** Starts a phase with a list of files [{path, bytes}] (sent once, whole). */
+    start(phase, files) {
+      plan = files;
+      index = new Map(files.map((f, i) => [f.path, i]));
+      done = files.map(() => 0);
+      total = files.reduce((a, f) => a + f.bytes, 0);
+      sent = false;
+      progress(0, total, phase, { phase, files: plan, keep: true });
+      sent = true;
+    },
+    /** A file was read up to `d` of `t` bytes. */
+    report(phase, path, d, t) {
+      let i = index.get(path);
+      if (i === undefined) {
+        // A file the plan did not list (an archive being expanded): add it.
+        plan.push({ path, bytes: t });
+        i = plan.length - 1;
+        index.set(path, i);
+        done.push(0);
+        total += t;
+        sent = false;
+      }
+      done[i] = d;
+      // Files are read one after the other: everything before this one is complete.
+      for (let k = 0; k < i; k++) done[k] = plan[k].bytes;
+      const extra = { phase, file: i, fileDone: d, fileTotal: t };
+      if (!sent) {
+        extra.files = plan;
+        extra.keep = true;
+        sent = true;
+      }
+      progress(Math.min(sum(), total), total, phase, extra);
+    },
+  };
+}
+
+export default (ctx) => {
+  let view = null;
+  ctx.onReset(() => {
+    if (view) view.free();
+    view = null;
+  });
+  const need = () => {
+    if (!view) throw new Error('no torch_npu job is loaded');
+    return view;
+  };
+  return {
+    /** Loads the torch_npu job of the current drop. */
+    'ascend.open'(_params, progress) {
+      const mod = ctx.mod();
+      const session = ctx.session();
+      if (!session) throw new Error('nothing was dropped yet');
+      if (view) view.free();
+      view = null;
+      const t = tracker(progress);
+      const t0 = performance.now();
+      t.start('expanding archives', []);
+      const v = new mod.ProfilerView(session, (path, d, total) => t.report('expanding archives', path, d, total));
+      const plan = JSON.parse(v.plan());
+      const t1 = performance.now();
+      t.start('reading', plan);
+      v.analyze(session, (path, d, total) => t.report('reading', path, d, total));
+      const t2 = performance.now();
+      view = v;
+      const report = JSON.parse(v.report());
+      const ranks = JSON.parse(v.ranks());
+      const t3 = performance.now();
+      return {
+        // Where the load went (ms): classification, reading + analysis, summaries.
+        timings: { classify: Math.round(t1 - t0), analyze: Math.round(t2 - t1), summary: Math.round(t3 - t2) },
+        report,
+        ranks,
+        plan,
+        memoryBytes: mod.memoryBytes(),
+      };
+    },
+    'ascend.curves'({ rank, x0, x1, columns, spec }) {
+      return need().curves(rank, x0, x1, columns, spec);
+    },
+    'ascend.timelineInfo'({ rank }) {
+      return JSON.parse(need().timelineInfo(rank));
+    },
+    'ascend.timeline'({ rank, x0, x1, y0, y1, width, height, maxRects }) {
+      return need().timeline(rank, x0, x1, y0, y1, width, height, maxRects || 20000);
+    },
+    'ascend.hit'({ rank, x, y }) {
+      return need().timelineHit(rank, x, y);
+    },
+    'ascend.rect'({ rank, row }) {
+      return need().timelineRect(rank, row) || null;
+    },
+    'ascend.table'({ rank, query, offset, limit }) {
+      return JSON.parse(need().tablePage(rank, JSON.stringify(query), offset, limit));
+    },
+    'ascend.position'({ rank, query, row }) {
+      return need().tablePosition(rank, JSON.stringify(query), row);
+    },
+    'ascend.row'({ rank, row }) {
+      return JSON.parse(need().row(rank, row));
+    },
+    'ascend.liveAt'({ rank, t }) {
+      return JSON.parse(need().liveAt(rank, t));
+    },
+    'ascend.unreleased'({ rank, start, end }) {
+      return JSON.parse(need().unreleased(rank, start ?? undefined, end ?? undefined));
+    },
+    'ascend.export'({ name }) {
+      return need().export(name);
+    },
+    'ascend.memory'() {
+      return ctx.mod().memoryBytes();
+    },
+  };
+};
