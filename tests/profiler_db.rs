@@ -188,7 +188,7 @@ fn generate(dir: &Path, spec: &memlens::profiler::generate::GenSpec, db: bool) {
         std::fs::write(p, bytes)
     };
     if db {
-        memlens::profiler::generate_db::generate_db(spec, dir, &mut sink).unwrap();
+        memlens::profiler::generate::db::generate_db(spec, dir, &mut sink).unwrap();
     } else {
         memlens::profiler::generate::generate(spec, &mut sink).unwrap();
     }

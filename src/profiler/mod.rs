@@ -11,12 +11,13 @@
 //!   is shared;
 //! - [`trace`] streams `trace_view.json` in chunks, keeping only `cpu_op` events, step spans and the
 //!   task-queue pairs;
+//! - [`run`] reads one run folder: its database export when it has one, else its text files;
 //! - [`attribution`] joins every allocation row to the op that made it and to a call stack;
 //! - [`analysis`] computes peaks, live sets, leaks, fragmentation, per-step peaks and the job matrix;
 //! - [`view`] answers what the views of a front end ask beyond the summary (the `--json` report,
 //!   time origins, leak candidates by frame, the allocation timeline's layout);
 //! - [`generate`] writes deterministic synthetic jobs for tests, examples and benchmarks
-//!   (`generate_db`, native only, writes the same jobs as database exports).
+//!   (`generate::db`, native only, writes the same jobs as database exports).
 //!
 //! Everything reads through [`crate::source::Source`] and returns data; the CLI and the wasm layer
 //! are thin adapters over [`analyze_job`] and the query functions of [`analysis`].
@@ -30,11 +31,10 @@ pub mod csv_common;
 pub mod db;
 pub mod discover;
 pub mod generate;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod generate_db;
 pub mod memory_record;
 pub mod module_mem;
 pub mod operator_memory;
+pub mod run;
 pub mod trace;
 pub mod view;
 

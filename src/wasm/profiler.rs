@@ -280,7 +280,7 @@ impl ProfilerView {
         let mut out = Vec::new();
         for r in &self.job.ranks {
             for run in &r.runs {
-                for p in crate::profiler::analysis::run_reading_order(run) {
+                for p in crate::profiler::run::run_reading_order(run) {
                     out.push(PlanFile {
                         path: p,
                         bytes: self.sizes.get(p).copied().unwrap_or(0),

@@ -158,7 +158,7 @@ pub fn run(what: What) -> Result<ExitCode, String> {
                 Export::Text => memlens::profiler::generate::generate(&spec, &mut sink),
                 Export::Db => {
                     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-                    memlens::profiler::generate_db::generate_db(&spec, &out, &mut sink)
+                    memlens::profiler::generate::db::generate_db(&spec, &out, &mut sink)
                 }
             }
             .map_err(|e| e.to_string())?;

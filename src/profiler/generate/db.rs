@@ -1,4 +1,4 @@
-//! The database export of a generated job: the same ranks as [`super::generate`] writes as text,
+//! The database export of a generated job: the same ranks as [`super`] writes as text,
 //! written as torch_npu writes `ascend_pytorch_profiler_{rank}.db` (native builds only: the file
 //! is written by the SQLite library, through `rusqlite`, so the reader is tested on files real
 //! SQLite wrote).
@@ -14,7 +14,8 @@
 //! `STRING_IDS` in the real export's id ranges: CANN names from 0, PyTorch API strings from
 //! 2^28, memory strings from 2^29 (reusing an id already given, as the real interner does).
 
-use super::generate::{build_rank, run_dir, GenSpec, Planted, RankJob, MODULES};
+use super::text::{filler_events, write_info};
+use super::{build_rank, run_dir, GenSpec, Planted, RankJob, MODULES};
 use rusqlite::{params, Connection};
 use std::collections::HashMap;
 use std::path::Path;
@@ -208,7 +209,7 @@ fn write_rank_db(job: &RankJob, path: &Path) -> rusqlite::Result<()> {
             }
         }
         // The process-name event and the filler events of the text trace, one row each.
-        let filler = super::generate::filler_events(job);
+        let filler = filler_events(job);
         let fill_name = ids.fwk("torch/nn/modules/module.py(1527): _call_impl", false);
         let meta = ids.fwk("process_name", false);
         api.execute(params![
@@ -376,7 +377,7 @@ fn write_rank_db(job: &RankJob, path: &Path) -> rusqlite::Result<()> {
 /// Generates the job as database exports: per rank, `profiler_info_{rank}.json`,
 /// `profiler_metadata.json` and `ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_{rank}.db`, in the
 /// run folders the text export uses. Each database is built in `scratch` (a folder on disk) and
-/// handed to `sink` whole. Returns what was planted, as [`super::generate::generate`] does.
+/// handed to `sink` whole. Returns what was planted, as [`super::generate`] does.
 pub fn generate_db(
     spec: &GenSpec,
     scratch: &Path,
@@ -387,7 +388,7 @@ pub fn generate_db(
         for rank in 0..spec.ranks.max(1) {
             let job = build_rank(spec, rank, role);
             let dir = run_dir(role, rank);
-            super::generate::write_info(&job, &dir, "db", sink)?;
+            write_info(&job, &dir, "db", sink)?;
             let tmp = scratch.join(format!(
                 "memlens-generate-{}-{role}-{rank}.db",
                 std::process::id()
