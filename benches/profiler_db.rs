@@ -247,7 +247,10 @@ fn main() {
     let sample = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
         "fixtures/torch_npu/msinsight-level0/db/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db",
     );
-    for (what, path, reps) in [("generated db", &db_file, runs), ("real sample db", &sample, 50)] {
+    for (what, path, reps) in [
+        ("generated db", &db_file, runs),
+        ("real sample db", &sample, 50),
+    ] {
         let (mut a, mut b) = (Vec::new(), Vec::new());
         let mut counts = (0, 0, 0, 0);
         for _ in 0..reps {
