@@ -15,7 +15,7 @@
 use memlens::profiler::analysis::{analyze_job_parallel, AnalyzeOptions};
 use memlens::profiler::generate::{generate, GenSpec};
 use memlens::profiler::trace::{read_trace, TraceOptions};
-use memlens::profiler::{discover_job, InputSet, Interner};
+use memlens::profiler::{discover_job, Interner};
 use memlens::source::PathSource;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -78,8 +78,8 @@ fn ensure_job(dir: &Path) {
 /// writes `memory_events.csv` (as `memlens profiler --out` does).
 fn child_e2e(dir: &Path, out: &Path, csv: bool) {
     let t = Instant::now();
-    let inputs = InputSet::from_paths(&[dir.to_path_buf()]);
-    let job = discover_job(&inputs.classify());
+    let mut inputs = memlens::families::input_set_from_paths(&[dir.to_path_buf()]);
+    let job = discover_job(inputs.classify());
     let a = analyze_job_parallel(&inputs, &job, &AnalyzeOptions::default(), &|_| {});
     if csv {
         let f = std::fs::File::create(out).expect("create csv");
@@ -155,9 +155,9 @@ fn main() {
     let (best_csv, median_csv) = e2e_runs(&exe, runs, true);
 
     // Trace scanning: one 100 MiB trace, 1 thread, then all threads.
-    let inputs = InputSet::from_paths(std::slice::from_ref(&dir));
+    let mut inputs = memlens::families::input_set_from_paths(std::slice::from_ref(&dir));
     let inv = inputs.classify();
-    let job = discover_job(&inv);
+    let job = discover_job(inv);
     let trace = job
         .ranks
         .first()

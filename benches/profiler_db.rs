@@ -15,7 +15,6 @@
 
 use memlens::profiler::analysis::{analyze_job_parallel, AnalyzeOptions};
 use memlens::profiler::generate::{db::generate_db, generate, GenSpec};
-use memlens::profiler::{discover_job, InputSet};
 use memlens::source::PathSource;
 use memlens::sqlite::{Database, Value};
 use std::path::{Path, PathBuf};
@@ -100,8 +99,8 @@ fn ensure(dir: &Path, db: bool) {
 /// One end-to-end run (child process): prints `seconds rows source vmhwm_kb`.
 fn child_e2e(dir: &Path) {
     let t = Instant::now();
-    let inputs = InputSet::from_paths(&[dir.to_path_buf()]);
-    let job = discover_job(&inputs.classify());
+    let mut inputs = memlens::families::input_set_from_paths(&[dir.to_path_buf()]);
+    let job = memlens::profiler::job_of(&mut inputs);
     let a = analyze_job_parallel(&inputs, &job, &AnalyzeOptions::default(), &|_| {});
     let secs = t.elapsed().as_secs_f64();
     let rows: u64 = a.ranks.iter().map(|r| r.summary.rows).sum();

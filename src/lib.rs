@@ -6,15 +6,17 @@
 //! does any tensor overwrite another.
 //!
 //! The crate is one core with two thin front ends:
-//! - the core ([`source`], [`diag`], [`classify`], and the analysis modules) knows nothing of the
-//!   browser or the terminal: it reads bytes through [`source::Source`] and returns data;
+//! - the core ([`source`], [`diag`], [`input`], [`families`] and the analysis modules) knows
+//!   nothing of the browser or the terminal: it reads bytes through [`source::Source`] and
+//!   returns data;
 //! - the `memlens` CLI (`src/bin/memlens`) and the WebAssembly API (`src/wasm`, compiled only for
 //!   `wasm32`) call the same functions, so the page and the CLI print the same numbers.
 
 pub mod chart;
-pub mod classify;
 pub mod diag;
 pub mod export;
+pub mod families;
+pub mod input;
 pub mod profiler;
 pub mod somas;
 pub mod source;

@@ -846,7 +846,7 @@ fn case_33_archive_member_escaping_its_root() {
             "job/bad.zip: warning: absolute member path \"/abs/trace_view.json\" refused",
         ]
     );
-    assert!(l.set.entries.iter().all(|e| !e.path.contains("..")));
+    assert!(l.set.entries().iter().all(|e| !e.path.contains("..")));
 }
 
 #[test]

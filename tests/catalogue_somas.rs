@@ -8,7 +8,7 @@
 
 mod common;
 
-use memlens::classify::{classify, Entry, Head, Unit};
+use memlens::somas::recognize::{SomasFamily, SomasFile};
 use memlens::somas::{self, summary::summary};
 use std::sync::OnceLock;
 
@@ -53,36 +53,19 @@ fn drop_with(name: &str, bytes: &[u8]) -> Result<Vec<String>, String> {
         (GOOD_TASK.into(), sample("somas/task_info_graph_1.ir")),
         (format!("drop/bad/{name}"), bytes.to_vec()),
     ];
-    let entries: Vec<Entry> = files
-        .iter()
-        .map(|(p, b)| Entry {
-            path: p.clone(),
-            size: b.len() as u64,
-        })
-        .collect();
-    let heads: Vec<Head> = files
-        .iter()
-        .zip(&entries)
-        .map(|((_, b), e)| {
-            let want = memlens::classify::head_request(e);
-            if want == 0 {
-                Head::NotRead
-            } else {
-                Head::Bytes(b[..b.len().min(want)].to_vec())
-            }
-        })
-        .collect();
-    let inv = classify(&entries, &heads);
+    let mut set = memlens::families::input_set();
+    for (path, bytes) in &files {
+        set.add_bytes(path, bytes.clone());
+    }
+    let inv = set.classify();
     assert_eq!(inv.files, 3);
     assert_eq!(inv.units.len(), 3, "{:?}", inv.units);
     assert!(inv
-        .units
-        .iter()
-        .any(|u| matches!(u, Unit::Somas(s) if s.path == GOOD)));
+        .units_of::<SomasFile>()
+        .any(|s| s.path == GOOD && s.family != SomasFamily::TaskInfo));
     assert!(inv
-        .units
-        .iter()
-        .any(|u| matches!(u, Unit::TaskInfo(s) if s.path == GOOD_TASK)));
+        .units_of::<SomasFile>()
+        .any(|s| s.path == GOOD_TASK && s.family == SomasFamily::TaskInfo));
     assert_eq!(&figures(GOOD, &files[0].1, Some(&files[1].1)), good_alone());
     let path = format!("drop/bad/{name}");
     if name.starts_with("task_info") {

@@ -2,21 +2,33 @@
 //! Expectations come from the fixture's own layout (folder names, file names, JSON written by hand),
 //! not from the classifier.
 
-use memlens::classify::{classify, classify_paths, Entry, Head, Inventory, Unit};
+use memlens::families::{classify_paths, RECOGNIZERS};
+use memlens::input::classify::classify;
+use memlens::input::{Entry, Head, Inventory, Unit, UnknownFile};
+use memlens::profiler::ProfilerRun;
+use memlens::somas::recognize::{SomasFamily, SomasFile};
 use std::path::PathBuf;
 
 fn fixture(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
-fn run<'a>(inv: &'a Inventory, path: &str) -> &'a memlens::classify::ProfilerRun {
-    inv.units
-        .iter()
-        .find_map(|u| match u {
-            Unit::ProfilerRun(r) if r.path == path => Some(r.as_ref()),
-            _ => None,
-        })
+fn run<'a>(inv: &'a Inventory, path: &str) -> &'a ProfilerRun {
+    inv.units_of::<ProfilerRun>()
+        .find(|r| r.path == path)
         .unwrap_or_else(|| panic!("no run {path} in {:#?}", inv.units))
+}
+
+fn somas<'a>(inv: &'a Inventory, path: &str) -> &'a SomasFile {
+    let u = kind_of(inv, path);
+    u.get::<SomasFile>()
+        .unwrap_or_else(|| panic!("{path}: not SOMAS: {u:?}"))
+}
+
+fn unknown<'a>(inv: &'a Inventory, path: &str) -> &'a UnknownFile {
+    let u = kind_of(inv, path);
+    u.get::<UnknownFile>()
+        .unwrap_or_else(|| panic!("{path}: not unknown: {u:?}"))
 }
 
 fn kind_of<'a>(inv: &'a Inventory, path: &str) -> &'a Unit {
@@ -106,44 +118,41 @@ fn fixture_job_runs_have_rank_role_step_and_timestamp() {
 #[test]
 fn fixture_job_somas_task_info_and_unknown_files() {
     let inv = classify_paths(&[fixture("fixtures/classify/job")]);
-    match kind_of(&inv, "job/graphs/rank_0/Ascend_somas_tensor_offset_7.ir") {
-        Unit::Somas(s) => {
-            assert_eq!(s.family.id(), "somas-info");
-            assert_eq!(s.version, "v2.0-2.3"); // %nCT control tensors, split names
-            assert_eq!(s.stage.as_deref(), Some("tensor_offset"));
-            assert_eq!(s.device.as_deref(), Some("Ascend"));
-            assert_eq!(s.graph_id, Some(7));
-        }
-        other => panic!("{other:?}"),
-    }
+    let plan = "job/graphs/rank_0/Ascend_somas_tensor_offset_7.ir";
+    let s = somas(&inv, plan);
+    assert_eq!(kind_of(&inv, plan).kind(), "somas");
+    assert_eq!(s.family.id(), "somas-info");
+    assert_eq!(s.version, "v2.0-2.3"); // %nCT control tensors, split names
+    assert_eq!(s.stage.as_deref(), Some("tensor_offset"));
+    assert_eq!(s.device.as_deref(), Some("Ascend"));
+    assert_eq!(s.graph_id, Some(7));
     // Recognised by content under any name.
-    match kind_of(&inv, "job/graphs/rank_0/plan_renamed.txt") {
-        Unit::Somas(s) => assert_eq!((s.family.id(), s.stage.as_deref()), ("somas-info", None)),
-        other => panic!("{other:?}"),
-    }
-    match kind_of(&inv, "job/graphs/rank_0/task_info_graph_7.ir") {
-        Unit::TaskInfo(t) => assert_eq!(t.graph_id, Some(7)),
-        other => panic!("{other:?}"),
-    }
+    let s = somas(&inv, "job/graphs/rank_0/plan_renamed.txt");
+    assert_eq!((s.family.id(), s.stage.as_deref()), ("somas-info", None));
+    let task = "job/graphs/rank_0/task_info_graph_7.ir";
+    assert_eq!(kind_of(&inv, task).kind(), "task-info");
+    let t = somas(&inv, task);
+    assert_eq!((t.family, t.graph_id), (SomasFamily::TaskInfo, Some(7)));
     for (path, reason) in [
         ("job/empty.csv", "empty file"),
-        ("job/notes.txt", "not a SOMAS dump"),
+        ("job/notes.txt", "not a file of a torch_npu / MindSpore profiler run folder, a SOMAS dump or a task-info file"),
         ("job/graphs/rank_0/somas_input_graph_7.ir", "# IR entry"),
     ] {
-        match kind_of(&inv, path) {
-            Unit::Unknown(u) => assert!(u.reason.contains(reason), "{path}: {}", u.reason),
-            other => panic!("{path}: {other:?}"),
-        }
+        let u = unknown(&inv, path);
+        assert!(u.reason.contains(reason), "{path}: {}", u.reason);
     }
 }
 
 #[test]
 fn fixture_samples_classify_by_content() {
     let inv = classify_paths(&[fixture("fixtures/somas"), fixture("fixtures/torch_npu")]);
-    let family = |name: &str| match kind_of(&inv, &format!("somas/{name}")) {
-        Unit::Somas(s) | Unit::TaskInfo(s) => (s.family.id(), s.version.clone()),
-        Unit::Unknown(u) => ("unknown", u.reason.clone()),
-        other => panic!("{other:?}"),
+    let family = |name: &str| {
+        let u = kind_of(&inv, &format!("somas/{name}"));
+        match (u.get::<SomasFile>(), u.get::<UnknownFile>()) {
+            (Some(s), _) => (s.family.id(), s.version.clone()),
+            (_, Some(u)) => ("unknown", u.reason.clone()),
+            _ => panic!("{u:?}"),
+        }
     };
     // Each toy dump's layout, as fixtures/README.md lists it.
     assert_eq!(
@@ -207,18 +216,18 @@ fn result_does_not_depend_on_input_order_and_unreadable_files_stay_listed() {
         Head::Unreadable("permission denied".into()),
         Head::NotRead,
     ];
-    let a = classify(&entries, &heads);
+    let a = classify(&entries, &heads, RECOGNIZERS);
     let mut rev_e = entries.clone();
     let mut rev_h = heads.clone();
     rev_e.reverse();
     rev_h.reverse();
-    let b = classify(&rev_e, &rev_h);
+    let b = classify(&rev_e, &rev_h, RECOGNIZERS);
     assert_eq!(a, b);
     assert_eq!(a.units.len(), 3);
-    match kind_of(&a, "d/locked.ir") {
-        Unit::Unknown(u) => assert_eq!(u.reason, "cannot be read: permission denied"),
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(
+        unknown(&a, "d/locked.ir").reason,
+        "cannot be read: permission denied"
+    );
     let r = run(&a, "d/x_1_20250101120000000_ascend_pt");
     assert_eq!(r.rank, Some(4));
     assert!(r.notes.iter().any(|n| n.contains("no operator_memory.csv")));

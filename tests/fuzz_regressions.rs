@@ -75,9 +75,9 @@ fn npu_module_mem_cr_separated_records_are_rows() {
 #[test]
 fn ascend_job_absurd_sizes_are_refused_not_summed() {
     use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
+    use memlens::profiler::discover_job;
     use memlens::profiler::operator_memory::MAX_BLOCK_BYTES;
     use memlens::profiler::trace::TraceOptions;
-    use memlens::profiler::{discover_job, InputSet};
     const RUN: &str = "job/actor/host_1_20250101000000000_ascend_pt";
     const FILES: [&str; 4] = [
         "ASCEND_PROFILER_OUTPUT/operator_memory.csv",
@@ -86,12 +86,12 @@ fn ascend_job_absurd_sizes_are_refused_not_summed() {
         "ASCEND_PROFILER_OUTPUT/npu_module_mem.csv",
     ];
     let data = fixture("ascend_job-size-overflow.bin");
-    let mut set = InputSet::new();
+    let mut set = memlens::families::input_set();
     set.add_bytes(&format!("{RUN}/profiler_info_3.json"), b"{}".to_vec());
     for (part, name) in data.split(|&b| b == 0xFF).zip(FILES) {
         set.add_bytes(&format!("{RUN}/{name}"), part.to_vec());
     }
-    let job = discover_job(&set.classify());
+    let job = discover_job(set.classify());
     let opts = AnalyzeOptions {
         trace: TraceOptions {
             batch: 97,

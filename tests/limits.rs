@@ -6,10 +6,12 @@
 mod common;
 
 use common::{peak_growth, rss_lock, GenSource, Part};
-use memlens::classify::{self, Entry};
+use memlens::families::RECOGNIZERS;
+use memlens::input::classify::{self, Entry};
 use memlens::profiler::operator_memory::read_operator_memory;
+use memlens::profiler::run_folder::PROFILER_JSON_LIMIT;
 use memlens::profiler::trace::{read_trace, TraceOptions, MAX_EVENT_BYTES};
-use memlens::profiler::{InputSet, Interner};
+use memlens::profiler::Interner;
 use memlens::source::Source;
 
 const MIB: u64 = 1 << 20;
@@ -212,8 +214,9 @@ fn a_huge_profiler_json_is_read_only_up_to_its_limit() {
         size: src.len(),
     };
     let (inv, grew) = peak_growth(|| {
-        let head = classify::read_head(&src, classify::head_request(&entry));
-        classify::classify(std::slice::from_ref(&entry), &[head])
+        let want = classify::head_requests(std::slice::from_ref(&entry), RECOGNIZERS)[0];
+        let head = classify::read_head(&src, want);
+        classify::classify(std::slice::from_ref(&entry), &[head], RECOGNIZERS)
     });
     let text = serde_json::to_string(&inv).unwrap();
     assert!(
@@ -222,7 +225,7 @@ fn a_huge_profiler_json_is_read_only_up_to_its_limit() {
         ),
         "{text}"
     );
-    let bound = classify::PROFILER_JSON_LIMIT as u64 + SLACK;
+    let bound = PROFILER_JSON_LIMIT as u64 + SLACK;
     assert!(
         grew < bound,
         "peak RSS grew by {} MiB, bound {} MiB",
@@ -249,12 +252,13 @@ fn archive_bombs_are_refused_without_inflating() {
     )]);
     let archives = gz.len() as u64 + lie.len() as u64;
     let (set, grew) = peak_growth(|| {
-        let mut set = InputSet::new();
+        let mut set = memlens::families::input_set();
         set.add_bytes("bomb.tar.gz", gz);
         set.add_bytes("lie.zip", lie);
+        set.classify();
         set
     });
-    let msgs: Vec<String> = set.warnings.iter().map(|w| w.to_string()).collect();
+    let msgs: Vec<String> = set.warnings().iter().map(|w| w.to_string()).collect();
     assert_eq!(msgs.len(), 2, "{msgs:?}");
     assert!(
         msgs[0].contains("refused as a possible zip bomb"),
@@ -282,7 +286,10 @@ fn profiler_json_heads_are_capped() {
         path: "r_ascend_pt/profiler_info_3.json".into(),
         size: 10 << 30,
     };
-    assert_eq!(classify::head_request(&e), classify::PROFILER_JSON_LIMIT);
+    assert_eq!(
+        classify::head_requests(&[e], RECOGNIZERS),
+        [PROFILER_JSON_LIMIT]
+    );
 }
 
 #[test]

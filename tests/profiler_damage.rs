@@ -7,7 +7,7 @@ use memlens::profiler::memory_record::read_memory_record;
 use memlens::profiler::module_mem::read_module_mem;
 use memlens::profiler::operator_memory::read_operator_memory;
 use memlens::profiler::trace::{read_trace, TraceOptions};
-use memlens::profiler::{discover_job, InputSet, Interner};
+use memlens::profiler::{discover_job, Interner};
 use memlens::source::BytesSource;
 use std::path::Path;
 
@@ -82,7 +82,7 @@ fn readers_survive_truncation_and_flipped_bytes() {
 #[test]
 fn one_bad_file_does_not_stop_the_others() {
     let base = "job/actor/host_1_20250101000000000_ascend_pt";
-    let mut set = InputSet::new();
+    let mut set = memlens::families::input_set();
     set.add_bytes(&format!("{base}/profiler_info_0.json"), b"{}".to_vec());
     set.add_bytes(
         &format!("{base}/ASCEND_PROFILER_OUTPUT/operator_memory.csv"),
@@ -96,7 +96,7 @@ fn one_bad_file_does_not_stop_the_others() {
         &format!("{base}/ASCEND_PROFILER_OUTPUT/trace_view.json"),
         b"{\"not\": \"a trace\"}".to_vec(),
     );
-    let job = discover_job(&set.classify());
+    let job = discover_job(set.classify());
     let a = analyze_job(&set, &job, &AnalyzeOptions::default(), &mut |_| {});
     let s = &a.ranks[0].summary;
     assert_eq!(s.rows, 184, "operator_memory still read");

@@ -5,7 +5,6 @@
 
 use memlens::export::profiler as exp;
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions, JobAnalysis};
-use memlens::profiler::{discover_job, InputSet};
 use serde_json::Value as J;
 use std::path::{Path, PathBuf};
 
@@ -16,8 +15,8 @@ fn fixtures(rel: &str) -> PathBuf {
 }
 
 fn analyze(path: &Path) -> JobAnalysis {
-    let inputs = InputSet::from_paths(&[path.to_path_buf()]);
-    let job = discover_job(&inputs.classify());
+    let mut inputs = memlens::families::input_set_from_paths(&[path.to_path_buf()]);
+    let job = memlens::profiler::job_of(&mut inputs);
     analyze_job(&inputs, &job, &AnalyzeOptions::default(), &mut |_| {})
 }
 

@@ -2,12 +2,13 @@
 //! must give. Expected values are written out by hand from the fixture text.
 
 use memlens::diag::Severity;
+use memlens::input::FileOpener;
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
 use memlens::profiler::memory_record::{read_memory_record, Metric};
 use memlens::profiler::module_mem::read_module_mem;
 use memlens::profiler::operator_memory::{read_operator_memory, Layout, RowSource};
 use memlens::profiler::trace::{read_trace, TraceOptions};
-use memlens::profiler::{discover_job, FileOpener, InputSet, Interner};
+use memlens::profiler::{discover_job, Interner};
 use memlens::source::PathSource;
 use std::path::{Path, PathBuf};
 
@@ -210,9 +211,8 @@ fn trace_trailing_comma_and_number_ts_and_big_ids() {
 }
 
 fn analyze(paths: &[PathBuf]) -> (memlens::profiler::Job, memlens::profiler::JobAnalysis) {
-    let inputs = InputSet::from_paths(paths);
-    let mut job = discover_job(&inputs.classify());
-    job.warnings.extend(inputs.warnings.iter().cloned());
+    let mut inputs = memlens::families::input_set_from_paths(paths);
+    let job = memlens::profiler::job_of(&mut inputs);
     let a = analyze_job(&inputs, &job, &AnalyzeOptions::default(), &mut |_| {});
     (job, a)
 }
@@ -259,8 +259,9 @@ fn run_folders_ranks_from_file_name_rank_id_string_int_and_unknown() {
 fn archives_expand_to_the_same_ranks_and_refuse_escapes() {
     let (_, plain) = analyze(&[fixture("runs/actor")]);
     for name in ["job.zip", "job.tar", "job.tar.gz"] {
-        let inputs = InputSet::from_paths(&[fixture(&format!("archives/{name}"))]);
-        let job = discover_job(&inputs.classify());
+        let mut inputs =
+            memlens::families::input_set_from_paths(&[fixture(&format!("archives/{name}"))]);
+        let job = discover_job(inputs.classify());
         let a = analyze_job(&inputs, &job, &AnalyzeOptions::default(), &mut |_| {});
         let got: Vec<(Option<u32>, u64, usize)> = a
             .ranks
@@ -286,11 +287,11 @@ fn archives_expand_to_the_same_ranks_and_refuse_escapes() {
         if name == "job.zip" {
             assert!(
                 inputs
-                    .warnings
+                    .warnings()
                     .iter()
                     .any(|d| d.message.contains("climbs out")),
                 "{:?}",
-                inputs.warnings
+                inputs.warnings()
             );
         }
     }

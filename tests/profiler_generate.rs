@@ -1,9 +1,10 @@
 //! The generator plants known outcomes (direct, via forward, approximate, none, unreleased); the
 //! analysis must find exactly them. Also: determinism, and archives giving the same answer.
 
+use memlens::input::InputSet;
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
 use memlens::profiler::generate::{generate, GenSpec, Planted};
-use memlens::profiler::{discover_job, InputSet, JobAnalysis};
+use memlens::profiler::{discover_job, JobAnalysis};
 use std::io::Write;
 
 const SPEC: GenSpec = GenSpec {
@@ -26,19 +27,19 @@ fn files(spec: &GenSpec) -> (Vec<(String, Vec<u8>)>, Vec<Planted>) {
     (out, planted)
 }
 
-fn analyze(set: &InputSet) -> JobAnalysis {
-    let job = discover_job(&set.classify());
+fn analyze(set: &mut InputSet) -> JobAnalysis {
+    let job = discover_job(set.classify());
     analyze_job(set, &job, &AnalyzeOptions::default(), &mut |_| {})
 }
 
 #[test]
 fn analysis_finds_what_the_generator_planted() {
     let (fs, planted) = files(&SPEC);
-    let mut set = InputSet::new();
+    let mut set = memlens::families::input_set();
     for (p, b) in &fs {
         set.add_bytes(&format!("job/{p}"), b.clone());
     }
-    let a = analyze(&set);
+    let a = analyze(&mut set);
     assert!(a.warnings.is_empty(), "{:?}", a.warnings);
     assert_eq!(a.ranks.len(), planted.len());
     for (r, p) in a.ranks.iter().zip(&planted) {
@@ -115,11 +116,11 @@ fn zip_and_tar_gz_of_a_job_give_the_same_summaries() {
         rows: 120,
         ..SPEC
     });
-    let mut plain = InputSet::new();
+    let mut plain = memlens::families::input_set();
     for (p, b) in &fs {
         plain.add_bytes(&format!("job/{p}"), b.clone());
     }
-    let want: Vec<_> = analyze(&plain)
+    let want: Vec<_> = analyze(&mut plain)
         .ranks
         .into_iter()
         .map(|r| {
@@ -154,9 +155,9 @@ fn zip_and_tar_gz_of_a_job_give_the_same_summaries() {
         ("up/job.zip", zbuf.into_inner()),
         ("up/job.tar.gz", gz.finish().unwrap()),
     ] {
-        let mut set = InputSet::new();
+        let mut set = memlens::families::input_set();
         set.add_bytes(name, bytes);
-        let a = analyze(&set);
+        let a = analyze(&mut set);
         assert!(a.ranks[0].summary.run_dirs[0].starts_with(&format!("{name}/job/")));
         let got: Vec<_> = a
             .ranks

@@ -3,13 +3,13 @@
 
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions, SortKey, TableQuery};
 use memlens::profiler::memory_record::Metric;
-use memlens::profiler::{discover_job, InputSet, JobAnalysis};
+use memlens::profiler::{discover_job, JobAnalysis};
 use std::path::Path;
 
 fn example() -> JobAnalysis {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/examples/two-rank-job");
-    let inputs = InputSet::from_paths(&[p]);
-    let job = discover_job(&inputs.classify());
+    let mut inputs = memlens::families::input_set_from_paths(&[p]);
+    let job = discover_job(inputs.classify());
     analyze_job(&inputs, &job, &AnalyzeOptions::default(), &mut |_| {})
 }
 

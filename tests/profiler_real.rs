@@ -5,7 +5,7 @@
 
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
 use memlens::profiler::attribution::StackSource;
-use memlens::profiler::{discover_job, InputSet};
+use memlens::profiler::discover_job;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -152,8 +152,8 @@ fn expect(run: &Path) -> Expect {
 
 #[test]
 fn real_ranks_match_an_independent_reading() {
-    let inputs = InputSet::from_paths(&[sample()]);
-    let job = discover_job(&inputs.classify());
+    let mut inputs = memlens::families::input_set_from_paths(&[sample()]);
+    let job = discover_job(inputs.classify());
     let a = analyze_job(&inputs, &job, &AnalyzeOptions::default(), &mut |_| {});
     assert_eq!(a.ranks.len(), 2);
     for (k, r) in a.ranks.iter().enumerate() {
@@ -218,8 +218,8 @@ fn real_ranks_match_an_independent_reading() {
 fn python_rule_would_have_been_wrong_on_backward_rows() {
     // The reference counts 7 rows where the Python tool's nearest-earlier rule picks an earlier
     // forward op's stack although the containing op is a backward op; our join never does that.
-    let inputs = InputSet::from_paths(&[sample().join("rank0_ascend_pt")]);
-    let job = discover_job(&inputs.classify());
+    let mut inputs = memlens::families::input_set_from_paths(&[sample().join("rank0_ascend_pt")]);
+    let job = discover_job(inputs.classify());
     let a = analyze_job(&inputs, &job, &AnalyzeOptions::default(), &mut |_| {});
     let r = &a.ranks[0];
     assert_eq!(r.summary.stacks.approximate, 0);

@@ -40,14 +40,15 @@ export function serve(loadEngine, modules = []) {
     },
   };
   const handlers = {
-    /** Replaces the session with the given files and classifies them. */
+    /** Replaces the session with the given files, expands archives and classifies them. */
     load({ files, unreadable }, progress) {
       for (const fn of resets) fn();
       if (session) session.free();
       session = new engine.mod.Session();
       for (const f of files) session.addFile(f.path, f.file);
       for (const u of unreadable || []) session.addUnreadable(u.path, u.size || 0, u.error || 'unreadable');
-      const json = session.classify((done, total) => progress(done, total, 'reading file headers'));
+      // Archives are expanded here, once: their members are files of the drop from now on.
+      const json = session.classify((done, total, label) => progress(done, total, label));
       const inventory = JSON.parse(json);
       if (inventory.error) throw new Error(inventory.error);
       return inventory;

@@ -8,7 +8,7 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use memlens::profiler::archive::{expand, Limits};
+use memlens::input::archive::{expand, Limits};
 use memlens::source::BytesSource;
 
 fuzz_target!(|data: &[u8]| common::in_pool(|| run(data)));
@@ -28,7 +28,7 @@ fn run(data: &[u8]) {
         max_entries: 64,
         max_ratio: 100,
     };
-    let (members, diags) = expand(&BytesSource::new(name, body.to_vec()), limits);
+    let (members, diags) = expand(&BytesSource::new(name, body.to_vec()), limits, &|_, _| true);
     let mut kept = 0u64;
     assert!(members.len() <= limits.max_entries);
     for m in &members {

@@ -11,7 +11,7 @@ use libfuzzer_sys::fuzz_target;
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions, SortKey, TableQuery};
 use memlens::profiler::memory_record::Metric;
 use memlens::profiler::trace::TraceOptions;
-use memlens::profiler::{discover_job, InputSet};
+use memlens::profiler::discover_job;
 use memlens::export::profiler as exp;
 
 const RUN: &str = "job/actor/host_1_20250101000000000_ascend_pt";
@@ -25,12 +25,12 @@ const FILES: [&str; 4] = [
 fuzz_target!(|data: &[u8]| common::in_pool(|| run(data)));
 
 fn run(data: &[u8]) {
-    let mut set = InputSet::new();
+    let mut set = memlens::families::input_set();
     set.add_bytes(&format!("{RUN}/profiler_info_3.json"), b"{}".to_vec());
     for (part, name) in data.split(|&b| b == 0xFF).zip(FILES) {
         set.add_bytes(&format!("{RUN}/{name}"), part.to_vec());
     }
-    let job = discover_job(&set.classify());
+    let job = discover_job(set.classify());
     let opts = AnalyzeOptions {
         trace: TraceOptions {
             batch: 97,

@@ -7,7 +7,9 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use memlens::classify::{classify, Entry, Head, Unit};
+use memlens::families::RECOGNIZERS;
+use memlens::input::classify::{classify, Entry, Head};
+use memlens::profiler::ProfilerRun;
 
 fuzz_target!(|data: &[u8]| common::in_pool(|| run(data)));
 
@@ -37,10 +39,10 @@ fn run(data: &[u8]) {
         Head::Bytes(meta.to_vec()),
         Head::NotRead,
     ];
-    let inv = classify(&entries, &heads);
+    let inv = classify(&entries, &heads, RECOGNIZERS);
     assert_eq!(inv.files, 3);
     assert_eq!(inv.units.len(), 1, "{:?}", inv.units);
-    let Unit::ProfilerRun(run) = &inv.units[0] else {
+    let Some(run) = inv.units[0].get::<ProfilerRun>() else {
         panic!("{:?}", inv.units[0])
     };
     assert_eq!(run.path, root);

@@ -6,7 +6,7 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use memlens::classify::SomasFamily;
+use memlens::somas::recognize::SomasFamily;
 use memlens::somas;
 
 fuzz_target!(|data: &[u8]| common::in_pool(|| run(data)));

@@ -3,7 +3,7 @@
 //! the role × rank matrix and outliers; plus the queries a view needs (table pages, curves).
 
 use super::attribution::{self, Attribution, StackSource};
-use super::discover::{FileOpener, Job, RankInput};
+use super::discover::{Job, RankInput};
 use super::memory_record::{Metric, Series};
 use super::module_mem::ModuleSeries;
 use super::operator_memory::{MemRow, RowSource};
@@ -11,6 +11,7 @@ use super::run;
 use super::trace::{self, StepSpan, TraceOptions};
 use super::Interner;
 use crate::diag::Diagnostic;
+use crate::input::FileOpener;
 use serde::Serialize;
 
 /// How to analyse.

@@ -1,162 +1,20 @@
-//! From what the user gave to a job: input files (folders, archives), classified run folders, and
-//! ranks grouped by (role, step, rank) with their run folders ordered by timestamp.
+//! From classified inputs to a job: ranks grouped by (role, step, rank) with their run folders
+//! ordered by timestamp.
 //!
-//! Classification itself is [`crate::classify`]; this module adds archive expansion (members become
-//! entries with virtual paths) and the grouping. [`InputSet`] also opens files for the readers.
+//! Run folders are found by [`super::run_folder::RunFolders`] when the input set is classified;
+//! this module only groups them.
 
-use super::archive::{self, Limits};
-use crate::classify::{self, Entry, Head, Inventory, ProfilerRun, Unit};
+use super::run_folder::ProfilerRun;
 use crate::diag::Diagnostic;
-use crate::source::{BytesSource, Source};
-use rayon::prelude::*;
-use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use crate::input::{InputSet, Inventory, UnknownFile};
+use std::collections::BTreeMap;
 
-/// Opens input files by their relative (or virtual) path.
-pub trait FileOpener {
-    /// A source for `path`, or why it cannot be opened.
-    fn open(&self, path: &str) -> Result<Box<dyn Source + '_>, Diagnostic>;
-}
-
-/// Where an entry's bytes are.
-#[derive(Debug, Clone)]
-enum Backing {
-    /// A file on disk.
-    #[cfg(not(target_arch = "wasm32"))]
-    Disk(std::path::PathBuf),
-    /// In memory (archive members, tests).
-    Bytes(Arc<[u8]>),
-    /// Listed only (archive members that nothing reads); the text says why.
-    Listed(String),
-    /// Could not be listed or read at all; the text says why.
-    Error(String),
-}
-
-/// The files of one analysis: entries for classification, and how to open each.
-#[derive(Debug, Clone, Default)]
-pub struct InputSet {
-    /// Entries in input order (archives replaced by their members).
-    pub entries: Vec<Entry>,
-    backing: Vec<Backing>,
-    index: HashMap<String, usize>,
-    /// Problems met while listing and expanding (unreadable folders, refused archive members).
-    pub warnings: Vec<Diagnostic>,
-}
-
-impl InputSet {
-    /// An empty set.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    fn push(&mut self, path: String, size: u64, backing: Backing) {
-        let path = classify::normalize_path(&path);
-        self.index.insert(path.clone(), self.entries.len());
-        self.entries.push(Entry { path, size });
-        self.backing.push(backing);
-    }
-
-    /// Adds an in-memory file; archives (by name or magic) are expanded into their members.
-    pub fn add_bytes(&mut self, path: &str, bytes: impl Into<Arc<[u8]>>) {
-        let bytes: Arc<[u8]> = bytes.into();
-        let src = BytesSource::new(path, bytes.clone());
-        if archive::is_archive_name(path) {
-            self.add_archive(&src);
-        } else {
-            self.push(path.to_string(), bytes.len() as u64, Backing::Bytes(bytes));
-        }
-    }
-
-    /// Adds a file that could not be read (e.g. a browser `File` that failed), so it is listed as
-    /// unreadable with `message` instead of silently missing.
-    pub fn add_unreadable(&mut self, path: &str, message: &str) {
-        self.push(path.to_string(), 0, Backing::Error(message.to_string()));
-    }
-
-    /// Expands the archive `src` and adds its members under `<archive path>/…`.
-    pub fn add_archive(&mut self, src: &dyn Source) {
-        let (members, warnings) = archive::expand(src, Limits::default());
-        for m in members {
-            let backing = match m.bytes {
-                Some(b) => Backing::Bytes(b),
-                // A member that was to be read but was refused (bomb guard, damage) says why.
-                None => Backing::Listed(match warnings.iter().find(|d| d.file == m.path) {
-                    Some(d) => format!("not read when the archive was expanded: {}", d.message),
-                    None => "archive member not kept in memory".to_string(),
-                }),
-            };
-            self.push(m.path, m.size, backing);
-        }
-        self.warnings.extend(warnings);
-    }
-
-    /// Lists files and folders on disk, expanding archives (native front ends).
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn from_paths(roots: &[std::path::PathBuf]) -> Self {
-        let (listed, errors) = crate::source::list_paths(roots);
-        let mut set = InputSet::new();
-        for f in listed {
-            if archive::is_archive_name(&f.rel_path) {
-                match crate::source::PathSource::open(&f.disk_path, f.rel_path.clone()) {
-                    Ok(src) => set.add_archive(&src),
-                    Err(e) => set.warnings.push(e.into()),
-                }
-            } else {
-                set.push(f.rel_path, f.size, Backing::Disk(f.disk_path));
-            }
-        }
-        // Paths that could not be listed still show up, as unreadable entries.
-        for e in errors {
-            set.add_unreadable(&e.name, &e.message);
-        }
-        set
-    }
-
-    /// Reads what classification needs and classifies the entries.
-    pub fn classify(&self) -> Inventory {
-        let heads: Vec<Head> = self
-            .entries
-            .par_iter()
-            .enumerate()
-            .map(|(i, e)| {
-                if let Some(Backing::Error(msg)) = self.backing.get(i) {
-                    return Head::Unreadable(msg.clone());
-                }
-                let want = classify::head_request(e);
-                if want == 0 {
-                    return Head::NotRead;
-                }
-                match self.open(&e.path) {
-                    Ok(src) => classify::read_head(src.as_ref(), want),
-                    Err(d) => Head::Unreadable(d.message),
-                }
-            })
-            .collect();
-        classify::classify(&self.entries, &heads)
-    }
-
-    /// Total bytes of the entries.
-    pub fn bytes(&self) -> u64 {
-        self.entries.iter().map(|e| e.size).sum()
-    }
-}
-
-impl FileOpener for InputSet {
-    fn open(&self, path: &str) -> Result<Box<dyn Source + '_>, Diagnostic> {
-        let i = *self
-            .index
-            .get(path)
-            .ok_or_else(|| Diagnostic::error(path, "no such input file"))?;
-        match self.backing.get(i) {
-            #[cfg(not(target_arch = "wasm32"))]
-            Some(Backing::Disk(p)) => Ok(Box::new(crate::source::PathSource::open(p, path)?)),
-            Some(Backing::Bytes(b)) => Ok(Box::new(BytesSource::new(path, b.clone()))),
-            Some(Backing::Listed(why)) | Some(Backing::Error(why)) => {
-                Err(Diagnostic::error(path, why.clone()))
-            }
-            None => Err(Diagnostic::error(path, "no such input file")),
-        }
-    }
+/// Classifies `set` (once; archives expanded) and groups its run folders into a job. Problems of
+/// listing and expanding the inputs come first among the job's warnings.
+pub fn job_of(set: &mut InputSet) -> Job {
+    let mut job = discover_job(set.classify());
+    job.warnings.splice(0..0, set.warnings().iter().cloned());
+    job
 }
 
 /// One run folder of a rank.
@@ -195,37 +53,37 @@ pub fn discover_job(inventory: &Inventory) -> Job {
     let mut groups: BTreeMap<(String, Option<u32>, u32), Vec<ProfilerRun>> = BTreeMap::new();
     let mut job = Job::default();
     for unit in &inventory.units {
-        match unit {
-            Unit::ProfilerRun(run) => {
-                for note in &run.notes {
-                    job.warnings
-                        .push(Diagnostic::warning(&run.path, note.clone()));
-                }
-                let f = &run.files;
-                if f.operator_memory.is_none()
-                    && f.memory_record.is_none()
-                    && f.trace_view.is_none()
-                    && f.db.is_empty()
-                {
-                    // Nothing to analyse (analysis never run): the note above says what to do;
-                    // the folder is not a rank of the job.
-                    job.ignored.push((
-                        run.path.clone(),
-                        "run folder without operator_memory.csv, memory_record.csv, \
-                         trace_view.json or ascend_pytorch_profiler_*.db"
-                            .to_string(),
-                    ));
-                    continue;
-                }
-                // Unknown ranks sort after known ones.
-                let key = (run.role.clone(), run.step, run.rank.unwrap_or(u32::MAX));
-                groups.entry(key).or_default().push((**run).clone());
+        if let Some(run) = unit.get::<ProfilerRun>() {
+            for note in &run.notes {
+                job.warnings
+                    .push(Diagnostic::warning(&run.path, note.clone()));
             }
-            Unit::Unknown(u) => job.ignored.push((u.path.clone(), u.reason.clone())),
-            other => job.ignored.push((
-                other.path().to_string(),
-                format!("{} file: not torch_npu profiler output", other.kind()),
-            )),
+            let f = &run.files;
+            if f.operator_memory.is_none()
+                && f.memory_record.is_none()
+                && f.trace_view.is_none()
+                && f.db.is_empty()
+            {
+                // Nothing to analyse (analysis never run): the note above says what to do; the
+                // folder is not a rank of the job.
+                job.ignored.push((
+                    run.path.clone(),
+                    "run folder without operator_memory.csv, memory_record.csv, trace_view.json \
+                     or ascend_pytorch_profiler_*.db"
+                        .to_string(),
+                ));
+                continue;
+            }
+            // Unknown ranks sort after known ones.
+            let key = (run.role.clone(), run.step, run.rank.unwrap_or(u32::MAX));
+            groups.entry(key).or_default().push(run.clone());
+        } else if let Some(u) = unit.get::<UnknownFile>() {
+            job.ignored.push((u.path.clone(), u.reason.clone()));
+        } else {
+            job.ignored.push((
+                unit.path().to_string(),
+                format!("{} file: not torch_npu profiler output", unit.kind()),
+            ));
         }
     }
     for ((role, step, _), mut runs) in groups {

@@ -2,8 +2,10 @@
 //! run folders. (Named for what it reads, profiler output; SOMAS dumps come from Ascend too.)
 //!
 //! The pipeline, one module a step:
-//! - [`discover`] turns classified run folders (from [`crate::classify`], including members of
-//!   archives expanded by [`archive`]) into jobs: (role, rank) → run folders ordered by timestamp;
+//! - [`run_folder`] recognises run folders among the inputs (for [`crate::input`]'s
+//!   classification) and reads their rank, role and step;
+//! - [`discover`] turns the classified run folders into jobs: (role, rank) → run folders ordered
+//!   by timestamp;
 //! - [`operator_memory`], [`memory_record`] and [`module_mem`] read the CSVs (on top of
 //!   [`csv_common`], which maps columns by header and parses times exactly to `i64` nanoseconds);
 //! - [`db`] reads the database export (`ascend_pytorch_profiler_*.db`, through
@@ -11,7 +13,8 @@
 //!   is shared;
 //! - [`trace`] streams `trace_view.json` in chunks, keeping only `cpu_op` events, step spans and the
 //!   task-queue pairs;
-//! - [`run`] reads one run folder: its database export when it has one, else its text files;
+//! - [`plan`] says which files each rank reads, in which order (per run folder its database
+//!   export when it has one, else its text files), and [`run`] executes a run folder's plan;
 //! - [`attribution`] joins every allocation row to the op that made it and to a call stack;
 //! - [`analysis`] computes peaks, live sets, leaks, fragmentation, per-step peaks and the job matrix;
 //! - [`view`] answers what the views of a front end ask beyond the summary (the `--json` report,
@@ -25,7 +28,6 @@
 #![warn(missing_docs)]
 
 pub mod analysis;
-pub mod archive;
 pub mod attribution;
 pub mod csv_common;
 pub mod db;
@@ -34,12 +36,15 @@ pub mod generate;
 pub mod memory_record;
 pub mod module_mem;
 pub mod operator_memory;
+pub mod plan;
 pub mod run;
+pub mod run_folder;
 pub mod trace;
 pub mod view;
 
 pub use analysis::{analyze_job, AnalyzeOptions, JobAnalysis, RankAnalysis};
-pub use discover::{discover_job, FileOpener, InputSet, Job, RankInput};
+pub use discover::{discover_job, job_of, Job, RankInput};
+pub use run_folder::{ProfilerRun, RunFiles};
 
 use std::collections::HashMap;
 

@@ -1,10 +1,12 @@
-//! Reading one run folder: which export (database or text) and in which order, and each file
-//! through its reader, problems collected as diagnostics of that file.
+//! Reading one run folder: its reading plan ([`super::plan::run_plan`]) executed file by file,
+//! each through its reader, problems collected as diagnostics of that file.
 
 use super::analysis::AnalyzeOptions;
-use super::discover::FileOpener;
+use super::plan::{run_plan, text_plan, Read, Reader as Kind};
+use super::run_folder::ProfilerRun;
 use super::{db, memory_record, module_mem, operator_memory, trace, Interner};
 use crate::diag::Diagnostic;
+use crate::input::FileOpener;
 
 /// A reader of one file: the source and its `(done, total)` progress callback.
 type Reader<'r, T> =
@@ -38,26 +40,6 @@ pub(super) fn open_and<T>(
     }
 }
 
-/// The files [`crate::profiler::analysis::analyze_rank`] reads for one run folder, in reading order: its database export
-/// when it has one (see `read_run` for why the db is preferred), else its text files, the trace
-/// first (the rows are joined against it). Front ends list these to show progress per file.
-pub fn run_reading_order(run: &crate::classify::ProfilerRun) -> Vec<&str> {
-    let f = &run.files;
-    match f.db.first() {
-        Some(db) => vec![db.as_str()],
-        None => [
-            &f.trace_view,
-            &f.operator_memory,
-            &f.memory_record,
-            &f.npu_module_mem,
-        ]
-        .into_iter()
-        .flatten()
-        .map(String::as_str)
-        .collect(),
-    }
-}
-
 /// What one run folder gave, from its text files or its database.
 pub(super) struct RunData {
     pub(super) trace: Option<trace::Trace>,
@@ -70,107 +52,128 @@ pub(super) struct RunData {
     pub(super) rank: Option<u32>,
 }
 
-/// Reads one run folder: its database export when it has one, else its text files. The db is
-/// preferred because it holds the same data with exact integer times (the text trace rounds op
-/// durations to 10 ns) and reads much faster (no multi-gigabyte JSON scan); when it cannot be
-/// read at all, the text files (if any) are read instead, with the db's error as a warning. One
-/// run is never read twice.
+/// Reads one run folder by executing its plan: its database export when it has one, else its
+/// text files. The db is preferred because it holds the same data with exact integer times (the
+/// text trace rounds op durations to 10 ns) and reads much faster (only the pages of the tables
+/// memory analysis needs, no multi-gigabyte JSON scan); when it cannot be read at all, the text
+/// files (if any) are read instead, with the db's error as a warning. One run is never read
+/// twice.
 pub(super) fn read_run(
     files: &dyn FileOpener,
-    run: &crate::classify::ProfilerRun,
+    run: &ProfilerRun,
     opts: &AnalyzeOptions,
     (names, stacks): (&mut Interner, &mut Interner),
     warnings: &mut Vec<Diagnostic>,
     progress: &mut dyn FnMut(u64),
 ) -> RunData {
-    let f = &run.files;
-    let has_text =
-        f.operator_memory.is_some() || f.memory_record.is_some() || f.trace_view.is_some();
-    if let Some(db_path) = f.db.first() {
-        for other in f.db.iter().skip(1) {
-            warnings.push(Diagnostic::warning(
-                other,
-                format!(
-                    "a second database export in the run folder; {db_path} is read, not this one"
-                ),
-            ));
+    let plan = run_plan(run);
+    let Some(db_read) = plan.iter().find(|r| r.reader == Kind::Database) else {
+        return read_text(files, run, &plan, opts, (names, stacks), warnings, progress);
+    };
+    let db_path = db_read.path;
+    for other in run.files.db.iter().filter(|p| p.as_str() != db_path) {
+        warnings.push(Diagnostic::warning(
+            other,
+            format!("a second database export in the run folder; {db_path} is read, not this one"),
+        ));
+    }
+    // `<db>-wal` beside it: a write-ahead log whose pages the db file does not hold yet.
+    let wal = files.open(&format!("{db_path}-wal")).ok();
+    let mut db_warnings = Vec::new();
+    let read = open_and(
+        files,
+        db_path,
+        &mut db_warnings,
+        progress,
+        &mut |src, prog| db::read_db(src, wal.as_deref(), names, stacks, Some(prog)),
+    );
+    let text = text_plan(run);
+    match read {
+        Some(mut x) => {
+            warnings.append(&mut db_warnings);
+            warnings.append(&mut x.warnings);
+            RunData {
+                trace: x.trace,
+                operator_memory: x.operator_memory,
+                memory_record: x.memory_record,
+                module_mem: x.module_mem,
+                source: "db",
+                rank: x.rank,
+            }
         }
-        // `<db>-wal` beside it: a write-ahead log whose pages the db file does not hold yet.
-        let wal = files.open(&format!("{db_path}-wal")).ok();
-        let mut db_warnings = Vec::new();
-        let read = open_and(
-            files,
-            db_path,
-            &mut db_warnings,
-            progress,
-            &mut |src, prog| db::read_db(src, wal.as_deref(), names, stacks, Some(prog)),
-        );
-        match read {
-            Some(mut x) => {
-                warnings.append(&mut db_warnings);
-                warnings.append(&mut x.warnings);
-                return RunData {
-                    trace: x.trace,
-                    operator_memory: x.operator_memory,
-                    memory_record: x.memory_record,
-                    module_mem: x.module_mem,
-                    source: "db",
-                    rank: x.rank,
-                };
+        None if !text.is_empty() => {
+            for d in &mut db_warnings {
+                d.severity = crate::diag::Severity::Warning;
+                d.message = format!("{}; the text files are read instead", d.message);
             }
-            None if has_text => {
-                for d in &mut db_warnings {
-                    d.severity = crate::diag::Severity::Warning;
-                    d.message = format!("{}; the text files are read instead", d.message);
-                }
-                warnings.append(&mut db_warnings);
-            }
-            None => {
-                warnings.append(&mut db_warnings);
-                return RunData {
-                    trace: None,
-                    operator_memory: None,
-                    memory_record: None,
-                    module_mem: None,
-                    source: "db",
-                    rank: None,
-                };
+            warnings.append(&mut db_warnings);
+            read_text(files, run, &text, opts, (names, stacks), warnings, progress)
+        }
+        None => {
+            warnings.append(&mut db_warnings);
+            RunData {
+                trace: None,
+                operator_memory: None,
+                memory_record: None,
+                module_mem: None,
+                source: "db",
+                rank: None,
             }
         }
     }
-    // Trace first: the rows are joined against it.
-    let mut trace = None;
-    if let Some(p) = &f.trace_view {
-        trace = open_and(files, p, warnings, progress, &mut |src, prog| {
-            trace::read_trace(src, names, stacks, opts.trace, Some(prog))
-        });
-    } else if f.operator_memory.is_some() {
+}
+
+/// Reads the text files of `plan` (the trace first, as planned).
+fn read_text(
+    files: &dyn FileOpener,
+    run: &ProfilerRun,
+    plan: &[Read<'_>],
+    opts: &AnalyzeOptions,
+    (names, stacks): (&mut Interner, &mut Interner),
+    warnings: &mut Vec<Diagnostic>,
+    progress: &mut dyn FnMut(u64),
+) -> RunData {
+    let mut data = RunData {
+        trace: None,
+        operator_memory: None,
+        memory_record: None,
+        module_mem: None,
+        source: "text",
+        rank: None,
+    };
+    let has = |k: Kind| plan.iter().any(|r| r.reader == k);
+    if has(Kind::OperatorMemory) && !has(Kind::Trace) {
         warnings.push(Diagnostic::warning(
             &run.path,
             "no trace_view.json: allocations get no call stack",
         ));
     }
-    let operator_memory = f.operator_memory.as_ref().and_then(|p| {
-        open_and(files, p, warnings, progress, &mut |src, prog| {
-            operator_memory::read_operator_memory(src, names, Some(prog))
-        })
-    });
-    let memory_record = f.memory_record.as_ref().and_then(|p| {
-        open_and(files, p, warnings, progress, &mut |src, prog| {
-            memory_record::read_memory_record(src, Some(prog))
-        })
-    });
-    let module_mem = f.npu_module_mem.as_ref().and_then(|p| {
-        open_and(files, p, warnings, progress, &mut |src, prog| {
-            module_mem::read_module_mem(src, Some(prog))
-        })
-    });
-    RunData {
-        trace,
-        operator_memory,
-        memory_record,
-        module_mem,
-        source: "text",
-        rank: None,
+    for r in plan {
+        let p = r.path;
+        match r.reader {
+            Kind::Trace => {
+                data.trace = open_and(files, p, warnings, progress, &mut |src, prog| {
+                    trace::read_trace(src, names, stacks, opts.trace, Some(prog))
+                })
+            }
+            Kind::OperatorMemory => {
+                data.operator_memory = open_and(files, p, warnings, progress, &mut |src, prog| {
+                    operator_memory::read_operator_memory(src, names, Some(prog))
+                })
+            }
+            Kind::MemoryRecord => {
+                data.memory_record = open_and(files, p, warnings, progress, &mut |src, prog| {
+                    memory_record::read_memory_record(src, Some(prog))
+                })
+            }
+            Kind::ModuleMem => {
+                data.module_mem = open_and(files, p, warnings, progress, &mut |src, prog| {
+                    module_mem::read_module_mem(src, Some(prog))
+                })
+            }
+            // A text plan holds no database.
+            Kind::Database => {}
+        }
     }
+    data
 }

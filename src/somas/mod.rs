@@ -18,6 +18,7 @@ pub mod model;
 pub mod offline;
 pub mod queries;
 pub mod r1;
+pub mod recognize;
 pub mod summary;
 pub mod tables;
 pub mod task_info;
@@ -26,10 +27,10 @@ pub use analysis::{analyze, Analysis};
 pub use model::{DumpFamily, Format, Lifelong, SomasModel, TensorKind};
 pub use task_info::TaskInfo;
 
-use crate::classify::{sniff_somas, SomasFamily, SNIFF_BYTES};
 use crate::diag::Diagnostic;
 use crate::source::{Progress, Source, DEFAULT_CHUNK};
 use lex::ParseError;
+use recognize::{sniff_somas, SomasFamily, SNIFF_BYTES};
 
 /// Largest dump read into memory (the browser's wasm32 memory tops out at 4 GiB).
 #[cfg(target_arch = "wasm32")]

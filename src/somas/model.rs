@@ -359,7 +359,7 @@ pub enum DumpFamily {
 }
 
 impl DumpFamily {
-    /// Stable identifier (matches [`crate::classify::SomasFamily::id`] where both exist).
+    /// Stable identifier (matches [`crate::somas::recognize::SomasFamily::id`] where both exist).
     pub fn id(self) -> &'static str {
         match self {
             DumpFamily::SomasInfo => "somas-info",

@@ -8,105 +8,22 @@
 
 use super::session::Session;
 use crate::chart::Viewport;
-use crate::classify::{self, Entry, Head};
-use crate::diag::Diagnostic;
 use crate::export::profiler as exp;
+use crate::input::CountingOpener;
 use crate::profiler::analysis::{
     analyze_job, AnalyzeOptions, JobAnalysis, RankAnalysis, SortKey, TableQuery, NO_OP,
 };
-use crate::profiler::archive;
 use crate::profiler::attribution::{frames, is_library_frame};
 use crate::profiler::memory_record::Metric;
+use crate::profiler::plan::{job_plan, PlannedFile};
 use crate::profiler::view::{job_report, lifetime_layout, LifetimeLayout};
-use crate::profiler::{discover_job, FileOpener, InputSet, Job};
-use crate::source::{Source, SourceError};
+use crate::profiler::{job_of, Job};
 use js_sys::{
     Array, Float32Array, Float64Array, Function, Object, Reflect, Uint32Array, Uint8Array,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use std::collections::HashMap;
 use wasm_bindgen::prelude::*;
-
-/// Reports `(path, bytes read so far, size)` of each file as its chunks are read.
-struct Progress<'a> {
-    callback: &'a Function,
-}
-
-impl Progress<'_> {
-    fn report(&self, path: &str, done: u64, total: u64) {
-        let _ = self.callback.call3(
-            &JsValue::NULL,
-            &JsValue::from_str(path),
-            &JsValue::from_f64(done as f64),
-            &JsValue::from_f64(total as f64),
-        );
-    }
-}
-
-/// A source that reports how many of its bytes have been read: the text readers go forward, so
-/// this is how far they are; the database reader reads only the pages it needs, so its count
-/// ends below the file size when most of a db belongs to tables memory analysis does not read.
-struct Counted<'a> {
-    inner: Box<dyn Source + 'a>,
-    progress: &'a Progress<'a>,
-    read: std::cell::Cell<u64>,
-}
-
-impl Source for Counted<'_> {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn len(&self) -> u64 {
-        self.inner.len()
-    }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize, SourceError> {
-        let n = self.inner.read_at(offset, buf)?;
-        let read = (self.read.get() + n as u64).min(self.inner.len());
-        self.read.set(read);
-        self.progress
-            .report(self.inner.name(), read, self.inner.len());
-        Ok(n)
-    }
-}
-
-/// The files of a drop as the core's [`FileOpener`]: members of expanded archives from memory,
-/// everything else from the browser `File`s of the session.
-struct DropFiles<'a> {
-    session: &'a Session,
-    archives: &'a InputSet,
-    /// Normalised path → the session's path.
-    paths: &'a HashMap<String, String>,
-    progress: Option<&'a Progress<'a>>,
-}
-
-impl FileOpener for DropFiles<'_> {
-    fn open(&self, path: &str) -> Result<Box<dyn Source + '_>, Diagnostic> {
-        let inner: Box<dyn Source + '_> = match self.paths.get(path) {
-            Some(p) => Box::new(
-                self.session
-                    .source(p)
-                    .map_err(|m| Diagnostic::error(path, m))?,
-            ),
-            None => self.archives.open(path)?,
-        };
-        Ok(match self.progress {
-            Some(progress) => Box::new(Counted {
-                inner,
-                progress,
-                read: std::cell::Cell::new(0),
-            }),
-            None => inner,
-        })
-    }
-}
-
-/// A file the analysis will read, for the page's progress list.
-#[derive(Serialize)]
-struct PlanFile<'a> {
-    path: &'a str,
-    bytes: u64,
-}
 
 /// Per-rank facts the views need beyond the summary.
 #[derive(Serialize)]
@@ -186,10 +103,8 @@ fn set(obj: &Object, key: &str, value: &JsValue) {
 /// then ask.
 #[wasm_bindgen]
 pub struct ProfilerView {
-    archives: InputSet,
-    paths: HashMap<String, String>,
-    sizes: HashMap<String, u64>,
     job: Job,
+    plan: Vec<PlannedFile>,
     analysis: JobAnalysis,
     origins: Vec<i64>,
     layouts: Vec<Option<LifetimeLayout>>,
@@ -199,75 +114,14 @@ pub struct ProfilerView {
 
 #[wasm_bindgen]
 impl ProfilerView {
-    /// Expands the archives of `session` (reporting `progress(path, done, total)` as they are
-    /// read), classifies every file and groups the run folders into ranks.
+    /// Groups the run folders of `session` (classified when the files were dropped) into ranks.
     #[wasm_bindgen(constructor)]
-    pub fn new(session: &Session, progress: &Function) -> ProfilerView {
-        let progress = Progress { callback: progress };
-        let mut archives = InputSet::new();
-        let mut entries: Vec<Entry> = Vec::new();
-        let mut paths = HashMap::new();
-        let mut unreadable: HashMap<String, String> = HashMap::new();
-        for (path, size) in session.entries() {
-            let norm = classify::normalize_path(path);
-            if archive::is_archive_name(path) {
-                match session.source(path) {
-                    Ok(src) => {
-                        let counted = Counted {
-                            inner: Box::new(src),
-                            progress: &progress,
-                            read: std::cell::Cell::new(0),
-                        };
-                        archives.add_archive(&counted);
-                    }
-                    Err(m) => archives.warnings.push(Diagnostic::error(path, m)),
-                }
-                continue;
-            }
-            if let Err(m) = session.source(path) {
-                unreadable.insert(norm.clone(), m);
-            }
-            entries.push(Entry {
-                path: norm.clone(),
-                size,
-            });
-            paths.insert(norm, path.to_string());
-        }
-        entries.extend(archives.entries.iter().cloned());
-        let sizes: HashMap<String, u64> =
-            entries.iter().map(|e| (e.path.clone(), e.size)).collect();
-        let opener = DropFiles {
-            session,
-            archives: &archives,
-            paths: &paths,
-            progress: None,
-        };
-        // Heads are read one file at a time: a browser File can only be read on this thread.
-        let heads: Vec<Head> = entries
-            .iter()
-            .map(|e| {
-                if let Some(m) = unreadable.get(&e.path) {
-                    return Head::Unreadable(m.clone());
-                }
-                let want = classify::head_request(e);
-                if want == 0 {
-                    return Head::NotRead;
-                }
-                match opener.open(&e.path) {
-                    Ok(src) => classify::read_head(src.as_ref(), want),
-                    Err(d) => Head::Unreadable(d.message),
-                }
-            })
-            .collect();
-        let inventory = classify::classify(&entries, &heads);
-        let mut job = discover_job(&inventory);
-        // As the CLI does: problems of archive expansion come first.
-        job.warnings.splice(0..0, archives.warnings.iter().cloned());
+    pub fn new(session: &mut Session) -> ProfilerView {
+        let job = job_of(session.set_mut());
+        let plan = job_plan(&job, session.set());
         ProfilerView {
-            archives,
-            paths,
-            sizes,
             job,
+            plan,
             analysis: JobAnalysis::default(),
             origins: Vec::new(),
             layouts: Vec::new(),
@@ -275,31 +129,22 @@ impl ProfilerView {
         }
     }
 
-    /// The files the analysis reads, in reading order: `[{path, bytes}]`.
+    /// The files the analysis reads, in reading order: `[{path, bytes, reader}]`.
     pub fn plan(&self) -> Result<String, JsError> {
-        let mut out = Vec::new();
-        for r in &self.job.ranks {
-            for run in &r.runs {
-                for p in crate::profiler::run::run_reading_order(run) {
-                    out.push(PlanFile {
-                        path: p,
-                        bytes: self.sizes.get(p).copied().unwrap_or(0),
-                    });
-                }
-            }
-        }
-        to_json(&out)
+        to_json(&self.plan)
     }
 
     /// Reads and analyses every rank (`progress(path, done, total)` per chunk read).
     pub fn analyze(&mut self, session: &Session, progress: &Function) {
-        let progress = Progress { callback: progress };
-        let opener = DropFiles {
-            session,
-            archives: &self.archives,
-            paths: &self.paths,
-            progress: Some(&progress),
+        let report = |path: &str, done: u64, total: u64| {
+            let _ = progress.call3(
+                &JsValue::NULL,
+                &JsValue::from_str(path),
+                &JsValue::from_f64(done as f64),
+                &JsValue::from_f64(total as f64),
+            );
         };
+        let opener = CountingOpener::new(session.set(), &report);
         self.analysis = analyze_job(&opener, &self.job, &AnalyzeOptions::default(), &mut |_| {});
         self.origins = self
             .analysis

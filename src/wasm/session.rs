@@ -1,20 +1,24 @@
-//! The set of files the user gave the page, and the questions the views ask about them.
+//! The files of one drop: the core's input set over browser `File`s.
 
 use super::file_source::FileSource;
-use crate::classify::{self, Entry, Head};
+use crate::diag::Diagnostic;
+use crate::input::{FileOpener, HostFile, InputSet, LoadStep};
+use crate::source::{Source, SourceError};
 use wasm_bindgen::prelude::*;
 
-/// One file the user dropped or picked: a relative path and the browser `File` (or why it has none).
-struct InputFile {
-    path: String,
-    size: u64,
-    file: Result<web_sys::File, String>,
+/// A browser `File`, read on the worker that received it.
+struct BrowserFile(web_sys::File);
+
+impl HostFile for BrowserFile {
+    fn open(&self, name: &str) -> Result<Box<dyn Source + '_>, SourceError> {
+        Ok(Box::new(FileSource::new(name.to_string(), self.0.clone())?))
+    }
 }
 
 /// The files of one drop, held by the worker between questions.
 #[wasm_bindgen]
 pub struct Session {
-    files: Vec<InputFile>,
+    set: InputSet,
 }
 
 #[wasm_bindgen]
@@ -22,73 +26,45 @@ impl Session {
     /// An empty session.
     #[wasm_bindgen(constructor)]
     pub fn new() -> Session {
-        Session { files: Vec::new() }
+        Session {
+            set: crate::families::input_set(),
+        }
     }
 
     /// Adds a file under its relative path (`folder/sub/name`).
     #[wasm_bindgen(js_name = addFile)]
     pub fn add_file(&mut self, path: String, file: web_sys::File) {
         let size = file.size() as u64;
-        self.files.push(InputFile {
-            path,
-            size,
-            file: Ok(file),
-        });
+        self.set.add_host(&path, size, Box::new(BrowserFile(file)));
     }
 
     /// Records a file the browser listed but could not hand over (e.g. permission denied), so it
     /// shows up as unreadable instead of vanishing.
     #[wasm_bindgen(js_name = addUnreadable)]
     pub fn add_unreadable(&mut self, path: String, size: f64, reason: String) {
-        self.files.push(InputFile {
-            path,
-            size: size.max(0.0) as u64,
-            file: Err(reason),
-        });
+        self.set
+            .add_unreadable(&path, size.max(0.0) as u64, &reason);
     }
 
-    /// Number of files held.
-    #[wasm_bindgen(js_name = fileCount)]
-    pub fn file_count(&self) -> usize {
-        self.files.len()
-    }
-
-    /// Classifies the files; returns the inventory as JSON (the shape `memlens inspect --json` prints).
-    ///
-    /// `progress(done, total)` is called after each file whose first bytes had to be read.
-    pub fn classify(&self, progress: &js_sys::Function) -> String {
-        let entries: Vec<Entry> = self
-            .files
-            .iter()
-            .map(|f| Entry {
-                path: f.path.clone(),
-                size: f.size,
-            })
-            .collect();
-        let total = entries.len() as f64;
-        let heads: Vec<Head> = self
-            .files
-            .iter()
-            .zip(&entries)
-            .enumerate()
-            .map(|(i, (f, e))| {
-                let want = classify::head_request(e);
-                let head = match (&f.file, want) {
-                    (Err(reason), _) => Head::Unreadable(reason.clone()),
-                    (Ok(_), 0) => Head::NotRead,
-                    (Ok(file), want) => match FileSource::new(f.path.clone(), file.clone()) {
-                        Ok(src) => classify::read_head(&src, want),
-                        Err(e) => Head::Unreadable(e.message),
-                    },
-                };
-                if want > 0 {
-                    let _ = progress.call2(&JsValue::NULL, &((i + 1) as f64).into(), &total.into());
+    /// Expands the archives and classifies the files (once); returns the inventory as JSON (the
+    /// shape `memlens inspect --json` prints). `progress(done, total, label)` follows archives
+    /// (bytes) and file headers (files).
+    pub fn classify(&mut self, progress: &js_sys::Function) -> String {
+        let mut step = |s: LoadStep| {
+            let (done, total, label) = match s {
+                LoadStep::Expanding { path, done, total } => {
+                    (done as f64, total as f64, format!("expanding {path}"))
                 }
-                head
-            })
-            .collect();
-        let inventory = classify::classify(&entries, &heads);
-        serde_json::to_string(&inventory).unwrap_or_else(|e| {
+                LoadStep::Heads { done, total } => (
+                    done as f64,
+                    total as f64,
+                    "reading file headers".to_string(),
+                ),
+            };
+            let _ = progress.call3(&JsValue::NULL, &done.into(), &total.into(), &label.into());
+        };
+        let inventory = self.set.classify_with(&mut step);
+        serde_json::to_string(inventory).unwrap_or_else(|e| {
             serde_json::json!({ "error": format!("cannot serialise the inventory: {e}") })
                 .to_string()
         })
@@ -96,22 +72,19 @@ impl Session {
 }
 
 impl Session {
-    /// A [`FileSource`] over the file at `path` (as listed in the inventory), for the analysis APIs.
-    pub fn source(&self, path: &str) -> Result<FileSource, String> {
-        let f = self
-            .files
-            .iter()
-            .find(|f| f.path == path)
-            .ok_or_else(|| format!("{path}: no such file in this drop"))?;
-        match &f.file {
-            Ok(file) => FileSource::new(f.path.clone(), file.clone()).map_err(|e| e.to_string()),
-            Err(reason) => Err(format!("{path}: cannot be read: {reason}")),
-        }
+    /// A source over the file at `path` (as listed in the inventory).
+    pub fn source(&self, path: &str) -> Result<Box<dyn Source + '_>, Diagnostic> {
+        self.set.open(path)
     }
 
-    /// Paths and sizes of every file of the drop, in the order they were added.
-    pub fn entries(&self) -> impl Iterator<Item = (&str, u64)> {
-        self.files.iter().map(|f| (f.path.as_str(), f.size))
+    /// The input set (classified once [`Session::classify`] ran).
+    pub fn set(&self) -> &InputSet {
+        &self.set
+    }
+
+    /// The input set, to classify it.
+    pub fn set_mut(&mut self) -> &mut InputSet {
+        &mut self.set
     }
 }
 

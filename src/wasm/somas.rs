@@ -128,7 +128,7 @@ impl SomasView {
         // side by side: the task-info parser is sequential, the dump's runs in parallel chunks.
         let src = session.source(dump).map_err(err)?;
         let label = format!("reading {dump}");
-        let buf = somas::read_source(&src, Some(&mut |d, t| report(&label, d, t)))
+        let buf = somas::read_source(src.as_ref(), Some(&mut |d, t| report(&label, d, t)))
             .map_err(|d| err(d.to_string()))?;
         let task_buf = match &task_info {
             Some(path) => {
@@ -136,7 +136,7 @@ impl SomasView {
                 let label = format!("reading {path}");
                 Some((
                     path.clone(),
-                    somas::read_source(&src, Some(&mut |d, t| report(&label, d, t)))
+                    somas::read_source(src.as_ref(), Some(&mut |d, t| report(&label, d, t)))
                         .map_err(|d| err(d.to_string()))?,
                 ))
             }

@@ -2,8 +2,9 @@
 #![allow(dead_code)]
 
 use memlens::diag::Diagnostic;
+use memlens::input::InputSet;
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions, JobAnalysis, RankSummary};
-use memlens::profiler::{discover_job, InputSet, Job};
+use memlens::profiler::Job;
 use std::path::{Path, PathBuf};
 
 /// `fixtures/<rel>` of this repository.
@@ -64,13 +65,11 @@ pub struct Loaded {
 
 /// Loads files given as (path, bytes) like a browser drop (archives expanded).
 pub fn load(files: &[(String, Vec<u8>)]) -> Loaded {
-    let mut set = InputSet::new();
+    let mut set = memlens::families::input_set();
     for (path, bytes) in files {
         set.add_bytes(path, bytes.clone());
     }
-    let inventory = set.classify();
-    let mut job = discover_job(&inventory);
-    job.warnings.splice(0..0, set.warnings.iter().cloned());
+    let job = memlens::profiler::job_of(&mut set);
     let analysis = analyze_job(&set, &job, &AnalyzeOptions::default(), &mut |_| {});
     Loaded { set, job, analysis }
 }

@@ -14,13 +14,11 @@ import { callStack } from './stack.js';
 import { liveSet, unreleasedSet } from './groups.js';
 import { exportView } from './export.js';
 
-const isArchive = (p) => /\.(zip|tar|tar\.gz|tgz)$/i.test(p);
-
 /** The analysis module (see www/analyses.js). */
 export const profiler = {
   id: 'ascend',
   title: () => 'torch_npu / MindSpore profiler',
-  accepts: (inventory) => inventory.units.some((u) => u.kind === 'ascend-run' || (u.kind === 'unknown' && isArchive(u.path))),
+  accepts: (inventory) => inventory.units.some((u) => u.kind === 'ascend-run'),
   mount,
 };
 

@@ -67,8 +67,7 @@ export default (ctx) => {
       view = null;
       const t = tracker(progress);
       const t0 = performance.now();
-      t.start('expanding archives', []);
-      const v = new mod.ProfilerView(session, (path, d, total) => t.report('expanding archives', path, d, total));
+      const v = new mod.ProfilerView(session);
       const plan = JSON.parse(v.plan());
       const t1 = performance.now();
       t.start('reading', plan);
@@ -79,7 +78,7 @@ export default (ctx) => {
       const ranks = JSON.parse(v.ranks());
       const t3 = performance.now();
       return {
-        // Where the load went (ms): classification, reading + analysis, summaries.
+        // Where the load went (ms): grouping the ranks, reading + analysis, summaries.
         timings: { classify: Math.round(t1 - t0), analyze: Math.round(t2 - t1), summary: Math.round(t3 - t2) },
         report,
         ranks,

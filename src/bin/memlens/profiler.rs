@@ -1,8 +1,9 @@
 //! `memlens profiler` (alias `ascend`): analyse torch_npu / MindSpore profiler output (run folders, whole jobs, archives).
 
 use memlens::export::profiler as exp;
+use memlens::families;
 use memlens::profiler::analysis::{analyze_job_parallel, AnalyzeOptions};
-use memlens::profiler::{discover_job, InputSet};
+use memlens::profiler::job_of;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -25,10 +26,8 @@ fn write_file(
 
 /// Runs the analysis of `paths`; writes CSVs to `out`, prints JSON or a table.
 pub fn run(paths: &[PathBuf], out: Option<&Path>, json: bool) -> Result<ExitCode, String> {
-    let inputs = InputSet::from_paths(paths);
-    let inventory = inputs.classify();
-    let mut job = discover_job(&inventory);
-    job.warnings.splice(0..0, inputs.warnings.iter().cloned());
+    let mut inputs = families::input_set_from_paths(paths);
+    let job = job_of(&mut inputs);
     let total = inputs.bytes();
     let tty = std::io::stderr().is_terminal();
     let done = AtomicU64::new(0);

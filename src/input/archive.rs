@@ -8,12 +8,10 @@
 //!   [`Limits::max_ratio`] × its compressed size (once past 64 MiB), and all kept bytes together
 //!   stay under [`Limits::max_kept`]; the entry count is capped too.
 //!
-//! Only the bytes of members that are read later are kept ([`wanted`]); the others are listed with
-//! their size (classification needs no more).
-
-use crate::classify::{self, Entry};
+//! Only the bytes of members that are read later are kept (the caller's [`Wanted`] says which);
+//! the others are listed with their size (classification needs no more).
 use crate::diag::Diagnostic;
-use crate::source::{Source, SourceError};
+use crate::source::Source;
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
 
@@ -51,7 +49,7 @@ pub struct Member {
     pub path: String,
     /// Uncompressed size.
     pub size: u64,
-    /// The content, when it was [`wanted`] and within the limits.
+    /// The content, when it was [`Wanted`] and within the limits.
     pub bytes: Option<Arc<[u8]>>,
 }
 
@@ -83,15 +81,9 @@ fn archive_kind(name: &str, head: &[u8]) -> Option<Kind> {
     }
 }
 
-/// Whether a member's bytes are kept: the files classification sniffs or analysis reads.
-pub fn wanted(path: &str, size: u64) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    classify::ASCEND_MEMORY_FILES.contains(&name)
-        || classify::head_request(&Entry {
-            path: path.to_string(),
-            size,
-        }) > 0
-}
+/// Which members' bytes to keep: `wanted(virtual path, size)`, true for the files that
+/// classification looks into or an analysis reads (the families of the input set decide).
+pub type Wanted<'a> = &'a dyn Fn(&str, u64) -> bool;
 
 /// A member name made safe, or the reason it is refused.
 pub fn safe_member_path(raw: &str) -> Result<String, String> {
@@ -170,15 +162,23 @@ fn read_limited(r: &mut dyn Read, limit: u64) -> std::io::Result<Result<Vec<u8>,
     }
 }
 
-/// Expands the archive `src` (named by its path). Members are listed in archive order.
-pub fn expand(src: &dyn Source, limits: Limits) -> (Vec<Member>, Vec<Diagnostic>) {
+/// Expands the archive `src` (named by its path), keeping the bytes of the members `wanted`
+/// accepts. Members are listed in archive order.
+pub fn expand(src: &dyn Source, limits: Limits, wanted: Wanted) -> (Vec<Member>, Vec<Diagnostic>) {
     let name = src.name().to_string();
     let head = src.read_range(0, 512).unwrap_or_default();
     let mut warnings = Vec::new();
     let mut members = Vec::new();
     let mut kept: u64 = 0;
     match archive_kind(&name, &head) {
-        Some(Kind::Zip) => expand_zip(src, &name, limits, &mut members, &mut warnings, &mut kept),
+        Some(Kind::Zip) => expand_zip(
+            src,
+            &name,
+            (limits, wanted),
+            &mut members,
+            &mut warnings,
+            &mut kept,
+        ),
         Some(kind) => {
             let stream = Cursor { src, pos: 0 };
             if kind == Kind::TarGz {
@@ -193,7 +193,7 @@ pub fn expand(src: &dyn Source, limits: Limits) -> (Vec<Member>, Vec<Diagnostic>
                 expand_tar(
                     guarded,
                     &name,
-                    (limits, cap),
+                    (limits, cap, wanted),
                     &mut members,
                     &mut warnings,
                     &mut kept,
@@ -203,7 +203,7 @@ pub fn expand(src: &dyn Source, limits: Limits) -> (Vec<Member>, Vec<Diagnostic>
                 expand_tar(
                     stream,
                     &name,
-                    (limits, cap),
+                    (limits, cap, wanted),
                     &mut members,
                     &mut warnings,
                     &mut kept,
@@ -242,7 +242,7 @@ impl<R: Read> Read for Guard<R> {
 fn expand_zip(
     src: &dyn Source,
     name: &str,
-    limits: Limits,
+    (limits, wanted): (Limits, Wanted),
     members: &mut Vec<Member>,
     warnings: &mut Vec<Diagnostic>,
     kept: &mut u64,
@@ -334,7 +334,7 @@ enum Inflation {
 fn expand_tar<R: Read>(
     reader: R,
     name: &str,
-    (limits, cap): (Limits, Inflation),
+    (limits, cap, wanted): (Limits, Inflation, Wanted),
     members: &mut Vec<Member>,
     warnings: &mut Vec<Diagnostic>,
     kept: &mut u64,
@@ -445,11 +445,6 @@ fn expand_tar<R: Read>(
     }
 }
 
-/// Turns a [`SourceError`] from an archive member read into a diagnostic (kept for callers).
-pub fn read_error(e: SourceError) -> Diagnostic {
-    Diagnostic::from(e)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -478,7 +473,7 @@ mod tests {
             w.finish().unwrap();
         }
         let src = BytesSource::new("up/job.zip", buf.into_inner());
-        let (m, w) = expand(&src, Limits::default());
+        let (m, w) = expand(&src, Limits::default(), &|_, _| true);
         assert_eq!(m.len(), 1);
         assert_eq!(
             m[0].path,
@@ -512,7 +507,7 @@ mod tests {
             ..Limits::default()
         };
         // 8 MiB from a few KiB: under the 64 MiB floor, so accepted …
-        let (m, _) = expand(&src, small);
+        let (m, _) = expand(&src, small, &|_, _| true);
         assert_eq!(m.len(), 1);
         // … and refused once the floor is lowered by a tiny kept-bytes cap.
         let (m, w) = expand(
@@ -521,6 +516,7 @@ mod tests {
                 max_kept: 1 << 20,
                 ..small
             },
+            &|_, _| true,
         );
         assert!(m.iter().all(|m| m.bytes.is_none()));
         assert!(!w.is_empty());

@@ -1,0 +1,21 @@
+//! Inputs, below every analysis family: the files of one analysis from any origin, archives
+//! expanded once, classified once.
+//!
+//! - [`set`]: the [`InputSet`] — files by id over any [`crate::source::Source`] (disk, memory, a
+//!   front end's [`HostFile`]), opened by path through [`FileOpener`];
+//! - [`archive`]: `.zip` / `.tar` / `.tar.gz` expansion with bomb and path guards;
+//! - [`classify`]: the family-free classification driver and the [`Recognizer`] each family
+//!   implements; the families' list is `crate::families::RECOGNIZERS`;
+//! - [`paths`]: the relative, `/`-separated paths every input is named by.
+//!
+//! Nothing here names a family: a new input format is one more recognizer in that list.
+
+pub mod archive;
+pub mod classify;
+pub mod paths;
+pub mod set;
+
+pub use classify::{
+    Entry, FileView, Group, Head, Inventory, Recognizer, Unit, UnitBody, UnknownFile,
+};
+pub use set::{CountingOpener, FileId, FileOpener, HostFile, InputSet, LoadStep};

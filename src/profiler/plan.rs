@@ -1,0 +1,91 @@
+//! The reading plan of a job: which files each rank reads, in which order, with which reader.
+//!
+//! The analysis executes this plan ([`super::analysis::analyze_rank`]) and front ends show it
+//! (the page lists the files with their progress before reading starts), so both follow one
+//! order by construction.
+
+use super::discover::{Job, RankInput};
+use super::run_folder::ProfilerRun;
+use crate::input::InputSet;
+use serde::Serialize;
+
+/// The reader a planned file goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reader {
+    /// `trace_view.json`: ops, steps and call stacks, read first because rows join against it.
+    Trace,
+    /// `operator_memory.csv`: the allocation rows.
+    OperatorMemory,
+    /// `memory_record.csv`: the allocators' curves.
+    MemoryRecord,
+    /// `npu_module_mem.csv`: per-module device memory.
+    ModuleMem,
+    /// `ascend_pytorch_profiler_<rank>.db`: everything the four text files hold, in one file.
+    Database,
+}
+
+/// One file of a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Read<'a> {
+    /// Path in the input set.
+    pub path: &'a str,
+    /// How it is read.
+    pub reader: Reader,
+}
+
+/// The files of one run folder in reading order: its database export when it has one, else its
+/// text files (see [`super::run`] for why the db is preferred, and for the fallback to
+/// [`text_plan`] when the db cannot be read at all).
+pub fn run_plan(run: &ProfilerRun) -> Vec<Read<'_>> {
+    match run.files.db.first() {
+        Some(path) => vec![Read {
+            path,
+            reader: Reader::Database,
+        }],
+        None => text_plan(run),
+    }
+}
+
+/// The text files of one run folder in reading order (the trace first: rows join against it).
+pub fn text_plan(run: &ProfilerRun) -> Vec<Read<'_>> {
+    let f = &run.files;
+    [
+        (&f.trace_view, Reader::Trace),
+        (&f.operator_memory, Reader::OperatorMemory),
+        (&f.memory_record, Reader::MemoryRecord),
+        (&f.npu_module_mem, Reader::ModuleMem),
+    ]
+    .into_iter()
+    .filter_map(|(path, reader)| path.as_deref().map(|path| Read { path, reader }))
+    .collect()
+}
+
+/// The files of one rank in reading order: its run folders one after the other.
+pub fn rank_plan(rank: &RankInput) -> Vec<Read<'_>> {
+    rank.runs.iter().flat_map(run_plan).collect()
+}
+
+/// A file of a job's plan with its size, for a front end's progress list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlannedFile {
+    /// Path in the input set.
+    pub path: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// The reader.
+    pub reader: Reader,
+}
+
+/// Every file the analysis of `job` reads, rank after rank, with the sizes `set` knows.
+pub fn job_plan(job: &Job, set: &InputSet) -> Vec<PlannedFile> {
+    job.ranks
+        .iter()
+        .flat_map(rank_plan)
+        .map(|r| PlannedFile {
+            path: r.path.to_string(),
+            bytes: set.size(r.path),
+            reader: r.reader,
+        })
+        .collect()
+}

@@ -1,0 +1,504 @@
+//! Profiler run folders: how torch_npu and MindSpore lay out one rank's output, and the
+//! recognizer that finds them among the inputs.
+//!
+//! A run folder is `{worker}_{pid}_{timestamp}_ascend_{pt|ms}`, a folder holding
+//! `ASCEND_PROFILER_OUTPUT/`, or one directly holding `profiler_info*.json` or a memory file. Its
+//! rank comes from `profiler_info_{rank}.json` (the file name, then its `rank_id` key), its role
+//! from `profiler_metadata.json` or the folders above it, its step from a `step<N>` folder above.
+
+use crate::input::classify::{FileView, Group, Head, Recognizer, Unit, UnitBody};
+use crate::input::paths::{file_name, parent};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Largest `profiler_info*.json` / `profiler_metadata.json` read whole (real ones are a few KiB).
+pub const PROFILER_JSON_LIMIT: usize = 4 << 20;
+
+/// The torch_npu files a memory analysis reads, by file name.
+pub const MEMORY_FILES: [&str; 4] = [
+    "operator_memory.csv",
+    "memory_record.csv",
+    "npu_module_mem.csv",
+    "trace_view.json",
+];
+
+/// A torch_npu / MindSpore profiler run folder (`*_ascend_pt`, `*_ascend_ms`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProfilerRun {
+    /// Relative path of the run folder.
+    pub path: String,
+    /// Rank, from `profiler_info_{rank}.json` (file name first, then its `rank_id` key); `None` = unknown.
+    pub rank: Option<u32>,
+    /// Where the rank came from: `file-name`, `rank_id`, or `none`.
+    pub rank_source: &'static str,
+    /// Role: `role` key of `profiler_metadata.json`, else the nearest ancestor folder that is not a
+    /// run folder and not a step; empty when there is none.
+    pub role: String,
+    /// Where the role came from: `metadata`, `folder`, or `none`.
+    pub role_source: &'static str,
+    /// Step number from a `step<N>` or numeric ancestor folder.
+    pub step: Option<u32>,
+    /// Worker name (host or `tensorboard_trace_handler` worker) parsed from the folder name.
+    pub worker: Option<String>,
+    /// Process id parsed from the folder name.
+    pub pid: Option<u64>,
+    /// The 17-digit local timestamp `YYYYmmddHHMMSSmmm` parsed from the folder name.
+    pub timestamp: Option<String>,
+    /// `pt` (torch_npu) or `ms` (MindSpore); `None` when the folder does not carry the suffix.
+    pub framework: Option<&'static str>,
+    /// The files memory analysis reads, by role.
+    pub files: RunFiles,
+    /// How many files the folder holds in all.
+    pub file_count: u64,
+    /// Their total size in bytes.
+    pub bytes: u64,
+    /// Things the user should know (missing files, db-only export, unreadable JSON…).
+    pub notes: Vec<String>,
+}
+
+/// The files of one run folder that memlens reads (relative paths).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RunFiles {
+    /// `profiler_info_{rank}.json` or `profiler_info.json`.
+    pub profiler_info: Option<String>,
+    /// `profiler_metadata.json`.
+    pub profiler_metadata: Option<String>,
+    /// `ASCEND_PROFILER_OUTPUT/operator_memory.csv`.
+    pub operator_memory: Option<String>,
+    /// `ASCEND_PROFILER_OUTPUT/memory_record.csv`.
+    pub memory_record: Option<String>,
+    /// `ASCEND_PROFILER_OUTPUT/npu_module_mem.csv`.
+    pub npu_module_mem: Option<String>,
+    /// `ASCEND_PROFILER_OUTPUT/trace_view.json`.
+    pub trace_view: Option<String>,
+    /// `ascend_pytorch_profiler_*.db` files (db export).
+    pub db: Vec<String>,
+}
+
+impl UnitBody for ProfilerRun {
+    /// `ascend-run`: the kind's name from before the module was called `profiler`, kept for the
+    /// page and for scripts reading `--json`.
+    fn kind(&self) -> &'static str {
+        "ascend-run"
+    }
+    fn path(&self) -> &str {
+        &self.path
+    }
+    fn summary(&self) -> String {
+        let rank = self
+            .rank
+            .map_or("rank ?".to_string(), |r| format!("rank {r}"));
+        let step = self.step.map(|s| format!(" step {s}")).unwrap_or_default();
+        let role = if self.role.is_empty() {
+            "-"
+        } else {
+            &self.role
+        };
+        format!("{rank} role {role}{step}")
+    }
+    fn notes(&self) -> &[String] {
+        &self.notes
+    }
+}
+
+/// The recognizer of profiler run folders (claims them by path; reads only the small JSON files).
+pub struct RunFolders;
+
+impl Recognizer for RunFolders {
+    fn describes(&self) -> &'static [&'static str] {
+        &["a file of a torch_npu / MindSpore profiler run folder"]
+    }
+
+    fn group(&self, paths: &[Option<(&str, u64)>]) -> Vec<Group> {
+        // Folders that are run roots because they directly hold profiler_info*.json or memory files.
+        let mut extra_roots = BTreeMap::new();
+        for (path, _) in paths.iter().flatten() {
+            let name = file_name(path);
+            if is_profiler_info_name(name)
+                || MEMORY_FILES.contains(&name)
+                || is_db_name(name)
+                || name == "profiler_metadata.json"
+            {
+                extra_roots.insert(parent(path).to_string(), ());
+            }
+        }
+        let mut runs: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (i, p) in paths.iter().enumerate() {
+            if let Some((path, _)) = p {
+                if let Some(root) = run_root_of(path, &extra_roots) {
+                    runs.entry(root).or_default().push(i);
+                }
+            }
+        }
+        runs.into_iter()
+            .map(|(root, members)| Group { root, members })
+            .collect()
+    }
+
+    fn member_head(&self, path: &str, _size: u64) -> usize {
+        let name = file_name(path);
+        if is_profiler_info_name(name) || name == "profiler_metadata.json" {
+            PROFILER_JSON_LIMIT
+        } else {
+            0
+        }
+    }
+
+    fn build(&self, group: &Group, files: &[FileView]) -> Unit {
+        let members: Vec<FileView> = group
+            .members
+            .iter()
+            .filter_map(|&i| files.get(i).copied())
+            .collect();
+        Unit::new(build_run(&group.root, &members))
+    }
+
+    fn keeps(&self, path: &str, _size: u64) -> bool {
+        let name = file_name(path);
+        MEMORY_FILES.contains(&name) || is_db_name(name)
+    }
+}
+
+/// True for a run folder name: `…_ascend_pt` or `…_ascend_ms`.
+pub fn is_run_folder_name(name: &str) -> bool {
+    name.ends_with("_ascend_pt") || name.ends_with("_ascend_ms")
+}
+
+fn is_profiler_info_name(name: &str) -> bool {
+    name == "profiler_info.json" || profiler_info_rank(name).is_some()
+}
+
+/// The rank in a `profiler_info_{rank}.json` file name.
+pub fn profiler_info_rank(name: &str) -> Option<u32> {
+    let digits = name.strip_prefix("profiler_info_")?.strip_suffix(".json")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+fn is_db_name(name: &str) -> bool {
+    name.starts_with("ascend_pytorch_profiler") && name.ends_with(".db")
+}
+
+/// A step folder name: `step<N>`, `step_<N>`, `step-<N>` or all digits.
+pub fn step_number(name: &str) -> Option<u32> {
+    let lower = name.to_ascii_lowercase();
+    let digits = match lower.strip_prefix("step") {
+        Some(rest) => rest.trim_start_matches(['_', '-']),
+        None => lower.as_str(),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// Parts of a run folder name `{worker}_{pid}_{timestamp}_ascend_{pt|ms}`, parsed from the right
+/// because host names may contain `_`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunName {
+    /// Worker / host name (may contain `_`).
+    pub worker: Option<String>,
+    /// Process id.
+    pub pid: Option<u64>,
+    /// 17-digit local timestamp.
+    pub timestamp: Option<String>,
+    /// `pt` or `ms`.
+    pub framework: &'static str,
+}
+
+/// Parses a run folder name; `None` if it does not end in `_ascend_pt` / `_ascend_ms`.
+pub fn parse_run_name(name: &str) -> Option<RunName> {
+    let (stem, framework) = if let Some(s) = name.strip_suffix("_ascend_pt") {
+        (s, "pt")
+    } else if let Some(s) = name.strip_suffix("_ascend_ms") {
+        (s, "ms")
+    } else {
+        return None;
+    };
+    let mut out = RunName {
+        worker: None,
+        pid: None,
+        timestamp: None,
+        framework,
+    };
+    let mut parts = stem.rsplitn(3, '_');
+    let ts = parts.next().unwrap_or("");
+    if ts.len() == 17 && ts.bytes().all(|b| b.is_ascii_digit()) {
+        out.timestamp = Some(ts.to_string());
+        let pid = parts.next();
+        let worker = parts.next();
+        if let (Some(pid), Some(worker)) = (pid, worker) {
+            if !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) && !worker.is_empty() {
+                out.pid = pid.parse().ok();
+                out.worker = Some(worker.to_string());
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Where in the tree a file belongs to a run folder, if it does.
+fn run_root_of(path: &str, extra_roots: &BTreeMap<String, ()>) -> Option<String> {
+    let comps: Vec<&str> = path.split('/').collect();
+    // Deepest ancestor folder named like a run folder.
+    for i in (0..comps.len().saturating_sub(1)).rev() {
+        if is_run_folder_name(comps[i]) {
+            return Some(comps[..=i].join("/"));
+        }
+    }
+    // A folder holding ASCEND_PROFILER_OUTPUT is a run folder whatever its name.
+    for i in (0..comps.len().saturating_sub(1)).rev() {
+        if comps[i] == "ASCEND_PROFILER_OUTPUT" {
+            return Some(comps[..i].join("/"));
+        }
+    }
+    // Folders that directly hold profiler_info*.json or a memory file.
+    let mut dir = parent(path);
+    loop {
+        if extra_roots.contains_key(dir) {
+            return Some(dir.to_string());
+        }
+        if dir.is_empty() {
+            return None;
+        }
+        dir = parent(dir);
+    }
+}
+
+fn build_run(root: &str, members: &[FileView]) -> ProfilerRun {
+    let folder = file_name(root);
+    let parsed = parse_run_name(folder);
+    let mut run = ProfilerRun {
+        path: root.to_string(),
+        rank: None,
+        rank_source: "none",
+        role: String::new(),
+        role_source: "none",
+        step: None,
+        worker: parsed.as_ref().and_then(|p| p.worker.clone()),
+        pid: parsed.as_ref().and_then(|p| p.pid),
+        timestamp: parsed.as_ref().and_then(|p| p.timestamp.clone()),
+        framework: parsed.as_ref().map(|p| p.framework),
+        files: RunFiles::default(),
+        file_count: members.len() as u64,
+        bytes: members.iter().map(|f| f.size).sum(),
+        notes: Vec::new(),
+    };
+    let prefix = if root.is_empty() {
+        String::new()
+    } else {
+        format!("{root}/")
+    };
+    let mut info_head: Option<(&Head, u64)> = None;
+    let mut meta_head: Option<(&Head, u64)> = None;
+    // Sorted so that duplicates resolve the same way whatever the input order.
+    let mut sorted: Vec<&FileView> = members.iter().collect();
+    sorted.sort_by(|a, b| a.path.cmp(b.path));
+    for f in sorted {
+        let (path, size, head) = (&f.path.to_string(), &f.size, f.head);
+        let rel = path.strip_prefix(&prefix).unwrap_or(path);
+        let name = file_name(rel);
+        let top_level = !rel.contains('/');
+        let in_output = parent(rel) == "ASCEND_PROFILER_OUTPUT";
+        if top_level && is_profiler_info_name(name) {
+            // Prefer profiler_info_{rank}.json over profiler_info.json.
+            let better = match &run.files.profiler_info {
+                None => true,
+                Some(old) => {
+                    profiler_info_rank(file_name(old)).is_none()
+                        && profiler_info_rank(name).is_some()
+                }
+            };
+            if better {
+                run.files.profiler_info = Some(path.clone());
+                info_head = Some((head, *size));
+            } else {
+                run.notes.push(format!(
+                    "more than one profiler_info file; using {}",
+                    run.files.profiler_info.as_deref().unwrap_or("")
+                ));
+            }
+        } else if top_level && name == "profiler_metadata.json" {
+            run.files.profiler_metadata = Some(path.clone());
+            meta_head = Some((head, *size));
+        } else if is_db_name(name) && (in_output || top_level) {
+            run.files.db.push(path.clone());
+        } else if (in_output || top_level) && MEMORY_FILES.contains(&name) {
+            let slot = match name {
+                "operator_memory.csv" => &mut run.files.operator_memory,
+                "memory_record.csv" => &mut run.files.memory_record,
+                "npu_module_mem.csv" => &mut run.files.npu_module_mem,
+                _ => &mut run.files.trace_view,
+            };
+            // ASCEND_PROFILER_OUTPUT is where torch_npu writes them; it wins over a loose copy.
+            if slot.is_none() || in_output {
+                if let Some(old) = slot.replace(path.clone()) {
+                    run.notes
+                        .push(format!("{name} found twice; using {path}, not {old}"));
+                }
+            } else if let Some(used) = slot.as_deref() {
+                run.notes
+                    .push(format!("{name} found twice; using {used}, not {path}"));
+            }
+        }
+    }
+
+    // Rank: the file name first, then the rank_id key.
+    if let Some(info) = &run.files.profiler_info {
+        if let Some(rank) = profiler_info_rank(file_name(info)) {
+            run.rank = Some(rank);
+            run.rank_source = "file-name";
+        } else {
+            match info_head.map(|(h, size)| json_object(h, size, info)) {
+                Some(Ok(obj)) => match rank_id_value(obj.get("rank_id")) {
+                    Some(Ok(rank)) => {
+                        run.rank = Some(rank);
+                        run.rank_source = "rank_id";
+                    }
+                    Some(Err(bad)) => run.notes.push(format!(
+                        "{info}: rank_id {bad} is not a rank number; rank unknown"
+                    )),
+                    None => run.notes.push(format!(
+                        "{info} names no rank (single-card run); rank unknown"
+                    )),
+                },
+                Some(Err(msg)) => run.notes.push(msg),
+                None => {}
+            }
+        }
+    } else {
+        run.notes
+            .push("no profiler_info*.json in the run folder; rank unknown".to_string());
+    }
+
+    // Role: the metadata key first, then the folder tree.
+    if let (Some(meta), Some((head, size))) = (&run.files.profiler_metadata, meta_head) {
+        match json_object(head, size, meta) {
+            Ok(obj) => match obj.get("role") {
+                Some(serde_json::Value::String(role)) if !role.trim().is_empty() => {
+                    run.role = role.trim().to_string();
+                    run.role_source = "metadata";
+                }
+                Some(serde_json::Value::String(_)) | None => {}
+                Some(other) => run.notes.push(format!(
+                    "{meta}: \"role\" is {}, not a string; role taken from the folder",
+                    json_type(other)
+                )),
+            },
+            Err(msg) => run.notes.push(msg),
+        }
+    }
+    // Nearest ancestors above the run folder: the first step folder gives the step, the first
+    // folder that is neither a run nor a step gives the role (verl: <save>/<step>/<role>/<run>).
+    let ancestors: Vec<&str> = parent(root).split('/').filter(|c| !c.is_empty()).collect();
+    let outer = ancestors.iter().rev().filter(|c| !is_run_folder_name(c));
+    run.step = outer.clone().find_map(|c| step_number(c));
+    if run.role_source == "none" {
+        if let Some(role) = outer.clone().find(|c| step_number(c).is_none()) {
+            run.role = role.to_string();
+            run.role_source = "folder";
+        }
+    }
+
+    // A database export holds what the text files hold: a run with either is complete.
+    if run.files.db.is_empty()
+        && run.files.operator_memory.is_none()
+        && run.files.memory_record.is_none()
+    {
+        run.notes.push(
+            "no operator_memory.csv or memory_record.csv: profile with profile_memory=True, or run \
+             torch_npu.profiler.profiler.analyse(<path>) if ASCEND_PROFILER_OUTPUT is missing"
+                .to_string(),
+        );
+    }
+    run
+}
+
+fn json_type(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+fn json_object(
+    head: &Head,
+    size: u64,
+    path: &str,
+) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    if size > PROFILER_JSON_LIMIT as u64 {
+        return Err(format!(
+            "{path}: {size} bytes, more than the {PROFILER_JSON_LIMIT} bytes a profiler JSON file \
+             may have (real ones are a few KiB); not read"
+        ));
+    }
+    let bytes = match head {
+        Head::Bytes(b) => b,
+        Head::Unreadable(msg) => return Err(format!("{path}: cannot read: {msg}")),
+        Head::NotRead => return Err(format!("{path}: not read")),
+    };
+    match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(other) => Err(format!(
+            "{path}: expected a JSON object, found {}",
+            json_type(&other)
+        )),
+        Err(e) => Err(format!(
+            "{path}: invalid JSON at line {}, column {}: {}",
+            e.line(),
+            e.column(),
+            e
+        )),
+    }
+}
+
+fn rank_id_value(v: Option<&serde_json::Value>) -> Option<Result<u32, String>> {
+    let v = v?;
+    Some(match v {
+        serde_json::Value::Number(n) => n
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| n.to_string()),
+        serde_json::Value::String(s) => s.trim().parse::<u32>().map_err(|_| format!("\"{s}\"")),
+        serde_json::Value::Null => return None,
+        other => Err(json_type(other).to_string()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_names_parse_from_the_right() {
+        let p =
+            parse_run_name("localhost.local_domain_139247_20230628101435123_ascend_pt").unwrap();
+        assert_eq!(p.worker.as_deref(), Some("localhost.local_domain"));
+        assert_eq!(p.pid, Some(139247));
+        assert_eq!(p.timestamp.as_deref(), Some("20230628101435123"));
+        assert_eq!(p.framework, "pt");
+        let legacy = parse_run_name("20260526_085155_ascend_pt").unwrap();
+        assert_eq!(legacy.timestamp, None);
+        assert_eq!(legacy.pid, None);
+        assert!(parse_run_name("rank0_ascend").is_none());
+        assert_eq!(parse_run_name("rank0_ascend_ms").unwrap().framework, "ms");
+    }
+
+    #[test]
+    fn steps_and_profiler_info_names() {
+        assert_eq!(step_number("step3"), Some(3));
+        assert_eq!(step_number("Step_12"), Some(12));
+        assert_eq!(step_number("7"), Some(7));
+        assert_eq!(step_number("actor"), None);
+        assert_eq!(step_number("step"), None);
+        assert_eq!(profiler_info_rank("profiler_info_15.json"), Some(15));
+        assert_eq!(profiler_info_rank("profiler_info.json"), None);
+        assert_eq!(profiler_info_rank("profiler_info_x.json"), None);
+    }
+}

@@ -1,0 +1,284 @@
+//! Recognising SOMAS inputs: memory-plan dumps of every family and `task_info_graph_*.ir` files,
+//! by their first bytes (names vary by version and device; the headers do not lie).
+
+use crate::input::classify::{FileView, Recognizer, Unit, UnitBody};
+use serde::Serialize;
+
+/// Bytes read from a file whose content is sniffed.
+pub const SNIFF_BYTES: usize = 64 << 10;
+
+/// A SOMAS dump or task-info file and the format detected from its content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SomasFile {
+    /// Relative path of the file.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Dump family, detected from the header lines (not the file name).
+    pub family: SomasFamily,
+    /// MindSpore version range the content matches, as far as the first bytes tell.
+    pub version: String,
+    /// Dump stage from the file name (`tensor_offset`, `pre_processed_info`, …), if it has a standard name.
+    pub stage: Option<String>,
+    /// Device prefix from the file name (`Ascend`, `GPU`, `CPU`, `SOMAS`), if any.
+    pub device: Option<String>,
+    /// Graph id from the file name, if any.
+    pub graph_id: Option<u32>,
+}
+
+/// The SOMAS dump families, told apart by their first lines (`docs/formats-somas.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SomasFamily {
+    /// `SomasInfo()` of v1.10 and later (`*_somas_tensor_offset_*.ir` and the stage dumps).
+    SomasInfo,
+    /// `SomasInfo()` of r1.x (`somas_*_info_*.ir`, incl. `somas_allocate_info` with addresses).
+    SomasInfoR1,
+    /// r1.x `somas_mem_info_*.ir`.
+    MemInfoR1,
+    /// `*somas_offline_log_*.ir`.
+    OfflineLog,
+    /// `task_info_graph_*.ir`.
+    TaskInfo,
+}
+
+impl SomasFamily {
+    /// Stable identifier, as serialised.
+    pub fn id(self) -> &'static str {
+        match self {
+            SomasFamily::SomasInfo => "somas-info",
+            SomasFamily::SomasInfoR1 => "somas-info-r1",
+            SomasFamily::MemInfoR1 => "mem-info-r1",
+            SomasFamily::OfflineLog => "offline-log",
+            SomasFamily::TaskInfo => "task-info",
+        }
+    }
+}
+
+impl UnitBody for SomasFile {
+    /// `somas` for a memory plan, `task-info` for a task-info file.
+    fn kind(&self) -> &'static str {
+        if self.family == SomasFamily::TaskInfo {
+            "task-info"
+        } else {
+            "somas"
+        }
+    }
+    fn path(&self) -> &str {
+        &self.path
+    }
+    fn summary(&self) -> String {
+        format!("{} {}", self.family.id(), self.version)
+    }
+}
+
+/// The recognizer of SOMAS dumps and task-info files (loose files, by their first bytes).
+pub struct Dumps;
+
+impl Recognizer for Dumps {
+    fn describes(&self) -> &'static [&'static str] {
+        &["a SOMAS dump", "a task-info file"]
+    }
+
+    fn loose_head(&self, _path: &str, _size: u64) -> usize {
+        SNIFF_BYTES
+    }
+
+    fn recognize(&self, file: &FileView) -> Option<Unit> {
+        let bytes = file.head.bytes()?;
+        if bytes.contains(&0) {
+            return None;
+        }
+        let (family, version) = sniff_somas(bytes)?;
+        let name = file.name();
+        let (device, stage, graph_id) = if family == SomasFamily::TaskInfo {
+            (None, None, task_info_graph_id(name))
+        } else {
+            somas_name_parts(name)
+        };
+        Some(Unit::new(SomasFile {
+            path: file.path.to_string(),
+            size: file.size,
+            family,
+            version,
+            stage,
+            device,
+            graph_id,
+        }))
+    }
+
+    fn explain(&self, file: &FileView) -> Option<String> {
+        let name = file.name();
+        let text = String::from_utf8_lossy(file.head.bytes()?);
+        let first_line: String = text
+            .trim_start()
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(60)
+            .collect();
+        if name.contains("somas_solver")
+            || name.contains("somas_tensor_relation")
+            || first_line.starts_with("T ")
+        {
+            return Some(
+                "SOMAS solver log: not a memory plan; open the *_somas_tensor_offset_*.ir dump"
+                    .to_string(),
+            );
+        }
+        if name.starts_with("somas_graph") && name.ends_with(".json") {
+            return Some(
+                "SOMAS cache file: open the *_somas_tensor_offset_*.ir dump instead".to_string(),
+            );
+        }
+        if name.ends_with(".ir") {
+            return Some(format!(
+                "a .ir file without a SOMAS or task-info header (first line: \"{first_line}\")"
+            ));
+        }
+        None
+    }
+}
+
+/// Splits a SOMAS-style file name `[<Device>_]somas_<stage>_<graph>.ir` into its parts.
+fn somas_name_parts(name: &str) -> (Option<String>, Option<String>, Option<u32>) {
+    let stem = name.strip_suffix(".ir").unwrap_or(name);
+    let Some(pos) = stem.find("somas_") else {
+        return (None, None, None);
+    };
+    let device = stem[..pos]
+        .strip_suffix('_')
+        .map(str::to_string)
+        .filter(|d| !d.is_empty());
+    let rest = &stem[pos + "somas_".len()..];
+    // The graph id is the last `_<digits>` group; anything after it (e.g. `.v1_10`) is a suffix.
+    let main = rest.split('.').next().unwrap_or(rest);
+    let (stage, graph) = match main.rfind('_') {
+        Some(i) if main[i + 1..].bytes().all(|b| b.is_ascii_digit()) && i + 1 < main.len() => {
+            (&main[..i], main[i + 1..].parse().ok())
+        }
+        _ => (main, None),
+    };
+    (
+        device,
+        Some(stage.to_string()).filter(|s| !s.is_empty()),
+        graph,
+    )
+}
+
+fn task_info_graph_id(name: &str) -> Option<u32> {
+    let stem = name.strip_suffix(".ir").unwrap_or(name);
+    let rest = stem.strip_prefix("task_info_graph_")?;
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    digits.parse().ok()
+}
+
+/// What the first bytes of a text file say about its SOMAS family and version.
+pub fn sniff_somas(head: &[u8]) -> Option<(SomasFamily, String)> {
+    let text = String::from_utf8_lossy(head);
+    let trimmed = text.trim_start_matches(['\n', '\r', ' ']);
+    let first = trimmed.lines().next().unwrap_or("");
+    if first.starts_with("op_name:") {
+        let version = if text.contains("-NonTask\n") {
+            "2.0-2.2"
+        } else {
+            "r1.x-2.2"
+        };
+        return Some((SomasFamily::TaskInfo, version.to_string()));
+    }
+    if first.starts_with("mem_id:\tstart_offset:") {
+        return Some((SomasFamily::MemInfoR1, "r1.x".to_string()));
+    }
+    if first.starts_with("Somas EDGE")
+        || first.starts_with("Somas CONTIGUOUS")
+        || first.starts_with("Somas GROUP")
+    {
+        return Some((SomasFamily::OfflineLog, "r1.x-2.x".to_string()));
+    }
+    let mut lines = trimmed.lines().map(|l| l.trim_end_matches('\r'));
+    let mut family = None;
+    for line in lines.by_ref().take(8) {
+        if line.starts_with("index:\tsize:\tstart_addr:")
+            || line.starts_with("index:\tsize:\treal_size:")
+        {
+            family = Some(SomasFamily::SomasInfoR1);
+            break;
+        }
+        if line.starts_with("index:\tsize:\tsource node name:")
+            || line.starts_with("index:\taligned_size:")
+        {
+            family = Some(SomasFamily::SomasInfo);
+            break;
+        }
+    }
+    match family? {
+        SomasFamily::SomasInfoR1 => Some((SomasFamily::SomasInfoR1, "r1.x".to_string())),
+        _ => Some((SomasFamily::SomasInfo, somas_info_version(&text))),
+    }
+}
+
+/// Version of a v1.10+ SomasInfo dump from what its first bytes show: a `/` in tensor source names
+/// means v2.4+, `%nCT` control tensors v2.0–2.3, `%nT … Control` tensors v1.10.
+fn somas_info_version(text: &str) -> String {
+    let mut in_tensors = false;
+    let mut slash_names = false;
+    let mut ct = false;
+    let mut t_control = false;
+    let mut seen_tensor = false;
+    for line in text.lines() {
+        if line.starts_with("All Tensors:") {
+            in_tensors = true;
+            continue;
+        }
+        if line.starts_with("All Nodes:") {
+            in_tensors = false;
+            continue;
+        }
+        if !in_tensors || !line.starts_with('%') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split('\t').collect();
+        if fields.len() < 9 {
+            continue; // possibly cut off at the end of the head
+        }
+        seen_tensor = true;
+        if fields[0].ends_with("CT") {
+            ct = true;
+        } else if fields[4] == "Control" {
+            t_control = true;
+        }
+        if fields[8].contains('/') {
+            slash_names = true;
+        }
+    }
+    if slash_names {
+        "v2.4+".to_string()
+    } else if ct {
+        "v2.0-2.3".to_string()
+    } else if t_control {
+        "v1.10".to_string()
+    } else if seen_tensor {
+        "v1.10-2.3".to_string()
+    } else {
+        "v1.10+".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn somas_file_names_split_into_device_stage_graph() {
+        assert_eq!(
+            somas_name_parts("Ascend_somas_tensor_offset_1.ir"),
+            (Some("Ascend".into()), Some("tensor_offset".into()), Some(1))
+        );
+        assert_eq!(
+            somas_name_parts("somas_allocate_info_1.r1.ir"),
+            (None, Some("allocate_info".into()), Some(1))
+        );
+        assert_eq!(task_info_graph_id("task_info_graph_12.ir"), Some(12));
+    }
+}
