@@ -12,6 +12,7 @@
 //! - the `memlens` CLI (`src/bin/memlens`) and the WebAssembly API (`src/wasm`, compiled only for
 //!   `wasm32`) call the same functions, so the page and the CLI print the same numbers.
 
+pub mod bulk;
 pub mod chart;
 pub mod diag;
 pub mod export;

@@ -1,10 +1,27 @@
 //! The view queries of a rank (table pages, live set at a time, curves for a window) on the
-//! committed example job, checked against brute force over the same rows.
+//! committed example job, checked against brute force over the same rows; the table through the
+//! view model's requests, as the page asks.
 
-use memlens::profiler::analysis::{analyze_job, AnalyzeOptions, SortKey, TableQuery};
+use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
 use memlens::profiler::memory_record::Metric;
+use memlens::profiler::queries::RowFilter;
+use memlens::profiler::view::{JobView, Request};
 use memlens::profiler::{discover_job, JobAnalysis};
+use serde_json::{json, Value};
 use std::path::Path;
+
+fn example_view() -> JobView {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/examples/two-rank-job");
+    let mut inputs = memlens::families::input_set_from_paths(&[p]);
+    let mut view = JobView::open(&mut inputs);
+    view.analyze(&inputs);
+    view
+}
+
+fn ask(view: &mut JobView, method: &str, params: Value) -> Result<Value, String> {
+    let r: Request = serde_json::from_value(json!({ "method": method, "params": params })).unwrap();
+    view.answer(&r).map(|t| serde_json::from_str(&t).unwrap())
+}
 
 fn example() -> JobAnalysis {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/examples/two-rank-job");
@@ -36,41 +53,99 @@ fn example_job_is_small_and_complete() {
 fn table_filters_sorts_and_pages() {
     let a = example();
     let r = &a.ranks[0];
-    let q = TableQuery {
-        name: Some("^aten::empty".to_string()),
-        min_size: Some(1 << 20),
-        sort: SortKey::Size,
-        descending: true,
-        limit: 5,
-        ..TableQuery::default()
-    };
-    let page = r.table(&q).unwrap();
+    let mut view = example_view();
+    let page = ask(
+        &mut view,
+        "table",
+        json!({"rank": 0, "offset": 0, "limit": 5,
+               "query": {"name": "^aten::empty", "min_size": 1048576, "sort": "size", "descending": true}}),
+    )
+    .unwrap();
     let want: Vec<usize> = (0..r.rows.len())
         .filter(|&i| r.name(i).starts_with("aten::empty") && r.rows[i].size >= 1 << 20)
         .collect();
-    assert_eq!(page.total as usize, want.len());
-    assert!(page.rows.len() <= 5);
-    let sizes: Vec<u64> = page.rows.iter().map(|&i| r.rows[i as usize].size).collect();
+    assert_eq!(page["total"].as_u64().unwrap() as usize, want.len());
+    let ids: Vec<usize> = page["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap() as usize)
+        .collect();
+    assert!(!ids.is_empty() && ids.len() <= 5);
+    // Cells cross by column name, and they are the rows' own values.
+    let sizes: Vec<u64> = page["columns"]["size"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        sizes,
+        ids.iter().map(|&i| r.rows[i].size).collect::<Vec<_>>()
+    );
+    for (k, &i) in ids.iter().enumerate() {
+        assert_eq!(page["columns"]["name"][k], r.name(i));
+        assert_eq!(page["columns"]["top_frame"][k], r.top_frame(i));
+    }
+    assert!(
+        page["columns"].get("stack").is_none(),
+        "the stack is searched, not sent"
+    );
     assert!(sizes.windows(2).all(|w| w[0] >= w[1]));
     let max = want.iter().map(|&i| r.rows[i].size).max().unwrap_or(0);
     assert_eq!(sizes.first().copied().unwrap_or(0), max);
-    assert!(r
-        .table(&TableQuery {
-            stack: Some("(".to_string()),
-            ..TableQuery::default()
-        })
-        .is_err());
-    let by_stack = r
-        .table(&TableQuery {
-            stack: Some("model\\.py".to_string()),
-            limit: 1000,
-            ..TableQuery::default()
-        })
+    // Descending mirrors ascending exactly, ties included.
+    let all = |desc: bool, view: &mut JobView| -> Vec<u64> {
+        let p = ask(
+            view,
+            "table",
+            json!({"rank": 0, "offset": 0, "limit": 10000, "query": {"sort": "size", "descending": desc}}),
+        )
         .unwrap();
-    assert!(by_stack
-        .rows
+        p["ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect()
+    };
+    let mut up = all(false, &mut view);
+    up.reverse();
+    assert_eq!(up, all(true, &mut view));
+    assert!(ask(
+        &mut view,
+        "table",
+        json!({"rank": 0, "offset": 0, "limit": 5, "query": {"stack": "("}})
+    )
+    .is_err());
+    let by_stack = ask(
+        &mut view,
+        "table",
+        json!({"rank": 0, "offset": 0, "limit": 1000, "query": {"stack": "model\\.py"}}),
+    )
+    .unwrap();
+    assert!(by_stack["total"].as_u64().unwrap() > 0);
+    assert!(by_stack["ids"]
+        .as_array()
+        .unwrap()
         .iter()
-        .all(|&i| r.stack(i as usize).contains("model.py")));
+        .all(|i| r.stack(i.as_u64().unwrap() as usize).contains("model.py")));
+    // A row's position in the view is where its page shows it.
+    let q = json!({"sort": "size", "descending": true});
+    let p = ask(
+        &mut view,
+        "table",
+        json!({"rank": 0, "offset": 7, "limit": 1, "query": q}),
+    )
+    .unwrap();
+    let row = p["ids"][0].as_u64().unwrap();
+    let pos = ask(
+        &mut view,
+        "position",
+        json!({"rank": 0, "row": row, "query": q}),
+    )
+    .unwrap();
+    assert_eq!(pos, 7);
 }
 
 #[test]
@@ -117,13 +192,11 @@ fn view_queries_match_brute_force() {
         );
         // Each group's table filter lists exactly its live rows.
         for g in at_peak.iter().filter(|g| g.frame != UNTRACKED) {
-            let ids = r
-                .table_ids(&TableQuery {
-                    live_at: Some(s.peak_time_ns),
-                    top_frame: Some(g.frame.clone()),
-                    ..TableQuery::default()
-                })
-                .unwrap();
+            let ids = r.rows_matching(&RowFilter {
+                live_at: Some(s.peak_time_ns),
+                top_frame: Some(g.frame.clone()),
+                ..RowFilter::default()
+            });
             assert_eq!(ids.len() as u64, g.count, "{}", g.frame);
             let bytes: u64 = ids.iter().map(|&i| r.rows[i as usize].size).sum();
             assert_eq!(bytes, g.bytes);

@@ -353,40 +353,38 @@ fn names_with_brackets() {
 #[test]
 fn table_pages_sort_and_filter_like_the_page_will() {
     use memlens::somas::tables::{to_table, Table};
-    use memlens::table::{Cell, Query};
+    use memlens::table::{Cell, Query, TextFilter};
     let m = load("Ascend_somas_tensor_offset_1.ir");
     let a = analyze(&m, None);
     let t = to_table(&m, &a, Table::Tensors);
     assert_eq!(t.rows(), 14);
-    let col = |name: &str| t.specs().iter().position(|s| s.name == name).expect(name);
     // Tensors whose source node name contains "softmax": %9T (512), %10T (1024), %11T (2560).
     let v = t
         .view(&Query {
-            sort: vec![(col("AlignSize"), true)],
-            text: Some("softmax".into()),
-            text_column: Some(col("SourceNodeName")),
+            sort: vec![("AlignSize".into(), true)],
+            text: vec![TextFilter {
+                column: Some("SourceNodeName".into()),
+                pattern: "softmax".into(),
+                ..TextFilter::default()
+            }],
             ..Query::default()
         })
         .unwrap();
     let p = v.page(&t, 0, 2);
     assert_eq!(p.total, 3);
     assert_eq!(p.ids, vec![11, 10]);
-    assert_eq!(p.rows[0][col("AlignSize")], Cell::U(2560));
-    assert_eq!(p.rows[0][col("TensorType")], Cell::S("Workspace"));
+    let first = |name: &str| p.column(name).expect(name)[0];
+    assert_eq!(first("AlignSize"), Cell::U(2560));
+    assert_eq!(first("TensorType"), Cell::S("Workspace"));
     assert_eq!(
-        p.rows[0][col("SourceNodeName")],
+        first("SourceNodeName"),
         Cell::S("SoftmaxCrossEntropyWithLogits-op12")
     );
     // Nodes by in-use memory, largest first: ReLU-op3 (2295808) then MaxPool-op4 (1515008).
     let n = to_table(&m, &a, Table::Nodes);
-    let c = n
-        .specs()
-        .iter()
-        .position(|s| s.name == "AliveTensorsSize")
-        .unwrap();
     let v = n
         .view(&Query {
-            sort: vec![(c, true)],
+            sort: vec![("AliveTensorsSize".into(), true)],
             ..Query::default()
         })
         .unwrap();

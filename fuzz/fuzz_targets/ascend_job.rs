@@ -8,7 +8,8 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use memlens::profiler::analysis::{analyze_job, AnalyzeOptions, SortKey, TableQuery};
+use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
+use memlens::profiler::view::allocations::{allocation_table, select, AllocationQuery, SortKey};
 use memlens::profiler::memory_record::Metric;
 use memlens::profiler::trace::TraceOptions;
 use memlens::profiler::discover_job;
@@ -58,31 +59,36 @@ fn run(data: &[u8]) {
             let _ = r.curve("PTA", m);
             let _ = r.curve_window("PTA", m, i64::MIN, i64::MAX, 7);
         }
+        let table = allocation_table(r, 0);
         for sort in [
             SortKey::Time,
             SortKey::Size,
             SortKey::Duration,
             SortKey::Name,
+            SortKey::Release,
+            SortKey::Frame,
         ] {
-            let q = TableQuery {
+            let q = AllocationQuery {
                 name: Some("a.*".into()),
                 stack: Some("(".into()), // an invalid regex is an error, not a panic
                 sort,
                 descending: true,
-                limit: 5,
-                ..TableQuery::default()
+                ..AllocationQuery::default()
             };
-            let _ = r.table(&q);
-            let page = r
-                .table(&TableQuery {
+            let _ = select(r, &table, 0, &q);
+            let view = select(
+                r,
+                &table,
+                0,
+                &AllocationQuery {
                     sort,
-                    overlap: true,
-                    start_ns: Some(0),
-                    limit: 50,
-                    ..TableQuery::default()
-                })
-                .expect("a plain query works");
-            assert!(page.rows.len() as u64 <= page.total.min(50));
+                    start: Some(0.0),
+                    ..AllocationQuery::default()
+                },
+            )
+            .expect("a plain query works");
+            let page = view.page(&table, 0, 50);
+            assert!(page.ids.len() <= page.total.min(50));
         }
     }
     exp::write_memory_events(&a, std::io::sink()).expect("memory_events");

@@ -17,8 +17,10 @@
 //!   export when it has one, else its text files), and [`run`] executes a run folder's plan;
 //! - [`attribution`] joins every allocation row to the op that made it and to a call stack;
 //! - [`analysis`] computes peaks, live sets, leaks, fragmentation, per-step peaks and the job matrix;
-//! - [`view`] answers what the views of a front end ask beyond the summary (the `--json` report,
-//!   time origins, leak candidates by frame, the allocation timeline's layout);
+//! - [`queries`] answers questions about one analysed rank (live set at a time, leak candidates,
+//!   curves for a window, the rows a filter keeps);
+//! - [`view`] holds what the views of a front end ask (requests and answers as serde types, the
+//!   `--json` report with the job's totals, the allocation table, the timeline's layout);
 //! - [`generate`] writes deterministic synthetic jobs for tests, examples and benchmarks
 //!   (`generate::db`, native only, writes the same jobs as database exports).
 //!
@@ -37,6 +39,7 @@ pub mod memory_record;
 pub mod module_mem;
 pub mod operator_memory;
 pub mod plan;
+pub mod queries;
 pub mod run;
 pub mod run_folder;
 pub mod trace;

@@ -22,6 +22,7 @@ pub mod recognize;
 pub mod summary;
 pub mod tables;
 pub mod task_info;
+pub mod view;
 
 pub use analysis::{analyze, Analysis};
 pub use model::{DumpFamily, Format, Lifelong, SomasModel, TensorKind};

@@ -115,6 +115,21 @@ pub const CONFLICT_COLUMNS: [&str; 10] = [
 ];
 
 impl Table {
+    /// The table's name in requests (`tensors`, `nodes`, `parameters`, `conflicts`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Table::Tensors => "tensors",
+            Table::Nodes => "nodes",
+            Table::Parameters => "parameters",
+            Table::Conflicts => "conflicts",
+        }
+    }
+
+    /// The index of the column called `name`.
+    pub fn column(self, name: &str) -> Option<usize> {
+        self.columns().iter().position(|c| *c == name)
+    }
+
     /// Column names as shown on the page.
     pub fn columns(self) -> &'static [&'static str] {
         match self {
@@ -405,7 +420,7 @@ fn name_dict(model: &SomasModel) -> std::sync::Arc<[Box<str>]> {
 /// Numbers stay numbers (addresses with kind `hex`), names are interned symbols; the list-valued
 /// CSV columns (destinations, inputs) become counts here, since a view shows them per row on
 /// demand through the queries.
-pub fn to_table(model: &SomasModel, an: &Analysis, table: Table) -> crate::table::Table {
+pub fn to_table(model: &SomasModel, an: &Analysis, table: Table) -> crate::table::Table<'static> {
     use crate::table::{Column as C, Table as T};
     let dict = name_dict(model);
     let sym = |ids: Vec<u32>| C::Sym(ids, dict.clone());

@@ -1,12 +1,16 @@
 //! The JavaScript-facing API: the only module that knows about wasm-bindgen and web-sys.
 //!
-//! It is deliberately thin. Browser `File`s become [`file_source::FileSource`]s (the core's
-//! [`crate::source::Source`]), results cross the boundary as JSON text produced by the same serde
-//! types the CLI prints, so a number on the page is the number `memlens … --json` prints.
+//! It only converts. Browser `File`s become [`file_source::FileSource`]s (the core's
+//! [`crate::source::Source`]) in the core's input set; requests arrive as JSON text and are the
+//! serde types of each family's `view` module, answers leave as the JSON text of the same serde
+//! types the CLI prints (a number on the page is the number `memlens … --json` prints) or, for
+//! the [`crate::bulk::Bulk`] answers drawn at every frame, as typed arrays.
 //!
 //! Everything here runs in a dedicated Web Worker: `FileReaderSync` and rayon's blocking waits are
 //! not allowed on the page's main thread.
 
+use crate::bulk::{Bulk, Field};
+use js_sys::{Float32Array, Float64Array, Object, Reflect, Uint32Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 pub mod file_source;
@@ -38,4 +42,28 @@ pub fn engine_info() -> String {
         "version": env!("CARGO_PKG_VERSION"),
     })
     .to_string()
+}
+
+/// A core error as a JavaScript `Error`.
+fn err(e: impl std::fmt::Display) -> JsError {
+    JsError::new(&e.to_string())
+}
+
+/// A bulk answer as a plain object of numbers, strings and typed arrays (the arrays are copies
+/// the page may transfer).
+fn bulk_object(answer: &impl Bulk) -> Object {
+    let o = Object::new();
+    for (name, field) in answer.fields() {
+        let value: JsValue = match field {
+            Field::Num(x) => x.into(),
+            Field::Text(s) => s.into(),
+            Field::F64(v) => Float64Array::from(v).into(),
+            Field::F32(v) => Float32Array::from(v).into(),
+            Field::U32(v) => Uint32Array::from(v).into(),
+            Field::U8(v) => Uint8Array::from(v).into(),
+        };
+        // Reflect::set on a plain object cannot fail.
+        let _ = Reflect::set(&o, &JsValue::from_str(name), &value);
+    }
+    o
 }

@@ -13,12 +13,9 @@ export function overview({ report, ranks }, store) {
     help: 'Peak device memory of every rank. Click a rank (a matrix cell or a row) to open it in the views below.',
   });
   const summaries = report.ranks;
-  const totalRows = summaries.reduce((a, r) => a + r.rows, 0);
-  let peakIdx = -1;
-  summaries.forEach((r, i) => {
-    if (peakIdx < 0 || r.peak_allocated_bytes > summaries[peakIdx].peak_allocated_bytes) peakIdx = i;
-  });
-  const unreleased = summaries.reduce((a, r) => a + r.unreleased_bytes, 0);
+  // The job's totals are computed in the engine (the same object `memlens profiler --json` prints).
+  const totals = report.totals;
+  const peakIdx = totals.peak_rank ?? -1;
 
   // ---- headline figures (hooks: data-metric / data-value) ----
   const metric = (id, label, value, text, sub, title) =>
@@ -31,16 +28,16 @@ export function overview({ report, ranks }, store) {
     ? el('button', { type: 'button', class: 'linkish', text: rankLabel(peak), title: 'Open this rank', on: { click: () => open(peakIdx) } })
     : null;
   const metrics = el('div', { class: 'metrics' },
-    metric('ascend-ranks', 'Ranks', summaries.length, int(summaries.length), `${new Set(summaries.map((r) => r.role)).size} role(s)`),
-    metric('ascend-rows', 'Allocation rows', totalRows, int(totalRows), `${int(summaries.reduce((a, r) => a + r.rows_ge, 0))} of them cann:: (GE)`),
-    metric('ascend-warnings', 'Warnings', report.warnings.length, int(report.warnings.length), report.ignored.length ? `${int(report.ignored.length)} file(s) not analysed` : 'no file ignored'),
+    metric('ascend-ranks', 'Ranks', totals.ranks, int(totals.ranks), `${totals.roles} role(s)`),
+    metric('ascend-rows', 'Allocation rows', totals.rows, int(totals.rows), `${int(totals.rows_ge)} of them cann:: (GE)`),
+    metric('ascend-warnings', 'Warnings', totals.warnings, int(totals.warnings), totals.ignored ? `${int(totals.ignored)} file(s) not analysed` : 'no file ignored'),
     peak
       ? el('div', { class: 'metric peak-metric', 'data-metric': 'ascend-peak', 'data-value': String(peak.peak_allocated_bytes), title: exactBytes(peak.peak_allocated_bytes) },
           el('div', { class: 'label', text: 'Highest peak allocated' }),
           el('div', { class: 'value', text: bytes(peak.peak_allocated_bytes) }),
           el('div', { class: 'sub' }, peakButton))
       : null,
-    metric('ascend-unreleased', 'Never released', unreleased, bytes(unreleased), `${int(summaries.reduce((a, r) => a + r.unreleased_rows, 0))} allocation(s)`, exactBytes(unreleased)),
+    metric('ascend-unreleased', 'Never released', totals.unreleased_bytes, bytes(totals.unreleased_bytes), `${int(totals.unreleased_rows)} allocation(s)`, exactBytes(totals.unreleased_bytes)),
   );
   body.append(metrics);
 
@@ -62,8 +59,7 @@ export function overview({ report, ranks }, store) {
   }
   rankVals.sort((a, b) => (a === 'unknown') - (b === 'unknown') || Number(a) - Number(b));
   // Heat spans the job's lowest to highest peak, so ranks a few percent apart still differ.
-  const peaks = summaries.map((r) => r.peak_allocated_bytes);
-  const [minPeak, maxPeak] = [Math.min(...peaks), Math.max(...peaks)];
+  const [minPeak, maxPeak] = [totals.min_peak_allocated_bytes, totals.peak_allocated_bytes];
   const outliers = new Map(report.outliers.map((o) => [rankKey(o), o]));
   const cells = [];
   const matrix = el('table', { class: 'ascend-matrix', 'data-testid': 'ascend-matrix' });

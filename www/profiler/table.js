@@ -2,30 +2,29 @@
 // extras, filtered (name or stack regex, size range, the brushed window, a group picked in the
 // live-set or unreleased view) and sorted in Rust, paged into a virtualised table.
 import { el } from '../ui/dom.js';
-import { VirtualTable } from '../ui/virtual-table.js';
+import { VirtualTable, rowsByName } from '../ui/virtual-table.js';
 import { bytes, exactBytes, int } from '../format.js';
 import { ms, duration, timeTitle, section, parseBytes, rankLabel, shortFrame } from './common.js';
 
-// Columns in display order; `src` is the index in a worker row (src/wasm/profiler.rs tablePage:
-// name, size, start, duration, release, totals ×3, stream, device, source, stack source, top
-// frame, step, unreleased). Where-in-the-code comes early; the allocator totals and ids after.
+// Columns in display order; `key` names the cell in a row of the engine's allocation table
+// (src/profiler/view/allocations.rs). Where-in-the-code comes early; the allocator totals and ids
+// after.
 const COLUMNS = [
-  { src: 0, name: 'Name', kind: 'text', width: 'minmax(150px, 1.2fr)', sort: 'name', fmt: 'name' },
-  { src: 1, name: 'Size', kind: 'bytes', width: '80px', sort: 'size', fmt: 'bytes' },
-  { src: 2, name: 'Allocated at', kind: 'ms', width: '96px', sort: 'time', fmt: 'time', title: 'ms since the capture start; sort by allocation time' },
-  { src: 3, name: 'Duration', kind: 'ms', width: '76px', sort: 'duration', fmt: 'duration' },
-  { src: 12, name: 'Top user frame', kind: 'text', width: 'minmax(270px, 2.4fr)', sort: 'frame', fmt: 'frame', title: 'the first frame of the call stack in your code; sort by it' },
-  { src: 11, name: 'Stack', kind: 'text', width: '84px', title: 'how the call stack was found: direct, via_forward, approximate, none' },
-  { src: 4, name: 'Released at', kind: 'ms', width: '96px', sort: 'release', fmt: 'time', title: 'ms since the capture start; empty = not released in the capture' },
-  { src: 10, name: 'Source', kind: 'text', width: '52px', title: 'PTA (torch allocator) or GE (cann:: rows)' },
-  { src: 5, name: 'Total alloc.', kind: 'bytes', width: '80px', fmt: 'bytes', title: 'allocator total allocated when this block was allocated' },
-  { src: 6, name: 'Total res.', kind: 'bytes', width: '80px', fmt: 'bytes', title: 'allocator total reserved when this block was allocated' },
-  { src: 7, name: 'Total active', kind: 'bytes', width: '80px', fmt: 'bytes', title: 'allocator total active when this block was allocated' },
-  { src: 13, name: 'Step', kind: 'int', width: '44px' },
-  { src: 8, name: 'Stream', kind: 'text', width: '70px' },
-  { src: 9, name: 'Device', kind: 'text', width: '60px' },
+  { key: 'name', name: 'Name', kind: 'text', width: 'minmax(150px, 1.2fr)', sort: 'name', fmt: 'name' },
+  { key: 'size', name: 'Size', kind: 'bytes', width: '80px', sort: 'size', fmt: 'bytes' },
+  { key: 'start', name: 'Allocated at', kind: 'ms', width: '96px', sort: 'time', fmt: 'time', title: 'ms since the capture start; sort by allocation time' },
+  { key: 'duration', name: 'Duration', kind: 'ms', width: '76px', sort: 'duration', fmt: 'duration' },
+  { key: 'top_frame', name: 'Top user frame', kind: 'text', width: 'minmax(270px, 2.4fr)', sort: 'frame', fmt: 'frame', title: 'the first frame of the call stack in your code; sort by it' },
+  { key: 'stack_source', name: 'Stack', kind: 'text', width: '84px', title: 'how the call stack was found: direct, via_forward, approximate, none' },
+  { key: 'release', name: 'Released at', kind: 'ms', width: '96px', sort: 'release', fmt: 'time', title: 'ms since the capture start; empty = not released in the capture' },
+  { key: 'source', name: 'Source', kind: 'text', width: '52px', title: 'PTA (torch allocator) or GE (cann:: rows)' },
+  { key: 'total_allocated', name: 'Total alloc.', kind: 'bytes', width: '80px', fmt: 'bytes', title: 'allocator total allocated when this block was allocated' },
+  { key: 'total_reserved', name: 'Total res.', kind: 'bytes', width: '80px', fmt: 'bytes', title: 'allocator total reserved when this block was allocated' },
+  { key: 'total_active', name: 'Total active', kind: 'bytes', width: '80px', fmt: 'bytes', title: 'allocator total active when this block was allocated' },
+  { key: 'step', name: 'Step', kind: 'int', width: '44px' },
+  { key: 'stream', name: 'Stream', kind: 'text', width: '70px' },
+  { key: 'device', name: 'Device', kind: 'text', width: '60px' },
 ];
-const UNRELEASED = 14;
 
 /** The worker query for the current state (times ns relative). */
 export function tableQuery(s) {
@@ -80,13 +79,12 @@ export function allocationsTable({ client, store, ranks, report }) {
     time: (v) => timeCell(v),
     duration: (v) => (v === null || v === undefined ? cell('', 'empty') : cell(duration(v), `${int(v)} ns`)),
     frame: (v) => (v ? cell(shortFrame(v), v) : cell('(no stack)', 'no call stack for this row')),
-    name: (v, row) => cell(v || '(no name)', `${v}${row[UNRELEASED] ? '\nnot released in the capture' : ''}`),
+    name: (v, row) => cell(v || '(no name)', `${v}${row.unreleased ? '\nnot released in the capture' : ''}`),
   };
   const columns = COLUMNS.map((c) => {
     const col = { ...c, sortable: !!c.sort };
-    // The table reads cell k of a row; rows arrive in the worker's order, so look up `src`.
     const f = formats[c.fmt];
-    col.format = (v, row) => (f ? f(row[c.src], row) : { text: row[c.src] === null || row[c.src] === undefined ? '' : String(row[c.src]), title: row[c.src] === null || row[c.src] === undefined ? 'empty' : String(row[c.src]) });
+    col.format = (v, row) => (f ? f(v, row) : { text: v === null || v === undefined ? '' : String(v), title: v === null || v === undefined ? 'empty' : String(v) });
     return col;
   });
   const sortCol = (key) => Math.max(0, COLUMNS.findIndex((c) => c.sort === key));
@@ -97,9 +95,12 @@ export function allocationsTable({ client, store, ranks, report }) {
     columns,
     label: 'Allocations of the selected rank',
     rowTestId: 'alloc-row',
-    rowData: (row, id) => ({ row: id, unreleased: row[UNRELEASED] ? '1' : '' }),
+    rowData: (row, id) => ({ row: id, unreleased: row.unreleased ? '1' : '' }),
     sort: { col: sortCol(s0.sort.key), desc: s0.sort.desc },
-    fetchPage: (offset, limit) => client.call('ascend.table', { rank: requestedRank, query: currentQuery, offset, limit }),
+    fetchPage: async (offset, limit) => {
+      const page = await client.call('ascend.table', { rank: requestedRank, query: currentQuery, offset, limit });
+      return { ...page, rows: rowsByName(page) };
+    },
     onSortChange: ({ col, desc }) => store.set({ sort: { key: COLUMNS[col].sort || 'time', desc } }),
     onRowClick: (id) => store.set({ row: id }),
   });

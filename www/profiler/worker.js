@@ -1,6 +1,7 @@
-// The torch_npu requests of the analysis worker. The job (an ProfilerView of the wasm engine) lives
-// here between requests; the page asks for what it draws. Times are ns relative to each rank's
-// capture start (see src/wasm/profiler.rs).
+// The torch_npu requests of the analysis worker. The job (a ProfilerView of the wasm engine) lives
+// here between requests; the page asks for what it draws, and every question but the typed-array
+// ones is one request to the core's view model (src/profiler/view). Times are ns relative to each
+// rank's capture start.
 
 /** Progress of a load: per-file bytes read, posted as `{done, total, label, phase, files?, file}`. */
 function tracker(progress) {
@@ -57,6 +58,7 @@ export default (ctx) => {
     if (!view) throw new Error('no torch_npu job is loaded');
     return view;
   };
+  const ask = (method, params = {}, v = need()) => JSON.parse(v.request(JSON.stringify({ method, params })));
   return {
     /** Loads the torch_npu job of the current drop. */
     'ascend.open'(_params, progress) {
@@ -68,14 +70,14 @@ export default (ctx) => {
       const t = tracker(progress);
       const t0 = performance.now();
       const v = new mod.ProfilerView(session);
-      const plan = JSON.parse(v.plan());
+      const plan = ask('plan', {}, v);
       const t1 = performance.now();
       t.start('reading', plan);
       v.analyze(session, (path, d, total) => t.report('reading', path, d, total));
       const t2 = performance.now();
       view = v;
-      const report = JSON.parse(v.report());
-      const ranks = JSON.parse(v.ranks());
+      const report = ask('report');
+      const ranks = ask('ranks');
       const t3 = performance.now();
       return {
         // Where the load went (ms): grouping the ranks, reading + analysis, summaries.
@@ -90,31 +92,31 @@ export default (ctx) => {
       return need().curves(rank, x0, x1, columns, spec);
     },
     'ascend.timelineInfo'({ rank }) {
-      return JSON.parse(need().timelineInfo(rank));
+      return ask('timelineInfo', { rank });
     },
     'ascend.timeline'({ rank, x0, x1, y0, y1, width, height, maxRects }) {
       return need().timeline(rank, x0, x1, y0, y1, width, height, maxRects || 20000);
     },
     'ascend.hit'({ rank, x, y }) {
-      return need().timelineHit(rank, x, y);
+      return ask('hit', { rank, x, y });
     },
     'ascend.rect'({ rank, row }) {
-      return need().timelineRect(rank, row) || null;
+      return ask('rect', { rank, row });
     },
     'ascend.table'({ rank, query, offset, limit }) {
-      return JSON.parse(need().tablePage(rank, JSON.stringify(query), offset, limit));
+      return ask('table', { rank, query, offset, limit });
     },
     'ascend.position'({ rank, query, row }) {
-      return need().tablePosition(rank, JSON.stringify(query), row);
+      return ask('position', { rank, query, row });
     },
     'ascend.row'({ rank, row }) {
-      return JSON.parse(need().row(rank, row));
+      return ask('row', { rank, row });
     },
     'ascend.liveAt'({ rank, t }) {
-      return JSON.parse(need().liveAt(rank, t));
+      return ask('liveAt', { rank, t });
     },
     'ascend.unreleased'({ rank, start, end }) {
-      return JSON.parse(need().unreleased(rank, start ?? undefined, end ?? undefined));
+      return ask('unreleased', { rank, start: start ?? null, end: end ?? null });
     },
     'ascend.export'({ name }) {
       return need().export(name);

@@ -42,8 +42,8 @@ export class Frame {
       show: COMPACT,
       table: 'tensors',
       label: 'tensors alive at the selected node',
-      isSelected: (row) => this.sel.tensor !== null && row[0] === this.sel.tensor,
-      onRowClick: (row) => app.select({ tensor: row[0] }),
+      isSelected: (row) => this.sel.tensor !== null && row.TensorId === this.sel.tensor,
+      onRowClick: (row) => app.select({ tensor: row.TensorId }),
       empty: 'no tensor is alive at this node',
     });
     this.canvas.addEventListener('pointermove', (ev) => this.hover(ev));
@@ -113,7 +113,7 @@ export class Frame {
         el('span', { class: 'somas-frame-fig', title: `${frame.ids.length} tensors (union members each), effective ranges ${exactBytes(sum)}`, text: ` · ${int(frame.ids.length)} tensors` }),
       );
       this.draw();
-      await this.grid.query({ subset: { frame: index } });
+      await this.grid.query({ rows: { frame: index } });
       this.grid.reveal(this.sel.tensor);
     } catch (err) {
       if (seq !== this.loading) return;

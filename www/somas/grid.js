@@ -1,6 +1,6 @@
 // A SOMAS table view backed by the worker: the query (sort, filter, subset) runs in Rust, pages
 // come back on demand, the selected node or tensor is highlighted and scrolled to.
-import { VirtualTable, formatCell } from '../ui/virtual-table.js';
+import { VirtualTable, formatCell, rowsByName } from '../ui/virtual-table.js';
 import { hex } from './common.js';
 
 const WIDE = new Set(['SourceNodeName', 'Name', 'NodeA', 'NodeB']);
@@ -19,6 +19,7 @@ const scoped = (v) => {
 /** Column layout for a spec list: names get room, numbers a fixed minimum. */
 function columns(specs) {
   return specs.map((c) => ({
+    key: c.name,
     name: c.name,
     kind: c.kind,
     width: WIDE.has(c.name) ? 'minmax(220px, 3fr)' : c.kind === 'hex' ? 'minmax(132px, 1fr)' : 'minmax(92px, 1fr)',
@@ -30,9 +31,9 @@ function columns(specs) {
 export class Grid {
   /**
    * opts: app, view (name of the worker-side view), table, label, rowTestId, rowData(row) → data,
-   *       onRowClick(row), isSelected(row) → bool, sort ({col, desc}), empty (text when no row
-   *       matches), show (column names to show, in order; default all — rows handed to the
-   *       callbacks then hold these columns only)
+   *       onRowClick(row), isSelected(row) → bool, sort ({col: column name, desc}), empty (text
+   *       when no row matches), show (column names to show, in order; default all). Rows are
+   *       objects keyed by column name (`row.TensorId`).
    */
   constructor(container, opts) {
     this.container = container;
@@ -47,15 +48,14 @@ export class Grid {
   /** Runs `request` (without sort: the grid keeps its own) and shows the first rows. */
   async query(request = this.request) {
     this.request = request;
-    const sortCol = this.sort && this.pick ? this.pick[this.sort.col] : this.sort ? this.sort.col : null;
-    const full = { ...request, sort: this.sort ? [[sortCol, this.sort.desc]] : [] };
+    const full = { ...request, sort: this.sort ? [[this.sort.key, this.sort.desc]] : [] };
     const res = await this.app.call('table', { view: this.opts.view, table: this.opts.table, request: full });
     const key = JSON.stringify(res.columns);
     if (!this.vt || key !== this.specs) {
       this.specs = key;
-      // Columns shown: all, or the named ones (cells picked from each page by index).
-      this.pick = this.opts.show ? this.opts.show.map((n) => res.columns.findIndex((c) => c.name === n)).filter((i) => i >= 0) : null;
-      this.columns = columns(this.pick ? this.pick.map((i) => res.columns[i]) : res.columns);
+      const shown = this.opts.show ? this.opts.show.map((n) => res.columns.find((c) => c.name === n)).filter(Boolean) : res.columns;
+      this.columns = columns(shown);
+      const sortIndex = this.sort ? this.columns.findIndex((c) => c.key === this.sort.key) : -1;
       this.vt = new VirtualTable(this.container, {
         columns: this.columns,
         label: this.opts.label,
@@ -63,15 +63,14 @@ export class Grid {
         rowData: this.opts.rowData,
         isSelected: this.opts.isSelected,
         minWidth: this.columns.reduce((s, c) => s + c.minPx, 0),
-        sort: this.sort,
+        sort: sortIndex >= 0 ? { col: sortIndex, desc: this.sort.desc } : null,
         fetchPage: async (offset, limit) => {
           const page = await this.app.call('page', { view: this.opts.view, offset, limit });
-          if (this.pick) page.rows = page.rows.map((r) => this.pick.map((i) => r[i]));
-          return page;
+          return { ...page, rows: rowsByName(page) };
         },
         onRowClick: (id, row) => this.opts.onRowClick && this.opts.onRowClick(row, id),
         onSortChange: (sort) => {
-          this.sort = sort;
+          this.sort = { key: this.columns[sort.col].key, desc: sort.desc };
           this.query().catch(this.app.error);
         },
       });

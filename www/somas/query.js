@@ -30,8 +30,8 @@ export class QueryView {
       show: COMPACT,
       table: 'tensors',
       label: 'tensors of the query answer',
-      isSelected: (row) => this.sel.tensor !== null && row[0] === this.sel.tensor,
-      onRowClick: (row) => app.select({ tensor: row[0] }),
+      isSelected: (row) => this.sel.tensor !== null && row.TensorId === this.sel.tensor,
+      onRowClick: (row) => app.select({ tensor: row.TensorId }),
       empty: 'no tensor',
     });
     this.sel = app.store.get();
@@ -105,7 +105,7 @@ export class QueryView {
       for (const k of Object.keys(this.result.dataset)) if (!(k in body.data) && k !== 'testid') delete this.result.dataset[k];
       this.gridBox.hidden = !body.grid;
       if (body.grid) {
-        await this.grid.query({ subset: { tensors: body.grid } });
+        await this.grid.query({ rows: { tensors: body.grid } });
         this.grid.reveal(this.sel.tensor);
       }
     } catch (err) {
@@ -124,7 +124,7 @@ export class QueryView {
     for (const k of Object.keys(this.result.dataset)) if (k !== 'testid') delete this.result.dataset[k];
     Object.assign(this.result.dataset, { kind: testid || 'list', tensors: ids.join(',') });
     this.gridBox.hidden = false;
-    await this.grid.query({ subset: { tensors: ids } });
+    await this.grid.query({ rows: { tensors: ids } });
     if (seq === this.seq) this.grid.reveal(this.sel.tensor);
   }
 

@@ -6,6 +6,7 @@ import * as hash from '../ui/hash-state.js';
 import { int } from '../format.js';
 import { section, button } from './common.js';
 import { Grid } from './grid.js';
+import { rowsByName } from '../ui/virtual-table.js';
 
 const TABS = [
   { id: 'nodes', label: 'Nodes' },
@@ -96,15 +97,15 @@ export class Tables {
             : 'no row matches',
     };
     if (id === 'nodes') {
-      opts.isSelected = (row) => this.sel.node !== null && row[1] === this.sel.node;
-      opts.onRowClick = (row) => app.select({ node: row[1] });
+      opts.isSelected = (row) => this.sel.node !== null && row.Index === this.sel.node;
+      opts.onRowClick = (row) => app.select({ node: row.Index });
     } else if (id === 'tensors') {
-      opts.isSelected = (row) => this.sel.tensor !== null && row[0] === this.sel.tensor;
-      opts.onRowClick = (row) => app.select({ tensor: row[0] });
+      opts.isSelected = (row) => this.sel.tensor !== null && row.TensorId === this.sel.tensor;
+      opts.onRowClick = (row) => app.select({ tensor: row.TensorId });
     } else if (id === 'conflicts') {
       opts.rowTestId = 'conflict-row';
-      opts.rowData = (row) => ({ a: Math.min(row[0], row[1]), b: Math.max(row[0], row[1]) });
-      opts.isSelected = (row) => !!this.sel.pair && row[0] === this.sel.pair[0] && row[1] === this.sel.pair[1];
+      opts.rowData = (row) => ({ a: Math.min(row.TensorA, row.TensorB), b: Math.max(row.TensorA, row.TensorB) });
+      opts.isSelected = (row) => !!this.sel.pair && row.TensorA === this.sel.pair[0] && row.TensorB === this.sel.pair[1];
       opts.onRowClick = (row) => this.selectPair(row);
     }
     const g = new Grid(box, opts);
@@ -126,7 +127,7 @@ export class Tables {
     const g = this.grid;
     const text = this.filter.value.trim();
     try {
-      await g.query(text ? { text, regex: this.regex.checked } : {});
+      await g.query(text ? { text: [{ pattern: text, regex: this.regex.checked }] } : {});
       this.error.hidden = true;
       g.reveal(this.keyFor(this.current, this.sel));
     } catch (err) {
@@ -136,10 +137,10 @@ export class Tables {
   }
 
   selectPair(row) {
-    const a = Math.min(row[0], row[1]);
-    const b = Math.max(row[0], row[1]);
+    const a = Math.min(row.TensorA, row.TensorB);
+    const b = Math.max(row.TensorA, row.TensorB);
     // The conflict happens where both are alive: select the first node of the overlap.
-    const from = Math.max(row[4], row[6]);
+    const from = Math.max(row.AliveFromA, row.AliveFromB);
     this.app.select({ pair: [a, b], tensor: a, node: from });
     this.app.zoomToSelection && this.app.zoomToSelection();
   }
@@ -148,10 +149,13 @@ export class Tables {
   async stepConflict(d) {
     const n = this.app.summary.conflicts.length;
     if (!n) return;
-    if (this.current !== 'conflicts') await this.show('conflicts');
+    // Right after the drop the table's first query may still be running: wait for its total.
+    const counted = this.grids.conflicts && Number.isInteger(this.grids.conflicts.total);
+    if (this.current !== 'conflicts' || !counted) await this.show('conflicts');
     const g = this.grids.conflicts;
     this.conflictIndex = (this.conflictIndex + d + g.total) % g.total;
     const page = await this.app.call('page', { view: 'table-conflicts', offset: this.conflictIndex, limit: 1 });
-    if (page.rows.length) this.selectPair(page.rows[0]);
+    const rows = rowsByName(page);
+    if (rows.length) this.selectPair(rows[0]);
   }
 }

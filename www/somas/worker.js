@@ -16,7 +16,8 @@ export default function somasRequests(ctx) {
     if (!view) throw new Error('no SOMAS dump is open');
     return view;
   };
-  const parse = (text) => JSON.parse(text);
+  // Everything but the typed-array answers is one request to the core's view model.
+  const ask = (method, params = {}) => JSON.parse(need().request(JSON.stringify({ method, params })));
 
   return {
     /** Opens `dump` (a path of the drop) with the optional `taskInfo` path; returns the summary. */
@@ -26,7 +27,7 @@ export default function somasRequests(ctx) {
       view = ctx.mod().SomasView.open(ctx.session(), dump, taskInfo || undefined, (done, total, label) =>
         progress(done, total, label),
       );
-      return { summary: parse(view.summary()), info: parse(view.info()), ms: performance.now() - t0 };
+      return { summary: ask('summary'), info: ask('info'), ms: performance.now() - t0 };
     },
     'somas.curves'({ x0, x1, columns }) {
       return ctx.transfer(need().curves(x0, x1, columns));
@@ -61,50 +62,50 @@ export default function somasRequests(ctx) {
       return ctx.transfer(answer);
     },
     'somas.hit'({ x, y, dx, dy }) {
-      const id = need().hit(x, y, dx, dy);
-      return id === undefined ? null : parse(need().tensor(id));
+      return ask('hit', { x, y, dx, dy });
     },
     'somas.tensor'({ id }) {
-      return parse(need().tensor(id));
+      return ask('tensor', { id });
     },
     'somas.nodeAt'({ index }) {
-      return parse(need().nodeAt(index));
+      return ask('nodeAt', { index });
     },
     'somas.frame'({ index }) {
       return ctx.transfer(need().frame(index));
     },
     'somas.search'({ text }) {
-      return parse(need().search(text));
+      return ask('search', { text });
     },
     'somas.nodeQuery'({ index }) {
-      return parse(need().nodeQuery(index));
+      return ask('nodeQuery', { index });
     },
     'somas.tensorQuery'({ id }) {
-      return parse(need().tensorQuery(id));
+      return ask('tensorQuery', { id });
     },
     'somas.addressQuery'({ address }) {
-      return parse(need().addressQuery(address));
+      return ask('addressQuery', { address });
     },
     'somas.rangeQuery'({ start, end }) {
-      return parse(need().rangeQuery(start, end));
+      return ask('rangeQuery', { start, end });
     },
-    'somas.table'({ view: name, table, request }) {
-      return parse(need().tableQuery(name, table, JSON.stringify(request || {})));
+    'somas.table'({ view, table, request }) {
+      return ask('table', { view, table, request: request || {} });
     },
-    'somas.page'({ view: name, offset, limit }) {
-      return parse(need().tablePage(name, offset, limit));
+    'somas.page'({ view, offset, limit }) {
+      return ask('page', { view, offset, limit });
     },
-    'somas.position'({ view: name, key }) {
-      return need().tablePosition(name, key);
+    'somas.position'({ view, key }) {
+      return ask('position', { view, key });
     },
     'somas.exportList'({ request }) {
-      return parse(need().exportList(JSON.stringify(request || {})));
+      return ask('exportList', { request: request || {} });
     },
     'somas.exportZip'({ request }) {
       return ctx.transfer(need().exportZip(JSON.stringify(request || {})));
     },
     'somas.summaryJson'({ request }) {
-      return need().summaryJson(JSON.stringify(request || {}));
+      // The text as is: it is the download, byte for byte what the CLI prints.
+      return need().request(JSON.stringify({ method: 'summaryJson', params: { request: request || {} } }));
     },
     'somas.exportFile'({ request, path }) {
       return ctx.transfer(need().exportFile(JSON.stringify(request || {}), path));

@@ -22,12 +22,23 @@ export function formatCell(kind, v) {
   }
 }
 
+/**
+ * The rows of a page the engine sends as one array per column name (`{ids, columns: {name:
+ * [cells]}}`) as objects keyed by column name: cells are looked up by name, never by position.
+ */
+export function rowsByName(page) {
+  const names = Object.keys(page.columns);
+  return page.ids.map((_, i) => Object.fromEntries(names.map((n) => [n, page.columns[n][i]])));
+}
+
 export class VirtualTable {
   /**
    * @param {HTMLElement} container
    * @param {object} opts
-   *   columns: [{ name, kind, width, format?(value, row) → {text,title} }]
-   *   fetchPage(offset, limit) → Promise<{ total, offset, ids, rows }>
+   *   columns: [{ key, name, kind, width, format?(value, row) → {text,title} }] (`key`: the
+   *     cell's name in a row; `name`: the header)
+   *   fetchPage(offset, limit) → Promise<{ total, offset, ids, rows }> (rows: objects keyed by
+   *     column key; see rowsByName)
    *   onRowClick(id, row), onSortChange({ col, desc }), rowTestId, rowData(row, id) → {attr: value}
    *   sort: { col, desc } (initial), rowHeight, label (aria-label)
    *   isSelected(row, id) → bool (highlight rows by content, besides select(id))
@@ -174,8 +185,8 @@ export class VirtualTable {
         if (this.opts.rowData) for (const [k, v] of Object.entries(this.opts.rowData(row, id))) tr.dataset[k] = String(v);
         if (id === this.selectedId || (this.opts.isSelected && this.opts.isSelected(row, id))) tr.classList.add('selected');
         if (i === this.cursor) tr.classList.add('cursor');
-        columns.forEach((c, k) => {
-          const f = c.format ? c.format(row[k], row) : formatCell(c.kind, row[k]);
+        columns.forEach((c) => {
+          const f = c.format ? c.format(row[c.key], row) : formatCell(c.kind, row[c.key]);
           tr.append(el('div', { class: `vt-cell ${isNumeric(c.kind) ? 'num' : ''}`, role: 'gridcell', text: f.text, title: f.title }));
         });
         tr.addEventListener('click', () => {

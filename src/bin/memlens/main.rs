@@ -38,7 +38,7 @@ enum Command {
         /// Write memory_events.csv, rank_summary.csv, peak_attribution.csv and step_peaks.csv here.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Print one JSON object (ranks, matrix, outliers, ignored files, warnings).
+        /// Print one JSON object (ranks, matrix, outliers, ignored files, warnings, job totals).
         #[arg(long)]
         json: bool,
     },

@@ -151,12 +151,25 @@ fn print_queries(
 ) -> std::io::Result<()> {
     let list = |w: &mut dyn Write, title: &str, rows: &[u32]| -> std::io::Result<()> {
         writeln!(w, "{title}: {} tensors", rows.len())?;
+        let table = tables::Table::Tensors;
         for &t in rows.iter().take(50) {
-            let cells = out::row_text(model, an, tables::Table::Tensors, t);
+            let cells = out::row_text(model, an, table, t);
+            let cell = |name: &str| {
+                table
+                    .column(name)
+                    .and_then(|c| cells.get(c))
+                    .map_or("", String::as_str)
+            };
             writeln!(
                 w,
                 "  %{}T {} [{} .. {}) life {}..{} {}",
-                cells[0], cells[2], cells[6], cells[10], cells[11], cells[12], cells[14]
+                cell("TensorId"),
+                cell("SourceNodeName"),
+                cell("StartAddrHex"),
+                cell("EndAddrHex"),
+                cell("LifeStart"),
+                cell("LifeEnd"),
+                cell("TensorType")
             )?;
         }
         Ok(())

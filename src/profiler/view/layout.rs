@@ -1,94 +1,10 @@
-//! What the views of a front end ask of an analysed job beyond the per-rank summary: the `--json`
-//! report (one type for the CLI and the page, so they cannot disagree), the time origin of a
-//! rank, leak candidates grouped like the live set, and the layout of the allocation timeline.
+//! The allocation timeline's layout: one bar per allocation, placed so that bars whose lifetimes
+//! overlap never overlap on screen.
 
-use super::analysis::{
-    FrameGroup, JobAnalysis, MatrixCell, Outlier, RankAnalysis, RankSummary, TableQuery,
-};
-use super::discover::Job;
-use super::operator_memory::RowSource;
 use crate::chart::RectSet;
-use crate::diag::Diagnostic;
-use serde::Serialize;
+use crate::profiler::analysis::RankAnalysis;
+use crate::profiler::operator_memory::RowSource;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// The document `memlens profiler --json` prints and the page's job summary reads.
-#[derive(Debug, Serialize)]
-pub struct JobReport<'a> {
-    /// Per-rank summaries, in discovery order.
-    pub ranks: Vec<&'a RankSummary>,
-    /// The role × rank matrix of peaks.
-    pub matrix: &'a [MatrixCell],
-    /// Ranks that stand out from their role.
-    pub outliers: &'a [Outlier],
-    /// Files given that are not part of a run folder, with the reason.
-    pub ignored: Vec<Ignored<'a>>,
-    /// Every problem met (discovery, then each rank's files).
-    pub warnings: &'a [Diagnostic],
-}
-
-/// A file that was given but not analysed.
-#[derive(Debug, Serialize)]
-pub struct Ignored<'a> {
-    /// Its path, as listed.
-    pub path: &'a str,
-    /// Why it was not analysed.
-    pub reason: &'a str,
-}
-
-/// The report of `analysis`, whose ranks were discovered as `job`.
-pub fn job_report<'a>(analysis: &'a JobAnalysis, job: &'a Job) -> JobReport<'a> {
-    JobReport {
-        ranks: analysis.ranks.iter().map(|r| &r.summary).collect(),
-        matrix: &analysis.matrix,
-        outliers: &analysis.outliers,
-        ignored: job
-            .ignored
-            .iter()
-            .map(|(p, r)| Ignored { path: p, reason: r })
-            .collect(),
-        warnings: &analysis.warnings,
-    }
-}
-
-impl RankAnalysis {
-    /// The start of the rank's capture: the earliest time among its allocation rows, allocator
-    /// records, module records and step spans (0 when it has none). Views show times relative to
-    /// it, as MindStudio Insight does ("ms since capture start").
-    pub fn capture_start_ns(&self) -> i64 {
-        let rows = self
-            .rows
-            .iter()
-            .flat_map(|r| [r.alloc_ns, r.release_ns, r.active_release_ns])
-            .flatten();
-        let memory = self.memory.iter().filter_map(|s| s.ts.first().copied());
-        let modules = self
-            .modules
-            .iter()
-            .filter_map(|m| m.ts.iter().min().copied());
-        let steps = self.steps.iter().map(|s| s.ts);
-        rows.chain(memory)
-            .chain(modules)
-            .chain(steps)
-            .min()
-            .unwrap_or(0)
-    }
-
-    /// Leak candidates of a window, grouped by top user frame like [`RankAnalysis::live_at`]:
-    /// rows allocated in `[start, end]` (either bound optional) and not released by `end` (never
-    /// released, without `end`). The rows are exactly those of the table query with the same
-    /// window and `unreleased`, so a group's count is what the filtered table lists.
-    pub fn unreleased_groups(&self, start: Option<i64>, end: Option<i64>) -> Vec<FrameGroup> {
-        let q = TableQuery {
-            start_ns: start,
-            end_ns: end,
-            unreleased: true,
-            ..TableQuery::default()
-        };
-        let ids = self.table_ids(&q).unwrap_or_default();
-        self.frame_groups(ids.into_iter().map(|i| i as usize))
-    }
-}
 
 /// Class of a released PTA allocation in [`LifetimeLayout::rects`].
 pub const CLASS_PTA: u8 = 0;
@@ -384,13 +300,13 @@ mod tests {
         // In [0, 20]: rows 1 (never) and 2 (released at 30, after the window).
         let w = r.unreleased_groups(Some(0), Some(20));
         assert_eq!((w[0].bytes, w[0].count), (120, 2));
-        let q = TableQuery {
+        let f = crate::profiler::queries::RowFilter {
             start_ns: Some(0),
             end_ns: Some(20),
             unreleased: true,
-            top_frame: Some(super::super::analysis::NO_STACK.to_string()),
-            ..TableQuery::default()
+            top_frame: Some(crate::profiler::analysis::NO_STACK.to_string()),
+            ..Default::default()
         };
-        assert_eq!(r.table_ids(&q).unwrap(), vec![1, 2]);
+        assert_eq!(r.rows_matching(&f), vec![1, 2]);
     }
 }

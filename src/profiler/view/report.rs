@@ -1,0 +1,111 @@
+//! The job report: the document `memlens profiler --json` prints and the page's job summary reads
+//! (one type for both, so they cannot disagree), with the job's totals computed here.
+
+use crate::diag::Diagnostic;
+use crate::profiler::analysis::{JobAnalysis, MatrixCell, Outlier, RankSummary};
+use crate::profiler::discover::Job;
+use serde::Serialize;
+
+/// The document `memlens profiler --json` prints and the page's job summary reads.
+#[derive(Debug, Serialize)]
+pub struct JobReport<'a> {
+    /// Per-rank summaries, in discovery order.
+    pub ranks: Vec<&'a RankSummary>,
+    /// The role × rank matrix of peaks.
+    pub matrix: &'a [MatrixCell],
+    /// Ranks that stand out from their role.
+    pub outliers: &'a [Outlier],
+    /// Files given that are not part of a run folder, with the reason.
+    pub ignored: Vec<Ignored<'a>>,
+    /// Every problem met (discovery, then each rank's files).
+    pub warnings: &'a [Diagnostic],
+    /// Figures of the whole job.
+    pub totals: JobTotals,
+}
+
+/// A file that was given but not analysed.
+#[derive(Debug, Serialize)]
+pub struct Ignored<'a> {
+    /// Its path, as listed.
+    pub path: &'a str,
+    /// Why it was not analysed.
+    pub reason: &'a str,
+}
+
+/// The report of `analysis`, whose ranks were discovered as `job`.
+pub fn job_report<'a>(analysis: &'a JobAnalysis, job: &'a Job) -> JobReport<'a> {
+    JobReport {
+        ranks: analysis.ranks.iter().map(|r| &r.summary).collect(),
+        matrix: &analysis.matrix,
+        outliers: &analysis.outliers,
+        ignored: job
+            .ignored
+            .iter()
+            .map(|(p, r)| Ignored { path: p, reason: r })
+            .collect(),
+        warnings: &analysis.warnings,
+        totals: job_totals(analysis, job),
+    }
+}
+
+/// Figures of the whole job, summed over its ranks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct JobTotals {
+    /// Ranks analysed.
+    pub ranks: usize,
+    /// Distinct roles among them.
+    pub roles: usize,
+    /// Allocation rows.
+    pub rows: u64,
+    /// … of them `cann::` (GE) rows.
+    pub rows_ge: u64,
+    /// Problems met.
+    pub warnings: usize,
+    /// Files given but not analysed.
+    pub ignored: usize,
+    /// Bytes of allocations never released in the capture.
+    pub unreleased_bytes: u64,
+    /// Allocations never released in the capture.
+    pub unreleased_rows: u64,
+    /// The rank with the highest peak allocated (its index in `ranks`; the first on a tie).
+    pub peak_rank: Option<usize>,
+    /// The highest peak allocated (bytes).
+    pub peak_allocated_bytes: u64,
+    /// The lowest peak allocated among the ranks (bytes).
+    pub min_peak_allocated_bytes: u64,
+}
+
+/// The totals of `analysis` (ranks discovered as `job`).
+pub fn job_totals(analysis: &JobAnalysis, job: &Job) -> JobTotals {
+    let ranks: Vec<&RankSummary> = analysis.ranks.iter().map(|r| &r.summary).collect();
+    let peak_rank = ranks
+        .iter()
+        .enumerate()
+        .fold(None, |best: Option<usize>, (i, r)| match best {
+            Some(b) if ranks[b].peak_allocated_bytes >= r.peak_allocated_bytes => Some(b),
+            _ => Some(i),
+        });
+    JobTotals {
+        ranks: ranks.len(),
+        roles: ranks
+            .iter()
+            .map(|r| r.role.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        rows: ranks.iter().map(|r| r.rows).sum(),
+        rows_ge: ranks.iter().map(|r| r.rows_ge).sum(),
+        warnings: analysis.warnings.len(),
+        ignored: job.ignored.len(),
+        unreleased_bytes: ranks
+            .iter()
+            .fold(0u64, |a, r| a.saturating_add(r.unreleased_bytes)),
+        unreleased_rows: ranks.iter().map(|r| r.unreleased_rows).sum(),
+        peak_rank,
+        peak_allocated_bytes: peak_rank.map_or(0, |i| ranks[i].peak_allocated_bytes),
+        min_peak_allocated_bytes: ranks
+            .iter()
+            .map(|r| r.peak_allocated_bytes)
+            .min()
+            .unwrap_or(0),
+    }
+}

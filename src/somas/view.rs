@@ -1,0 +1,919 @@
+//! What the SOMAS views ask of an opened plan, and the answers: one [`SomasSession`] per opened
+//! dump (with an optional task-info file), the requests as the serde type [`Request`] (named
+//! fields, JSON `{"method": …, "params": {…}}`), and [`SomasSession::answer`] answering them.
+//!
+//! Summary and query answers are the JSON the CLI prints (`memlens somas --json`), so the page
+//! and the CLI cannot disagree. What the views ask for at every frame (curve envelopes, visible
+//! rectangles, the memory frame strip) are [`crate::bulk::Bulk`] answers instead. Tensors are
+//! named by their dump id (`%<id>T`) and nodes by their execution index in every request and
+//! answer; table rows are internal.
+//!
+//! Front ends only convert: the wasm layer passes request text in and answer text or typed
+//! arrays out.
+
+use super::analysis::{self, layout_class};
+use super::model::NONE;
+use super::queries::{self, SearchTarget};
+use super::tables::{self, Table as SomasTable};
+use super::{lex, summary, Analysis, SomasModel, TaskInfo};
+use crate::bulk::{f64s, flags, Bulk, Field};
+use crate::chart::{step_envelope, RectIndex, Viewport};
+use crate::diag::Diagnostic;
+use crate::export::somas as out;
+use crate::input::FileOpener;
+use crate::table::{Query, Table, TableView};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::collections::HashMap;
+
+/// Rows a table view is restricted to.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Subset {
+    /// The memory frame of the node with this execution index (tensors table).
+    Frame(u32),
+    /// These data tensor ids (tensors table).
+    Tensors(Vec<u32>),
+    /// These node execution indices (nodes table).
+    Nodes(Vec<u32>),
+}
+
+/// A table query as the page sends it: the table's own [`Query`] (columns by name) and a subset
+/// named in the page's terms.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct TableRequest {
+    /// Sort, filters and ranges.
+    #[serde(flatten)]
+    pub query: Query,
+    /// Rows to consider (replaces `query.subset`).
+    #[serde(rename = "rows")]
+    pub rows: Option<Subset>,
+}
+
+/// The queries of an export (addresses as hex text, so they stay exact).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ExportRequest {
+    /// A node's execution index.
+    pub node: Option<u32>,
+    /// A data tensor id.
+    pub tensor: Option<u32>,
+    /// An address.
+    pub address: Option<String>,
+    /// An address range `[start, end)`.
+    pub range: Option<(String, String)>,
+}
+
+/// A question of the SOMAS views. Every variant has named fields (none for some), so a request
+/// always carries a `params` object.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "method", content = "params", rename_all = "camelCase")]
+pub enum Request {
+    /// The summary `memlens somas FILE --json` prints (without query keys).
+    Summary {},
+    /// Axes, base address, legend, conflict marks and timings ([`Info`]).
+    Info {},
+    /// Everything about a data tensor.
+    Tensor {
+        /// Dump id.
+        id: u32,
+    },
+    /// The tensor under a layout point, or within `dx`, `dy` of it (`null` when none).
+    Hit {
+        /// Execution index.
+        x: f64,
+        /// Offset in bytes.
+        y: f64,
+        /// Tolerance in x.
+        dx: f64,
+        /// Tolerance in y.
+        dy: f64,
+    },
+    /// The node at an execution index and the curves there ([`NodeAt`]).
+    NodeAt {
+        /// Execution index.
+        index: u32,
+    },
+    /// What a search box text names ([`Search`]).
+    Search {
+        /// The text typed.
+        text: String,
+    },
+    /// The CLI's `node_query` of a node.
+    NodeQuery {
+        /// Execution index.
+        index: u32,
+    },
+    /// The CLI's `tensor_query` of a data tensor.
+    TensorQuery {
+        /// Dump id.
+        id: u32,
+    },
+    /// The CLI's `address_query` (hex text).
+    AddressQuery {
+        /// Address.
+        address: String,
+    },
+    /// The CLI's `address_range_query` of `[start, end)` (hex text).
+    RangeQuery {
+        /// Start.
+        start: String,
+        /// End.
+        end: String,
+    },
+    /// Sorts and filters a table (`tensors`, `nodes`, `parameters`, `conflicts`) and keeps the
+    /// result under the name `view` for pages ([`TableAnswer`]).
+    Table {
+        /// Name of the kept view.
+        view: String,
+        /// Which table.
+        table: String,
+        /// Sort, filters, subset.
+        #[serde(default)]
+        request: TableRequest,
+    },
+    /// Rows `[offset, offset + limit)` of a kept view ([`crate::table::Page`]: cells by column).
+    Page {
+        /// Name of the kept view.
+        view: String,
+        /// First row.
+        offset: usize,
+        /// Rows.
+        limit: usize,
+    },
+    /// Where the row of `key` (a tensor id, a node index, a parameter id, or a conflict's
+    /// first tensor id) sits in a kept view, or -1.
+    Position {
+        /// Name of the kept view.
+        view: String,
+        /// The key.
+        key: u32,
+    },
+    /// The paths of the export of `request`: somas_tool's file set as `--out` writes it.
+    ExportList {
+        /// The queries included.
+        #[serde(default)]
+        request: ExportRequest,
+    },
+    /// The summary with the queries of `request`, byte for byte what `--json` prints.
+    SummaryJson {
+        /// The queries included.
+        #[serde(default)]
+        request: ExportRequest,
+    },
+}
+
+/// What the views need besides the summary.
+#[derive(Debug, Clone, Serialize)]
+pub struct Info {
+    /// Highest execution index.
+    pub max_index: u32,
+    /// Extent of the layout (index × offset), when anything is placed.
+    pub layout: Option<Extent>,
+    /// Rectangles in the layout.
+    pub rects: usize,
+    /// Bytes reused.
+    pub reused_bytes: u64,
+    /// Static bytes (lifelong tensors, parameters).
+    pub static_bytes: u64,
+    /// Base address of the plan.
+    pub base_address: u64,
+    /// Where the base address came from.
+    pub base_source: &'static str,
+    /// A task-info file was opened with the dump.
+    pub has_task: bool,
+    /// Offsets are solved (tensors placed).
+    pub placed: bool,
+    /// Execution index of the peak.
+    pub peak_index: Option<u32>,
+    /// Execution index of the node owning the highest address.
+    pub max_address_node_index: Option<u32>,
+    /// Names of the layout classes of [`Rects::cls`].
+    pub legend: &'static [&'static str],
+    /// How long reading, parsing and analysing took (ms).
+    pub timings: Timings,
+    /// `[first shared index, lowest shared offset, tensor a, tensor b]` per conflict (first
+    /// 2000), so conflicts smaller than a pixel can be marked.
+    pub conflict_marks: Vec<[u64; 4]>,
+    /// The SOMAS address range.
+    pub somas_range: Option<[u64; 2]>,
+    /// The parameters' address range and total.
+    pub param_range: Option<[u64; 3]>,
+}
+
+/// A rectangle of the layout's extent.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Extent {
+    /// Left.
+    pub x0: f64,
+    /// Right.
+    pub x1: f64,
+    /// Bottom.
+    pub y0: f64,
+    /// Top.
+    pub y1: f64,
+}
+
+/// Where opening the plan spent its time (ms, by the front end's clock).
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Timings {
+    /// Reading the files.
+    pub read_ms: f64,
+    /// Parsing them.
+    pub parse_ms: f64,
+    /// Analysing.
+    pub analyse_ms: f64,
+}
+
+/// The node at an execution index and the curves there.
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeAt<'a> {
+    /// Execution index.
+    pub index: u32,
+    /// The node's name (`null` when no node has that index).
+    pub name: Option<&'a str>,
+    /// Its stream.
+    pub stream: Option<u32>,
+    /// Bytes in use there.
+    pub in_use: u64,
+    /// Total bytes there.
+    pub total: u64,
+    /// Tensors alive there.
+    pub alive: u32,
+    /// Static bytes.
+    pub r#static: u64,
+}
+
+/// One thing a search text names.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Target<'a> {
+    /// A node.
+    Node {
+        /// Execution index.
+        index: Option<u32>,
+        /// Name.
+        name: &'a str,
+    },
+    /// A data tensor.
+    Tensor {
+        /// Dump id.
+        id: u32,
+    },
+    /// An address (hex).
+    Address {
+        /// The address.
+        address: String,
+    },
+    /// An address range (hex).
+    Range {
+        /// Start.
+        start: String,
+        /// End.
+        end: String,
+    },
+}
+
+/// The answer to a search: targets, or why the text names nothing.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Search<'a> {
+    /// What the text names.
+    Found {
+        /// The targets.
+        targets: Vec<Target<'a>>,
+    },
+    /// Why it names nothing.
+    Error {
+        /// The message.
+        error: String,
+    },
+}
+
+/// The answer to a table query.
+#[derive(Debug, Clone, Serialize)]
+pub struct TableAnswer<'a> {
+    /// Rows matching.
+    pub total: usize,
+    /// The shown columns (name and display kind), in order.
+    pub columns: Vec<&'a crate::table::ColumnSpec>,
+}
+
+/// The in-use and total curves over execution indices, reduced to pixel columns.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Curves {
+    /// First index covered.
+    pub x_start: f64,
+    /// End of the indices covered.
+    pub x_end: f64,
+    /// Columns.
+    pub columns: f64,
+    /// In-use bytes: least per column.
+    pub use_min: Vec<f64>,
+    /// In-use bytes: most per column.
+    pub use_max: Vec<f64>,
+    /// Where in each column the most is reached.
+    pub use_argmax: Vec<f64>,
+    /// Total bytes: least per column.
+    pub total_min: Vec<f64>,
+    /// Total bytes: most per column.
+    pub total_max: Vec<f64>,
+    /// Tensors alive: most per column.
+    pub alive_max: Vec<f64>,
+    /// Columns holding an index.
+    pub defined: Vec<u8>,
+}
+
+impl Bulk for Curves {
+    fn fields(&self) -> Vec<(&'static str, Field<'_>)> {
+        vec![
+            ("x_start", Field::Num(self.x_start)),
+            ("x_end", Field::Num(self.x_end)),
+            ("columns", Field::Num(self.columns)),
+            ("use_min", Field::F64(&self.use_min)),
+            ("use_max", Field::F64(&self.use_max)),
+            ("use_argmax", Field::F64(&self.use_argmax)),
+            ("total_min", Field::F64(&self.total_min)),
+            ("total_max", Field::F64(&self.total_max)),
+            ("alive_max", Field::F64(&self.alive_max)),
+            ("defined", Field::U8(&self.defined)),
+        ]
+    }
+}
+
+/// The tensor rectangles visible in a viewport, in pixels.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rects {
+    /// Left edges.
+    pub x: Vec<f32>,
+    /// Top edges.
+    pub y: Vec<f32>,
+    /// Widths.
+    pub w: Vec<f32>,
+    /// Heights.
+    pub h: Vec<f32>,
+    /// Layout classes (names in [`Info::legend`]).
+    pub cls: Vec<u8>,
+    /// Tensor ids; `u32::MAX` for runs merging sub-pixel tensors.
+    pub id: Vec<u32>,
+    /// Tensors in the viewport.
+    pub visible: f64,
+    /// Drawn one by one.
+    pub individual: f64,
+    /// Merged into runs.
+    pub merged: f64,
+}
+
+impl Bulk for Rects {
+    fn fields(&self) -> Vec<(&'static str, Field<'_>)> {
+        vec![
+            ("x", Field::F32(&self.x)),
+            ("y", Field::F32(&self.y)),
+            ("w", Field::F32(&self.w)),
+            ("h", Field::F32(&self.h)),
+            ("cls", Field::U8(&self.cls)),
+            ("id", Field::U32(&self.id)),
+            ("visible", Field::Num(self.visible)),
+            ("individual", Field::Num(self.individual)),
+            ("merged", Field::Num(self.merged)),
+        ]
+    }
+}
+
+/// The memory frame at an execution index: the tensors alive there, by offset.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Frame {
+    /// The execution index.
+    pub index: f64,
+    /// Tensor ids.
+    pub ids: Vec<u32>,
+    /// Effective start offsets.
+    pub start: Vec<f64>,
+    /// Effective end offsets.
+    pub end: Vec<f64>,
+    /// Layout classes.
+    pub cls: Vec<u8>,
+}
+
+impl Bulk for Frame {
+    fn fields(&self) -> Vec<(&'static str, Field<'_>)> {
+        vec![
+            ("index", Field::Num(self.index)),
+            ("ids", Field::U32(&self.ids)),
+            ("start", Field::F64(&self.start)),
+            ("end", Field::F64(&self.end)),
+            ("cls", Field::U8(&self.cls)),
+        ]
+    }
+}
+
+/// A loaded SOMAS plan and everything derived from it, held between the views' questions.
+pub struct SomasSession {
+    model: SomasModel,
+    an: Analysis,
+    summary_json: String,
+    log: String,
+    summary: summary::Summary,
+    rects: RectIndex,
+    in_conflict: Vec<bool>,
+    /// Execution indices `0..=max_index` as the x of the curves' step functions.
+    xs: Vec<i64>,
+    tables: HashMap<&'static str, Table<'static>>,
+    views: HashMap<String, (SomasTable, TableView)>,
+    timings: Timings,
+}
+
+fn table_kind(name: &str) -> Result<(SomasTable, &'static str), String> {
+    match name {
+        "tensors" => Ok((SomasTable::Tensors, "tensors")),
+        "nodes" => Ok((SomasTable::Nodes, "nodes")),
+        "parameters" => Ok((SomasTable::Parameters, "parameters")),
+        "conflicts" => Ok((SomasTable::Conflicts, "conflicts")),
+        _ => Err(format!(
+            "no table {name}: expected tensors, nodes, parameters or conflicts"
+        )),
+    }
+}
+
+fn address(text: &str) -> Result<u64, String> {
+    lex::parse_user_address(text)
+        .ok_or_else(|| format!("{text}: expected a hex address such as 0x108830de2a00"))
+}
+
+fn json_text(v: &impl Serialize) -> Result<String, String> {
+    serde_json::to_string(v).map_err(|e| e.to_string())
+}
+
+impl SomasSession {
+    /// Reads the dump at `dump` and, when given, the task-info file at `task_info` from `files`,
+    /// then parses (side by side) and analyses them. `progress(label, done, total)` follows the
+    /// reading; `clock()` (ms) times the steps, since only the front end knows the time.
+    pub fn open(
+        files: &dyn FileOpener,
+        dump: &str,
+        task_info: Option<&str>,
+        progress: &mut dyn FnMut(&str, u64, u64),
+        clock: &dyn Fn() -> f64,
+    ) -> Result<SomasSession, Diagnostic> {
+        let t0 = clock();
+        // Both files are read first (a browser File can only be read on the thread that owns
+        // it), then parsed side by side: the task-info parser is sequential, the dump's in
+        // parallel chunks.
+        let mut read = |path: &str| -> Result<Vec<u8>, Diagnostic> {
+            let src = files.open(path)?;
+            let label = format!("reading {path}");
+            super::read_source(src.as_ref(), Some(&mut |d, t| progress(&label, d, t)))
+        };
+        let buf = read(dump)?;
+        let task_buf = task_info.map(|p| read(p).map(|b| (p, b))).transpose()?;
+        let t1 = clock();
+        progress("parsing", 0, 0);
+        let (model, task) = rayon::join(
+            || super::parse_dump(dump, &buf),
+            || {
+                task_buf
+                    .as_ref()
+                    .map(|(path, b)| super::parse_task_info(path, b))
+                    .transpose()
+            },
+        );
+        let (model, task) = (model?, task?);
+        drop(buf);
+        drop(task_buf);
+        let t2 = clock();
+        progress("analysing", 0, 0);
+        let mut session = SomasSession::new(model, task);
+        session.timings = Timings {
+            read_ms: t1 - t0,
+            parse_ms: t2 - t1,
+            analyse_ms: clock() - t2,
+        };
+        Ok(session)
+    }
+
+    /// Analyses `model` (with `task`) and prepares what every view needs first.
+    pub fn new(model: SomasModel, task: Option<TaskInfo>) -> SomasSession {
+        let an = super::analyze(&model, task.as_ref());
+        // The summary and the layout index are independent: side by side on a threaded engine.
+        let ((s, summary_json, log), (rects, in_conflict)) = rayon::join(
+            || {
+                let s = summary::summary(&model, &an, task.as_ref());
+                let summary_json = serde_json::to_string(&s).unwrap_or_else(|e| {
+                    json!({ "error": format!("cannot serialise the summary: {e}") }).to_string()
+                });
+                let log = out::log(&model, &an, &s);
+                (s, summary_json, log)
+            },
+            || {
+                (
+                    RectIndex::new(analysis::layout_rects(&model, &an)),
+                    analysis::conflict_rows(&model, &an),
+                )
+            },
+        );
+        let xs = (0..an.in_use.len() as i64).collect();
+        SomasSession {
+            model,
+            an,
+            summary_json,
+            log,
+            summary: s,
+            rects,
+            in_conflict,
+            xs,
+            tables: HashMap::new(),
+            views: HashMap::new(),
+            timings: Timings::default(),
+        }
+    }
+
+    /// Answers `request` with JSON text.
+    pub fn answer(&mut self, request: &Request) -> Result<String, String> {
+        match request {
+            Request::Summary {} => Ok(self.summary_json.clone()),
+            Request::Info {} => json_text(&self.info()),
+            Request::Tensor { id } => self.tensor(*id),
+            Request::Hit { x, y, dx, dy } => match self.rects.hit_near(*x, *y, *dx, *dy) {
+                Some(row) => self.tensor(self.tensor_id(row)),
+                None => Ok("null".to_string()),
+            },
+            Request::NodeAt { index } => json_text(&self.node_at(*index)),
+            Request::Search { text } => json_text(&self.search(text)),
+            Request::NodeQuery { index } => {
+                let row = self
+                    .model
+                    .nodes
+                    .row_of_index(*index)
+                    .ok_or_else(|| format!("no node with execution index {index}"))?;
+                Ok(queries::json::node(&self.model, &self.an, row).to_string())
+            }
+            Request::TensorQuery { id } => {
+                let row = self.tensor_row(*id)?;
+                Ok(queries::json::tensor(&self.model, &self.an, row).to_string())
+            }
+            Request::AddressQuery { address: a } => {
+                Ok(queries::json::address(&self.model, &self.an, address(a)?).to_string())
+            }
+            Request::RangeQuery { start, end } => {
+                let (lo, hi) = (address(start)?, address(end)?);
+                if hi < lo {
+                    return Err(format!(
+                        "{start}-{end}: the end of the range is below its start"
+                    ));
+                }
+                Ok(queries::json::range(&self.model, &self.an, lo, hi).to_string())
+            }
+            Request::Table {
+                view,
+                table,
+                request,
+            } => self.table_query(view, table, request),
+            Request::Page {
+                view,
+                offset,
+                limit,
+            } => self.table_page(view, *offset, *limit),
+            Request::Position { view, key } => Ok(self
+                .table_position(view, *key)
+                .map_or(-1, |p| i64::try_from(p).unwrap_or(-1))
+                .to_string()),
+            Request::ExportList { request } => {
+                let files = self.files(request)?;
+                json_text(&files.iter().map(|f| &f.path).collect::<Vec<_>>())
+            }
+            Request::SummaryJson { request } => {
+                let q = self.queries(request)?;
+                out::summary_json(&self.model, &self.an, &self.summary, &q)
+                    .map_err(|e| e.to_string())
+            }
+        }
+    }
+
+    /// What the views need besides the summary.
+    pub fn info(&self) -> Info {
+        let m = &self.model;
+        let max_address_node_index = self
+            .an
+            .max_address_without_lifelong
+            .and_then(|a| m.nodes.index.get(a.node_row as usize).copied());
+        Info {
+            max_index: self.an.max_index,
+            layout: self.rects.set().bounds().map(|b| Extent {
+                x0: b.x0,
+                x1: b.x1,
+                y0: b.y0,
+                y1: b.y1,
+            }),
+            rects: self.rects.len(),
+            reused_bytes: self.an.reused,
+            static_bytes: self.an.static_bytes,
+            base_address: self.an.base,
+            base_source: self.an.base_source,
+            has_task: self.an.task.is_some(),
+            placed: m.placed,
+            peak_index: self.an.peak.map(|p| p.index),
+            max_address_node_index,
+            legend: &layout_class::NAMES,
+            timings: self.timings,
+            conflict_marks: self.conflict_marks(),
+            somas_range: self.an.somas_range.map(|(a, b)| [a, b]),
+            param_range: self.an.param_range(m).map(|(a, b, sum)| [a, b, sum]),
+        }
+    }
+
+    /// The in-use and total curves (static memory excluded) over execution indices `[x0, x1)`,
+    /// reduced to at most `columns` columns (exactly one per index when the window holds
+    /// fewer).
+    pub fn curves(&self, x0: f64, x1: f64, columns: u32) -> Curves {
+        let len = self.xs.len() as i64;
+        let start = (x0.floor() as i64).clamp(0, len.max(1) - 1);
+        let end = (x1.ceil() as i64).clamp(start + 1, len.max(start + 1));
+        let cols = (columns.max(1) as i64).min(end - start) as usize;
+        let use_env = step_envelope(&self.xs, &self.an.in_use, start, end, cols);
+        let total_env = step_envelope(&self.xs, &self.an.total, start, end, cols);
+        let alive: Vec<u64> = self.an.alive.iter().map(|&a| u64::from(a)).collect();
+        let alive_env = step_envelope(&self.xs, &alive, start, end, cols);
+        Curves {
+            x_start: start as f64,
+            x_end: end as f64,
+            columns: cols as f64,
+            use_min: f64s(&use_env.min),
+            use_max: f64s(&use_env.max),
+            use_argmax: use_env.argmax.iter().map(|&x| x as f64).collect(),
+            total_min: f64s(&total_env.min),
+            total_max: f64s(&total_env.max),
+            alive_max: f64s(&alive_env.max),
+            defined: flags(&use_env.defined),
+        }
+    }
+
+    /// The tensor rectangles visible in `[x0, x1) × [y0, y1)` (execution index × offset) on a
+    /// `px_w × px_h` canvas, at most `max_rects` of them one by one.
+    pub fn rects(&self, viewport: &Viewport, px_w: u32, px_h: u32, max_rects: usize) -> Rects {
+        let lod = self.rects.visible(viewport, px_w, px_h, max_rects);
+        let id = lod
+            .id
+            .iter()
+            .map(|&r| if r == u32::MAX { r } else { self.tensor_id(r) })
+            .collect();
+        Rects {
+            x: lod.x,
+            y: lod.y,
+            w: lod.w,
+            h: lod.h,
+            cls: lod.class,
+            id,
+            visible: lod.visible as f64,
+            individual: lod.individual as f64,
+            merged: lod.merged as f64,
+        }
+    }
+
+    /// The memory frame at execution index `index`: the tensors alive there sorted by offset.
+    pub fn frame(&self, index: u32) -> Frame {
+        let rows = self.an.frame(&self.model, index);
+        let mut f = Frame {
+            index: f64::from(index),
+            ..Frame::default()
+        };
+        for &t in &rows {
+            let (s, e) = self.model.effective_range(t);
+            f.ids.push(self.tensor_id(t));
+            f.start.push(s as f64);
+            f.end.push(e as f64);
+            f.cls.push(self.class_of(t));
+        }
+        f
+    }
+
+    /// The export of `request` as one zip archive, as `memlens somas --out` writes its files.
+    pub fn export_zip(&self, request: &ExportRequest) -> Result<Vec<u8>, String> {
+        let files = self.files(request)?;
+        out::write_zip(
+            &files,
+            &self.model,
+            &self.an,
+            std::io::Cursor::new(Vec::new()),
+        )
+        .map(std::io::Cursor::into_inner)
+        .map_err(|e| e.to_string())
+    }
+
+    /// One file of the export of `request`, by its path in the export list.
+    pub fn export_file(&self, request: &ExportRequest, path: &str) -> Result<Vec<u8>, String> {
+        let files = self.files(request)?;
+        let f = files
+            .iter()
+            .find(|f| f.path == path)
+            .ok_or_else(|| format!("{path}: not in this export"))?;
+        let mut buf = Vec::new();
+        out::write_file(f, &self.model, &self.an, &mut buf).map_err(|e| e.to_string())?;
+        Ok(buf)
+    }
+
+    fn class_of(&self, row: u32) -> u8 {
+        analysis::layout_class_of(
+            &self.model,
+            row,
+            self.in_conflict.get(row as usize).copied().unwrap_or(false),
+        )
+    }
+
+    fn tensor(&self, id: u32) -> Result<String, String> {
+        let row = self.tensor_row(id)?;
+        let info = queries::tensor_info(&self.model, &self.an, row);
+        let mut v = serde_json::to_value(&info).map_err(|e| e.to_string())?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("class".into(), json!(self.class_of(row)));
+        }
+        Ok(v.to_string())
+    }
+
+    fn node_at(&self, index: u32) -> NodeAt<'_> {
+        let m = &self.model;
+        let row = m.nodes.row_of_index(index);
+        NodeAt {
+            index,
+            name: row.map(|r| m.node_name(r)),
+            stream: row.and_then(|r| m.nodes.stream.get(r as usize).copied()),
+            in_use: self.an.in_use_at(index),
+            total: self.an.total_at(index),
+            alive: self.an.alive.get(index as usize).copied().unwrap_or(0),
+            r#static: self.an.static_bytes,
+        }
+    }
+
+    fn search(&self, text: &str) -> Search<'_> {
+        match queries::search(&self.model, text) {
+            Ok(targets) => Search::Found {
+                targets: targets
+                    .iter()
+                    .map(|t| match *t {
+                        SearchTarget::Node { row } => Target::Node {
+                            index: self.model.nodes.index.get(row as usize).copied(),
+                            name: self.model.node_name(row),
+                        },
+                        SearchTarget::Tensor { row } => Target::Tensor {
+                            id: self.tensor_id(row),
+                        },
+                        SearchTarget::Address { address } => Target::Address {
+                            address: tables::hex(address),
+                        },
+                        SearchTarget::Range { start, end } => Target::Range {
+                            start: tables::hex(start),
+                            end: tables::hex(end),
+                        },
+                    })
+                    .collect(),
+            },
+            Err(error) => Search::Error { error },
+        }
+    }
+
+    fn table_query(
+        &mut self,
+        view: &str,
+        table: &str,
+        request: &TableRequest,
+    ) -> Result<String, String> {
+        let (kind, key) = table_kind(table)?;
+        let rows = match &request.rows {
+            None => request.query.subset.clone(),
+            Some(Subset::Frame(index)) => Some(self.an.frame(&self.model, *index)),
+            Some(Subset::Tensors(ids)) => Some(
+                ids.iter()
+                    .filter_map(|&id| self.model.tensor_row(id))
+                    .collect(),
+            ),
+            Some(Subset::Nodes(indices)) => Some(
+                indices
+                    .iter()
+                    .filter_map(|&i| self.model.nodes.row_of_index(i))
+                    .collect(),
+            ),
+        };
+        let query = Query {
+            subset: rows,
+            ..request.query.clone()
+        };
+        self.ensure_table(kind, key);
+        let t = self.tables.get(key).ok_or("table not built")?;
+        let v = t.view(&query)?;
+        let out = json_text(&TableAnswer {
+            total: v.len(),
+            columns: t.specs(),
+        })?;
+        self.views.insert(view.to_string(), (kind, v));
+        Ok(out)
+    }
+
+    fn table_page(&mut self, view: &str, offset: usize, limit: usize) -> Result<String, String> {
+        let kind = self
+            .views
+            .get(view)
+            .map(|v| v.0)
+            .ok_or_else(|| format!("no table view {view}"))?;
+        let key = kind.key();
+        self.ensure_table(kind, key);
+        let (Some((_, v)), Some(t)) = (self.views.get(view), self.tables.get(key)) else {
+            return Err(format!("no table view {view}"));
+        };
+        json_text(&v.page(t, offset, limit))
+    }
+
+    fn table_position(&self, view: &str, key: u32) -> Option<usize> {
+        let (kind, v) = self.views.get(view)?;
+        let row = match kind {
+            SomasTable::Tensors => self.model.tensor_row(key),
+            SomasTable::Nodes => self.model.nodes.row_of_index(key),
+            SomasTable::Parameters => self.model.param_row(key),
+            SomasTable::Conflicts => self.model.tensor_row(key).and_then(|t| {
+                self.an
+                    .conflicts
+                    .pairs
+                    .iter()
+                    .position(|&(a, b)| a == t || b == t)
+                    .map(|p| p as u32)
+            }),
+        };
+        v.position(row?)
+    }
+
+    /// Where each conflict (the first 2000) starts: `[first shared index, lowest shared offset,
+    /// tensor a, tensor b]`.
+    fn conflict_marks(&self) -> Vec<[u64; 4]> {
+        let (m, an) = (&self.model, &self.an);
+        an.conflicts
+            .pairs
+            .iter()
+            .take(2000)
+            .map(|&(a, b)| {
+                let lo = |t: u32| u64::from(an.lo.get(t as usize).copied().unwrap_or(0));
+                let (sa, _) = m.effective_range(a);
+                let (sb, _) = m.effective_range(b);
+                [
+                    lo(a).max(lo(b)),
+                    sa.max(sb),
+                    u64::from(self.tensor_id(a)),
+                    u64::from(self.tensor_id(b)),
+                ]
+            })
+            .collect()
+    }
+
+    fn tensor_id(&self, row: u32) -> u32 {
+        self.model
+            .tensors
+            .id
+            .get(row as usize)
+            .copied()
+            .unwrap_or(NONE)
+    }
+
+    fn tensor_row(&self, id: u32) -> Result<u32, String> {
+        self.model
+            .tensor_row(id)
+            .ok_or_else(|| format!("no data tensor %{id}T in this dump"))
+    }
+
+    /// Builds the typed table on first use (the tensors table of a large dump takes a while).
+    fn ensure_table(&mut self, kind: SomasTable, key: &'static str) {
+        let (model, an) = (&self.model, &self.an);
+        self.tables
+            .entry(key)
+            .or_insert_with(|| tables::to_table(model, an, kind));
+    }
+
+    fn files(&self, request: &ExportRequest) -> Result<Vec<out::OutFile>, String> {
+        let q = self.queries(request)?;
+        Ok(out::file_set(
+            &self.model,
+            &self.an,
+            &self.summary,
+            &q,
+            &self.log,
+        ))
+    }
+
+    /// The queries of an export request.
+    fn queries(&self, req: &ExportRequest) -> Result<out::QuerySet, String> {
+        Ok(out::QuerySet {
+            node: match req.node {
+                Some(i) => Some(
+                    self.model
+                        .nodes
+                        .row_of_index(i)
+                        .ok_or_else(|| format!("no node with execution index {i}"))?,
+                ),
+                None => None,
+            },
+            tensor: req.tensor.map(|id| self.tensor_row(id)).transpose()?,
+            address: req.address.as_deref().map(address).transpose()?,
+            range: match &req.range {
+                Some((a, b)) => Some((address(a)?, address(b)?)),
+                None => None,
+            },
+        })
+    }
+}
