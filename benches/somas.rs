@@ -1,9 +1,11 @@
-//! Benchmark: parse + analysis + overwrite check of generated 200,000-node SOMAS dumps.
+//! Benchmark: parse + analysis + overwrite check of generated 200,000-node SOMAS dumps, and the
+//! two PNG charts of `--out`.
 //!
 //! Run with `cargo bench --bench somas` (optionally `-- NODES`; under
 //! `cargo test` it runs 2,000 nodes). Reports MB/s, seconds per phase and the peak resident memory
 //! (`VmHWM`). Timings are printed, never asserted.
 
+use memlens::export::somas::{chart_bytes, Chart, Image};
 use memlens::somas::generate::{generate, Flavor, GenConfig};
 use memlens::somas::{self, conflicts};
 use std::time::Instant;
@@ -105,6 +107,15 @@ fn main() {
             mb / total,
             vm_hwm_kib().unwrap_or(0) as f64 / 1024.0,
             base_kib as f64 / 1024.0
+        );
+        let t = Instant::now();
+        let png_bytes: usize = [Chart::InUse, Chart::Total]
+            .into_iter()
+            .map(|c| chart_bytes(&an, c, Image::Png).map_or(0, |b| b.len()))
+            .sum();
+        println!(
+            "  InUseMemory.png + TotalMemory.png: {:.3} s, {png_bytes} bytes",
+            t.elapsed().as_secs_f64()
         );
         let _ = std::fs::remove_file(&path);
         let _ = std::fs::remove_dir(&dir);

@@ -109,7 +109,8 @@ fn out_writes_memory_events_with_the_python_columns_first() {
         "stream",
         "source",
         "stack_source",
-        "innermost_frame",
+        "released",
+        "user_frame",
         "step",
         "run_dir",
     ] {
@@ -120,12 +121,21 @@ fn out_writes_memory_events_with_the_python_columns_first() {
     // Sorted by start time (exact decimal text compares as numbers of equal integer width), then rank.
     let key = |r: &csv::StringRecord| (r[6].to_string(), r[2].parse::<u32>().unwrap());
     assert!(rows.windows(2).all(|w| key(&w[0]) <= key(&w[1])));
-    // Unreleased rows keep an empty duration; cann rows have no stack.
-    assert_eq!(rows.iter().filter(|r| r[7].is_empty()).count(), 48);
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    // Unreleased rows: duration 0.0 as the contract says, no release time, released false.
+    let unreleased: Vec<_> = rows
+        .iter()
+        .filter(|r| &r[col("released")] == "false")
+        .collect();
+    assert_eq!(unreleased.len(), 48);
+    assert!(unreleased
+        .iter()
+        .all(|r| &r[7] == "0.0" && r[col("release_time_ms")].is_empty()));
+    // cann rows have no stack.
     assert!(rows
         .iter()
         .filter(|r| r[0].starts_with("cann::"))
-        .all(|r| r[3].is_empty() && &r[16] == "GE"));
+        .all(|r| r[3].is_empty() && &r[col("source")] == "GE"));
     for name in ["rank_summary.csv", "peak_attribution.csv", "step_peaks.csv"] {
         assert!(dir.path().join(name).exists(), "{name}");
     }

@@ -2,6 +2,7 @@
 //!
 //! Each analysis family has its own submodule; this file holds what they share.
 
+pub mod curves;
 pub mod profiler;
 pub mod somas;
 

@@ -1,10 +1,14 @@
 //! CSV exports of a torch_npu job analysis.
 //!
 //! `memory_events.csv` starts with the 12 columns of the Python tool it replaces (RL-Insight's
-//! `MemoryEventRow`, same names, same order) so existing notebooks keep working, then adds what
-//! that tool lacks. Differences in the shared columns, on purpose: `duration_ms` is empty (not 0)
-//! for blocks not released in the capture; `call_stack_top` is the first *user* frame rather than
-//! the innermost one; `rank_id` is empty when the rank is unknown; numbers are exact decimals.
+//! `MemoryEventRow`, same names, same order, same types) so a consumer written against that tool
+//! reads it unchanged, then adds what that tool lacks. The 12 columns follow the tool's contract:
+//! every float column holds a number in every row (`duration_ms` is `0.0` for a block not released
+//! in the capture, a total the source leaves empty is `0.0`), `rank_id` is always an integer (`-1`
+//! when the folder names no rank), and `call_stack_top` is the first line of `call_stack`. The
+//! honest values sit in the extras: `released`, `release_time_ms` (empty when never released) and
+//! `user_frame` (the first frame of the user's own code). Numbers are exact decimals of the
+//! integer ns and bytes.
 
 #![warn(missing_docs)]
 
@@ -12,8 +16,11 @@ use crate::profiler::analysis::{JobAnalysis, RankAnalysis};
 use crate::profiler::{bytes_to_unit_text, ns_to_ms_text};
 use std::io::Write;
 
+/// How many leading columns of [`MEMORY_EVENTS_COLUMNS`] are the Python tool's contract.
+pub const CONTRACT_COLUMNS: usize = 12;
+
 /// Columns of `memory_events.csv`: the Python tool's 12, then the extras.
-pub const MEMORY_EVENTS_COLUMNS: [&str; 21] = [
+pub const MEMORY_EVENTS_COLUMNS: [&str; 22] = [
     "name",
     "role",
     "rank_id",
@@ -26,13 +33,14 @@ pub const MEMORY_EVENTS_COLUMNS: [&str; 21] = [
     "total_reserved_mb",
     "total_active_mb",
     "device_type",
+    "released",
     "release_time_ms",
     "active_release_time_ms",
     "active_duration_ms",
     "stream",
     "source",
     "stack_source",
-    "innermost_frame",
+    "user_frame",
     "step",
     "run_dir",
 ];
@@ -41,13 +49,34 @@ fn opt_ms(v: Option<i64>) -> String {
     v.map(ns_to_ms_text).unwrap_or_default()
 }
 
-fn opt_mb(v: Option<u64>) -> String {
-    v.map(|b| bytes_to_unit_text(i128::from(b), 1 << 20))
-        .unwrap_or_default()
+/// A contract float column of a time: `0.0` where the source is empty, as the Python tool writes.
+fn ms_or_zero(v: Option<i64>) -> String {
+    v.map_or_else(|| "0.0".to_string(), ns_to_ms_text)
+}
+
+/// A contract float column of a total: `0.0` where the source is empty, as the Python tool writes.
+fn mb_or_zero(v: Option<u64>) -> String {
+    v.map_or_else(
+        || "0.0".to_string(),
+        |b| bytes_to_unit_text(i128::from(b), 1 << 20),
+    )
 }
 
 fn rank_text(r: &RankAnalysis) -> String {
     r.summary.rank.map(|r| r.to_string()).unwrap_or_default()
+}
+
+/// The contract's `rank_id` is an integer; the Python tool's own marker for a folder without a
+/// rank is `-1` (it skips such folders; memlens keeps their rows).
+fn rank_id(r: &RankAnalysis) -> String {
+    r.summary
+        .rank
+        .map_or_else(|| "-1".to_string(), |r| r.to_string())
+}
+
+/// The first line of a `;\r\n`-separated stack, as the Python tool takes `call_stack_top`.
+pub fn first_stack_line(stack: &str) -> &str {
+    stack.split(";\r\n").next().unwrap_or("")
 }
 
 /// The document `memlens profiler --json` prints for a job: [`crate::profiler::view::job_report`]
@@ -139,26 +168,33 @@ fn write_event(
         .flatten()
         .map(|s| s.to_string())
         .unwrap_or_default();
-    let fields: [&str; 21] = [
+    let stack = r.stack(i);
+    // Rows without any time are never read (the reader skips them), so `time_ns` is set here.
+    let fields: [&str; 22] = [
         r.name(i),
         &r.summary.role,
-        &rank_text(r),
-        r.stack(i),
-        r.top_frame(i),
+        &rank_id(r),
+        stack,
+        first_stack_line(stack),
         &bytes_to_unit_text(signed, 1024),
-        &opt_ms(row.time_ns()),
-        &opt_ms(row.duration_ns),
-        &opt_mb(row.alloc_total_allocated),
-        &opt_mb(row.alloc_total_reserved),
-        &opt_mb(row.alloc_total_active),
+        &ms_or_zero(row.time_ns()),
+        &ms_or_zero(row.duration_ns),
+        &mb_or_zero(row.alloc_total_allocated),
+        &mb_or_zero(row.alloc_total_reserved),
+        &mb_or_zero(row.alloc_total_active),
         r.names.get(row.device),
+        if row.release_ns.is_some() {
+            "true"
+        } else {
+            "false"
+        },
         &opt_ms(row.release_ns),
         &opt_ms(row.active_release_ns),
         &opt_ms(row.active_duration_ns),
         r.names.get(row.stream),
         row.source.label(),
         attr.source.label(),
-        r.innermost_frame(i),
+        r.top_frame(i),
         &step,
         run,
     ];

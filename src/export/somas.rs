@@ -1,13 +1,14 @@
 //! somas_tool's output file set, with its file names and columns: `graph_nodes.csv`,
 //! `graph_parameters.csv`, `graph_tensors.csv`, `MemoryAnalyze.log`, `StatisticInfo/overview.txt`,
-//! the in-use and total memory charts (SVG instead of PNG), the two `*_mem_frame.csv` files, and
-//! the query and conflict files.
+//! the in-use and total memory charts (PNG as somas_tool writes them, plus SVG), the two
+//! `*_mem_frame.csv` files, and the query and conflict files. `docs/somas-tool-files.md` lists
+//! every file with its header.
 //!
 //! [`file_set`] lists the files for a model, an analysis and the queries asked; [`write_file`]
 //! writes one of them to any `Write`, so the CLI writes to disk and the page can offer downloads
 //! from the same code.
 
-use crate::chart::step_envelope;
+use super::curves::{curve_png, curve_svg, Series};
 use crate::somas::analysis::Analysis;
 use crate::somas::model::{split_name, SomasModel, NONE};
 use crate::somas::queries::{self, Role, Target};
@@ -184,103 +185,6 @@ pub fn overview(model: &SomasModel, an: &Analysis, s: &Summary) -> String {
     o
 }
 
-/// A chart series: name, values per execution index, stroke colour.
-pub struct Series<'a> {
-    /// Legend text.
-    pub name: &'a str,
-    /// One value per execution index.
-    pub values: &'a [u64],
-    /// SVG colour.
-    pub color: &'a str,
-}
-
-/// A step chart of `series` over execution order as a standalone SVG (reduced to at most 1000
-/// columns with min/max envelopes, so a peak is never lost).
-pub fn curve_svg(title: &str, series: &[Series<'_>]) -> String {
-    let (w, h, ml, mr, mt, mb) = (1200.0f64, 420.0f64, 90.0, 20.0, 40.0, 40.0);
-    let n = series.iter().map(|s| s.values.len()).max().unwrap_or(0);
-    let top = series
-        .iter()
-        .flat_map(|s| s.values.iter().copied())
-        .max()
-        .unwrap_or(0)
-        .max(1);
-    let cols = n.clamp(1, 1000);
-    let pw = w - ml - mr;
-    let ph = h - mt - mb;
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(o, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
-    let _ = writeln!(
-        o,
-        r#"<text x="{}" y="22" font-size="15" text-anchor="middle">{}</text>"#,
-        w / 2.0,
-        xml(title)
-    );
-    for k in 0..=4u64 {
-        let v = top / 4 * k;
-        let y = mt + ph - ph * (v as f64 / top as f64);
-        let _ = writeln!(
-            o,
-            r##"<line x1="{ml}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
-            ml + pw,
-            ml - 6.0,
-            y + 4.0,
-            gb(v)
-        );
-    }
-    let _ = writeln!(
-        o,
-        r#"<text x="{}" y="{}" text-anchor="middle">execution index (0 – {})</text>"#,
-        ml + pw / 2.0,
-        h - 10.0,
-        n.saturating_sub(1)
-    );
-    for (k, s) in series.iter().enumerate() {
-        let xs: Vec<i64> = (0..s.values.len() as i64).collect();
-        let env = step_envelope(&xs, s.values, 0, n as i64, cols);
-        let mut pts = String::new();
-        for c in 0..cols {
-            if !env.defined.get(c).copied().unwrap_or(false) {
-                continue;
-            }
-            let x0 = ml + pw * c as f64 / cols as f64;
-            let x1 = ml + pw * (c + 1) as f64 / cols as f64;
-            let v = env.max.get(c).copied().unwrap_or(0);
-            let y = mt + ph - ph * (v as f64 / top as f64);
-            let _ = write!(pts, "{x0:.1},{y:.1} {x1:.1},{y:.1} ");
-        }
-        let _ = writeln!(
-            o,
-            r#"<polyline fill="none" stroke="{}" stroke-width="1.5" points="{}"/>"#,
-            s.color,
-            pts.trim_end()
-        );
-        let ly = mt + 16.0 * k as f64 + 8.0;
-        let _ = writeln!(
-            o,
-            r#"<line x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{}" stroke-width="3"/><text x="{}" y="{}">{}</text>"#,
-            ml + 10.0,
-            ml + 30.0,
-            s.color,
-            ml + 36.0,
-            ly + 4.0,
-            xml(s.name)
-        );
-    }
-    o.push_str("</svg>\n");
-    o
-}
-
-fn xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
 /// A node name made safe as a file name (somas_tool uses the op name, e.g. `RealDiv-op1387`).
 pub fn file_safe(name: &str) -> String {
     split_name(name)
@@ -347,6 +251,74 @@ pub enum Content {
     Rows(Table, Option<Vec<u32>>),
     /// Text.
     Text(String),
+    /// One of somas_tool's two charts, drawn when the file is written.
+    Chart(Chart, Image),
+}
+
+/// somas_tool's two charts of `StatisticInfo/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chart {
+    /// `InUseMemory`: In Use Memory (with the static memory) and Alive Tensor Size, after reuse.
+    InUse,
+    /// `TotalMemory`: Total Memory (with the static memory) and Total Tensor Size, without reuse.
+    Total,
+}
+
+/// The image format of a chart file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Image {
+    /// PNG, as somas_tool writes.
+    Png,
+    /// SVG (vector, for zooming in).
+    Svg,
+}
+
+/// Legend colours: matplotlib's first two, which somas_tool's charts use.
+const RED: [u8; 3] = [0xd6, 0x27, 0x28];
+const BLUE: [u8; 3] = [0x1f, 0x77, 0xb4];
+
+/// Draws `chart` as `image`: the first series includes the static memory, the second does not.
+pub fn chart_bytes(an: &Analysis, chart: Chart, image: Image) -> io::Result<Vec<u8>> {
+    let (title, with, without, bare) = match chart {
+        Chart::InUse => (
+            "In Use Memory",
+            "In Use Memory",
+            "Alive Tensor Size",
+            &an.in_use,
+        ),
+        Chart::Total => (
+            "Total Memory",
+            "Total Memory",
+            "Total Tensor Size",
+            &an.total,
+        ),
+    };
+    let with_static: Vec<u64> = bare
+        .iter()
+        .map(|v| v.saturating_add(an.static_bytes))
+        .collect();
+    let series = [
+        Series {
+            name: with,
+            values: &with_static,
+            color: RED,
+        },
+        Series {
+            name: without,
+            values: bare,
+            color: BLUE,
+        },
+    ];
+    match image {
+        Image::Svg => Ok(curve_svg(title, &series).into_bytes()),
+        Image::Png => {
+            let note = format!(
+                "{with} includes the static memory ({}); {without} does not",
+                gb(an.static_bytes)
+            );
+            curve_png(title, &note, &series).map_err(io::Error::other)
+        }
+    }
 }
 
 /// One output file, by path relative to the output folder (`/`-separated).
@@ -388,52 +360,14 @@ pub fn file_set(
             content: Content::Text(overview(model, an, s)),
         },
     ];
-    let with_static: Vec<u64> = an
-        .in_use
-        .iter()
-        .map(|v| v.saturating_add(an.static_bytes))
-        .collect();
-    let total_static: Vec<u64> = an
-        .total
-        .iter()
-        .map(|v| v.saturating_add(an.static_bytes))
-        .collect();
-    out.push(OutFile {
-        path: "StatisticInfo/InUseMemory.svg".into(),
-        content: Content::Text(curve_svg(
-            "In Use Memory",
-            &[
-                Series {
-                    name: "In Use Memory (with static memory)",
-                    values: &with_static,
-                    color: "#d62728",
-                },
-                Series {
-                    name: "Alive Tensor Size",
-                    values: &an.in_use,
-                    color: "#1f77b4",
-                },
-            ],
-        )),
-    });
-    out.push(OutFile {
-        path: "StatisticInfo/TotalMemory.svg".into(),
-        content: Content::Text(curve_svg(
-            "Total Memory (without reuse)",
-            &[
-                Series {
-                    name: "Total Memory (with static memory)",
-                    values: &total_static,
-                    color: "#d62728",
-                },
-                Series {
-                    name: "Total Tensor Size",
-                    values: &an.total,
-                    color: "#1f77b4",
-                },
-            ],
-        )),
-    });
+    for (name, chart) in [("InUseMemory", Chart::InUse), ("TotalMemory", Chart::Total)] {
+        for (ext, image) in [("png", Image::Png), ("svg", Image::Svg)] {
+            out.push(OutFile {
+                path: format!("StatisticInfo/{name}.{ext}"),
+                content: Content::Chart(chart, image),
+            });
+        }
+    }
     if let Some(p) = an.peak {
         let name = if p.node_row == NONE {
             format!("index{}", p.index)
@@ -532,8 +466,16 @@ pub fn file_set(
             path: "overwrite_conflicts.csv".into(),
             content: Content::Rows(Table::Conflicts, None),
         });
-        let mut by_first: Vec<(u32, u32)> = an.conflicts.pairs.clone();
+        // Every tensor of a conflict gets its file (both tensors of a pair), listing itself
+        // first, then every tensor it overlaps while both are alive.
+        let mut by_first: Vec<(u32, u32)> = an
+            .conflicts
+            .pairs
+            .iter()
+            .flat_map(|&(a, b)| [(a, b), (b, a)])
+            .collect();
         by_first.sort_unstable();
+        by_first.dedup();
         for run in by_first
             .chunk_by(|a, b| a.0 == b.0)
             .take(MAX_CONFLICT_FILES)
@@ -570,6 +512,7 @@ pub fn write_file<W: Write>(
     match &f.content {
         Content::Rows(table, rows) => write_table(w, model, an, *table, rows.as_deref()),
         Content::Text(t) => w.write_all(t.as_bytes()),
+        Content::Chart(chart, image) => w.write_all(&chart_bytes(an, *chart, *image)?),
     }
 }
 

@@ -384,11 +384,12 @@ test('linked views: a click in the curves or the layout selects; tables sort and
     await page.check('#somas-tables input[type="checkbox"]');
     await page.fill('[data-testid="somas-table-filter"]', '-op\\d$');
     await page.waitForFunction((n) => document.querySelector('#somas-tables .vt-status').textContent === `${n.toLocaleString('en-US')} rows`, re);
-    // PNG of a chart: a real PNG file.
+    // PNG of a chart as shown: a real PNG file, named apart from somas_tool's InUseMemory.png of
+    // the export (another picture: the current zoom and colour scheme).
     const [png] = await Promise.all([page.waitForEvent('download'), page.click('#somas-curves button:has-text("PNG")')]);
     const bytes = readFileSync(await png.path());
     assert.equal(bytes.subarray(1, 4).toString(), 'PNG');
-    assert.equal(png.suggestedFilename(), 'InUseMemory.png');
+    assert.equal(png.suggestedFilename(), 'CurvesView.png');
     // On the light page's background, opaque.
     const [r, g, bl, a] = pngFirstPixel(bytes);
     assert.equal(a, 255, 'the PNG is opaque');

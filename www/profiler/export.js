@@ -7,7 +7,7 @@ import { bytes } from '../format.js';
 import { section } from './common.js';
 
 const CSVS = [
-  ['memory_events.csv', 'One row per allocation of every rank: RL-Insight’s 12 columns, then release times, stream, source, stack source, innermost frame, step, run folder.'],
+  ['memory_events.csv', 'One row per allocation of every rank: RL-Insight’s 12 columns with its meaning and types, then released, release times, stream, source, stack source, user frame, step, run folder.'],
   ['rank_summary.csv', 'One row per rank: rows, call-stack coverage, peaks, fragmentation, unreleased.'],
   ['peak_attribution.csv', 'The live set at each rank’s peak, by top user frame.'],
   ['step_peaks.csv', 'The peak of every ProfilerStep of every rank.'],

@@ -41,7 +41,7 @@ export class Curves {
     }
     if (!this.shown.total) legend.append(el('span', { class: 'muted', text: `(total without reuse peaks at ${bytes(totalTop)}, ${(totalTop / Math.max(1, peakTop)).toFixed(1)}× the in-use peak)` }));
     if ((app.info.conflict_marks || []).length) legend.append(el('span', { class: 'legend-item bad', text: '| conflicts' }));
-    tools.append(legend, button('PNG', () => downloadCanvas(this.plot.canvas, 'InUseMemory.png'), { title: 'Save this chart as PNG' }));
+    tools.append(legend, button('PNG', () => downloadCanvas(this.plot.canvas, 'CurvesView.png'), { title: 'Save this chart as PNG' }));
 
     const request = latest(async (v) => {
       const columns = Math.max(1, Math.round(this.plot.width));

@@ -10,7 +10,7 @@ export class ExportView {
     this.app = app;
     this.charts = charts;
     const { section: s, body, tools } = section('export', 'Export', {
-      help: "somas_tool's output files (graph_*.csv, overview.txt, mem_frame CSVs, query and conflict files) as memlens somas --out writes them",
+      help: "somas_tool's output files (graph_*.csv, overview.txt, the InUseMemory and TotalMemory PNGs, mem_frame CSVs, query and conflict files) as memlens somas --out writes them",
     });
     this.section = s;
     parent.append(s);
@@ -22,7 +22,7 @@ export class ExportView {
     tools.append(
       this.zipButton,
       button('summary.json', () => this.downloadSummary(), { title: 'the summary with the queries, as memlens somas FILE --json prints it', data: { testid: 'somas-export-summary' } }),
-      button('Curves PNG', () => downloadCanvas(charts.curves.plot.canvas, 'InUseMemory.png')),
+      button('Curves PNG', () => downloadCanvas(charts.curves.plot.canvas, 'CurvesView.png')),
       button('Layout PNG', () => charts.layout.plot && downloadCanvas(charts.layout.plot.canvas, 'TensorLayout.png')),
       button('Frame PNG', () => downloadCanvas(charts.frame.canvas, 'MemoryFrame.png')),
     );
@@ -93,7 +93,9 @@ export class ExportView {
 
   async downloadFile(request, path) {
     const bytes = await this.app.call('exportFile', { request, path });
-    const type = path.endsWith('.svg') ? 'image/svg+xml' : path.endsWith('.csv') ? 'text/csv' : 'text/plain;charset=utf-8';
+    const type = path.endsWith('.svg') ? 'image/svg+xml'
+      : path.endsWith('.png') ? 'image/png'
+      : path.endsWith('.csv') ? 'text/csv' : 'text/plain;charset=utf-8';
     download(path.replace(/\//g, '_'), bytes, type);
   }
 }
