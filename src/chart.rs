@@ -5,6 +5,9 @@
 //! draws, and gets back at most a few values per pixel column (a min/max envelope, so peaks stay
 //! exact whatever the zoom) or the rectangles visible in its viewport, with sub-pixel rectangles
 //! merged into runs of pixels.
+//!
+//! Why one file of ~900 lines: about 300 of them are the tests of the reductions, kept beside
+//! the code they pin; the code itself is under 600 lines.
 
 /// A step function reduced to pixel columns over `[x_start, x_end)`.
 ///

@@ -18,6 +18,7 @@ pub mod diag;
 pub mod export;
 pub mod families;
 pub mod input;
+pub mod jsonscan;
 pub mod profiler;
 pub mod somas;
 pub mod source;

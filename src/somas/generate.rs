@@ -10,6 +10,11 @@
 //! come from a best-fit allocator over inclusive widened lifetimes, so the plan is valid: every
 //! trap is present and none is a conflict. `inject_conflicts` then moves that many workspaces onto
 //! a tensor alive at the same node, which makes exactly those pairs conflicts.
+//!
+//! Why one file of ~1,060 lines: the generator builds one consistent plan — graph, lifetimes,
+//! contiguous lists and unions, offsets, injected conflicts, then the dump and task-info text —
+//! and every stage reads the state the previous ones built; the stages are separate functions
+//! here, in the order they run.
 
 use super::derive::{widened, GAP};
 use super::lex::ascend_align;

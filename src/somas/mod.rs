@@ -1,28 +1,26 @@
-//! MindSpore SOMAS static-graph memory plans: parsers for every dump family and version, the
-//! task-info parser, the columnar model, curves, peaks, ratios, frames, the overwrite check and
-//! the node / tensor / address queries.
+//! MindSpore SOMAS static-graph memory plans, in three groups: [`parse`] (a parser for every dump
+//! family and version, and the task-info parser), [`model`] (the columnar model and its derived
+//! relations), [`analysis`] (curves, peaks, ratios, frames, the overwrite check, the node / tensor
+//! / address queries, the summary); beside them [`recognize`] (classification by content),
+//! [`tables`] and [`view`] (what the page asks) and [`generate`] (synthetic dumps).
 //!
 //! Entry points: [`load_dump`] (or [`parse_dump`] on bytes) gives a [`SomasModel`];
 //! [`load_task_info`] a [`TaskInfo`]; [`analysis::analyze`] everything derived from them. The
 //! formats, and the rules the analysis builds on, are described in `docs/formats-somas.md`.
 
 pub mod analysis;
-pub mod cache_json;
-pub mod conflicts;
-pub mod derive;
 pub mod generate;
-pub mod info;
-pub mod lex;
-pub mod mem_info;
 pub mod model;
-pub mod offline;
-pub mod queries;
-pub mod r1;
+pub mod parse;
 pub mod recognize;
-pub mod summary;
 pub mod tables;
-pub mod task_info;
 pub mod view;
+
+// The modules of the three groups by their own names as well (`somas::lex`, `somas::queries`):
+// the group says what kind of code a file holds, the name what it is about.
+pub use analysis::{conflicts, queries, summary};
+pub use model::derive;
+pub use parse::{cache_json, info, lex, mem_info, offline, r1, task_info};
 
 pub use analysis::{analyze, Analysis};
 pub use model::{DumpFamily, Format, Lifelong, SomasModel, TensorKind};

@@ -7,9 +7,13 @@
 //! group counted once (its largest member over the union of the members' lifetimes), control and
 //! zero-size tensors skipped.
 
-use super::conflicts::{self, Conflicts};
-use super::model::{Lifelong, SomasModel, INPUT_PARAM, NONE};
-use super::task_info::TaskInfo;
+pub mod conflicts;
+pub mod queries;
+pub mod summary;
+
+use crate::somas::model::{Lifelong, SomasModel, INPUT_PARAM, NONE};
+use crate::somas::task_info::TaskInfo;
+use conflicts::Conflicts;
 use serde::Serialize;
 
 /// The node with the largest in-use memory.
@@ -512,7 +516,7 @@ fn match_task(model: &SomasModel, ti: &TaskInfo) -> TaskMatch {
     for rec in 0..ti.len() {
         let full = ti.name(rec);
         let name = full.strip_suffix("-NonTask").unwrap_or(full);
-        let candidates = [name, super::model::split_name(name)];
+        let candidates = [name, crate::somas::model::split_name(name)];
         let mut found = None;
         for c in candidates {
             let Some(id) = model.names.find(c) else {
@@ -693,7 +697,7 @@ pub fn conflict_rows(model: &SomasModel, an: &Analysis) -> Vec<bool> {
 
 /// The [`layout_class`] of tensor row `t` (`in_conflict` from [`conflict_rows`]).
 pub fn layout_class_of(model: &SomasModel, t: u32, in_conflict: bool) -> u8 {
-    use super::model::TensorKind as K;
+    use crate::somas::model::TensorKind as K;
     let r = t as usize;
     if in_conflict {
         layout_class::CONFLICT

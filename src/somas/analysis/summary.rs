@@ -1,9 +1,9 @@
 //! The summary of a model and its analysis as one serialisable object: what `memlens somas
 //! --json` prints and what the page shows first. Keys are stable (documented in `docs/somas.md`).
 
-use super::analysis::{Analysis, LifelongBytes, Ratio};
-use super::model::{Format, SomasModel, NONE};
 use crate::diag::Diagnostic;
+use crate::somas::analysis::{Analysis, LifelongBytes, Ratio};
+use crate::somas::model::{Format, SomasModel, NONE};
 use serde::Serialize;
 
 /// The peak in-use node.
@@ -120,7 +120,7 @@ pub struct Summary {
 pub fn summary(
     model: &SomasModel,
     an: &Analysis,
-    task: Option<&super::task_info::TaskInfo>,
+    task: Option<&crate::somas::task_info::TaskInfo>,
 ) -> Summary {
     let id = |t: u32| model.tensors.id.get(t as usize).copied().unwrap_or(0);
     let peak = an.peak.map(|p| PeakSummary {

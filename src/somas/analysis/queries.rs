@@ -2,8 +2,8 @@
 //! address range. Each is a function over the model and its analysis returning rows, so the CLI,
 //! the CSV export and the page show the same answer.
 
-use super::analysis::Analysis;
-use super::model::{SomasModel, INPUT_PARAM, NONE};
+use crate::somas::analysis::Analysis;
+use crate::somas::model::{SomasModel, INPUT_PARAM, NONE};
 use serde::Serialize;
 
 /// How a node uses a tensor.
@@ -270,8 +270,8 @@ pub fn search(model: &SomasModel, text: &str) -> Result<Vec<SearchTarget>, Strin
     if let Some((a, b)) = t.split_once('-') {
         if is_hex(a) && is_hex(b) {
             let parsed = (
-                super::lex::parse_user_address(a),
-                super::lex::parse_user_address(b),
+                crate::somas::lex::parse_user_address(a),
+                crate::somas::lex::parse_user_address(b),
             );
             return match parsed {
                 (Some(start), Some(end)) if end >= start => {
@@ -285,7 +285,7 @@ pub fn search(model: &SomasModel, text: &str) -> Result<Vec<SearchTarget>, Strin
         }
     }
     if is_hex(t) {
-        return super::lex::parse_user_address(t)
+        return crate::somas::lex::parse_user_address(t)
             .map(|address| vec![SearchTarget::Address { address }])
             .ok_or_else(|| format!("{t}: not a hex address (at most 16 hex digits after 0x)"));
     }

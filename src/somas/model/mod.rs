@@ -6,6 +6,8 @@
 //! search. Cross references (a node's inputs, a union list) are stored as rows, already checked,
 //! so analysis code never meets a dangling id. Names are interned once in [`Names`].
 
+pub mod derive;
+
 use crate::diag::Diagnostic;
 use hashbrown::HashTable;
 use serde::Serialize;

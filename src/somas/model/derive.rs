@@ -4,9 +4,9 @@
 //! The effective-range and widened-lifetime rules (`docs/formats-somas.md`) live here, so the
 //! curves, the overwrite check, the queries and the exports all use the same definition.
 
-use super::lex;
-use super::model::{DumpFamily, Lifelong, SomasModel, TensorKind, INPUT_PARAM, NONE};
 use crate::diag::Diagnostic;
+use crate::somas::lex;
+use crate::somas::model::{DumpFamily, Lifelong, SomasModel, TensorKind, INPUT_PARAM, NONE};
 
 /// The Ascend communication gap (`AscendSomas::GetCommunicationReservedSize`, r1.x `kGapSize`).
 pub const GAP: u64 = 512;
@@ -206,7 +206,7 @@ pub fn derive(model: &mut SomasModel, buf: &[u8]) {
         }
     }
     d.clean_op = (0..nn as u32)
-        .map(|r| super::model::is_clean_op(model.node_name(r)))
+        .map(|r| crate::somas::model::is_clean_op(model.node_name(r)))
         .collect();
     model.derived = d;
     warn(model, buf);

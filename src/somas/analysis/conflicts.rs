@@ -8,7 +8,7 @@
 //! the subtree maxima), so each query costs O((1 + reported) · log n) and the whole check
 //! O(n log n + conflicts · log n), never all pairs.
 
-use super::model::{SomasModel, NONE};
+use crate::somas::model::{SomasModel, NONE};
 use serde::Serialize;
 
 /// At most this many pairs are kept (a garbage plan could make every pair a conflict).

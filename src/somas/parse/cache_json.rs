@@ -1,8 +1,8 @@
 //! Reader of the SOMAS cache `somas_meta/somas_graph_<G>_<hash>.json` (compact JSON, sorted keys):
 //! the solved tensors (sizes, lifetimes, lifelong kinds, offsets) without nodes, names or types.
 
-use super::lex::ParseError;
-use super::model::{DumpFamily, Format, Lifelong, SomasModel, TensorKind};
+use crate::somas::lex::ParseError;
+use crate::somas::model::{DumpFamily, Format, Lifelong, SomasModel, TensorKind};
 use serde::Deserialize;
 
 #[derive(Deserialize)]

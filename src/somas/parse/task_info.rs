@@ -1,8 +1,8 @@
 //! Parser of `task_info_graph_<G>.ir`: one record per op in execution order, with
 //! the final device addresses and sizes of its inputs, outputs and workspaces.
 
-use super::lex::{self, Lines, ParseError};
-use super::model::{name_hash, Names};
+use crate::somas::lex::{self, Lines, ParseError};
+use crate::somas::model::{name_hash, Names};
 
 /// Addresses and sizes in compressed rows (one row per record).
 #[derive(Debug, Clone, PartialEq, Eq)]

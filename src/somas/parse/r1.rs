@@ -6,7 +6,7 @@
 //! overwrite check (the 512-byte gap shifts the head tensor), so they are rebuilt from the
 //! communication nodes: in r1.x every communication node's inputs and outputs form lists.
 
-use super::model::{Csr, SomasModel, INPUT_PARAM};
+use crate::somas::model::{Csr, SomasModel, INPUT_PARAM};
 
 /// Field layout of an r1.x parameter line, for error messages.
 pub const PARAM_LAYOUT: &str = "%id, #size, &start_addr, source node name, node out index";

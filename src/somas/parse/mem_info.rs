@@ -5,8 +5,10 @@
 //! index), so per-node curves and frames still work. r1.x marks GetNext outputs as GraphAll and
 //! types them `GetNextOutput`, which is the only lifelong information this file carries.
 
-use super::lex::{self, IdKind, Lines, ParseError};
-use super::model::{name_hash, DumpFamily, Format, Lifelong, SomasModel, TensorKind, Tensors};
+use crate::somas::lex::{self, IdKind, Lines, ParseError};
+use crate::somas::model::{
+    name_hash, DumpFamily, Format, Lifelong, SomasModel, TensorKind, Tensors,
+};
 
 const LAYOUT: &str = "#mem_id, start_offset, end_offset, %tensor_id, origin_size, align_size, \
                       &start_addr, &end_addr, type, src_node, stm<src_stm_id>, lifetime_start, lifetime_end";
@@ -94,8 +96,8 @@ pub fn parse(buf: &[u8], file: &str) -> Result<SomasModel, ParseError> {
         ));
     }
     // The file is sorted by offset: order the rows by tensor id, keeping streams aligned.
-    if let Some(perm) = super::info::sort_tensors(&mut t, buf)? {
-        super::info::permute(&mut streams, &perm);
+    if let Some(perm) = crate::somas::info::sort_tensors(&mut t, buf)? {
+        crate::somas::info::permute(&mut streams, &perm);
     }
     // Pseudo nodes: the producer of each tensor sits at its life_start.
     let mut producers: Vec<(u32, u32, u32, u32, bool)> = (0..t.id.len())

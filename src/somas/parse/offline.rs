@@ -6,8 +6,8 @@
 //! lifelong kind (GraphStart/GraphEnd). The model built from it uses original sizes in place of
 //! aligned ones and is marked unplaced, so the overwrite check is skipped.
 
-use super::lex::{self, Lines, ParseError};
-use super::model::{name_hash, Csr, DumpFamily, Format, Lifelong, SomasModel, TensorKind};
+use crate::somas::lex::{self, Lines, ParseError};
+use crate::somas::model::{name_hash, Csr, DumpFamily, Format, Lifelong, SomasModel, TensorKind};
 
 struct Edge {
     src: u32,

@@ -1,17 +1,22 @@
 //! Parser of the `SomasInfo()` dumps: v1.10+ (`*_somas_tensor_offset_*.ir` and the stage dumps)
-//! and r1.x (`somas_*_info_*.ir`; the r1.x field layouts are in [`super::r1`]).
+//! and r1.x (`somas_*_info_*.ir`; the r1.x field layouts are in [`crate::somas::r1`]).
 //!
 //! Sections are found by their header lines, never by counting lines. The two big sections
 //! (tensors and nodes) are cut at line boundaries and parsed in parallel chunks; each chunk keeps
 //! only numbers and the spans and hashes of names, and the names are interned afterwards in one
 //! sequential pass, so the only allocations are the model's own columns.
+//!
+//! Why one file of ~1,070 lines: the v1.10+ and r1.x dumps are one grammar (the same sections,
+//! header lines and id forms, r1.x differing in field layouts only), and its section parsers share
+//! the line context, the id tables and the parallel chunking; split, each part would need the
+//! others' private state.
 
-use super::lex::{self, IdKind, Lines, ParseError};
-use super::model::{
+use crate::somas::lex::{self, IdKind, Lines, ParseError};
+use crate::somas::model::{
     name_hash, Controls, Csr, DumpFamily, Format, Lifelong, Nodes, Params, SomasModel, TensorKind,
     Tensors, INPUT_PARAM, NONE,
 };
-use super::r1;
+use crate::somas::r1;
 use rayon::prelude::*;
 
 /// Which writer produced the dump.
@@ -440,7 +445,7 @@ fn producer_names(
 
 /// Completes [`producer_names`] by interning the names that matched no producer.
 fn intern_rest(
-    names: &mut super::model::Names,
+    names: &mut crate::somas::model::Names,
     buf: &[u8],
     spans: &[(usize, usize)],
     pos: &[u32],
@@ -830,7 +835,7 @@ fn parse_node_chunk(
             let v = match k {
                 IdKind::Tensor => tensor_ref(ctx, id, at, "inputs", &who)?,
                 IdKind::Param => {
-                    let r = super::model::row_of(ctx.param_ids, id).ok_or_else(|| {
+                    let r = crate::somas::model::row_of(ctx.param_ids, id).ok_or_else(|| {
                         ParseError::new(
                             at as u64,
                             "inputs",
@@ -879,16 +884,18 @@ fn parse_node_chunk(
                 for item in lex::list_items(body) {
                     match lex::id_sigil(item) {
                         Some((id, IdKind::Control)) => {
-                            let r = super::model::row_of(ctx.control_ids, id).ok_or_else(|| {
-                                ParseError::new(
-                                    at as u64,
-                                    label,
-                                    format!(
+                            let r = crate::somas::model::row_of(ctx.control_ids, id).ok_or_else(
+                                || {
+                                    ParseError::new(
+                                        at as u64,
+                                        label,
+                                        format!(
                                         "{}: control tensor %{id}CT is not defined in All Tensors",
                                         who()
                                     ),
-                                )
-                            })?;
+                                    )
+                                },
+                            )?;
                             list.items.push(r);
                         }
                         _ => return Err(bad(at, label, "%<n>CT items", item)),
@@ -924,7 +931,7 @@ fn tensor_ref(
     field: &str,
     who: &dyn Fn() -> String,
 ) -> Result<u32, ParseError> {
-    super::model::row_of(ctx.tensor_ids, id).ok_or_else(|| {
+    crate::somas::model::row_of(ctx.tensor_ids, id).ok_or_else(|| {
         ParseError::new(
             at as u64,
             field,
@@ -990,7 +997,7 @@ fn parse_id_lists(buf: &[u8], sp: Span, ids: &[u32]) -> Result<Csr, ParseError> 
         for item in lex::list_items(body) {
             match lex::id_sigil(item) {
                 Some((id, IdKind::Tensor)) => {
-                    let r = super::model::row_of(ids, id).ok_or_else(|| {
+                    let r = crate::somas::model::row_of(ids, id).ok_or_else(|| {
                         ParseError::new(
                             at as u64,
                             "",

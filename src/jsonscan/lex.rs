@@ -1,0 +1,332 @@
+//! The structural lexing of a JSON event array: strings, nested values, objects, and the probable
+//! boundaries between top-level events. Nothing here knows what an event means.
+
+use memchr::{memchr, memchr2};
+
+/// JSON whitespace.
+pub fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+/// The first non-blank byte at or after `i`.
+pub fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while b.get(i).is_some_and(|&c| is_ws(c)) {
+        i += 1;
+    }
+    i
+}
+
+/// End (exclusive) of the string starting at `i` (`b[i] == '"'`); `None` if the buffer ends first.
+pub fn scan_string(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    // Most strings (member names, numbers as text, short names) end within a few words: test 8
+    // bytes at a time for `"` or `\` (SWAR), and hand long strings (call stacks) to `memchr`.
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut words = 0;
+    while words < 6 {
+        let Some(chunk) = b.get(j..j + 8) else { break };
+        let mut w8 = [0u8; 8];
+        w8.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(w8);
+        let q = w ^ (ONES * u64::from(b'"'));
+        let e = w ^ (ONES * u64::from(b'\\'));
+        let hit = (q.wrapping_sub(ONES) & !q & HIGH) | (e.wrapping_sub(ONES) & !e & HIGH);
+        if hit != 0 {
+            let k = j + (hit.trailing_zeros() / 8) as usize;
+            if b.get(k) == Some(&b'"') {
+                return Some(k + 1);
+            }
+            // An escape: skip it and the escaped byte, then continue word by word.
+            j = k + 2;
+        } else {
+            j += 8;
+        }
+        words += 1;
+    }
+    loop {
+        let k = j + memchr2(b'"', b'\\', b.get(j..)?)?;
+        if b.get(k) == Some(&b'\\') {
+            j = k + 2;
+        } else {
+            return Some(k + 1);
+        }
+    }
+}
+
+/// The outcome of scanning one value or object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scan {
+    /// Value/object ends here (exclusive).
+    Done(usize),
+    /// The buffer ended inside.
+    Cut,
+    /// Not valid JSON at this offset.
+    Bad(usize, &'static str),
+}
+
+/// Byte classes of the structural scan: 0 = other, 1 = `"`, 2 = `{`/`[`, 3 = `}`/`]`.
+const CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'"' as usize] = 1;
+    t[b'{' as usize] = 2;
+    t[b'[' as usize] = 2;
+    t[b'}' as usize] = 3;
+    t[b']' as usize] = 3;
+    t
+};
+
+/// End of the object or array starting at `i`: a tight loop over structural bytes that jumps
+/// through strings with `memchr`. It does not validate the JSON inside (only kept events are
+/// parsed fully, by [`scan_object`]).
+pub fn skip_nested(b: &[u8], i: usize) -> Scan {
+    let mut depth = 0usize;
+    let mut j = i;
+    let n = b.len();
+    while j < n {
+        // `j < n`, so this index cannot fail.
+        match CLASS[b[j] as usize] {
+            0 => {
+                j = skip_plain(b, j + 1);
+                continue;
+            }
+            1 => match scan_string(b, j) {
+                Some(e) => {
+                    j = e;
+                    continue;
+                }
+                None => return Scan::Cut,
+            },
+            2 => depth += 1,
+            _ => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Scan::Done(j + 1);
+                }
+            }
+        }
+        j += 1;
+    }
+    Scan::Cut
+}
+
+/// From `j`, the first byte that may be structural (`"`, `{`, `}`, `[`, `]`) outside strings,
+/// 8 bytes at a time: `(x & 0xD9) == 0x59` holds for the four brackets (and for `Y`, `_`, `y`,
+/// DEL, which cannot occur outside strings in JSON; a false hit only costs one table look-up).
+pub fn skip_plain(b: &[u8], mut j: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = b.get(j..j + 8) {
+        let mut w8 = [0u8; 8];
+        w8.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(w8);
+        let br = (w & (ONES * 0xD9)) ^ (ONES * 0x59);
+        let q = w ^ (ONES * u64::from(b'"'));
+        let hit = (br.wrapping_sub(ONES) & !br & HIGH) | (q.wrapping_sub(ONES) & !q & HIGH);
+        if hit != 0 {
+            return j + (hit.trailing_zeros() / 8) as usize;
+        }
+        j += 8;
+    }
+    j
+}
+
+/// Skips one JSON value starting at `i`.
+pub fn skip_value(b: &[u8], i: usize) -> Scan {
+    match b.get(i) {
+        None => Scan::Cut,
+        Some(b'"') => scan_string(b, i).map_or(Scan::Cut, Scan::Done),
+        Some(b'{') | Some(b'[') => skip_nested(b, i),
+        Some(_) => {
+            let mut j = i;
+            while let Some(&c) = b.get(j) {
+                if c == b',' || c == b'}' || c == b']' || is_ws(c) {
+                    return if j == i {
+                        Scan::Bad(i, "expected a value")
+                    } else {
+                        Scan::Done(j)
+                    };
+                }
+                j += 1;
+            }
+            Scan::Cut
+        }
+    }
+}
+
+/// Walks the members of the object at `i` (`b[i] == '{'`), calling `on(key, value_start,
+/// value_end)` for each; returns the end of the object.
+pub fn scan_object(b: &[u8], i: usize, on: &mut dyn FnMut(&[u8], usize, usize)) -> Scan {
+    let mut j = skip_ws(b, i + 1);
+    if b.get(j) == Some(&b'}') {
+        return Scan::Done(j + 1);
+    }
+    loop {
+        match b.get(j) {
+            None => return Scan::Cut,
+            Some(b'"') => {}
+            Some(_) => return Scan::Bad(j, "expected a member name in quotes"),
+        }
+        let Some(kend) = scan_string(b, j) else {
+            return Scan::Cut;
+        };
+        let key = b.get(j + 1..kend - 1).unwrap_or(&[]);
+        j = skip_ws(b, kend);
+        match b.get(j) {
+            None => return Scan::Cut,
+            Some(b':') => {}
+            Some(_) => return Scan::Bad(j, "expected ':' after a member name"),
+        }
+        j = skip_ws(b, j + 1);
+        let vend = match skip_value(b, j) {
+            Scan::Done(e) => e,
+            other => return other,
+        };
+        on(key, j, vend);
+        j = skip_ws(b, vend);
+        match b.get(j) {
+            None => return Scan::Cut,
+            Some(b',') => j = skip_ws(b, j + 1),
+            Some(b'}') => return Scan::Done(j + 1),
+            Some(_) => return Scan::Bad(j, "expected ',' or '}' after a member"),
+        }
+    }
+}
+
+/// The text of a scalar value span, quotes removed.
+pub fn unquote(v: &[u8]) -> &[u8] {
+    if v.len() >= 2 && v.first() == Some(&b'"') && v.last() == Some(&b'"') {
+        v.get(1..v.len() - 1).unwrap_or(&[])
+    } else {
+        v
+    }
+}
+
+/// A JSON string span decoded (escapes resolved); `None` for a non-string.
+pub fn str_of(v: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
+    if v.first() != Some(&b'"') {
+        return None;
+    }
+    let inner = unquote(v);
+    if memchr(b'\\', inner).is_none() {
+        return std::str::from_utf8(inner)
+            .ok()
+            .map(std::borrow::Cow::Borrowed);
+    }
+    serde_json::from_slice::<String>(v)
+        .ok()
+        .map(std::borrow::Cow::Owned)
+}
+
+/// Like [`str_of`], but a string that does not decode (bytes that are not UTF-8, a bad escape) is
+/// still returned, its raw bytes decoded lossily; the flag says so.
+pub fn str_lossy(v: &[u8]) -> Option<(std::borrow::Cow<'_, str>, bool)> {
+    if v.first() != Some(&b'"') {
+        return None;
+    }
+    match str_of(v) {
+        Some(s) => Some((s, false)),
+        None => Some((String::from_utf8_lossy(unquote(v)), true)),
+    }
+}
+
+/// After garbage between events (not inside one): the next `{` preceded (blanks aside) by `,`.
+pub fn next_after_garbage(b: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    loop {
+        let k = i + memchr(b'{', b.get(i..)?)?;
+        let before = b.get(..k)?.iter().rposition(|&c| !is_ws(c));
+        if before.and_then(|p| b.get(p)) == Some(&b',') {
+            return Some(k);
+        }
+        i = k + 1;
+    }
+}
+
+/// Next probable event start at or after `from`: a `{` preceded (blanks aside) by `,` and `}`.
+pub fn next_boundary(b: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    loop {
+        let k = i + memchr(b'{', b.get(i..)?)?;
+        let mut p = k;
+        let mut ok = false;
+        while p > 0 {
+            p -= 1;
+            match b.get(p) {
+                Some(&c) if is_ws(c) => continue,
+                Some(b',') => {
+                    let mut q = p;
+                    while q > 0 {
+                        q -= 1;
+                        match b.get(q) {
+                            Some(&c) if is_ws(c) => continue,
+                            Some(b'}') => ok = true,
+                            _ => {}
+                        }
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            break;
+        }
+        if ok {
+            return Some(k);
+        }
+        i = k + 1;
+    }
+}
+
+/// Finds the end of a JSON value that started at a `{` or `[` given in pieces, keeping only its
+/// nesting depth and string state (to skip an event too large to hold).
+#[derive(Debug, Default)]
+pub struct Skipper {
+    depth: usize,
+    in_str: bool,
+    esc: bool,
+}
+
+impl Skipper {
+    /// Feeds the next bytes; `Some(i)` when the value ends just before `b[i]`.
+    pub fn feed(&mut self, b: &[u8]) -> Option<usize> {
+        let mut i = 0;
+        while i < b.len() {
+            if self.esc {
+                self.esc = false;
+                i += 1;
+            } else if self.in_str {
+                let k = memchr2(b'"', b'\\', b.get(i..)?)?;
+                i += k;
+                if b.get(i) == Some(&b'\\') {
+                    self.esc = true;
+                } else {
+                    self.in_str = false;
+                }
+                i += 1;
+            } else {
+                match b.get(i) {
+                    Some(b'"') => self.in_str = true,
+                    Some(b'{') | Some(b'[') => self.depth += 1,
+                    Some(b'}') | Some(b']') => {
+                        self.depth = self.depth.saturating_sub(1);
+                        if self.depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        None
+    }
+}
+
+/// A byte as shown in a message: the character, or its value when not printable.
+pub fn describe_byte(c: u8) -> String {
+    if c.is_ascii_graphic() {
+        format!("'{}'", char::from(c))
+    } else {
+        format!("byte 0x{c:02x}")
+    }
+}

@@ -1,0 +1,625 @@
+//! Streaming a JSON array of events: batches read on the caller's thread, each batch cut into
+//! pieces at probable event boundaries and scanned in parallel, the cut verified, events too large
+//! to be real skipped without keeping them, damage reported by byte offset and skipped to the next
+//! event. What an event means is the [`EventSink`]'s business.
+
+use super::lex::{describe_byte, is_ws, next_after_garbage, next_boundary, skip_ws, Scan, Skipper};
+use crate::diag::Diagnostic;
+use crate::source::Source;
+use memchr::memchr;
+use rayon::prelude::*;
+
+/// What one piece's scan met, by offset in the buffer being scanned.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// Damage found; the scan resumed at the next boundary.
+    pub errors: Vec<(usize, String)>,
+    /// Notes on events that were read (damaged values kept, oversized events).
+    pub notes: Vec<(usize, String)>,
+}
+
+/// What a reader does with the events of one piece: it scans (or skips) the event at `b[i]`
+/// (`{`) and says where it ends, keeping what it needs in itself. One sink per piece; pieces run
+/// in parallel, so a sink keeps piece-local ids that its reader merges in file order.
+pub trait EventSink: Default + Send {
+    /// Scans the event starting at `b[i]`.
+    fn event(&mut self, b: &[u8], i: usize, found: &mut Found) -> Scan;
+}
+
+/// One piece's scan.
+#[derive(Default)]
+struct Piece<S> {
+    start: usize,
+    /// Where the scan stopped: the first event start at or past the piece limit, the end of the
+    /// array, or the start of an event cut by the buffer end.
+    stop: usize,
+    /// True when the scan stopped at an event cut by the end of the buffer.
+    cut: bool,
+    /// True when the closing `]` was reached.
+    ended: bool,
+    events: u64,
+    found: Found,
+    sink: S,
+}
+
+/// How a stream is read.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamOptions {
+    /// Bytes read from the source per batch.
+    pub batch: usize,
+    /// Pieces a batch is cut into for parallel scanning.
+    pub pieces: usize,
+    /// The member of a top-level object that holds the array, quoted (`"traceEvents"`).
+    pub wrapper: &'static [u8],
+    /// What the events are, for messages (`trace events`).
+    pub what: &'static str,
+    /// One of them, for messages (`trace event`).
+    pub event: &'static str,
+}
+
+/// What a stream scan found besides the sinks' contents.
+#[derive(Debug, Clone, Default)]
+pub struct Stream {
+    /// Top-level events seen (kept or not).
+    pub events: u64,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Skipped or damaged parts, with byte offsets.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Scans events of `b` starting at `start` until an event starts at or past `limit`.
+fn scan_piece<S: EventSink>(b: &[u8], start: usize, limit: usize, event: &str) -> Piece<S> {
+    let mut out = Piece {
+        start,
+        ..Piece::default()
+    };
+    let mut i = start;
+    loop {
+        // Between events: blanks, commas (a trailing `,]` included), the opening `[`.
+        while let Some(&c) = b.get(i) {
+            if is_ws(c) || c == b',' || c == b'[' {
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        if i >= limit || i >= b.len() {
+            out.stop = i.min(b.len()).max(i.min(limit));
+            out.stop = i;
+            return out;
+        }
+        match b.get(i) {
+            Some(b']') => {
+                out.ended = true;
+                out.stop = i + 1;
+                return out;
+            }
+            Some(b'{') => match out.sink.event(b, i, &mut out.found) {
+                Scan::Done(e) => {
+                    out.events += 1;
+                    if e - i > MAX_EVENT_BYTES {
+                        // Whole in this buffer, but too large to be real (a sink keeps nothing of
+                        // it); said the same way as when it is skipped in a stream.
+                        out.found.notes.push((i, oversized(e - i, event)));
+                    }
+                    i = e;
+                }
+                Scan::Cut => {
+                    out.cut = true;
+                    out.stop = i;
+                    return out;
+                }
+                Scan::Bad(at, msg) => {
+                    out.found.errors.push((at, msg.to_string()));
+                    match next_boundary(b, at + 1) {
+                        Some(n) => i = n,
+                        None => {
+                            // No boundary after the damage in this buffer: treat the rest as cut,
+                            // so the next batch (with more bytes) tries again from here.
+                            out.cut = true;
+                            out.stop = b.len();
+                            return out;
+                        }
+                    }
+                }
+            },
+            Some(_) => {
+                out.found
+                    .errors
+                    .push((i, "expected '{' (an event) or ']'".to_string()));
+                match next_after_garbage(b, i + 1) {
+                    Some(n) => i = n,
+                    None => {
+                        out.cut = true;
+                        out.stop = b.len();
+                        return out;
+                    }
+                }
+            }
+            None => {
+                out.stop = i;
+                return out;
+            }
+        }
+    }
+}
+
+/// Scans a whole buffer from `start`: cuts it into `pieces`, scans them in parallel, and checks
+/// that each piece starts where the previous one stopped (re-scanning when it does not).
+fn scan_buffer<S: EventSink>(
+    b: &[u8],
+    start: usize,
+    pieces: usize,
+    min_split: usize,
+    event: &str,
+) -> Vec<Piece<S>> {
+    let len = b.len();
+    let mut starts = vec![start];
+    if pieces > 1 && len > start + min_split {
+        let step = (len - start) / pieces;
+        for k in 1..pieces {
+            let nominal = start + step * k;
+            if let Some(s) = next_boundary(b, nominal) {
+                if starts.last().is_some_and(|&l| s > l) {
+                    starts.push(s);
+                }
+            }
+        }
+    }
+    let mut bounds: Vec<(usize, usize)> = Vec::with_capacity(starts.len());
+    for (k, &s) in starts.iter().enumerate() {
+        bounds.push((s, starts.get(k + 1).copied().unwrap_or(usize::MAX)));
+    }
+    let mut outs: Vec<Piece<S>> = bounds
+        .par_iter()
+        .map(|&(s, lim)| scan_piece(b, s, lim, event))
+        .collect();
+    // Verify the chain; on a mismatch re-scan the remainder sequentially (rare: needs `}, {`
+    // inside a string, or damage).
+    let mut k = 0;
+    while k + 1 < outs.len() {
+        let (stop, cut, ended) = match outs.get(k) {
+            Some(o) => (o.stop, o.cut, o.ended),
+            None => break,
+        };
+        if cut || ended {
+            outs.truncate(k + 1);
+            break;
+        }
+        let next_start = outs.get(k + 1).map_or(usize::MAX, |o| o.start);
+        if stop != next_start {
+            outs.truncate(k + 1);
+            outs.push(scan_piece(b, stop, usize::MAX, event));
+            break;
+        }
+        k += 1;
+    }
+    outs
+}
+
+/// Largest single event held in memory, in bytes (and largest part of the file before the event
+/// array). Real trace events are at most a few KiB (long call stacks); a bigger one is skipped in
+/// a streaming pass that keeps none of it, with a warning.
+pub const MAX_EVENT_BYTES: usize = 16 << 20;
+
+/// The warning for an event larger than [`MAX_EVENT_BYTES`].
+fn oversized(len: usize, event: &str) -> String {
+    format!(
+        "event of {len} bytes, more than the {MAX_EVENT_BYTES} bytes one {event} may have; skipped"
+    )
+}
+
+/// Warnings listed one by one per file; further ones are counted in one last warning.
+pub const MAX_WARNINGS: usize = 100;
+
+/// Reads up to `want` bytes at `off` into `dst[..want]` (grown as needed); returns how many.
+fn read_into(
+    src: &dyn Source,
+    off: u64,
+    store: &mut Vec<u8>,
+    at: usize,
+    want: usize,
+) -> Result<usize, Diagnostic> {
+    if store.len() < at + want {
+        store.resize(at + want, 0);
+    }
+    let mut got = 0;
+    while got < want {
+        let n = match store.get_mut(at + got..at + want) {
+            Some(dst) => src.read_at(off + got as u64, dst)?,
+            None => 0,
+        };
+        if n == 0 {
+            break;
+        }
+        got += n;
+    }
+    Ok(got)
+}
+
+/// Like [`read_into`], but takes the batch prefetched at `off` while the previous one was scanned,
+/// if there is one.
+fn fill(
+    src: &dyn Source,
+    off: u64,
+    store: &mut Vec<u8>,
+    at: usize,
+    want: usize,
+    prefetched: &mut Option<Result<Vec<u8>, crate::source::SourceError>>,
+) -> Result<usize, Diagnostic> {
+    let Some(pre) = prefetched.take() else {
+        return read_into(src, off, store, at, want);
+    };
+    let pre = pre?;
+    let got = pre.len().min(want);
+    if store.len() < at + got {
+        store.resize(at + got, 0);
+    }
+    if let (Some(dst), Some(bytes)) = (store.get_mut(at..at + got), pre.get(..got)) {
+        dst.copy_from_slice(bytes);
+    }
+    Ok(got)
+}
+
+/// Warnings of one file, at most [`MAX_WARNINGS`] listed.
+struct Warnings {
+    file: String,
+    list: Vec<Diagnostic>,
+    more: u64,
+    first_more: u64,
+}
+
+impl Warnings {
+    fn push(&mut self, at: u64, message: String) {
+        if self.list.len() < MAX_WARNINGS {
+            self.list
+                .push(Diagnostic::warning(&self.file, message).at_byte(at));
+        } else {
+            if self.more == 0 {
+                self.first_more = at;
+            }
+            self.more += 1;
+        }
+    }
+
+    fn finish(mut self) -> Vec<Diagnostic> {
+        if self.more > 0 {
+            self.list.push(
+                Diagnostic::warning(
+                    &self.file,
+                    format!(
+                        "{} more damaged places after the first {MAX_WARNINGS} (the first of them \
+                         here); each was skipped to the next event",
+                        self.more
+                    ),
+                )
+                .at_byte(self.first_more)
+                .times(self.more),
+            );
+        }
+        self.list
+    }
+}
+
+/// Scans the JSON array of events in `src` (or the array under `opts.wrapper` of a top-level
+/// object), handing each piece's sink to `take` in file order.
+///
+/// `progress(done, total)` is called after each batch. Returns `Err` only when the file cannot be
+/// read or is not a JSON array of events at all.
+///
+/// Memory: the batch being scanned, the tail of an event cut by the batch end (at most
+/// [`MAX_EVENT_BYTES`], larger events are skipped), and what the sinks keep — whatever the file
+/// size.
+pub fn scan_stream<S: EventSink>(
+    src: &dyn Source,
+    opts: StreamOptions,
+    mut progress: Option<&mut dyn FnMut(u64, u64)>,
+    take: &mut dyn FnMut(S),
+) -> Result<Stream, Diagnostic> {
+    let file = src.name().to_string();
+    let total = src.len();
+    let mut events = 0u64;
+    let mut warn = Warnings {
+        file: file.clone(),
+        list: Vec::new(),
+        more: 0,
+        first_more: 0,
+    };
+    // Any batch size works (fuzzing uses a few bytes, to cut events everywhere); buffers smaller
+    // than a piece's worth are not split.
+    let batch = opts.batch.max(1);
+    let min_split = (batch / opts.pieces.max(1)).clamp(1, 64 * 1024);
+    // `store[..filled]` holds the bytes being scanned; its length only grows (to the largest
+    // batch plus carried tail), so no batch pays for zeroing memory again.
+    let mut store: Vec<u8> = Vec::new();
+    let mut filled = 0usize;
+    let mut buf_off: u64 = 0; // file offset of store[0]
+    let mut read_off: u64 = 0;
+    let mut first = true;
+    let mut ended = false;
+    let batch_len = |read_off: u64| {
+        usize::try_from(total.saturating_sub(read_off))
+            .unwrap_or(usize::MAX)
+            .min(batch)
+    };
+    // With a thread pool, the next batch is read on this thread while the pool scans the current
+    // one: a `Source` need not be `Send` (a browser `File` can only be read on the thread that
+    // owns it), so reading stays here and only the scan moves. Every later read goes through
+    // `fill`, which takes the prefetched bytes first, so they are always used at their offset.
+    let pipelined = rayon::current_num_threads() > 1;
+    let mut prefetched: Option<Result<Vec<u8>, crate::source::SourceError>> = None;
+    'batches: while !ended {
+        let got = fill(
+            src,
+            read_off,
+            &mut store,
+            filled,
+            batch_len(read_off),
+            &mut prefetched,
+        )?;
+        filled += got;
+        let buf: &[u8] = store.get(..filled).unwrap_or(&[]);
+        let eof = got == 0;
+        read_off += got as u64;
+        let mut start = 0;
+        let wrapper_name = String::from_utf8_lossy(opts.wrapper);
+        if first {
+            let i = skip_ws(buf, 0);
+            match buf.get(i) {
+                Some(b'[') => start = i + 1,
+                Some(b'{') => {
+                    // `{"traceEvents": [ … ]}` (Kineto / chrome export): start inside the array.
+                    let key = memchr::memmem::find(buf, opts.wrapper);
+                    match key.and_then(|k| memchr(b'[', buf.get(k..)?).map(|p| k + p)) {
+                        Some(p) => start = p + 1,
+                        None if !eof && buf.len() <= MAX_EVENT_BYTES => continue,
+                        None => {
+                            let what = if eof {
+                                format!("found an object without a {} array", wrapper_name)
+                            } else {
+                                format!(
+                                    "found an object with no {wrapper_name} array in its first \
+                                     {MAX_EVENT_BYTES} bytes"
+                                )
+                            };
+                            return Err(Diagnostic::error(
+                                &file,
+                                format!(
+                                    "expected a JSON array of {} ('[' first, or a \
+                                     {{{wrapper_name}: [...]}} object): {what}",
+                                    opts.what
+                                ),
+                            )
+                            .at_byte(buf_off + i as u64));
+                        }
+                    }
+                }
+                None if !eof => {
+                    // Only blanks so far: drop them (a file of blanks must not fill memory).
+                    buf_off += filled as u64;
+                    filled = 0;
+                    continue;
+                }
+                None => {
+                    return Err(Diagnostic::error(
+                        &file,
+                        format!("empty file: expected a JSON array of {}", opts.what),
+                    ))
+                }
+                Some(&c) => {
+                    return Err(Diagnostic::error(
+                        &file,
+                        format!(
+                            "expected a JSON array of {} ('[' first), found {}",
+                            opts.what,
+                            describe_byte(c)
+                        ),
+                    )
+                    .at_byte(buf_off + i as u64))
+                }
+            }
+            first = false;
+        }
+        let next_want = batch_len(read_off);
+        let outs = if pipelined && !eof && next_want > 0 {
+            let mut outs = Vec::new();
+            let mut pre = None;
+            rayon::in_place_scope(|scope| {
+                scope.spawn(|_| {
+                    outs = scan_buffer(buf, start, opts.pieces.max(1), min_split, opts.event)
+                });
+                pre = Some(src.read_range(read_off, next_want));
+            });
+            prefetched = pre;
+            outs
+        } else {
+            scan_buffer(buf, start, opts.pieces.max(1), min_split, opts.event)
+        };
+        let mut resume = buf.len();
+        for out in outs {
+            events += out.events;
+            for (at, msg) in &out.found.errors {
+                warn.push(
+                    buf_off + *at as u64,
+                    format!("invalid JSON: {msg}; skipped to the next event"),
+                );
+            }
+            for (at, msg) in &out.found.notes {
+                warn.push(buf_off + *at as u64, msg.clone());
+            }
+            if out.ended {
+                ended = true;
+            }
+            resume = out.stop;
+            let cut = out.cut;
+            take(out.sink);
+            if cut {
+                break;
+            }
+        }
+        if let Some(p) = progress.as_mut() {
+            p(read_off.min(total), total);
+        }
+        if eof {
+            if !ended {
+                let rest = buf.get(resume..).unwrap_or(&[]);
+                if rest.iter().any(|&c| !is_ws(c)) {
+                    warn.push(
+                        buf_off + resume as u64,
+                        "the file ends inside an event (truncated file?); the last event was skipped"
+                            .to_string(),
+                    );
+                } else {
+                    warn.push(
+                        total,
+                        "the array is not closed with ']' (truncated file?)".to_string(),
+                    );
+                }
+            }
+            break;
+        }
+        // Keep only the cut tail for the next batch.
+        let keep = resume.min(filled);
+        if filled - keep > MAX_EVENT_BYTES {
+            // One event is larger than anything real: find its end without keeping it.
+            let event_at = buf_off + keep as u64;
+            let mut skipper = Skipper::default();
+            let mut from = keep;
+            loop {
+                if let Some(e) = skipper.feed(store.get(from..filled).unwrap_or(&[])) {
+                    let end = from + e;
+                    events += 1;
+                    warn.push(
+                        event_at,
+                        oversized((buf_off + end as u64 - event_at) as usize, opts.event),
+                    );
+                    store.copy_within(end..filled, 0);
+                    filled -= end;
+                    buf_off += end as u64;
+                    continue 'batches;
+                }
+                buf_off += filled as u64;
+                from = 0;
+                let got = fill(
+                    src,
+                    read_off,
+                    &mut store,
+                    0,
+                    batch_len(read_off),
+                    &mut prefetched,
+                )?;
+                read_off += got as u64;
+                filled = got;
+                if let Some(p) = progress.as_mut() {
+                    p(read_off.min(total), total);
+                }
+                if got == 0 {
+                    warn.push(
+                        event_at,
+                        format!(
+                            "the file ends inside an event of more than {MAX_EVENT_BYTES} bytes \
+                             (truncated file?); the event was skipped"
+                        ),
+                    );
+                    break 'batches;
+                }
+            }
+        }
+        store.copy_within(keep..filled, 0);
+        filled -= keep;
+        buf_off += keep as u64;
+    }
+    Ok(Stream {
+        events,
+        bytes: read_off,
+        warnings: warn.finish(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsonscan::lex::{scan_object, unquote};
+    use crate::source::BytesSource;
+
+    /// Keeps the `id` of every event: no meaning, just the scanner's contract.
+    #[derive(Default)]
+    struct Ids(Vec<String>);
+
+    impl EventSink for Ids {
+        fn event(&mut self, b: &[u8], i: usize, _found: &mut Found) -> Scan {
+            let mut id = None;
+            let r = scan_object(b, i, &mut |k, s, e| {
+                if k == b"id" {
+                    id = Some(String::from_utf8_lossy(unquote(&b[s..e])).into_owned());
+                }
+            });
+            if let (Scan::Done(_), Some(id)) = (r, id) {
+                self.0.push(id);
+            }
+            r
+        }
+    }
+
+    fn ids(text: &str, batch: usize, pieces: usize) -> (Vec<String>, Stream) {
+        let src = BytesSource::new("e.json", text.as_bytes().to_vec());
+        let opts = StreamOptions {
+            batch,
+            pieces,
+            wrapper: b"\"events\"",
+            what: "events",
+            event: "event",
+        };
+        let mut all = Vec::new();
+        let s = scan_stream(&src, opts, None, &mut |sink: Ids| all.extend(sink.0)).unwrap();
+        (all, s)
+    }
+
+    #[test]
+    fn any_batch_and_piece_size_gives_the_events_in_file_order() {
+        // Strings holding `}, {` and escapes make probable boundaries that are not real ones.
+        let text: String = std::iter::once("[".to_string())
+            .chain((0..500).map(|k| {
+                format!(r#"{{"id": "{k}", "s": "}}, {{\"x\\\\", "n": [{k}, {{"a": 1}}]}},"#)
+            }))
+            .chain(std::iter::once("]".to_string()))
+            .collect();
+        let want: Vec<String> = (0..500).map(|k| k.to_string()).collect();
+        for (batch, pieces) in [(1 << 20, 1), (1 << 20, 8), (97, 3), (13, 5)] {
+            let (got, s) = ids(&text, batch, pieces);
+            assert_eq!(got, want, "batch {batch}, pieces {pieces}");
+            assert_eq!(s.events, 500);
+            assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        }
+    }
+
+    #[test]
+    fn wrapped_arrays_damage_and_non_arrays() {
+        let (got, _) = ids(
+            r#"{"meta": 1, "events": [{"id": 1}, {"id": 2}]}"#,
+            1 << 20,
+            2,
+        );
+        assert_eq!(got, ["1", "2"]);
+        // Damage inside one event: it is skipped to the next event, with its byte offset.
+        let (got, s) = ids(r#"[{"id": 1}, {"id" 2}, {"id": 3}]"#, 1 << 20, 1);
+        assert_eq!(got, ["1", "3"]);
+        assert_eq!(s.warnings.len(), 1);
+        // Byte 18 is the `2` found where the `:` after `"id"` belongs.
+        assert_eq!(s.warnings[0].byte, Some(18));
+        let src = BytesSource::new("e.json", b"\"not an array\"".to_vec());
+        let opts = StreamOptions {
+            batch: 64,
+            pieces: 1,
+            wrapper: b"\"events\"",
+            what: "events",
+            event: "event",
+        };
+        let err = scan_stream(&src, opts, None, &mut |_: Ids| {}).unwrap_err();
+        assert!(
+            err.message.contains("expected a JSON array of events"),
+            "{err}"
+        );
+    }
+}
