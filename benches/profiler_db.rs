@@ -202,6 +202,12 @@ fn main() {
         child_e2e(Path::new(&args[i + 1]));
         return;
     }
+    if !args.iter().any(|a| a == "--bench") {
+        // `cargo test --all-targets` runs bench binaries without `--bench`: this benchmark
+        // generates and reads gigabytes, so it runs only under `cargo bench`.
+        println!("profiler_db benchmark: run it with `cargo bench --bench profiler_db`");
+        return;
+    }
     let runs: usize = std::env::var("MEMLENS_BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
