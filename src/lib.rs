@@ -23,6 +23,8 @@ pub mod profiler;
 pub mod somas;
 pub mod source;
 pub mod sqlite;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod summaries;
 pub mod table;
 
 #[cfg(target_arch = "wasm32")]

@@ -16,7 +16,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 /// What a table needs of a column: its length, each cell, and how two rows compare.
-pub trait ColumnData: Sync {
+pub trait ColumnData: Send + Sync {
     /// Number of rows.
     fn len(&self) -> usize;
     /// True when the column has no rows.
@@ -150,13 +150,17 @@ impl ColumnData for Column {
 pub struct Computed<'a> {
     len: usize,
     text: bool,
-    cell: Box<dyn Fn(usize) -> Cell<'a> + Sync + 'a>,
-    key: Option<Box<dyn Fn(usize) -> Cell<'a> + Sync + 'a>>,
+    cell: Box<dyn Fn(usize) -> Cell<'a> + Send + Sync + 'a>,
+    key: Option<Box<dyn Fn(usize) -> Cell<'a> + Send + Sync + 'a>>,
 }
 
 impl<'a> Computed<'a> {
     /// A column of `len` rows; `text` says whether text filters search it by default.
-    pub fn new(len: usize, text: bool, cell: impl Fn(usize) -> Cell<'a> + Sync + 'a) -> Self {
+    pub fn new(
+        len: usize,
+        text: bool,
+        cell: impl Fn(usize) -> Cell<'a> + Send + Sync + 'a,
+    ) -> Self {
         Computed {
             len,
             text,
@@ -166,7 +170,7 @@ impl<'a> Computed<'a> {
     }
 
     /// Sorts by `key(row)` instead of the shown cell.
-    pub fn sorted_by(mut self, key: impl Fn(usize) -> Cell<'a> + Sync + 'a) -> Self {
+    pub fn sorted_by(mut self, key: impl Fn(usize) -> Cell<'a> + Send + Sync + 'a) -> Self {
         self.key = Some(Box::new(key));
         self
     }

@@ -264,13 +264,18 @@ fn cli_inspect_json_matches_the_library() {
 }
 
 #[test]
-fn cli_inspect_reports_missing_paths_as_unreadable() {
+fn missing_paths_are_refused_by_the_cli_and_listed_as_unreadable_by_the_library() {
+    let missing = "/nonexistent/memlens-test-path";
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_memlens"))
-        .args(["inspect", "--json", "/nonexistent/memlens-test-path"])
+        .args(["inspect", "--json", missing])
         .output()
         .unwrap();
-    assert!(out.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .starts_with(&format!("memlens: {missing}: no such file or directory")));
+    // The library still lists what it could not read (one bad path never hides the others).
+    let v = serde_json::to_value(memlens::families::classify_paths(&[missing.into()])).unwrap();
     let unit = &v["units"][0];
     assert_eq!(unit["kind"], "unknown");
     assert!(

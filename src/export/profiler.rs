@@ -66,6 +66,86 @@ fn rank_text(r: &RankAnalysis) -> String {
     r.summary.rank.map(|r| r.to_string()).unwrap_or_default()
 }
 
+/// What `memlens profiler` prints without `--json`: ranks and warnings, one line per rank with
+/// the three largest holders at its peak, then the outliers and the warnings.
+pub fn report_text(analysis: &JobAnalysis) -> String {
+    use std::fmt::Write as _;
+    let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{} rank(s), {} warning(s)",
+        analysis.ranks.len(),
+        analysis.warnings.len()
+    );
+    let _ = writeln!(
+        o,
+        "{:<24} {:>7} {:>7} {:>6} {:>7} {:>7} {:>6} {:>6} {:>11} {:>11} {:>10}",
+        "role",
+        "rank",
+        "rows",
+        "cann",
+        "direct",
+        "via_fwd",
+        "approx",
+        "none",
+        "peak MiB",
+        "reserv MiB",
+        "unreleased"
+    );
+    for r in &analysis.ranks {
+        let s = &r.summary;
+        let role = if s.role.is_empty() { "-" } else { &s.role };
+        let rank = s.rank.map_or("unknown".to_string(), |r| r.to_string());
+        let _ = writeln!(
+            o,
+            "{:<24} {:>7} {:>7} {:>6} {:>7} {:>7} {:>6} {:>6} {:>11.1} {:>11.1} {:>10}",
+            role,
+            rank,
+            s.rows,
+            s.rows_ge,
+            s.stacks.direct,
+            s.stacks.via_forward,
+            s.stacks.approximate,
+            s.stacks.none,
+            mib(s.peak_allocated_bytes),
+            mib(s.peak_reserved_bytes),
+            s.unreleased_rows
+        );
+        for g in s.live_at_peak.iter().take(3) {
+            let _ = writeln!(
+                o,
+                "    at peak: {:>10.1} MiB in {:>5} blocks  {}",
+                mib(g.bytes),
+                g.count,
+                g.frame
+            );
+        }
+    }
+    for out in &analysis.outliers {
+        let _ = writeln!(
+            o,
+            "outlier: role {} rank {:?}: peak {:.1} MiB vs role median {:.1} MiB",
+            out.role,
+            out.rank,
+            mib(out.peak_allocated_bytes),
+            mib(out.role_median_bytes)
+        );
+    }
+    for w in &analysis.warnings {
+        let _ = writeln!(o, "{w}");
+    }
+    o
+}
+
+/// Whether the analysis found any memory data (a rank with rows, or a curve to take a peak from).
+pub fn has_data(analysis: &JobAnalysis) -> bool {
+    analysis
+        .ranks
+        .iter()
+        .any(|r| r.summary.rows > 0 || r.summary.peak_source != "none")
+}
+
 /// The contract's `rank_id` is an integer; the Python tool's own marker for a folder without a
 /// rank is `-1` (it skips such folders; memlens keeps their rows).
 fn rank_id(r: &RankAnalysis) -> String {

@@ -59,6 +59,25 @@ fn pct(v: Option<f64>) -> String {
     v.map_or("n/a".to_string(), |v| format!("{:.2}%", v * 100.0))
 }
 
+/// What `memlens somas` prints without `--json` or queries: the overview, the dump's notes and
+/// warnings, and the first 20 conflicts.
+pub fn report_text(model: &SomasModel, an: &Analysis, s: &Summary) -> String {
+    let mut o = overview(model, an, s);
+    for n in &model.notes {
+        let _ = writeln!(o, "note: {n}");
+    }
+    for d in &model.warnings {
+        let _ = writeln!(o, "{d}");
+    }
+    for (k, c) in s.conflicts.iter().enumerate().take(20) {
+        let _ = writeln!(o, "conflict {}: %{}T and %{}T", k + 1, c[0], c[1]);
+    }
+    if s.conflicts.len() > 20 {
+        let _ = writeln!(o, "… {} conflicts in all", s.conflicts.len());
+    }
+    o
+}
+
 /// `StatisticInfo/overview.txt`: somas_tool's lines, then the named ratios and extra figures.
 pub fn overview(model: &SomasModel, an: &Analysis, s: &Summary) -> String {
     let mut o = String::new();

@@ -125,6 +125,31 @@ pub trait Recognizer: Sync {
     fn keeps(&self, _path: &str, _size: u64) -> bool {
         false
     }
+
+    /// What this family looks for, in the words shown when inputs hold nothing to analyse
+    /// (`"SOMAS dumps (recognised by their first lines)"`). Defaults to [`Recognizer::describes`].
+    fn looks_for(&self) -> &'static [&'static str] {
+        self.describes()
+    }
+
+    /// Things among the files nobody recognised (normalised paths) that come close to this
+    /// family's inputs but cannot be read as they are — raw profiler data never analysed — with
+    /// what to do about them. The default finds none.
+    fn near_misses(&self, _unrecognised: &[&str]) -> Vec<Finding> {
+        Vec::new()
+    }
+}
+
+/// Something found among the inputs that is not what was looked for, with what it is and, when
+/// memlens can tell, what to do (shown when inputs hold nothing to analyse).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// The file or folder (normalised relative path).
+    pub path: String,
+    /// What it is, in words.
+    pub what: String,
+    /// What to do to make it readable, if anything.
+    pub hint: Option<String>,
 }
 
 /// The content of a unit: a family's own type, serialised flat beside `"kind"`.
@@ -138,6 +163,12 @@ pub trait UnitBody: erased_serde::Serialize + Any + Debug + Send + Sync {
     /// Things the user should know about the unit.
     fn notes(&self) -> &[String] {
         &[]
+    }
+    /// Whether the unit's family can analyse it as it is (a run folder with memory files, a SOMAS
+    /// dump); false for units that are only listed (a run folder whose analysis never ran, a
+    /// task-info file without its dump, an unknown file).
+    fn analysable(&self) -> bool {
+        true
     }
 }
 
@@ -220,6 +251,9 @@ impl UnitBody for UnknownFile {
     }
     fn summary(&self) -> String {
         self.reason.clone()
+    }
+    fn analysable(&self) -> bool {
+        false
     }
 }
 

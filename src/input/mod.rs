@@ -6,16 +6,22 @@
 //! - [`archive`]: `.zip` / `.tar` / `.tar.gz` expansion with bomb and path guards;
 //! - [`classify`]: the family-free classification driver and the [`Recognizer`] each family
 //!   implements; the families' list is `crate::families::RECOGNIZERS`;
+//! - [`explain`]: what was looked for and found when the inputs hold nothing to analyse;
+//! - [`roots`]: paths given on the command line that do not exist (native only);
 //! - [`paths`]: the relative, `/`-separated paths every input is named by.
 //!
 //! Nothing here names a family: a new input format is one more recognizer in that list.
 
 pub mod archive;
 pub mod classify;
+pub mod explain;
 pub mod paths;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod roots;
 pub mod set;
 
 pub use classify::{
-    Entry, FileView, Group, Head, Inventory, Recognizer, Unit, UnitBody, UnknownFile,
+    Entry, FileView, Finding, Group, Head, Inventory, Recognizer, Unit, UnitBody, UnknownFile,
 };
+pub use explain::NothingToAnalyse;
 pub use set::{CountingOpener, FileId, FileOpener, HostFile, InputSet, LoadStep};

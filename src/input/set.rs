@@ -146,6 +146,17 @@ impl InputSet {
     #[cfg(not(target_arch = "wasm32"))]
     pub fn add_paths(&mut self, roots: &[std::path::PathBuf]) {
         let (listed, errors) = crate::source::list_paths(roots);
+        self.add_listed(listed, errors);
+    }
+
+    /// Adds files already listed on disk (see [`crate::source::list_paths`]), and the paths that
+    /// could not be listed as unreadable entries.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn add_listed(
+        &mut self,
+        listed: Vec<crate::source::ListedFile>,
+        errors: Vec<crate::source::SourceError>,
+    ) {
         for f in listed {
             self.push(
                 &f.rel_path,
@@ -299,6 +310,30 @@ impl InputSet {
                 head
             })
             .collect()
+    }
+
+    /// `None` when some unit is `wanted`; otherwise what was looked for (`looking_for`'s words)
+    /// and the closest things found, for the message on inputs with nothing to analyse.
+    /// Classifies first if needed.
+    pub fn nothing_to_analyse(
+        &mut self,
+        looking_for: &[&dyn Recognizer],
+        wanted: &dyn Fn(&super::Unit) -> bool,
+    ) -> Option<super::explain::NothingToAnalyse> {
+        self.classify();
+        let inventory = self.inventory.as_ref()?;
+        super::explain::nothing_to_analyse(
+            &self.entries,
+            inventory,
+            self.recognizers,
+            looking_for,
+            wanted,
+        )
+    }
+
+    /// The families' recognizers this set classifies with.
+    pub fn recognizers(&self) -> &'static [&'static dyn Recognizer] {
+        self.recognizers
     }
 
     /// Every file, archives replaced by their members once classified.

@@ -58,12 +58,7 @@ pub fn discover_job(inventory: &Inventory) -> Job {
                 job.warnings
                     .push(Diagnostic::warning(&run.path, note.clone()));
             }
-            let f = &run.files;
-            if f.operator_memory.is_none()
-                && f.memory_record.is_none()
-                && f.trace_view.is_none()
-                && f.db.is_empty()
-            {
+            if !run.has_memory_files() {
                 // Nothing to analyse (analysis never run): the note above says what to do; the
                 // folder is not a rank of the job.
                 job.ignored.push((

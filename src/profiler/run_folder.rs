@@ -6,7 +6,7 @@
 //! rank comes from `profiler_info_{rank}.json` (the file name, then its `rank_id` key), its role
 //! from `profiler_metadata.json` or the folders above it, its step from a `step<N>` folder above.
 
-use crate::input::classify::{FileView, Group, Head, Recognizer, Unit, UnitBody};
+use crate::input::classify::{FileView, Finding, Group, Head, Recognizer, Unit, UnitBody};
 use crate::input::paths::{file_name, parent};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -99,6 +99,34 @@ impl UnitBody for ProfilerRun {
     fn notes(&self) -> &[String] {
         &self.notes
     }
+    fn analysable(&self) -> bool {
+        self.has_memory_files()
+    }
+}
+
+impl ProfilerRun {
+    /// Whether the folder holds a file the memory analysis reads: a text file or the database
+    /// export (without one it is listed, not analysed: a run whose analysis never ran).
+    pub fn has_memory_files(&self) -> bool {
+        let f = &self.files;
+        f.operator_memory.is_some()
+            || f.memory_record.is_some()
+            || f.trace_view.is_some()
+            || !f.db.is_empty()
+    }
+}
+
+/// The name of a folder of raw CANN profiler data: `PROF_{number}_{timestamp}_{string}`.
+pub fn is_raw_data_folder_name(name: &str) -> bool {
+    name.starts_with("PROF_")
+}
+
+/// The call that turns raw data into the files memlens reads, by framework (`pt`, `ms`).
+fn analyse_call(framework: Option<&str>, path: &str) -> String {
+    match framework {
+        Some("ms") => format!("mindspore.profiler.profiler.analyse(\"{path}\")"),
+        _ => format!("torch_npu.profiler.profiler.analyse(\"{path}\")"),
+    }
 }
 
 /// The recognizer of profiler run folders (claims them by path; reads only the small JSON files).
@@ -156,6 +184,52 @@ impl Recognizer for RunFolders {
     fn keeps(&self, path: &str, _size: u64) -> bool {
         let name = file_name(path);
         MEMORY_FILES.contains(&name) || is_db_name(name)
+    }
+
+    fn looks_for(&self) -> &'static [&'static str] {
+        &["torch_npu / MindSpore profiler run folders (`*_ascend_pt`, `*_ascend_ms`, or a folder \
+           holding ASCEND_PROFILER_OUTPUT, profiler_info*.json or a memory file)"]
+    }
+
+    /// `PROF_*` folders outside any run folder: raw CANN data, whose run folder was not given or
+    /// whose analysis never ran.
+    fn near_misses(&self, unrecognised: &[&str]) -> Vec<Finding> {
+        let mut folders: Vec<&str> = Vec::new();
+        for path in unrecognised {
+            let mut end = 0;
+            for comp in path.split('/') {
+                let start = end + usize::from(end > 0);
+                end = start + comp.len();
+                if end < path.len() && is_raw_data_folder_name(comp) {
+                    folders.push(&path[..end]);
+                    break;
+                }
+            }
+        }
+        folders.dedup();
+        folders
+            .into_iter()
+            .map(|folder| {
+                let above = parent(folder);
+                Finding {
+                    path: folder.to_string(),
+                    what: "raw CANN profiler data (a PROF_* folder), not the analysed output \
+                           memlens reads"
+                        .to_string(),
+                    hint: Some(format!(
+                        "run {} on the run folder that holds it, then give memlens that folder",
+                        analyse_call(
+                            None,
+                            if above.is_empty() {
+                                "<run folder>"
+                            } else {
+                                above
+                            }
+                        )
+                    )),
+                }
+            })
+            .collect()
     }
 }
 
@@ -402,11 +476,29 @@ fn build_run(root: &str, members: &[FileView]) -> ProfilerRun {
         }
     }
 
-    // A database export holds what the text files hold: a run with either is complete.
-    if run.files.db.is_empty()
+    // Raw data (PROF_*, FRAMEWORK) and no ASCEND_PROFILER_OUTPUT: the analysis never ran (verl's
+    // default `analysis: False` leaves run folders like this).
+    let raw = members.iter().any(|f| {
+        let rel = f.path.strip_prefix(&prefix).unwrap_or(f.path);
+        let top = rel.split('/').next().unwrap_or("");
+        rel.contains('/') && (is_raw_data_folder_name(top) || top == "FRAMEWORK")
+    });
+    let analysed = members.iter().any(|f| {
+        let rel = f.path.strip_prefix(&prefix).unwrap_or(f.path);
+        rel.starts_with("ASCEND_PROFILER_OUTPUT/")
+    });
+    if !run.has_memory_files() && raw && !analysed {
+        run.notes.push(format!(
+            "raw profiler data only (PROF_* / FRAMEWORK, no ASCEND_PROFILER_OUTPUT): the analysis \
+             never ran (verl's default `analysis: False` leaves run folders like this); run {} \
+             first",
+            analyse_call(run.framework, root)
+        ));
+    } else if run.files.db.is_empty()
         && run.files.operator_memory.is_none()
         && run.files.memory_record.is_none()
     {
+        // A database export holds what the text files hold: a run with either is complete.
         run.notes.push(
             "no operator_memory.csv or memory_record.csv: profile with profile_memory=True, or run \
              torch_npu.profiler.profiler.analyse(<path>) if ASCEND_PROFILER_OUTPUT is missing"

@@ -70,6 +70,20 @@ impl UnitBody for SomasFile {
     fn summary(&self) -> String {
         format!("{} {}", self.family.id(), self.version)
     }
+    /// A task-info file is read with its dump, not on its own.
+    fn analysable(&self) -> bool {
+        self.family != SomasFamily::TaskInfo
+    }
+}
+
+/// The task-info file of the same graph as `dump` among `files`: the first `task_info_graph_<N>`
+/// whose graph id is the dump's (none when the dump's name carries no graph id).
+pub fn task_info_for<'a>(dump: &SomasFile, files: &[&'a SomasFile]) -> Option<&'a SomasFile> {
+    let graph = dump.graph_id?;
+    files
+        .iter()
+        .copied()
+        .find(|f| f.family == SomasFamily::TaskInfo && f.graph_id == Some(graph))
 }
 
 /// The recognizer of SOMAS dumps and task-info files (loose files, by their first bytes).
@@ -78,6 +92,10 @@ pub struct Dumps;
 impl Recognizer for Dumps {
     fn describes(&self) -> &'static [&'static str] {
         &["a SOMAS dump", "a task-info file"]
+    }
+
+    fn looks_for(&self) -> &'static [&'static str] {
+        &["MindSpore SOMAS dumps (`*somas*.ir`, told by their first lines)"]
     }
 
     fn loose_head(&self, _path: &str, _size: u64) -> usize {

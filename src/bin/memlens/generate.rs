@@ -1,5 +1,6 @@
 //! `memlens generate`: deterministic synthetic inputs for tests and benchmarks.
 
+use crate::ui::Ui;
 use clap::Subcommand;
 use memlens::profiler::generate::GenSpec;
 use memlens::somas::generate::{generate, Flavor, GenConfig};
@@ -81,8 +82,9 @@ pub enum Export {
     Db,
 }
 
-/// Runs the command; prints one JSON line describing what was written.
-pub fn run(what: What) -> Result<ExitCode, String> {
+/// Runs the command. `generate somas` prints one JSON line describing what was written;
+/// `generate profiler` says how many files it wrote (one JSON line with `--json`).
+pub fn run(what: What, ui: Ui) -> Result<ExitCode, String> {
     match what {
         What::Somas {
             flavor,
@@ -145,11 +147,13 @@ pub fn run(what: What) -> Result<ExitCode, String> {
                 outlier,
             };
             let n = std::cell::Cell::new(0u64);
+            let total = std::cell::Cell::new(0u64);
             let mut sink = |path: &str, bytes: Vec<u8>| {
                 let p = out.join(path);
                 if let Some(parent) = p.parent() {
                     std::fs::create_dir_all(parent)?;
                 }
+                total.set(total.get() + bytes.len() as u64);
                 std::fs::write(&p, bytes)?;
                 n.set(n.get() + 1);
                 Ok(())
@@ -162,7 +166,17 @@ pub fn run(what: What) -> Result<ExitCode, String> {
                 }
             }
             .map_err(|e| e.to_string())?;
-            eprintln!("wrote {} files under {}", n.get(), out.display());
+            let (n, total) = (n.get(), total.get());
+            if ui.json {
+                let summary = serde_json::json!({
+                    "out": out.display().to_string(),
+                    "files": n,
+                    "bytes": total,
+                });
+                println!("{summary}");
+            } else {
+                ui.note(&format!("wrote {n} files under {}", out.display()));
+            }
             Ok(ExitCode::SUCCESS)
         }
     }

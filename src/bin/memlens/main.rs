@@ -1,20 +1,54 @@
 //! The `memlens` command line: a thin layer over the library, printing what the core returns.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod any;
 mod generate;
 mod inspect;
 mod profiler;
+mod serve;
 mod somas;
+mod ui;
 
-/// Memory analyzer for Ascend NPU training jobs (torch_npu profiler output, MindSpore SOMAS dumps).
+/// `0.1.0 (<commit>)`: the commit comes from the build script (`unknown` outside a checkout).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("MEMLENS_COMMIT"), ")");
+
+/// The exit codes, the same for every subcommand (shown by `--help`, listed in the README).
+const EXIT_CODES: &str = "\
+Exit codes (the same for every subcommand):
+  0  done
+  1  nothing to analyse: the paths exist but hold nothing the command reads (the message says
+     what was looked for, how deep, and the closest things found)
+  2  bad input or usage: a path that does not exist or cannot be read, a file that cannot be
+     parsed, a wrong option (with `memlens PATH...`: some input failed, the others are printed)
+  3  `somas --fail-on-conflict` found overwrite conflicts";
+
+/// Memory analyzer for Ascend NPU training jobs (torch_npu / MindSpore profiler output,
+/// MindSpore SOMAS dumps).
+///
+/// `memlens PATH...` classifies the paths like the page does and runs the right analysis for
+/// each unit found; the subcommands do one family's analysis, for scripts.
 #[derive(Parser)]
-#[command(name = "memlens", version, about)]
+#[command(
+    name = "memlens",
+    version = VERSION,
+    about,
+    after_help = EXIT_CODES
+)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    /// Files, folders or archives to analyse, whatever they hold (when no subcommand is given).
+    paths: Vec<PathBuf>,
+    /// Print one JSON document on stdout instead of text (profiler: ranks, matrix, outliers,
+    /// ignored files, warnings, job totals).
+    #[arg(long, global = true)]
+    json: bool,
+    /// No progress bar and no notes on stderr (errors are still printed).
+    #[arg(long, short, global = true)]
+    quiet: bool,
 }
 
 #[derive(Subcommand)]
@@ -24,9 +58,6 @@ enum Command {
         /// Files or folders to look at.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
-        /// Print one JSON object instead of a table.
-        #[arg(long)]
-        json: bool,
     },
     /// Analyse torch_npu / MindSpore profiler memory: run folders, role/step folders, whole jobs,
     /// or .zip/.tar/.tar.gz archives (`ascend` is the same command under its former name).
@@ -38,35 +69,56 @@ enum Command {
         /// Write memory_events.csv, rank_summary.csv, peak_attribution.csv and step_peaks.csv here.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Print one JSON object (ranks, matrix, outliers, ignored files, warnings, job totals).
-        #[arg(long)]
-        json: bool,
     },
     /// Analyse a MindSpore SOMAS dump (any version): overview, curves, peak, overwrite conflicts,
     /// task-info address check, node / tensor / address queries; --out writes somas_tool's files.
-    ///
-    /// Exit codes: 0 success (conflicts are results), 2 bad input, 3 conflicts with
-    /// --fail-on-conflict.
     Somas(somas::Args),
     /// Write deterministic synthetic inputs for tests, examples and benchmarks.
     Generate {
         #[command(subcommand)]
         what: generate::What,
     },
+    /// Serve the page and a native engine that analyses the files under PATH where they are
+    /// (open the printed URL; on a remote node, forward the port with `ssh -L`).
+    Serve(serve::Args),
+    /// Print a shell completion script (e.g. `memlens completions bash > /etc/bash_completion.d/memlens`).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let ui = ui::Ui {
+        json: cli.json,
+        quiet: cli.quiet,
+    };
     let result = match cli.command {
-        Command::Inspect { paths, json } => inspect::run(&paths, json),
-        Command::Profiler { paths, out, json } => profiler::run(&paths, out.as_deref(), json),
-        Command::Somas(args) => somas::run(&args),
-        Command::Generate { what } => generate::run(what),
+        None if cli.paths.is_empty() => {
+            let _ = Cli::command().print_help();
+            return ExitCode::from(2);
+        }
+        None => any::run(&cli.paths, ui),
+        Some(Command::Inspect { paths }) => inspect::run(&paths, ui),
+        Some(Command::Profiler { paths, out }) => profiler::run(&paths, out.as_deref(), ui),
+        Some(Command::Somas(args)) => somas::run(&args, ui),
+        Some(Command::Generate { what }) => generate::run(what, ui),
+        Some(Command::Serve(args)) => serve::run(&args, ui),
+        Some(Command::Completions { shell }) => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "memlens",
+                &mut std::io::stdout(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
     };
     match result {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("memlens: {message}");
+            ui::error(&message);
             ExitCode::from(2)
         }
     }

@@ -1,12 +1,18 @@
 //! `memlens somas`: analyse a SOMAS dump (optionally with its task-info file), print a summary or
 //! JSON, write somas_tool's file set, answer node / tensor / address queries.
 //!
-//! Exit codes: 0 success (conflicts are results), 2 bad input, 3 conflicts with
-//! `--fail-on-conflict`.
+//! Exit codes: 0 success (conflicts are results), 1 a folder without a SOMAS dump, 2 bad input,
+//! 3 conflicts with `--fail-on-conflict`.
 
+use crate::ui::Ui;
+use memlens::diag::Diagnostic;
 use memlens::export::somas::{self as out, QuerySet};
+use memlens::families;
+use memlens::input::{FileOpener, UnitBody};
+use memlens::somas::recognize::{task_info_for, Dumps, SomasFile};
+use memlens::somas::task_info::TaskInfo;
 use memlens::somas::{self, lex, queries, summary, tables, SomasModel};
-use memlens::source::PathSource;
+use memlens::source::{PathSource, Progress, Source};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -14,7 +20,8 @@ use std::process::ExitCode;
 /// Arguments of `memlens somas`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The dump: *_somas_tensor_offset_*.ir or any other SOMAS dump.
+    /// The dump: *_somas_tensor_offset_*.ir or any other SOMAS dump, or a folder holding one
+    /// (its task-info file of the same graph is then used too).
     pub file: PathBuf,
     /// task_info_graph_*.ir of the same graph (real addresses).
     #[arg(long, value_name = "FILE")]
@@ -34,12 +41,21 @@ pub struct Args {
     /// List the tensors using addresses in [START, END).
     #[arg(long, value_name = "HEX-HEX")]
     pub address_range: Option<String>,
-    /// Print one JSON object instead of text.
-    #[arg(long)]
-    pub json: bool,
     /// Exit with code 3 when overwrite conflicts are found (for CI gates).
     #[arg(long)]
     pub fail_on_conflict: bool,
+}
+
+/// Runs `load` over `src` with a progress bar of its bytes (on a terminal only).
+fn with_bar<T>(
+    ui: Ui,
+    src: &dyn Source,
+    load: impl FnOnce(&dyn Source, Option<Progress<'_>>) -> Result<T, Diagnostic>,
+) -> Result<T, String> {
+    let bar = ui.progress(src.len(), "reading");
+    let result = load(src, Some(&mut |done, _| bar.set_position(done)));
+    bar.finish_and_clear();
+    result.map_err(|d| d.to_string())
 }
 
 fn open(path: &Path) -> Result<PathSource, String> {
@@ -83,13 +99,77 @@ fn resolve(model: &SomasModel, args: &Args) -> Result<QuerySet, String> {
     Ok(q)
 }
 
+/// The one SOMAS dump under the folder `args.file`, with `--task-info` or else the task-info file
+/// of its graph found beside it; `Err(code)` once the user was told there is none.
+fn from_folder(
+    args: &Args,
+    ui: Ui,
+) -> Result<Result<(SomasModel, Option<TaskInfo>), ExitCode>, String> {
+    let roots = [args.file.clone()];
+    let mut set = families::input_set_from_paths(&roots);
+    let files: Vec<SomasFile> = set.classify().units_of::<SomasFile>().cloned().collect();
+    let refs: Vec<&SomasFile> = files.iter().collect();
+    let dumps: Vec<&SomasFile> = refs.iter().copied().filter(|f| f.analysable()).collect();
+    let dump = match dumps.as_slice() {
+        [] => {
+            let nothing = set.nothing_to_analyse(&[&Dumps], &|u| {
+                u.get::<SomasFile>().is_some_and(|f| f.analysable())
+            });
+            let others = set.inventory().is_some_and(|inv| {
+                inv.units
+                    .iter()
+                    .any(|u| u.get::<SomasFile>().is_none() && u.body().analysable())
+            });
+            if let Some(nothing) = nothing {
+                ui.nothing(&roots, &nothing, others);
+            }
+            return Ok(Err(ExitCode::from(1)));
+        }
+        [one] => *one,
+        many => {
+            let names: Vec<&str> = many.iter().map(|d| d.path.as_str()).collect();
+            return Err(format!(
+                "{}: {} SOMAS dumps; name the one to analyse:\n  {}",
+                args.file.display(),
+                many.len(),
+                names.join("\n  ")
+            ));
+        }
+    };
+    let src = set.open(&dump.path).map_err(|d| d.to_string())?;
+    let model = with_bar(ui, src.as_ref(), somas::load_dump)?;
+    let task = match (&args.task_info, task_info_for(dump, &refs)) {
+        (Some(p), _) => Some(with_bar(ui, &open(p)?, somas::load_task_info)?),
+        (None, Some(t)) => {
+            let src = set.open(&t.path).map_err(|d| d.to_string())?;
+            ui.note(&format!(
+                "memlens: {}: with the task-info file {}",
+                dump.path, t.path
+            ));
+            Some(with_bar(ui, src.as_ref(), somas::load_task_info)?)
+        }
+        (None, None) => None,
+    };
+    Ok(Ok((model, task)))
+}
+
 /// Runs the command.
-pub fn run(args: &Args) -> Result<ExitCode, String> {
-    let src = open(&args.file)?;
-    let model = somas::load_dump(&src, None).map_err(|d| d.to_string())?;
-    let task = match &args.task_info {
-        Some(p) => Some(somas::load_task_info(&open(p)?, None).map_err(|d| d.to_string())?),
-        None => None,
+pub fn run(args: &Args, ui: Ui) -> Result<ExitCode, String> {
+    let mut given = vec![args.file.clone()];
+    given.extend(args.task_info.clone());
+    ui.check_paths(&given)?;
+    let (model, task) = if args.file.is_dir() {
+        match from_folder(args, ui)? {
+            Ok(loaded) => loaded,
+            Err(code) => return Ok(code),
+        }
+    } else {
+        let model = with_bar(ui, &open(&args.file)?, somas::load_dump)?;
+        let task = match &args.task_info {
+            Some(p) => Some(with_bar(ui, &open(p)?, somas::load_task_info)?),
+            None => None,
+        };
+        (model, task)
     };
     let q = resolve(&model, args)?;
     let an = somas::analyze(&model, task.as_ref());
@@ -112,25 +192,12 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
 
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
-    if args.json {
+    if ui.json {
         let text = out::summary_json(&model, &an, &s, &q).map_err(|e| e.to_string())?;
         w.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
     } else {
-        let text = out::overview(&model, &an, &s);
+        let text = out::report_text(&model, &an, &s);
         write!(w, "{text}").map_err(|e| e.to_string())?;
-        for n in &model.notes {
-            writeln!(w, "note: {n}").map_err(|e| e.to_string())?;
-        }
-        for d in &model.warnings {
-            writeln!(w, "{d}").map_err(|e| e.to_string())?;
-        }
-        for (k, c) in s.conflicts.iter().enumerate().take(20) {
-            writeln!(w, "conflict {}: %{}T and %{}T", k + 1, c[0], c[1])
-                .map_err(|e| e.to_string())?;
-        }
-        if s.conflicts.len() > 20 {
-            writeln!(w, "… {} conflicts in all", s.conflicts.len()).map_err(|e| e.to_string())?;
-        }
         print_queries(&mut w, &model, &an, &q).map_err(|e| e.to_string())?;
         if let Some(dir) = &args.out {
             writeln!(w, "files written to {}", dir.display()).map_err(|e| e.to_string())?;

@@ -1,0 +1,426 @@
+//! `memlens serve` over HTTP, as the page's worker uses it: the page's files with the development
+//! server's headers, the served folders listed, paths outside them refused with 403, and a job
+//! picked under the served root analysed by the native engine to the same report and the same
+//! export bytes as `memlens profiler --json` / `--out`.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// A running `memlens serve`; stopped when dropped.
+struct Served {
+    child: Child,
+    port: u16,
+    _page: tempfile::TempDir,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A stand-in for the built page: its index.html carries the real page's head (so the marker is
+/// placed as in the real one), and a file where the wasm goes.
+fn page_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let index =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("www/index.html"))
+            .unwrap();
+    std::fs::write(dir.path().join("index.html"), index).unwrap();
+    std::fs::create_dir_all(dir.path().join("pkg")).unwrap();
+    std::fs::write(dir.path().join("pkg/memlens_bg.wasm"), b"\0asm").unwrap();
+    dir
+}
+
+fn serve(paths: &[&Path], extra: &[&str]) -> Served {
+    let page = page_dir();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memlens"));
+    cmd.arg("--json").arg("serve");
+    cmd.args(paths);
+    cmd.args(["--port", "0", "--www"])
+        .arg(page.path())
+        .args(extra);
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("memlens serve starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let started: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
+        let mut err = String::new();
+        let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+        panic!("{e}: {line:?} {err}")
+    });
+    let url = started["url"].as_str().unwrap();
+    let port = url
+        .trim_end_matches('/')
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    Served {
+        child,
+        port,
+        _page: page,
+    }
+}
+
+/// One HTTP/1.1 exchange: (status, headers lower-cased, body).
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("{e}: {} {}", self.status, self.text()))
+    }
+}
+
+impl Served {
+    fn request(&self, method: &str, path: &str, host: Option<&str>, body: &[u8]) -> Reply {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        let host = host.map_or_else(|| format!("127.0.0.1:{}", self.port), str::to_string);
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .unwrap();
+        s.write_all(body).unwrap();
+        let mut raw = Vec::new();
+        s.read_to_end(&mut raw).unwrap();
+        let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+        let mut lines = head.split("\r\n");
+        let status = lines
+            .next()
+            .unwrap()
+            .split(' ')
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap();
+        let headers = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+            .collect();
+        Reply {
+            status,
+            headers,
+            body: raw[split + 4..].to_vec(),
+        }
+    }
+
+    fn get(&self, path: &str) -> Reply {
+        self.request("GET", path, None, b"")
+    }
+
+    fn call(&self, call: Value) -> Reply {
+        self.request("POST", "/api/rpc", None, call.to_string().as_bytes())
+    }
+
+    /// Waits for job `id` and answers its result.
+    fn wait(&self, id: &Value) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let mut seq = 0;
+        loop {
+            let r = self.get(&format!("/api/job?id={id}&seq={seq}"));
+            assert_eq!(r.status, 200, "{}", r.text());
+            let state = r.json();
+            if state["done"] == true {
+                assert!(state.get("error").is_none(), "{state}");
+                return state["result"].clone();
+            }
+            seq = state["seq"].as_u64().unwrap();
+            assert!(Instant::now() < deadline, "job {id} did not finish");
+        }
+    }
+}
+
+/// The Content-Security-Policy of the page's own meta tag.
+fn page_csp() -> String {
+    let index =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("www/index.html"))
+            .unwrap();
+    let at = index
+        .find("http-equiv=\"Content-Security-Policy\" content=\"")
+        .unwrap();
+    let rest = &index[at + "http-equiv=\"Content-Security-Policy\" content=\"".len()..];
+    rest[..rest.find('"').unwrap()].to_string()
+}
+
+#[test]
+fn the_page_comes_with_its_csp_and_isolation_headers_and_knows_the_engine() {
+    let job = fixtures().join("classify/job");
+    let s = serve(&[&job], &[]);
+    let index = s.get("/");
+    assert_eq!(index.status, 200);
+    assert_eq!(
+        index.header("content-security-policy"),
+        Some(page_csp().as_str())
+    );
+    assert!(page_csp().contains("connect-src 'self'"));
+    assert_eq!(
+        index.header("cross-origin-opener-policy"),
+        Some("same-origin")
+    );
+    assert_eq!(
+        index.header("cross-origin-embedder-policy"),
+        Some("require-corp")
+    );
+    assert_eq!(index.header("x-content-type-options"), Some("nosniff"));
+    assert!(index
+        .text()
+        .contains("<meta name=\"memlens-engine\" content=\"native\">"));
+    let wasm = s.get("/pkg/memlens_bg.wasm");
+    assert_eq!(
+        (wasm.status, wasm.header("content-type")),
+        (200, Some("application/wasm"))
+    );
+    assert_eq!(s.get("/nothing.js").status, 404);
+    let engine = s.get("/api/engine").json();
+    assert_eq!(engine["build"], "native");
+    assert_eq!(engine["roots"], json!(["job"]));
+}
+
+#[test]
+fn only_the_own_host_name_is_answered_on_loopback() {
+    let s = serve(&[], &[]);
+    let r = s.request("GET", "/api/engine", Some("attacker.example"), b"");
+    assert_eq!(r.status, 403);
+    assert!(r.text().contains("its own address"), "{}", r.text());
+    let r = s.request(
+        "GET",
+        "/api/engine",
+        Some(&format!("localhost:{}", s.port)),
+        b"",
+    );
+    assert_eq!(r.status, 200);
+}
+
+#[test]
+fn paths_outside_the_served_root_are_refused_with_403() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("served");
+    std::fs::create_dir_all(root.join("run")).unwrap();
+    std::fs::write(root.join("run/a.csv"), "a\n").unwrap();
+    std::fs::write(dir.path().join("secret.csv"), "secret\n").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(dir.path().join("secret.csv"), root.join("run/link.csv")).unwrap();
+    let s = serve(&[&root], &[]);
+
+    let roots = s.get("/api/list").json();
+    assert_eq!(
+        roots["entries"],
+        json!([{ "name": "served", "kind": "dir", "size": 0 }])
+    );
+    let run = s.get("/api/list?path=served/run").json();
+    // The link leading out is not listed.
+    assert_eq!(
+        run["entries"],
+        json!([{ "name": "a.csv", "kind": "file", "size": 2 }])
+    );
+
+    for path in [
+        "served/..",
+        "served/run/../../secret.csv",
+        "served%2F..%2Fsecret.csv",
+        "/etc",
+        "%2Fetc",
+        "elsewhere/x",
+        "served/run/link.csv",
+    ] {
+        if path.ends_with("link.csv") && !cfg!(unix) {
+            continue;
+        }
+        let r = s.get(&format!("/api/list?path={path}"));
+        assert_eq!(r.status, 403, "{path}: {}", r.text());
+        assert!(
+            r.text().contains("served folder"),
+            "{path}: the reason is given: {}",
+            r.text()
+        );
+    }
+
+    let session = s.call(json!({ "call": "session.new" })).json()["session"].clone();
+    for files in [
+        json!(["/etc/passwd"]),
+        json!(["served/../secret.csv"]),
+        json!(["served/run/a.csv", "served/run/link.csv"]),
+    ] {
+        if files.to_string().contains("link") && !cfg!(unix) {
+            continue;
+        }
+        let r = s.call(json!({ "call": "session.classify", "session": session, "files": files }));
+        assert_eq!(r.status, 403, "{files}: {}", r.text());
+    }
+    // A folder picked whole reads what is inside it, and a link inside leading out is left out
+    // (listed as unreadable, never read).
+    let job =
+        s.call(json!({ "call": "session.classify", "session": session, "files": ["served"] }));
+    assert_eq!(job.status, 200, "{}", job.text());
+    let inventory = s.wait(&job.json()["job"]);
+    let text = inventory.to_string();
+    assert!(text.contains("served/run/a.csv"), "{text}");
+    assert!(!text.contains("secret\\n"), "{text}");
+    if cfg!(unix) {
+        assert!(text.contains("served/run/link.csv"), "{text}");
+        assert!(text.contains("leading out of the served folder"), "{text}");
+    }
+}
+
+#[test]
+fn a_job_picked_under_the_root_gives_the_clis_report_and_export_bytes() {
+    let job = fixtures().join("classify/job");
+    let s = serve(&[&job], &[]);
+    let session = s.call(json!({ "call": "session.new" })).json()["session"].clone();
+    let classify =
+        s.call(json!({ "call": "session.classify", "session": session, "files": ["job"] }));
+    assert_eq!(classify.status, 200, "{}", classify.text());
+    s.wait(&classify.json()["job"]);
+    let view = s
+        .call(json!({ "call": "profiler.open", "session": session }))
+        .json()["view"]
+        .clone();
+    let analyze = s.call(json!({ "call": "profiler.analyze", "session": session, "view": view }));
+    s.wait(&analyze.json()["job"]);
+    let ask = |method: &str| {
+        s.call(json!({
+            "call": "view.request", "session": session, "view": view,
+            "request": json!({ "method": method, "params": {} }).to_string(),
+        }))
+        .json()
+    };
+    let report = ask("report");
+
+    let cwd = fixtures().join("classify");
+    let out = tempfile::tempdir().unwrap();
+    let cli = Command::new(env!("CARGO_BIN_EXE_memlens"))
+        .args(["profiler", "job", "--json", "--out"])
+        .arg(out.path())
+        .current_dir(&cwd)
+        .output()
+        .unwrap();
+    assert_eq!(cli.status.code(), Some(0));
+    let expected: Value = serde_json::from_slice(&cli.stdout).unwrap();
+    assert_eq!(report, expected);
+    assert_eq!(
+        report["ranks"].as_array().map(Vec::len),
+        Some(4),
+        "{report}"
+    );
+
+    for name in [
+        "memory_events.csv",
+        "rank_summary.csv",
+        "peak_attribution.csv",
+        "step_peaks.csv",
+        "summary.json",
+    ] {
+        let r = s.call(
+            json!({ "call": "profiler.export", "session": session, "view": view, "name": name }),
+        );
+        assert_eq!(r.status, 200, "{name}: {}", r.text());
+        // summary.json is the page's download of what `--json` prints.
+        let written = if name == "summary.json" {
+            cli.stdout.clone()
+        } else {
+            std::fs::read(out.path().join(name)).unwrap()
+        };
+        assert!(!written.is_empty());
+        assert!(
+            r.body == written,
+            "{name} differs from memlens profiler --out"
+        );
+    }
+    let r = s.call(
+        json!({ "call": "profiler.export", "session": session, "view": view, "name": "../x" }),
+    );
+    assert_eq!(r.status, 400);
+    let r = s.call(json!({ "call": "nonsense" }));
+    assert_eq!(r.status, 400);
+    assert!(r.text().contains("unknown call nonsense"));
+}
+
+#[test]
+fn another_bind_address_prints_a_warning() {
+    let page = page_dir();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memlens"))
+        .args(["serve", "--port", "0", "--bind", "0.0.0.0", "--www"])
+        .arg(page.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(line.contains("warning: listening on 0.0.0.0"), "{line}");
+    assert!(line.contains("anyone who can reach this machine"), "{line}");
+}
+
+#[test]
+fn a_somas_dump_picked_under_the_root_gives_the_clis_summary_bytes() {
+    let somas = fixtures().join("somas");
+    let s = serve(&[&somas], &[]);
+    let session = s.call(json!({ "call": "session.new" })).json()["session"].clone();
+    let dump = "somas/Ascend_somas_tensor_offset_1.ir";
+    let task = "somas/task_info_graph_1.ir";
+    let classify =
+        s.call(json!({ "call": "session.classify", "session": session, "files": ["somas"] }));
+    assert_eq!(classify.status, 200, "{}", classify.text());
+    s.wait(&classify.json()["job"]);
+    let open =
+        s.call(json!({ "call": "somas.open", "session": session, "dump": dump, "taskInfo": task }));
+    assert_eq!(open.status, 200, "{}", open.text());
+    let view = s.wait(&open.json()["job"])["view"].clone();
+    let summary = s.call(json!({
+        "call": "view.request", "session": session, "view": view,
+        "request": json!({ "method": "summaryJson", "params": { "request": {} } }).to_string(),
+    }));
+    assert_eq!(summary.status, 200, "{}", summary.text());
+
+    let cli = Command::new(env!("CARGO_BIN_EXE_memlens"))
+        .args(["somas", dump, "--task-info", task, "--json"])
+        .current_dir(fixtures())
+        .output()
+        .unwrap();
+    assert_eq!(cli.status.code(), Some(0));
+    assert!(summary.body == cli.stdout, "{}", summary.text());
+    // The typed-array answers arrive in the bulk encoding: a header naming the fields.
+    let curves = s.call(json!({
+        "call": "somas.curves", "session": session, "view": view, "x0": 0.0, "x1": 1e9, "columns": 64,
+    }));
+    assert_eq!(curves.status, 200, "{}", curves.text());
+    let len = u32::from_le_bytes(curves.body[..4].try_into().unwrap()) as usize;
+    let header: Value = serde_json::from_slice(&curves.body[4..4 + len]).unwrap();
+    assert!(
+        header[0].as_array().is_some_and(|f| !f.is_empty()),
+        "{header}"
+    );
+}
