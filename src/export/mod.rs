@@ -2,6 +2,8 @@
 //!
 //! Each analysis family has its own submodule; this file holds what they share.
 
+pub mod columns;
+pub mod compare;
 pub mod curves;
 pub mod profiler;
 pub mod somas;

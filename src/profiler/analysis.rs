@@ -584,16 +584,23 @@ fn median(v: &mut [u64]) -> u64 {
 /// its peak allocated differs from the role's median by more than 10% and more than 64 MiB (with
 /// 2 ranks the median sits halfway and cannot single one out).
 pub fn job_matrix(ranks: &[RankAnalysis]) -> (Vec<MatrixCell>, Vec<Outlier>) {
-    let matrix: Vec<MatrixCell> = ranks
-        .iter()
-        .map(|r| MatrixCell {
-            role: r.summary.role.clone(),
-            rank: r.summary.rank,
-            step: r.summary.step,
-            peak_allocated_bytes: r.summary.peak_allocated_bytes,
-            peak_reserved_bytes: r.summary.peak_reserved_bytes,
-        })
-        .collect();
+    matrix_outliers(
+        ranks
+            .iter()
+            .map(|r| MatrixCell {
+                role: r.summary.role.clone(),
+                rank: r.summary.rank,
+                step: r.summary.step,
+                peak_allocated_bytes: r.summary.peak_allocated_bytes,
+                peak_reserved_bytes: r.summary.peak_reserved_bytes,
+            })
+            .collect(),
+    )
+}
+
+/// The outliers of a matrix (see [`job_matrix`]), returned with it: the one rule for analysed
+/// jobs and merged job summaries alike.
+pub fn matrix_outliers(matrix: Vec<MatrixCell>) -> (Vec<MatrixCell>, Vec<Outlier>) {
     let mut outliers = Vec::new();
     let mut roles: Vec<(&str, Option<u32>)> =
         matrix.iter().map(|c| (c.role.as_str(), c.step)).collect();

@@ -102,6 +102,21 @@ pub struct Generated {
     pub reused: u64,
     /// The traps it contains.
     pub traps: Traps,
+    /// The tensor made larger ([`generate_grown`]), if any.
+    pub grown: Option<Grown>,
+}
+
+/// A tensor [`generate_grown`] made larger than the plan it was placed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grown {
+    /// Tensor id.
+    pub tensor: u32,
+    /// Execution index of its node (a workspace lives at that node only).
+    pub node_index: u32,
+    /// Aligned size before.
+    pub aligned_before: u64,
+    /// Aligned size after.
+    pub aligned_after: u64,
 }
 
 struct GNode {
@@ -286,6 +301,16 @@ impl Alloc {
 
 /// Generates a dump (deterministic for a given config).
 pub fn generate(cfg: &GenConfig) -> Generated {
+    generate_grown(cfg, 0)
+}
+
+/// Generates the dump of `cfg` with one change when `grow > 0`: the first plain workspace (one
+/// node's lifetime, not in a union, contiguous list or injected conflict) at or after the middle
+/// of the execution order gets `grow` more bytes and moves to the top of the block, so the plan
+/// stays free of overlaps and "Total Memory Size after reused" grows by its new size. Everything
+/// else is byte-for-byte what [`generate`] writes for `cfg`; [`Generated::grown`] says which
+/// tensor changed.
+pub fn generate_grown(cfg: &GenConfig, grow: u64) -> Generated {
     let mut b = Builder {
         rng: fastrand::Rng::with_seed(cfg.seed),
         flavor: cfg.flavor,
@@ -567,6 +592,7 @@ pub fn generate(cfg: &GenConfig) -> Generated {
     let max = (b.nodes.len() as u32).saturating_sub(1);
     let reused = place(&mut b, max);
     let injected = inject(&mut b, max, cfg.inject_conflicts);
+    let (grown, reused) = grow_workspace(&mut b, max, grow, reused);
     control_tensors(&mut b);
     let dump = write_dump(&b, cfg.flavor, reused);
     let task_info = cfg.task_info.then(|| write_task_info(&b, reused));
@@ -578,7 +604,50 @@ pub fn generate(cfg: &GenConfig) -> Generated {
         tensors: b.tensors.len() as u32,
         reused,
         traps: b.traps,
+        grown,
     }
+}
+
+/// The change of [`generate_grown`]; returns it and the new total after reuse.
+fn grow_workspace(b: &mut Builder, max: u32, grow: u64, reused: u64) -> (Option<Grown>, u64) {
+    if grow == 0 {
+        return (None, reused);
+    }
+    let in_list: BTreeSet<u32> = b
+        .unions
+        .iter()
+        .chain(b.contiguous.iter())
+        .flatten()
+        .copied()
+        .collect();
+    let pick = (0..b.tensors.len() as u32).find(|&t| {
+        !in_list.contains(&t)
+            && b.tensors.get(t as usize).is_some_and(|x| {
+                x.kind == TensorKind::Workspace
+                    && !x.special
+                    && x.start == x.end
+                    && x.node >= max / 2
+                    && x.lifelong == Lifelong::None
+            })
+    });
+    let Some(t) = pick else {
+        return (None, reused);
+    };
+    let Some(x) = b.tensors.get_mut(t as usize) else {
+        return (None, reused);
+    };
+    let before = x.aligned;
+    x.orig = x.orig.saturating_add(grow);
+    x.aligned = ascend_align(x.orig);
+    x.offset = reused;
+    x.special = true;
+    let g = Grown {
+        tensor: t,
+        node_index: x.node,
+        aligned_before: before,
+        aligned_after: x.aligned,
+    };
+    (Some(g), reused.saturating_add(x.aligned))
 }
 
 /// A placement block: (lo, hi, size, members with their offset in the block, is a union).

@@ -3,7 +3,7 @@
 use crate::ui::Ui;
 use clap::Subcommand;
 use memlens::profiler::generate::GenSpec;
-use memlens::somas::generate::{generate, Flavor, GenConfig};
+use memlens::somas::generate::{generate_grown, Flavor, GenConfig};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -34,6 +34,10 @@ pub enum What {
         /// Also write the matching task_info_graph file here.
         #[arg(long, value_name = "FILE")]
         task_info_out: Option<PathBuf>,
+        /// Make one plain workspace this many bytes larger (moved to the top of the block), for
+        /// comparisons: the same arguments without it write the baseline.
+        #[arg(long, value_name = "BYTES", default_value_t = 0)]
+        grow_tensor: u64,
     },
     /// A torch_npu job: ROLES × RANKS run folders with trace_view.json, operator_memory.csv,
     /// memory_record.csv, npu_module_mem.csv and profiler_info/metadata JSON (or, with
@@ -70,6 +74,13 @@ pub enum What {
         /// trace would hold).
         #[arg(long, value_enum, default_value_t = Export::Text)]
         export: Export,
+        /// Inject one block of BYTES alive exactly across the framework peak (own op and frame)
+        /// into the last rank of the first role, for comparisons.
+        #[arg(long, value_name = "BYTES")]
+        inject_peak_bytes: Option<u64>,
+        /// Inject one never-released block of BYTES after the last record into that rank.
+        #[arg(long, value_name = "BYTES")]
+        inject_unreleased_bytes: Option<u64>,
     },
 }
 
@@ -93,16 +104,20 @@ pub fn run(what: What, ui: Ui) -> Result<ExitCode, String> {
             inject_conflicts,
             out,
             task_info_out,
+            grow_tensor,
         } => {
             let flavor = Flavor::parse(&flavor)
                 .ok_or_else(|| format!("--flavor {flavor}: expected v1.10, v2.0, v2.4 or r1"))?;
-            let g = generate(&GenConfig {
-                flavor,
-                nodes,
-                seed,
-                inject_conflicts,
-                task_info: task_info_out.is_some(),
-            });
+            let g = generate_grown(
+                &GenConfig {
+                    flavor,
+                    nodes,
+                    seed,
+                    inject_conflicts,
+                    task_info: task_info_out.is_some(),
+                },
+                grow_tensor,
+            );
             std::fs::write(&out, &g.dump)
                 .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
             if let (Some(p), Some(t)) = (&task_info_out, &g.task_info) {
@@ -115,6 +130,12 @@ pub fn run(what: What, ui: Ui) -> Result<ExitCode, String> {
                 "tensors": g.tensors,
                 "reused_bytes": g.reused,
                 "injected_conflicts": g.injected.iter().map(|p| [p.0, p.1]).collect::<Vec<_>>(),
+                "grown_tensor": g.grown.map(|x| serde_json::json!({
+                    "tensor": x.tensor,
+                    "node_index": x.node_index,
+                    "aligned_before": x.aligned_before,
+                    "aligned_after": x.aligned_after,
+                })),
                 "traps": {
                     "contiguous_lists": g.traps.contiguous_lists,
                     "union_groups": g.traps.union_groups,
@@ -136,6 +157,8 @@ pub fn run(what: What, ui: Ui) -> Result<ExitCode, String> {
             seed,
             outlier,
             export,
+            inject_peak_bytes,
+            inject_unreleased_bytes,
         } => {
             let spec = GenSpec {
                 roles,
@@ -146,6 +169,15 @@ pub fn run(what: What, ui: Ui) -> Result<ExitCode, String> {
                 seed,
                 outlier,
             };
+            if export == Export::Db
+                && (inject_peak_bytes.is_some() || inject_unreleased_bytes.is_some())
+            {
+                return Err(
+                    "--inject-peak-bytes and --inject-unreleased-bytes change the text \
+                            export only: leave out --export db"
+                        .to_string(),
+                );
+            }
             let n = std::cell::Cell::new(0u64);
             let total = std::cell::Cell::new(0u64);
             let mut sink = |path: &str, bytes: Vec<u8>| {
@@ -167,6 +199,33 @@ pub fn run(what: What, ui: Ui) -> Result<ExitCode, String> {
             }
             .map_err(|e| e.to_string())?;
             let (n, total) = (n.get(), total.get());
+            use memlens::profiler::inject::{inject, Change, RunTexts};
+            let changes = [
+                inject_peak_bytes.map(Change::GrowAtPeak),
+                inject_unreleased_bytes.map(Change::Unreleased),
+            ];
+            let dir = out.join(memlens::profiler::generate::run_dir(0, ranks.max(1) - 1));
+            for change in changes.into_iter().flatten() {
+                let paths = RunTexts::paths(&dir.display().to_string());
+                let read = |p: &String| std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"));
+                let mut texts = RunTexts {
+                    operator_memory: read(&paths[0])?,
+                    memory_record: read(&paths[1])?,
+                    trace_view: read(&paths[2])?,
+                };
+                let injected = inject(&mut texts, change)?;
+                for (p, t) in paths.iter().zip([
+                    &texts.operator_memory,
+                    &texts.memory_record,
+                    &texts.trace_view,
+                ]) {
+                    std::fs::write(p, t).map_err(|e| format!("{p}: {e}"))?;
+                }
+                println!(
+                    "{}",
+                    serde_json::to_string(&injected).map_err(|e| e.to_string())?
+                );
+            }
             if ui.json {
                 let summary = serde_json::json!({
                     "out": out.display().to_string(),

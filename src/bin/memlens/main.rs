@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod any;
+mod compare;
 mod generate;
 mod inspect;
 mod profiler;
@@ -23,7 +24,8 @@ Exit codes (the same for every subcommand):
      what was looked for, how deep, and the closest things found)
   2  bad input or usage: a path that does not exist or cannot be read, a file that cannot be
      parsed, a wrong option (with `memlens PATH...`: some input failed, the others are printed)
-  3  `somas --fail-on-conflict` found overwrite conflicts";
+  3  `somas --fail-on-conflict` found overwrite conflicts; `compare --fail-if-peak-grows PCT`
+     found a peak grown by more than PCT percent";
 
 /// Memory analyzer for Ascend NPU training jobs (torch_npu / MindSpore profiler output,
 /// MindSpore SOMAS dumps).
@@ -69,10 +71,17 @@ enum Command {
         /// Write memory_events.csv, rank_summary.csv, peak_attribution.csv and step_peaks.csv here.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Write the job summary file (compact rank summaries, docs/job-summary.md) here.
+        #[arg(long, value_name = "FILE")]
+        summary: Option<PathBuf>,
     },
     /// Analyse a MindSpore SOMAS dump (any version): overview, curves, peak, overwrite conflicts,
     /// task-info address check, node / tensor / address queries; --out writes somas_tool's files.
     Somas(somas::Args),
+    /// Compare a baseline and a candidate of one family: two profiler runs or jobs (or two
+    /// steps), or two SOMAS dumps of the same graph — what grew, and where (exit 3: a peak grew
+    /// beyond --fail-if-peak-grows).
+    Compare(compare::Args),
     /// Write deterministic synthetic inputs for tests, examples and benchmarks.
     Generate {
         #[command(subcommand)]
@@ -101,8 +110,13 @@ fn main() -> ExitCode {
         }
         None => any::run(&cli.paths, ui),
         Some(Command::Inspect { paths }) => inspect::run(&paths, ui),
-        Some(Command::Profiler { paths, out }) => profiler::run(&paths, out.as_deref(), ui),
+        Some(Command::Profiler {
+            paths,
+            out,
+            summary,
+        }) => profiler::run(&paths, out.as_deref(), summary.as_deref(), ui),
         Some(Command::Somas(args)) => somas::run(&args, ui),
+        Some(Command::Compare(args)) => compare::run(&args, ui),
         Some(Command::Generate { what }) => generate::run(what, ui),
         Some(Command::Serve(args)) => serve::run(&args, ui),
         Some(Command::Completions { shell }) => {

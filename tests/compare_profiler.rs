@@ -1,0 +1,329 @@
+//! Comparing torch_npu jobs: a generated job (and the real sample) against a copy with exactly one
+//! injected change finds exactly that change; a job against itself finds nothing.
+//!
+//! Expectations come from the injection (its op name, frame, size and times, and the peaks it
+//! reads from the edited memory_record.csv text), not from the comparison.
+
+use memlens::compare::profiler::{AllocGroup, NewUnreleased};
+use memlens::compare::{compare_jobs, CompareOptions, ProfilerComparison};
+use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
+use memlens::profiler::generate::{generate, run_dir, GenSpec};
+use memlens::profiler::inject::{inject, Change, Injected, RunTexts};
+use memlens::profiler::{discover_job, JobAnalysis};
+use std::path::Path;
+
+const SPEC: GenSpec = GenSpec {
+    roles: 1,
+    ranks: 2,
+    trace_bytes: 64 << 10,
+    rows: 400,
+    steps: 2,
+    seed: 11,
+    outlier: false,
+};
+
+type Files = Vec<(String, Vec<u8>)>;
+
+fn generated() -> Files {
+    let mut out = Vec::new();
+    generate(&SPEC, &mut |p, b| {
+        out.push((p.to_string(), b));
+        Ok(())
+    })
+    .unwrap();
+    out
+}
+
+fn real_sample() -> Files {
+    let root =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/torch_npu/msinsight-level0/text");
+    let mut out = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p
+                    .strip_prefix(&root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn analyze(files: &Files) -> JobAnalysis {
+    let mut set = memlens::families::input_set();
+    for (p, b) in files {
+        set.add_bytes(&format!("job/{p}"), b.clone());
+    }
+    let job = discover_job(set.classify());
+    analyze_job(&set, &job, &AnalyzeOptions::default(), &mut |_| {})
+}
+
+fn with_change(files: &Files, dir: &str, change: Change) -> (Files, Injected) {
+    let mut out = files.clone();
+    let mut run = RunTexts::take(&out, dir).unwrap();
+    let injected = inject(&mut run, change).unwrap();
+    run.put(&mut out, dir);
+    (out, injected)
+}
+
+fn assert_no_difference(c: &ProfilerComparison) {
+    assert_eq!(c.differences, 0, "{c:#?}");
+    assert!(c.only_base_ranks.is_empty() && c.only_candidate_ranks.is_empty());
+    for p in &c.pairs {
+        assert_eq!(p.differences, 0);
+        assert_eq!(p.base, p.candidate);
+        assert_eq!(p.peak_allocated_delta_bytes, 0);
+        assert_eq!(p.peak_reserved_delta_bytes, 0);
+        assert!(p
+            .live_at_peak
+            .iter()
+            .all(|f| f.delta_bytes == 0 && f.base_count == f.candidate_count));
+        assert!(!p.live_at_peak.is_empty(), "a live set exists at the peak");
+        assert!(p.only_base_allocations.is_empty() && p.only_candidate_allocations.is_empty());
+        assert!(p.new_unreleased.is_empty());
+    }
+}
+
+/// Checks that exactly the block injected at the peak is found in the pair of `dir`, nothing in
+/// the others.
+fn assert_grow_found(c: &ProfilerComparison, changed_rank: Option<u32>, inj: &Injected) {
+    let n = inj.bytes;
+    assert_eq!(
+        inj.peak_after.0,
+        inj.peak_before.0 + n,
+        "the injection grows the peak by n"
+    );
+    assert_eq!(inj.peak_after.1, inj.peak_before.1, "at the same time");
+    assert!(c.only_base_ranks.is_empty() && c.only_candidate_ranks.is_empty());
+    for p in &c.pairs {
+        if p.key.rank != changed_rank {
+            assert_eq!(p.differences, 0, "{:?}", p.key);
+            continue;
+        }
+        assert_eq!(p.base.peak_allocated_bytes, inj.peak_before.0);
+        assert_eq!(p.candidate.peak_allocated_bytes, inj.peak_after.0);
+        assert_eq!(p.peak_allocated_delta_bytes, n as i64);
+        assert_eq!(p.base.peak_allocated_time_ns, inj.peak_before.1);
+        assert_eq!(p.candidate.peak_allocated_time_ns, inj.peak_before.1);
+        assert_eq!(p.base.peak_reserved_bytes, inj.reserved_peak_before);
+        assert_eq!(p.candidate.peak_reserved_bytes, inj.reserved_peak_after);
+        // Exactly one frame changed: the injected one, by n bytes and one block, on top.
+        let changed: Vec<_> = p
+            .live_at_peak
+            .iter()
+            .filter(|f| f.delta_bytes != 0 || f.base_count != f.candidate_count)
+            .collect();
+        assert_eq!(changed.len(), 1, "{changed:#?}");
+        let f = changed[0];
+        assert_eq!(f.frame, inj.frame);
+        assert_eq!((f.base_bytes, f.candidate_bytes), (0, n));
+        assert_eq!((f.base_count, f.candidate_count), (0, 1));
+        assert_eq!(p.live_at_peak[0].frame, inj.frame, "sorted by bytes gained");
+        assert_eq!(p.changed_frames, 1);
+        assert!(p.only_base_allocations.is_empty());
+        assert_eq!(
+            p.only_candidate_allocations,
+            vec![AllocGroup {
+                name: inj.op_name.clone(),
+                frame: inj.frame.clone(),
+                count: 1,
+                bytes: n
+            }]
+        );
+        assert!(p.new_unreleased.is_empty());
+        assert_eq!(p.candidate.allocations, p.base.allocations + 1);
+        assert_eq!(p.candidate.allocated_bytes, p.base.allocated_bytes + n);
+        assert_eq!(p.candidate.unreleased_blocks, p.base.unreleased_blocks);
+        let reserved_changed = inj.reserved_peak_after != inj.reserved_peak_before;
+        assert_eq!(p.differences, 3 + u64::from(reserved_changed));
+    }
+    assert!(c.pairs.iter().any(|p| p.key.rank == changed_rank));
+}
+
+fn assert_unreleased_found(c: &ProfilerComparison, changed_rank: Option<u32>, inj: &Injected) {
+    let n = inj.bytes;
+    assert_eq!(
+        inj.peak_after, inj.peak_before,
+        "the block is too small to move the peak"
+    );
+    assert_eq!(inj.release_ns, None);
+    for p in &c.pairs {
+        if p.key.rank != changed_rank {
+            assert_eq!(p.differences, 0, "{:?}", p.key);
+            continue;
+        }
+        assert_eq!(p.peak_allocated_delta_bytes, 0);
+        assert_eq!(p.changed_frames, 0, "nothing changes at the peak");
+        assert_eq!(
+            p.new_unreleased,
+            vec![NewUnreleased {
+                name: inj.op_name.clone(),
+                frame: inj.frame.clone(),
+                size: n,
+                base_count: 0,
+                candidate_count: 1,
+                new_count: 1,
+                new_bytes: n
+            }]
+        );
+        assert_eq!(
+            p.only_candidate_allocations,
+            vec![AllocGroup {
+                name: inj.op_name.clone(),
+                frame: inj.frame.clone(),
+                count: 1,
+                bytes: n
+            }]
+        );
+        assert!(p.only_base_allocations.is_empty());
+        assert_eq!(p.candidate.unreleased_blocks, p.base.unreleased_blocks + 1);
+        assert_eq!(p.candidate.unreleased_bytes, p.base.unreleased_bytes + n);
+        let reserved_changed = inj.reserved_peak_after != inj.reserved_peak_before;
+        assert_eq!(p.peak_reserved_delta_bytes != 0, reserved_changed);
+        assert_eq!(p.differences, 2 + u64::from(reserved_changed));
+    }
+}
+
+#[test]
+fn identical_generated_jobs_compare_equal() {
+    let a = analyze(&generated());
+    let b = analyze(&generated());
+    let c = compare_jobs(&a, &b, &CompareOptions::default());
+    assert_eq!(c.pairs.len(), 2);
+    assert_eq!(c.mode, "runs");
+    assert_no_difference(&c);
+    // Every step against itself, too.
+    for step in 1..=u64::from(SPEC.steps) {
+        let opts = CompareOptions {
+            base_step: Some(step),
+            candidate_step: Some(step),
+        };
+        let c = compare_jobs(&a, &a, &opts);
+        assert_eq!(c.mode, "steps");
+        assert!(c.notes.is_empty(), "{:?}", c.notes);
+        assert_no_difference(&c);
+    }
+}
+
+#[test]
+fn a_block_at_the_peak_is_found_and_nothing_else() {
+    let base = generated();
+    let dir = run_dir(0, 1);
+    let n = (3 << 20) + 512;
+    let (cand, inj) = with_change(&base, &dir, Change::GrowAtPeak(n));
+    let (a, b) = (analyze(&base), analyze(&cand));
+    assert!(b.warnings.is_empty(), "{:?}", b.warnings);
+    let c = compare_jobs(&a, &b, &CompareOptions::default());
+    assert_eq!(c.pairs.len(), 2);
+    assert_grow_found(&c, Some(1), &inj);
+    assert_eq!(
+        c.differences,
+        c.pairs.iter().map(|p| p.differences).sum::<u64>()
+    );
+    // The step holding the block shows it; the other step compares equal.
+    let rank = b.ranks.iter().find(|r| r.summary.rank == Some(1)).unwrap();
+    let holding = rank
+        .steps
+        .iter()
+        .find(|s| s.ts <= inj.alloc_ns && inj.alloc_ns <= s.end)
+        .expect("the peak lies in a step")
+        .step;
+    for step in 1..=u64::from(SPEC.steps) {
+        let opts = CompareOptions {
+            base_step: Some(step),
+            candidate_step: Some(step),
+        };
+        let c = compare_jobs(&a, &b, &opts);
+        let p = c.pairs.iter().find(|p| p.key.rank == Some(1)).unwrap();
+        if step == holding {
+            assert_eq!(p.peak_allocated_delta_bytes, n as i64);
+            assert_eq!(p.live_at_peak[0].frame, inj.frame);
+            assert_eq!(p.live_at_peak[0].delta_bytes, n as i64);
+            assert_eq!(p.only_candidate_allocations.len(), 1);
+        } else {
+            assert_eq!(p.peak_allocated_delta_bytes, 0);
+            assert!(p.only_candidate_allocations.is_empty());
+            assert_eq!(p.changed_frames, 0);
+        }
+    }
+}
+
+#[test]
+fn a_new_unreleased_block_is_found_and_nothing_else() {
+    let base = generated();
+    let dir = run_dir(0, 0);
+    let (cand, inj) = with_change(&base, &dir, Change::Unreleased(8192));
+    let c = compare_jobs(&analyze(&base), &analyze(&cand), &CompareOptions::default());
+    assert_unreleased_found(&c, Some(0), &inj);
+}
+
+#[test]
+fn growth_gate_names_the_grown_rank() {
+    let base = generated();
+    let (cand, inj) = with_change(&base, &run_dir(0, 1), Change::GrowAtPeak(64 << 20));
+    let c = compare_jobs(&analyze(&base), &analyze(&cand), &CompareOptions::default());
+    let pct = (64u64 << 20) as f64 * 100.0 / inj.peak_before.0 as f64;
+    assert_eq!(c.grown_beyond(pct - 0.01).len(), 1);
+    assert_eq!(c.grown_beyond(pct - 0.01)[0].key.rank, Some(1));
+    assert!(c.grown_beyond(pct + 0.01).is_empty());
+}
+
+#[test]
+fn unmatched_ranks_are_listed() {
+    let base = generated();
+    let only_rank0: Files = base
+        .iter()
+        .filter(|(p, _)| p.starts_with(&run_dir(0, 0)))
+        .cloned()
+        .collect();
+    let c = compare_jobs(
+        &analyze(&base),
+        &analyze(&only_rank0),
+        &CompareOptions::default(),
+    );
+    assert_eq!(c.pairs.len(), 1);
+    assert_eq!(c.pairs[0].differences, 0);
+    assert_eq!(c.only_base_ranks.len(), 1);
+    assert_eq!(c.only_base_ranks[0].rank, Some(1));
+    assert_eq!(c.differences, 1);
+}
+
+#[test]
+fn a_missing_step_is_a_note() {
+    let a = analyze(&generated());
+    let opts = CompareOptions {
+        base_step: Some(1),
+        candidate_step: Some(99),
+    };
+    let c = compare_jobs(&a, &a, &opts);
+    assert!(c.pairs.is_empty());
+    assert_eq!(c.notes.len(), 2, "{:?}", c.notes);
+    assert!(c.notes[0].contains("ProfilerStep#99"), "{}", c.notes[0]);
+}
+
+#[test]
+fn real_sample_against_itself_and_a_modified_copy() {
+    let base = real_sample();
+    let a = analyze(&base);
+    assert_eq!(a.ranks.len(), 2);
+    assert_no_difference(&compare_jobs(
+        &a,
+        &analyze(&base),
+        &CompareOptions::default(),
+    ));
+    let (cand, inj) = with_change(&base, "rank0_ascend_pt", Change::GrowAtPeak(5 << 20));
+    let c = compare_jobs(&a, &analyze(&cand), &CompareOptions::default());
+    assert_grow_found(&c, Some(0), &inj);
+    let (cand, inj) = with_change(&base, "rank1_ascend_pt", Change::Unreleased(1024));
+    let c = compare_jobs(&a, &analyze(&cand), &CompareOptions::default());
+    assert_unreleased_found(&c, Some(1), &inj);
+}
