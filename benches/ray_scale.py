@@ -40,15 +40,18 @@ def main():
     p.add_argument("--rows", default="1000")
     p.add_argument("--sample", type=int, default=8)
     p.add_argument("--cli", default=str(ROOT / "target" / "release" / "memlens"))
+    p.add_argument("--job", help="an already generated job folder to use instead")
     a = p.parse_args()
     import ray
     import memlens.ray as mray
     from memlens import _native
 
     with tempfile.TemporaryDirectory() as tmp:
-        job = Path(tmp) / "job"
-        subprocess.run([a.cli, "generate", "profiler", "--out", str(job), "--roles", str(a.roles), "--ranks",
-                        str(a.ranks), "--trace-mb", a.trace_mb, "--rows", a.rows], check=True, capture_output=True)
+        job = Path(a.job) if a.job else Path(tmp) / "job"
+        if not a.job:
+            subprocess.run([a.cli, "generate", "profiler", "--out", str(job), "--roles", str(a.roles), "--ranks",
+                            str(a.ranks), "--trace-mb", a.trace_mb, "--rows", a.rows], check=True,
+                           capture_output=True)
         size = sum(f.stat().st_size for f in job.rglob("*") if f.is_file())
         found = json.loads(_native.discover(str(job)))
         groups = found["groups"]

@@ -4,7 +4,7 @@ import { EngineClient } from './engine-client.js';
 import { fromInput, fromDataTransfer } from './files.js';
 import { loadManifest, loadExampleFile } from './examples-source.js';
 import { renderInventory } from './inventory-view.js';
-import { bytes, int } from './format.js';
+import { bytes, int, plural } from './format.js';
 import { analyses } from './analyses.js';
 import * as hash from './ui/hash-state.js';
 import { el } from './ui/dom.js';
@@ -18,8 +18,9 @@ client.engine.then(
     const badge = document.querySelector('[data-testid="engine"]');
     badge.dataset.threads = String(e.threads);
     badge.dataset.build = e.build;
-    badge.textContent = e.build === 'threads' ? `${e.threads} threads` : `single-threaded — ${e.reason || 'page is not cross-origin isolated'}`;
-    badge.title = `memlens ${e.version}, ${e.build === 'threads' ? 'threaded' : 'single-threaded'} WebAssembly engine`;
+    // Plain words on the badge; the technical reason and what to do in its tooltip.
+    badge.textContent = e.build === 'threads' ? `${e.threads} threads` : 'single-threaded: open it from a web server for threads';
+    badge.title = `memlens ${e.version}, ${e.build === 'threads' ? 'threaded' : 'single-threaded'} WebAssembly engine${e.build === 'threads' ? '' : ` (${e.reason || 'the page is not cross-origin isolated'}). The README’s “Hosting” section says how to serve memlens so that it runs on every core.`}`;
   },
   (err) => {
     const badge = document.querySelector('[data-testid="engine"]');
@@ -72,7 +73,7 @@ async function load(items) {
   showErrors([]);
   setStatus('loading', 'loading');
   const total = files.reduce((s, f) => s + f.file.size, 0);
-  showProgress(`${int(items.length)} files, ${bytes(total)}`, 0, 0);
+  showProgress(`${plural(items.length, 'file')}, ${bytes(total)}`, 0, 0);
   try {
     const inventory = await client.call('load', { files, unreadable }, (p) => {
       if (seq === loadSeq) showProgress(p.label, p.done, p.total);

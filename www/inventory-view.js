@@ -1,7 +1,7 @@
 // The table of classified inputs: one row per unit, with the hooks automated checks rely on
 // (data-testid="unit", data-kind, data-path, data-rank, data-role). Every string that comes from
 // the user's files is set with textContent, never as HTML.
-import { bytes, exactBytes, int } from './format.js';
+import { bytes, exactBytes, int, plural } from './format.js';
 
 const KIND_LABEL = {
   somas: 'SOMAS dump',
@@ -93,6 +93,6 @@ export function renderInventory(inventory) {
   for (const u of inventory.units) counts[u.kind] = (counts[u.kind] || 0) + 1;
   const summary = Object.entries(counts).map(([k, n]) => `${n} ${KIND_LABEL[k] || k}${n > 1 && !k.endsWith('info') ? 's' : ''}`);
   document.getElementById('inventory-summary').textContent =
-    `${int(inventory.files)} files, ${bytes(inventory.bytes)} — ${summary.join(', ')}`;
+    `${plural(inventory.files, 'file')}, ${bytes(inventory.bytes)} — ${summary.join(', ')}`;
   section.hidden = false;
 }

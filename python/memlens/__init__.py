@@ -114,6 +114,14 @@ class Job(Mapping):
         """memory_events.csv, byte for byte what `memlens profiler --out` writes."""
         return self._native.memory_events_csv()
 
+    def summary_json(self) -> str:
+        """The job summary file's text, byte for byte what `memlens profiler --summary` writes."""
+        return self._native.summary_json()
+
+    def summary(self) -> dict:
+        """The job summary (compact rank summaries, matrix, outliers) as Python data."""
+        return json.loads(self._native.summary_json())
+
 
 def analyze(paths: Union[PathLike, Sequence[PathLike]]) -> Job:
     """Analyses torch_npu / MindSpore profiler output: run folders, role or step folders, whole

@@ -56,7 +56,8 @@ test('without the isolation headers the single-threaded engine gives the same an
     assert.equal(await page.evaluate(() => self.crossOriginIsolated), false);
     assert.equal(await engineThreads(page), 1);
     const badge = await page.textContent('[data-testid="engine"]');
-    assert.match(badge, /single-threaded — page is not cross-origin isolated/);
+    assert.equal(badge, 'single-threaded: open it from a web server for threads');
+    assert.match(await page.getAttribute('[data-testid="engine"]', 'title'), /not cross-origin isolated/);
     assert.equal(await pickFolder(page, JOB), 'ready');
     assert.deepEqual(sorted(await pageUnits(page)), sorted(cliUnits(JOB)));
     await screenshot(page, 'foundation-inventory-dark');

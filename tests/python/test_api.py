@@ -103,6 +103,17 @@ def test_report_is_the_cli_json(job, cli):
     assert len(job) == len(job.report)
 
 
+def test_job_summary_is_the_cli_summary_file(job, cli, tmp_path):
+    cli("profiler", SAMPLE, "--summary", tmp_path / "job.memlens.json")
+    assert job.summary_json() == (tmp_path / "job.memlens.json").read_text()
+    s = job.summary()
+    assert (s["format"], s["version"]) == ("memlens-job-summary", 1)
+    assert [r["rank"] for r in s["ranks"]] == [0, 1]
+    # The reduced curve keeps the peak the --json report gives.
+    for r, rep in zip(s["ranks"], job["ranks"]):
+        assert max(r["curve"]["allocated_bytes"]) == rep["peak_allocated_bytes"]
+
+
 def test_somas_equals_the_cli(cli, tmp_path):
     dump = SOMAS / "Ascend_somas_tensor_offset_1.ir"
     task = SOMAS / "task_info_graph_1.ir"

@@ -2,7 +2,7 @@
 // strip over the address space, sorted by offset, and as a table (somas_tool's *_mem_frame.csv).
 import { el, cssVar } from '../ui/dom.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
-import { bytes, exactBytes, int } from '../format.js';
+import { bytes, exactBytes, int, plural } from '../format.js';
 import { section, button, hex, classColors } from './common.js';
 import { Grid, COMPACT } from './grid.js';
 
@@ -71,7 +71,7 @@ export class Frame {
     this.loading = 0;
     app.store.on((st, changed) => {
       this.sel = st;
-      if (changed.includes('node')) this.load(st.node);
+      if (changed.has('node')) this.load(st.node);
       else {
         this.draw();
         this.grid.reveal(st.tensor);
@@ -110,7 +110,7 @@ export class Frame {
         el('span', { class: 'muted', text: ` $${int(index)}${peak}${maxa}` }),
         el('span', { class: 'somas-frame-fig', title: exactBytes(node.in_use), text: ` · alive ${bytes(node.in_use)}` }),
         el('span', { class: 'somas-frame-fig', title: exactBytes(node.in_use + node.static), text: ` · in use with static ${bytes(node.in_use + node.static)}` }),
-        el('span', { class: 'somas-frame-fig', title: `${frame.ids.length} tensors (union members each), effective ranges ${exactBytes(sum)}`, text: ` · ${int(frame.ids.length)} tensors` }),
+        el('span', { class: 'somas-frame-fig', title: `${frame.ids.length} tensors (union members each), effective ranges ${exactBytes(sum)}`, text: ` · ${plural(frame.ids.length, 'tensor')}` }),
       );
       this.draw();
       await this.grid.query({ rows: { frame: index } });

@@ -2,7 +2,7 @@
 // the formulas of the reuse ratios, plus counts, conflicts and task mismatches. Figures carry
 // data-metric / data-value hooks for automated checks.
 import { el } from '../ui/dom.js';
-import { bytes, exactBytes, int } from '../format.js';
+import { bytes, exactBytes, int, plural } from '../format.js';
 import { section, button, hex } from './common.js';
 
 const RATIO_TITLES = {
@@ -175,7 +175,7 @@ export class Overview {
       }
     });
     body.append(details);
-    tools.append(el('span', { class: 'muted', text: `${int(sm.nodes)} nodes · ${int(sm.tensors)} tensors` }));
+    tools.append(el('span', { class: 'muted', text: `${plural(sm.nodes, 'node')} · ${plural(sm.tensors, 'tensor')}` }));
   }
 }
 

@@ -3,7 +3,7 @@
 // `memlens somas --json` prints for --node / --tensor / --address / --address-range, shown here.
 // The panel also follows the selection made in the other views (the last thing selected).
 import { el } from '../ui/dom.js';
-import { bytes, exactBytes, int } from '../format.js';
+import { bytes, exactBytes, int, plural } from '../format.js';
 import { section, button, hex, stateLine } from './common.js';
 import { Grid, COMPACT } from './grid.js';
 
@@ -40,9 +40,9 @@ export class QueryView {
     app.store.on((st, changed) => {
       this.sel = st;
       // Follow the last thing selected: a range, a tensor, or a node.
-      if (changed.includes('range') && st.range) this.show({ kind: st.range.single ? 'address' : 'range', ...st.range });
-      else if (changed.includes('tensor') && st.tensor !== null) this.show({ kind: 'tensor', id: st.tensor });
-      else if (changed.includes('node') && st.node !== null) this.show({ kind: 'node', index: st.node });
+      if (changed.has('range') && st.range) this.show({ kind: st.range.single ? 'address' : 'range', ...st.range });
+      else if (changed.has('tensor') && st.tensor !== null) this.show({ kind: 'tensor', id: st.tensor });
+      else if (changed.has('node') && st.node !== null) this.show({ kind: 'node', index: st.node });
       else this.grid.reveal(st.tensor);
     });
   }
@@ -139,7 +139,7 @@ export class QueryView {
     const q = await app.call('nodeQuery', { index });
     const nodes = [
       el('h3', {}, el('span', { class: 'somas-node-name', text: q.node_name }), el('span', { class: 'muted', text: ` $${int(q.node_index)}` })),
-      el('p', { class: 'muted', text: `${int(q.alive_tensors.length)} tensors alive when it runs (its memory frame, left). Inputs, outputs and workspaces:` }),
+      el('p', { class: 'muted', text: `${plural(q.alive_tensors.length, 'tensor')} alive when it runs (its memory frame, left). Inputs, outputs and workspaces:` }),
     ];
     const rows = q.io.map((io) => {
       const conflicts = io.overlapping_tensors.filter((o) => o.conflict);
@@ -204,9 +204,9 @@ export class QueryView {
     const nodes = [
       el('h3', { text: `Tensor %${q.tensor_id}T` }),
       facts,
-      el('h4', { text: `Used by ${int(q.nodes.length)} nodes` }),
+      el('h4', { text: `Used by ${plural(q.nodes.length, 'node')}` }),
       users,
-      el('h4', { text: `${int(q.overlapping_tensors.length)} tensors share its memory${conflicts.length ? `, ${conflicts.length} while both alive (conflict)` : ''}` }),
+      el('h4', { text: `${plural(q.overlapping_tensors.length, 'tensor')} ${q.overlapping_tensors.length === 1 ? 'shares' : 'share'} its memory${conflicts.length ? `, ${int(conflicts.length)} while both alive (${conflicts.length === 1 ? 'a conflict' : 'conflicts'})` : ''}` }),
       overlaps,
     ];
     if (q.overlapping_tensors.length > 200) nodes.push(el('p', { class: 'muted', text: 'all of them in the table below' }));
@@ -224,7 +224,7 @@ export class QueryView {
     const what = single ? `address ${q.start}` : `range ${q.start} – ${q.end} (${bytes(Number(BigInt(q.end) - BigInt(q.start)))})`;
     const base = app.info.base_source === 'none' ? null : app.info.base_address;
     const nodes = [
-      el('h3', { text: `${int(ans.tensors.length)} tensors use ${what}` }),
+      el('h3', { text: `${plural(ans.tensors.length, 'tensor')} ${ans.tensors.length === 1 ? 'uses' : 'use'} ${what}` }),
       el('p', {
         class: 'muted',
         text:

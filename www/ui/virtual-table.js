@@ -1,7 +1,7 @@
 // A virtualised table: only the rows in view exist in the DOM, pages of rows come from the worker
 // (where filtering and sorting happen), so a million rows scroll as smoothly as ten.
 import { el, clear } from './dom.js';
-import { bytes, exactBytes, int } from '../format.js';
+import { bytes, exactBytes, int, plural } from '../format.js';
 
 const BLOCK = 200;
 
@@ -133,7 +133,7 @@ export class VirtualTable {
     this.total = first.total;
     this.blocks.set(0, first);
     this.spacer.style.height = `${this.total * this.opts.rowHeight}px`;
-    this.status.textContent = `${int(this.total)} rows`;
+    this.status.textContent = plural(this.total, 'row');
     this.render();
   }
 
