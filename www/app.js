@@ -8,6 +8,7 @@ import { bytes, int, plural } from './format.js';
 import { analyses } from './analyses.js';
 import * as hash from './ui/hash-state.js';
 import { el } from './ui/dom.js';
+import { showServed } from './served-files.js';
 
 const $ = (id) => document.getElementById(id);
 const client = new EngineClient();
@@ -18,6 +19,15 @@ client.engine.then(
     const badge = document.querySelector('[data-testid="engine"]');
     badge.dataset.threads = String(e.threads);
     badge.dataset.build = e.build;
+    if (e.build === 'native') {
+      badge.textContent = `native engine, ${e.threads} threads`;
+      badge.title = `memlens ${e.version}, the native engine of memlens serve: it reads the served files where they are`;
+      // The native engine reads files where it runs: the served list replaces drops and examples.
+      $('drop-zone').classList.add('native');
+      document.querySelector('.drop-title').textContent = 'Pick a profiler job, a SOMAS dump or any folder that memlens serve shares:';
+      showServed($('served'), (path, size) => load([{ path, size, served: true }]));
+      return;
+    }
     // Plain words on the badge; the technical reason and what to do in its tooltip.
     badge.textContent = e.build === 'threads' ? `${e.threads} threads` : 'single-threaded: open it from a web server for threads';
     badge.title = `memlens ${e.version}, ${e.build === 'threads' ? 'threaded' : 'single-threaded'} WebAssembly engine${e.build === 'threads' ? '' : ` (${e.reason || 'the page is not cross-origin isolated'}). The README’s “Hosting” section says how to serve memlens so that it runs on every core.`}`;
@@ -64,15 +74,16 @@ let loadSeq = 0;
 /** Sends a file list to the worker and shows what it found. */
 async function load(items) {
   const seq = ++loadSeq;
-  const files = items.filter((i) => i.file);
-  const unreadable = items.filter((i) => !i.file).map(({ path, size, error }) => ({ path, size, error }));
+  // A served path (memlens serve) has no File: the native engine reads it where it lies.
+  const files = items.filter((i) => i.file || i.served).map(({ path, file }) => ({ path, file }));
+  const unreadable = items.filter((i) => !i.file && !i.served).map(({ path, size, error }) => ({ path, size, error }));
   if (items.length === 0) {
     showErrors(['Nothing to load: the drop held no files.']);
     return;
   }
   showErrors([]);
   setStatus('loading', 'loading');
-  const total = files.reduce((s, f) => s + f.file.size, 0);
+  const total = items.reduce((s, i) => s + (i.file ? i.file.size : i.served ? i.size || 0 : 0), 0);
   showProgress(`${plural(items.length, 'file')}, ${bytes(total)}`, 0, 0);
   try {
     const inventory = await client.call('load', { files, unreadable }, (p) => {

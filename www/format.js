@@ -30,3 +30,16 @@ export function int(n) {
 export function plural(n, one, many = `${one}s`) {
   return `${int(n)} ${Number(n) === 1 ? one : many}`;
 }
+
+/**
+ * A time in ms for an axis tick, in the unit that keeps it short: 250 ms, 1.5 s, 2.5 min, 3 h
+ * (a capture of hours no longer reads "10000000 ms").
+ */
+export function timeMs(v) {
+  const a = Math.abs(v);
+  const num = (x) => String(+x.toFixed(3));
+  if (a >= 3600000) return `${num(v / 3600000)} h`;
+  if (a >= 60000) return `${num(v / 60000)} min`;
+  if (a >= 1000) return `${num(v / 1000)} s`;
+  return `${num(v)} ms`;
+}

@@ -1,9 +1,15 @@
-// The analysis worker of the served page: loads the threaded engine when the page is cross-origin
-// isolated (SharedArrayBuffer available), the single-threaded one otherwise.
+// The analysis worker of the served page: uses the native engine of `memlens serve` when the page
+// says one serves it (`?engine=native`), else loads the threaded wasm engine when the page is
+// cross-origin isolated (SharedArrayBuffer available), the single-threaded one otherwise.
 import { serve } from './worker-core.js';
 import { modules } from './worker-modules.js';
+import { probeNative, nativeModule } from './native-engine.js';
 
 serve(async () => {
+  if (new URLSearchParams(self.location.search).get('engine') === 'native') {
+    const info = await probeNative();
+    if (info) return { mod: nativeModule(info), build: 'native', reason: null };
+  }
   const isolated = self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
   let reason = isolated ? null : 'page is not cross-origin isolated';
   if (isolated) {

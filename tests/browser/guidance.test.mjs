@@ -94,6 +94,11 @@ for (const size of SIZES) {
       // The captions hold no stray "null" (an optional part left out).
       for (const id of ['live', 'unreleased']) assert.doesNotMatch(await page.textContent(`#ascend-${id} .chart-caption`), /null/);
 
+      // A number key puts the view's head below the sticky header and rank bar.
+      await page.keyboard.press('2');
+      await assertInside(page, await boxOf(page, '#ascend-memory .panel-head'), size, 'the memory view head after 2');
+      await page.locator('[data-testid="alloc-row"]').first().scrollIntoViewIfNeeded();
+
       // A row: its call stack comes into view and the hash names the row.
       await page.locator('[data-testid="alloc-row"]').first().click();
       await page.waitForFunction(() => document.querySelector('[data-testid="ascend-stack"]').dataset.row);
@@ -316,5 +321,21 @@ test('after a drop the drop zone is one short line that says a new drop replaces
     } finally {
       await b.close();
     }
+  }
+});
+
+test('time-axis ticks switch from ms to s, min and h', async () => {
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(server.url);
+    const labels = await page.evaluate(async () => {
+      const { axisLabel } = await import('./ui/plot.js');
+      return [0, 250, 1500, 150000, 10000000000].map((v) => axisLabel(v, 'ms'));
+    });
+    // The axis extent once seen on files of two runs, 10,000,000,000 ms, reads in hours.
+    assert.deepEqual(labels, ['0 ms', '250 ms', '1.5 s', '2.5 min', '2777.778 h']);
+  } finally {
+    await b.close();
   }
 });

@@ -4,7 +4,7 @@
 // coordinates: `draw` repaints that immediately under the new view (px/py), so panning stays
 // instant while the exact data for the new view is on its way.
 import { el, cssVar } from './dom.js';
-import { bytes, int } from '../format.js';
+import { bytes, int, timeMs } from '../format.js';
 
 const MARGIN = { left: 72, right: 14, top: 10, bottom: 28 };
 
@@ -31,7 +31,7 @@ export function ticks(a, b, n, kind) {
 /** Axis label for a value of the given kind. */
 export function axisLabel(v, kind) {
   if (kind === 'bytes') return bytes(Math.round(v));
-  if (kind === 'ms') return `${+v.toFixed(3)} ms`;
+  if (kind === 'ms') return timeMs(v);
   if (kind === 'index') return int(Math.round(v));
   return String(+v.toPrecision(6));
 }

@@ -12,7 +12,8 @@ export function stickyInset() {
   for (const n of document.querySelectorAll('[data-sticky]')) {
     if (n.closest('[hidden]')) continue;
     const r = n.getBoundingClientRect();
-    if (r.height && r.top <= inset + 1) inset = Math.max(inset, r.bottom);
+    // A bar stuck just below another (the rank bar under the header) may leave a gap of a few px.
+    if (r.height && r.top <= inset + 4) inset = Math.max(inset, r.bottom);
   }
   return inset;
 }
