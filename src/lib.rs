@@ -26,6 +26,7 @@ pub mod profiler;
 pub mod snapshot;
 pub mod somas;
 pub mod source;
+pub mod sqlite;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod summaries;
 pub mod table;

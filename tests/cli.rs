@@ -244,13 +244,14 @@ fn memlens_path_on_a_mixed_folder_is_the_sum_of_the_subcommands() {
     assert_eq!(all.status.code(), Some(0), "{}", text(&all.stderr));
     let all = json(&all);
     let summaries = all["summaries"].as_array().unwrap();
-    // The fixture holds four run folders with memory files (the db-only rollout run is not one),
-    // one SOMAS dump of graph 7 beside its task-info file, and a renamed copy of the dump.
+    // The fixture holds five run folders with memory files (the db-only rollout run is one: its
+    // database export is read, and its damage reported), one SOMAS dump of graph 7 beside its task-info file, and a renamed copy of the dump.
     let runs = [
         "job/step1/actor_update/host-a_1002_20250101120000456_ascend_pt",
         "job/step1/actor_update/host-a_1001_20250101120000123_ascend_pt",
         "job/step1/ref/host_b.cluster_2002_20250101120100002_ascend_pt",
         "job/step1/ref/host_b.cluster_2001_20250101120100001_ascend_pt",
+        "job/rollout/20260526_085155_ascend_pt",
     ];
     let dump = "job/graphs/rank_0/Ascend_somas_tensor_offset_7.ir";
     let task = "job/graphs/rank_0/task_info_graph_7.ir";
@@ -289,7 +290,7 @@ fn memlens_path_on_a_mixed_folder_is_the_sum_of_the_subcommands() {
     let profiler = text(&memlens(&["profiler", "job"], &cwd, &[]).stdout);
     let somas = text(&memlens(&["somas", renamed], &cwd, &[]).stdout);
     assert!(all.starts_with(&format!(
-        "torch_npu / MindSpore profiler job: 4 run folder(s) (memlens profiler)\n{profiler}\n"
+        "torch_npu / MindSpore profiler job: 5 run folder(s) (memlens profiler)\n{profiler}\n"
     )));
     assert!(all.ends_with(&format!("SOMAS dump {renamed} (memlens somas)\n{somas}")));
 }

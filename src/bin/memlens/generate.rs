@@ -40,8 +40,9 @@ pub enum What {
         grow_tensor: u64,
     },
     /// A torch_npu job: ROLES × RANKS run folders with trace_view.json, operator_memory.csv,
-    /// memory_record.csv, npu_module_mem.csv and profiler_info/metadata JSON (`ascend` is the same
-    /// command under its former name).
+    /// memory_record.csv, npu_module_mem.csv and profiler_info/metadata JSON (or, with
+    /// `--export db`, the database export of the same job; `ascend` is the same command under its
+    /// former name).
     #[command(visible_alias = "ascend")]
     Profiler {
         /// Folder to write the job into (created).
@@ -68,6 +69,11 @@ pub enum What {
         /// Make the last rank of the first role an outlier (allocations three times as large).
         #[arg(long)]
         outlier: bool,
+        /// Which export to write: `text` (CSV and JSON files) or `db` (the same job as
+        /// ascend_pytorch_profiler_{rank}.db, one row of its PYTORCH_API per event the text
+        /// trace would hold).
+        #[arg(long, value_enum, default_value_t = Export::Text)]
+        export: Export,
         /// Inject one block of BYTES alive exactly across the framework peak (own op and frame)
         /// into the last rank of the first role, for comparisons.
         #[arg(long, value_name = "BYTES")]
@@ -110,6 +116,15 @@ pub enum What {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+}
+
+/// The export a generated torch_npu job is written as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Export {
+    /// operator_memory.csv, memory_record.csv, npu_module_mem.csv, trace_view.json.
+    Text,
+    /// ascend_pytorch_profiler_{rank}.db.
+    Db,
 }
 
 /// Runs the command. `generate somas` prints one JSON line describing what was written;
@@ -175,6 +190,7 @@ pub fn run(what: What, ui: Ui) -> Result<ExitCode, String> {
             steps,
             seed,
             outlier,
+            export,
             inject_peak_bytes,
             inject_unreleased_bytes,
         } => {
@@ -187,19 +203,36 @@ pub fn run(what: What, ui: Ui) -> Result<ExitCode, String> {
                 seed,
                 outlier,
             };
-            let mut n = 0u64;
-            let mut total = 0u64;
-            memlens::profiler::generate::generate(&spec, &mut |path, bytes| {
+            if export == Export::Db
+                && (inject_peak_bytes.is_some() || inject_unreleased_bytes.is_some())
+            {
+                return Err(
+                    "--inject-peak-bytes and --inject-unreleased-bytes change the text \
+                            export only: leave out --export db"
+                        .to_string(),
+                );
+            }
+            let n = std::cell::Cell::new(0u64);
+            let total = std::cell::Cell::new(0u64);
+            let mut sink = |path: &str, bytes: Vec<u8>| {
                 let p = out.join(path);
                 if let Some(parent) = p.parent() {
                     std::fs::create_dir_all(parent)?;
                 }
-                total += bytes.len() as u64;
+                total.set(total.get() + bytes.len() as u64);
                 std::fs::write(&p, bytes)?;
-                n += 1;
+                n.set(n.get() + 1);
                 Ok(())
-            })
+            };
+            match export {
+                Export::Text => memlens::profiler::generate::generate(&spec, &mut sink),
+                Export::Db => {
+                    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+                    memlens::profiler::generate::db::generate_db(&spec, &out, &mut sink)
+                }
+            }
             .map_err(|e| e.to_string())?;
+            let (n, total) = (n.get(), total.get());
             use memlens::profiler::inject::{inject, Change, RunTexts};
             let changes = [
                 inject_peak_bytes.map(Change::GrowAtPeak),
