@@ -60,13 +60,28 @@ const SEEDS = {
   somas_offline: [[SOMAS, '.ir']],
   somas_task_info: [[SOMAS, 'task_info_graph_1.ir'], [FIX, '.ir']],
   somas_cache_json: [[SOMAS, '.json']],
+  // The real snapshots' heads and the small generated ones (one of them named .json).
+  snapshot: [[path.join(FIX, 'snapshots'), '.pickle', { max: 96 << 10 }], [path.join(FIX, 'snapshots'), '.json', { max: 96 << 10 }]],
+  // Small database exports written for the run by `memlens generate profiler --export db` (see
+  // generatedDbs).
+  profiler_db: [[path.join(root, 'fuzz', 'seeds-db'), '.db', { max: 128 << 10 }]],
 };
+
+/** Writes tiny generated db exports (a few dozen rows, one step) under fuzz/seeds-db. */
+function generatedDbs() {
+  const out = path.join(root, 'fuzz', 'seeds-db');
+  for (const [rows, seed] of [[12, 1], [40, 2]]) {
+    const res = spawnSync('cargo', ['run', '-q', '--', 'generate', 'profiler', '--export', 'db', '--out', path.join(out, `job-${seed}`),
+      '--roles', '1', '--ranks', '1', '--trace-mb', '0.005', '--rows', String(rows), '--steps', '1', '--seed', String(seed)], { cwd: root, encoding: 'utf8' });
+    if (res.status !== 0) throw new Error(`generating the db seeds failed:\n${res.stderr}`);
+  }
+}
 
 /** Extra libFuzzer flags per target. The trace target reads every input twice, once in tiny
  * batches (each cut event is scanned again from its start), so its inputs stay small; the CSV
  * readers gain nothing from rows past the first few hundred but time. */
 const SMALL = ['-max_len=16384'];
-const FLAGS = { trace: SMALL, operator_memory: SMALL, memory_record: SMALL, npu_module_mem: SMALL, ascend_job: ['-max_len=65536'] };
+const FLAGS = { trace: SMALL, operator_memory: SMALL, memory_record: SMALL, npu_module_mem: SMALL, ascend_job: ['-max_len=65536'], profiler_db: ['-max_len=131072'], snapshot: ['-max_len=131072'] };
 
 /** Seeds above this size are cut to it: large seeds slow libFuzzer down more than they help. */
 const MAX_SEED = 256 << 10;
@@ -135,6 +150,7 @@ main(async () => {
   for (const t of chosen) {
     const corpus = path.join(root, 'fuzz', 'corpus', t);
     mkdirSync(corpus, { recursive: true });
+    if (t === 'profiler_db') generatedDbs();
     const seeds = writeSeeds(t, corpus);
     const artifacts = path.join(root, 'fuzz', 'artifacts', t);
     const findings = () => (existsSync(artifacts) ? readdirSync(artifacts).filter((f) => /^(crash|oom|timeout|leak|slow-unit)-/.test(f)) : []);

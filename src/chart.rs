@@ -170,6 +170,25 @@ pub struct Lod {
     pub merged: u64,
 }
 
+/// A level of detail crosses to the page as typed arrays: `x, y, w, h` (f32), `cls` (u8), `id`
+/// (u32) and the counts.
+impl crate::bulk::Bulk for Lod {
+    fn fields(&self) -> Vec<(&'static str, crate::bulk::Field<'_>)> {
+        use crate::bulk::Field;
+        vec![
+            ("x", Field::F32(&self.x)),
+            ("y", Field::F32(&self.y)),
+            ("w", Field::F32(&self.w)),
+            ("h", Field::F32(&self.h)),
+            ("cls", Field::U8(&self.class)),
+            ("id", Field::U32(&self.id)),
+            ("visible", Field::Num(self.visible as f64)),
+            ("individual", Field::Num(self.individual as f64)),
+            ("merged", Field::Num(self.merged as f64)),
+        ]
+    }
+}
+
 impl Lod {
     fn push(&mut self, x: f32, y: f32, w: f32, h: f32, class: u8, id: u32) {
         self.x.push(x);

@@ -10,6 +10,7 @@ use crate::input::{InputSet, Recognizer};
 pub static RECOGNIZERS: &[&dyn Recognizer] = &[
     &crate::profiler::run_folder::RunFolders,
     &crate::somas::recognize::Dumps,
+    &crate::snapshot::recognize::Snapshots,
 ];
 
 /// An empty input set classified by every family.

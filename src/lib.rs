@@ -19,11 +19,14 @@ pub mod compare;
 pub mod diag;
 pub mod export;
 pub mod families;
+pub mod frames;
 pub mod input;
 pub mod jsonscan;
 pub mod profiler;
+pub mod snapshot;
 pub mod somas;
 pub mod source;
+pub mod sqlite;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod summaries;
 pub mod table;

@@ -2,7 +2,8 @@
 //!
 //! The inputs are classified once (like the page does); each family then analyses its units the
 //! way its own command does — the profiler run folders together as one job (`memlens profiler`),
-//! each SOMAS dump with the task-info file of its graph (`memlens somas`) — and the summary is
+//! each SOMAS dump with the task-info file of its graph (`memlens somas`), each memory snapshot
+//! on its own (`memlens snapshot`) — and the summary is
 //! that command's `--json` document and text, so `memlens PATH` is the sum of the subcommands.
 //! A new family is one more function here. One unit that fails to read never stops the others.
 
@@ -12,13 +13,14 @@ use crate::input::{InputSet, NothingToAnalyse, Recognizer};
 use crate::profiler::analysis::{analyze_job_parallel, AnalyzeOptions};
 use crate::profiler::discover::job_of;
 use crate::profiler::run_folder::ProfilerRun;
+use crate::snapshot::recognize::SnapshotFile;
 use crate::somas::recognize::{task_info_for, SomasFile};
 use serde::Serialize;
 
 /// One family's analysis of some units.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
-    /// The family: `profiler` or `somas` (the subcommand that gives the same answer).
+    /// The family: `profiler`, `somas` or `snapshot` (the subcommand that gives the same answer).
     pub family: &'static str,
     /// The units analysed together (run folders of a job; a dump and its task-info file).
     pub paths: Vec<String>,
@@ -36,7 +38,8 @@ pub struct Summary {
 /// Every summary of one input set.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summaries {
-    /// One entry per family analysis, profiler job first, then the SOMAS dumps by path.
+    /// One entry per family analysis, profiler job first, then the SOMAS dumps by path, then the
+    /// memory snapshots by path.
     pub summaries: Vec<Summary>,
     /// Set when no unit could be analysed: what was looked for and found.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -51,7 +54,8 @@ impl Summaries {
 }
 
 /// Bytes a summary's analysis reads, for a front end's progress: the plan of the profiler job and
-/// every analysable SOMAS dump with its task-info file. Classifies `set` first.
+/// every analysable SOMAS dump with its task-info file, every memory snapshot. Classifies `set`
+/// first.
 pub fn bytes_to_read(set: &mut InputSet) -> u64 {
     set.classify();
     let Some(inventory) = set.inventory() else {
@@ -69,7 +73,8 @@ pub fn bytes_to_read(set: &mut InputSet) -> u64 {
         .filter(|f| crate::input::UnitBody::analysable(**f))
         .map(|d| d.size + task_info_for(d, &files).map_or(0, |t| t.size))
         .sum();
-    runs + dumps
+    let snapshots: u64 = inventory.units_of::<SnapshotFile>().map(|s| s.size).sum();
+    runs + dumps + snapshots
 }
 
 /// The profiler job of `set`, as `memlens profiler` analyses it; `None` without a run folder
@@ -159,6 +164,38 @@ fn somas(
     }
 }
 
+/// One memory snapshot, as `memlens snapshot FILE`.
+fn snapshot(set: &InputSet, file: &SnapshotFile, progress: &(dyn Fn(u64) + Sync)) -> Summary {
+    use crate::input::{CountingOpener, FileOpener};
+    // The reader reports the bytes of the file read so far; the progress hears the increments.
+    let last = std::cell::Cell::new(0u64);
+    let report = |_: &str, done: u64, _: u64| {
+        progress(done.saturating_sub(last.get()));
+        last.set(done);
+    };
+    let opener = CountingOpener::new(set, &report);
+    let result = (|| {
+        let src = opener.open(&file.path)?;
+        let snap = crate::snapshot::read(src.as_ref())?;
+        let an = crate::snapshot::analysis::analyse(&snap);
+        let json = export::snapshot::summary_json(&snap, &an);
+        let value: serde_json::Value = serde_json::from_str(&json)
+            .map_err(|e| Diagnostic::error(&file.path, e.to_string()))?;
+        Ok::<_, Diagnostic>((value, export::snapshot::report_text(&snap, &an)))
+    })();
+    let (summary, text, error) = match result {
+        Ok((value, text)) => (Some(value), text, None),
+        Err(d) => (None, String::new(), Some(d)),
+    };
+    Summary {
+        family: "snapshot",
+        paths: vec![file.path.clone()],
+        summary,
+        text,
+        error,
+    }
+}
+
 /// Classifies `set` and runs every unit's family analysis; `progress(bytes)` hears of the bytes
 /// read (their total is [`bytes_to_read`]).
 pub fn summarise(set: &mut InputSet, progress: &(dyn Fn(u64) + Sync)) -> Summaries {
@@ -180,6 +217,13 @@ pub fn summarise(set: &mut InputSet, progress: &(dyn Fn(u64) + Sync)) -> Summari
         .filter(|f| crate::input::UnitBody::analysable(**f))
     {
         summaries.push(somas(set, dump, task_info_for(dump, &refs), progress));
+    }
+    let snapshots: Vec<SnapshotFile> = set
+        .inventory()
+        .map(|inv| inv.units_of::<SnapshotFile>().cloned().collect())
+        .unwrap_or_default();
+    for file in &snapshots {
+        summaries.push(snapshot(set, file, progress));
     }
     Summaries {
         summaries,

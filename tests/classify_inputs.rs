@@ -107,7 +107,12 @@ fn fixture_job_runs_have_rank_role_step_and_timestamp() {
     );
     assert_eq!(ro.timestamp, None);
     assert_eq!(ro.files.db.len(), 1);
-    assert!(ro.notes.iter().any(|n| n.contains("export_type=['text']")));
+    // A database export is complete input: no note asks for the text files.
+    assert!(
+        !ro.notes.iter().any(|n| n.contains("operator_memory")),
+        "{:?}",
+        ro.notes
+    );
 }
 
 #[test]
@@ -130,7 +135,7 @@ fn fixture_job_somas_task_info_and_unknown_files() {
     assert_eq!((t.family, t.graph_id), (SomasFamily::TaskInfo, Some(7)));
     for (path, reason) in [
         ("job/empty.csv", "empty file"),
-        ("job/notes.txt", "not a file of a torch_npu / MindSpore profiler run folder, a SOMAS dump or a task-info file"),
+        ("job/notes.txt", "not a file of a torch_npu / MindSpore profiler run folder, a SOMAS dump, a task-info file or a memory snapshot"),
         ("job/graphs/rank_0/somas_input_graph_7.ir", "# IR entry"),
     ] {
         let u = unknown(&inv, path);
@@ -177,7 +182,8 @@ fn fixture_samples_classify_by_content() {
         assert!(r.files.npu_module_mem.is_some() && r.files.trace_view.is_some());
     }
     let db = run(&inv, "torch_npu/msinsight-level0/db/rank0_ascend_pt");
-    assert!(db.notes.iter().any(|n| n.contains("database export only")));
+    assert_eq!(db.files.db.len(), 1);
+    assert!(db.notes.is_empty(), "{:?}", db.notes);
 }
 
 #[test]

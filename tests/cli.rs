@@ -24,7 +24,7 @@ fn text(bytes: &[u8]) -> String {
 }
 
 /// Every subcommand that takes paths, with the extra arguments it needs.
-const PATH_COMMANDS: [&[&str]; 4] = [&[], &["inspect"], &["profiler"], &["somas"]];
+const PATH_COMMANDS: [&[&str]; 5] = [&[], &["inspect"], &["profiler"], &["somas"], &["snapshot"]];
 
 #[test]
 fn a_missing_path_is_named_with_exit_2_by_every_command() {
@@ -68,7 +68,9 @@ fn an_empty_folder_says_what_was_looked_for_with_exit_1() {
         "torch_npu / MindSpore profiler run folders (`*_ascend_pt`, `*_ascend_ms`, or a \
                     folder holding ASCEND_PROFILER_OUTPUT, profiler_info*.json or a memory file)";
     let somas = "MindSpore SOMAS dumps (`*somas*.ir`, told by their first lines)";
-    let both = format!("{profiler} or {somas}");
+    let snapshot = "PyTorch / torch_npu memory snapshots (pickles of any name, told by their \
+                    first bytes)";
+    let both = format!("{profiler}, {somas} or {snapshot}");
     for (cmd, looked_for) in [
         (&[][..], both.as_str()),
         (&["inspect"][..], both.as_str()),
@@ -242,13 +244,14 @@ fn memlens_path_on_a_mixed_folder_is_the_sum_of_the_subcommands() {
     assert_eq!(all.status.code(), Some(0), "{}", text(&all.stderr));
     let all = json(&all);
     let summaries = all["summaries"].as_array().unwrap();
-    // The fixture holds four run folders with memory files (the db-only rollout run is not one),
-    // one SOMAS dump of graph 7 beside its task-info file, and a renamed copy of the dump.
+    // The fixture holds five run folders with memory files (the db-only rollout run is one: its
+    // database export is read, and its damage reported), one SOMAS dump of graph 7 beside its task-info file, and a renamed copy of the dump.
     let runs = [
         "job/step1/actor_update/host-a_1002_20250101120000456_ascend_pt",
         "job/step1/actor_update/host-a_1001_20250101120000123_ascend_pt",
         "job/step1/ref/host_b.cluster_2002_20250101120100002_ascend_pt",
         "job/step1/ref/host_b.cluster_2001_20250101120100001_ascend_pt",
+        "job/rollout/20260526_085155_ascend_pt",
     ];
     let dump = "job/graphs/rank_0/Ascend_somas_tensor_offset_7.ir";
     let task = "job/graphs/rank_0/task_info_graph_7.ir";
@@ -287,7 +290,7 @@ fn memlens_path_on_a_mixed_folder_is_the_sum_of_the_subcommands() {
     let profiler = text(&memlens(&["profiler", "job"], &cwd, &[]).stdout);
     let somas = text(&memlens(&["somas", renamed], &cwd, &[]).stdout);
     assert!(all.starts_with(&format!(
-        "torch_npu / MindSpore profiler job: 4 run folder(s) (memlens profiler)\n{profiler}\n"
+        "torch_npu / MindSpore profiler job: 5 run folder(s) (memlens profiler)\n{profiler}\n"
     )));
     assert!(all.ends_with(&format!("SOMAS dump {renamed} (memlens somas)\n{somas}")));
 }
@@ -321,6 +324,59 @@ fn memlens_path_reads_every_unit_even_when_one_fails() {
     assert_eq!(cli.status.code(), Some(2));
     assert!(text(&cli.stderr).contains(message), "{message}");
     assert!(text(&out.stderr).contains(message));
+}
+
+#[test]
+fn memlens_path_on_snapshots_is_memlens_snapshot_and_a_cut_one_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let snaps = dir.path().join("snaps");
+    std::fs::create_dir(&snaps).unwrap();
+    let tiny = std::fs::read(fixtures().join("snapshots/cs336_tiny_mem_snapshot.pickle")).unwrap();
+    // Any name: a snapshot is recognised by its first bytes.
+    std::fs::write(snaps.join("a_memory.json"), &tiny).unwrap();
+    // Cut in the middle: still recognised, not readable.
+    std::fs::write(snaps.join("b_cut.pkl"), &tiny[..tiny.len() / 2]).unwrap();
+    let out = memlens(&["--json", "snaps"], dir.path(), &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let v = json(&out);
+    let s = v["summaries"].as_array().unwrap();
+    let families: Vec<(&str, &str)> = s
+        .iter()
+        .map(|x| {
+            (
+                x["family"].as_str().unwrap(),
+                x["paths"][0].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        families,
+        [
+            ("snapshot", "snaps/a_memory.json"),
+            ("snapshot", "snaps/b_cut.pkl")
+        ]
+    );
+    let one = memlens(
+        &["snapshot", "snaps/a_memory.json", "--json"],
+        dir.path(),
+        &[],
+    );
+    assert_eq!(one.status.code(), Some(0));
+    assert_eq!(s[0]["summary"], json(&one));
+    assert!(s[1]["summary"].is_null());
+    let message = s[1]["error"]["message"].as_str().unwrap();
+    let cut = memlens(&["snapshot", "snaps/b_cut.pkl"], dir.path(), &[]);
+    assert_eq!(cut.status.code(), Some(2));
+    assert!(text(&cut.stderr).contains(message), "{message}");
+    assert!(cut.stdout.is_empty());
+
+    // The text is the subcommand's text under a title (a file given alone is named by its name).
+    let all = text(&memlens(&["snaps/a_memory.json"], dir.path(), &[]).stdout);
+    let one = text(&memlens(&["snapshot", "a_memory.json"], &snaps, &[]).stdout);
+    assert_eq!(
+        all,
+        format!("memory snapshot a_memory.json (memlens snapshot)\n{one}")
+    );
 }
 
 #[test]

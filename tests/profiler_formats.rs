@@ -231,6 +231,7 @@ fn run_folders_ranks_from_file_name_rank_id_string_int_and_unknown() {
             ("actor".to_string(), Some(3), 1),
             ("actor".to_string(), Some(5), 1),
             ("actor".to_string(), Some(7), 2),
+            ("dbonly".to_string(), Some(0), 1),
             ("single".to_string(), None, 1),
         ]
     );
@@ -240,18 +241,18 @@ fn run_folders_ranks_from_file_name_rank_id_string_int_and_unknown() {
     assert!(r7.run_dirs[0].contains("b_14_20250101000000009"));
     assert_eq!(r7.rows, 2);
     // profiler_info.json without rank: loaded with rank unknown, and said so.
-    assert_eq!(a.ranks[3].summary.rows, 1);
+    assert_eq!(a.ranks[4].summary.rows, 1);
     assert!(a
         .warnings
         .iter()
         .any(|d| d.file.ends_with("host_11_20250101000000000_ascend_pt")
             && d.message.contains("rank unknown")));
-    // db-only export: not a rank, and a message saying how to re-export text.
-    assert!(a
-        .warnings
-        .iter()
-        .any(|d| d.file.contains("dbonly") && d.message.contains("export_type=['text']")));
-    assert!(job.ignored.iter().any(|(p, _)| p.contains("dbonly")));
+    // A db-only export is a rank; this one is only the 16 magic bytes: an error naming the file.
+    assert!(a.warnings.iter().any(|d| d.file.contains("dbonly")
+        && d.file.ends_with("ascend_pytorch_profiler_0.db")
+        && d.is_error()
+        && d.message.contains("inside the 100-byte SQLite header")));
+    assert!(!job.ignored.iter().any(|(p, _)| p.contains("dbonly")));
 }
 
 #[test]

@@ -93,7 +93,15 @@ fn ranks_rows_live_sets_and_curves_answer_in_relative_time() {
     let report = ask(&mut v, "report", json!({})).unwrap();
     let ranks = ask(&mut v, "ranks", json!({})).unwrap();
     let plan = ask(&mut v, "plan", json!({})).unwrap();
-    assert_eq!(plan.as_array().unwrap().len(), 8, "4 files × 2 ranks");
+    // 4 files for each of the two text ranks; the db-only rank reads its database alone.
+    let readers: Vec<&str> = plan
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["reader"].as_str().unwrap())
+        .collect();
+    assert_eq!(readers.len(), 9, "{readers:?}");
+    assert_eq!(readers[0], "database");
     for (k, info) in ranks.as_array().unwrap().iter().enumerate() {
         let s = &report["ranks"][k];
         let origin: i64 = info["origin_ns"].as_str().unwrap().parse().unwrap();

@@ -47,11 +47,24 @@ fn tracked_files(root: &Path) -> Option<Vec<String>> {
     )
 }
 
+/// True when `needle` occurs in `line`; an absolute-path needle (`/…/`) only where a path starts,
+/// not inside another path (`/croot/python-split_17/work/` in a third-party snapshot's frames is
+/// that build machine's path, not ours).
+fn contains(line: &str, needle: &str) -> bool {
+    if !needle.starts_with('/') {
+        return line.contains(needle);
+    }
+    line.match_indices(needle).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        !before.is_some_and(|c| c.is_ascii_alphanumeric() || "._-/".contains(c))
+    })
+}
+
 /// `(line number, line)` of each line of `text` that contains `needle`.
 fn lines_with<'a>(text: &'a str, needle: &str) -> Vec<(usize, &'a str)> {
     text.lines()
         .enumerate()
-        .filter(|(_, l)| l.contains(needle))
+        .filter(|(_, l)| contains(l, needle))
         .map(|(i, l)| (i + 1, l))
         .collect()
 }
@@ -212,4 +225,8 @@ fn the_scan_finds_what_it_looks_for() {
     assert_eq!(lines_with(&text, FORBIDDEN[0]).len(), 1);
     assert_eq!(lines_with(&text, FORBIDDEN[0])[0].0, 2);
     assert!(lines_with("fixtures/somas", FORBIDDEN[0]).is_empty());
+    let machine = FORBIDDEN[3];
+    assert_eq!(lines_with(&format!("see {machine}x"), machine).len(), 1);
+    assert_eq!(lines_with(&format!("'{machine}x'"), machine).len(), 1);
+    assert!(lines_with(&format!("/croot/split_17{machine}x.c"), machine).is_empty());
 }

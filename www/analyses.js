@@ -6,5 +6,6 @@
 // error).
 import { profiler } from './profiler/index.js';
 import { somasPage } from './somas/page.js';
+import { snapshotPage } from './snapshot/index.js';
 
-export const analyses = [profiler, somasPage];
+export const analyses = [profiler, somasPage, snapshotPage];

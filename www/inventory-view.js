@@ -7,6 +7,7 @@ const KIND_LABEL = {
   somas: 'SOMAS dump',
   'task-info': 'task info',
   'ascend-run': 'profiler run',
+  snapshot: 'memory snapshot',
   unknown: 'unknown',
 };
 
@@ -54,6 +55,8 @@ function details(unit) {
     if (unit.stage) parts.push(unit.stage);
     if (unit.graph_id !== null) parts.push(`graph ${unit.graph_id}`);
     cell.append(el('div', { text: parts.join(' · ') }));
+  } else if (unit.kind === 'snapshot') {
+    cell.append(el('div', { text: `pickle protocol ${unit.protocol} · ${unit.layout === 'dict' ? 'segments and device traces' : 'a bare list of segments'}` }));
   } else {
     cell.append(el('div', { class: 'muted', text: unit.reason }));
   }

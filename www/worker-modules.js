@@ -2,5 +2,6 @@
 // `(ctx) => ({ method(params, progress) { … } })`.
 import profiler from './profiler/worker.js';
 import somas from './somas/worker.js';
+import snapshot from './snapshot/worker.js';
 
-export const modules = [profiler, somas];
+export const modules = [profiler, somas, snapshot];

@@ -6,6 +6,7 @@ pub mod columns;
 pub mod compare;
 pub mod curves;
 pub mod profiler;
+pub mod snapshot;
 pub mod somas;
 
 use std::io::Write;

@@ -219,7 +219,7 @@ impl InputSet {
             let counted = Reporting {
                 inner: src,
                 report: &report,
-                furthest: std::cell::Cell::new(0),
+                read: std::cell::Cell::new(0),
             };
             let (members, warnings) = archive::expand(&counted, Limits::default(), &wanted);
             drop(counted);
@@ -400,11 +400,13 @@ impl<'a> CountingOpener<'a> {
     }
 }
 
-/// Forwards reads, reporting the furthest byte read (readers go forward).
+/// Forwards reads, reporting how many bytes have been read: the text readers go forward, so this
+/// is how far they are; the database reader reads only the pages it needs, so its count ends below
+/// the file size when most of a db belongs to tables memory analysis does not read.
 struct Reporting<'a> {
     inner: Box<dyn Source + 'a>,
     report: &'a dyn Fn(&str, u64, u64),
-    furthest: std::cell::Cell<u64>,
+    read: std::cell::Cell<u64>,
 }
 
 impl Source for Reporting<'_> {
@@ -416,10 +418,10 @@ impl Source for Reporting<'_> {
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize, SourceError> {
         let n = self.inner.read_at(offset, buf)?;
-        let end = offset + n as u64;
-        if end > self.furthest.get() {
-            self.furthest.set(end);
-            (self.report)(self.inner.name(), end, self.inner.len());
+        if n > 0 {
+            let read = (self.read.get() + n as u64).min(self.inner.len());
+            self.read.set(read);
+            (self.report)(self.inner.name(), read, self.inner.len());
         }
         Ok(n)
     }
@@ -430,7 +432,7 @@ impl FileOpener for CountingOpener<'_> {
         Ok(Box::new(Reporting {
             inner: self.inner.open(path)?,
             report: self.report,
-            furthest: std::cell::Cell::new(0),
+            read: std::cell::Cell::new(0),
         }))
     }
 }

@@ -4,9 +4,10 @@
 
 use super::attribution::{self, Attribution, StackSource};
 use super::discover::{Job, RankInput};
-use super::memory_record::{self, Metric, Series};
-use super::module_mem::{self, ModuleSeries};
-use super::operator_memory::{self, MemRow, RowSource};
+use super::memory_record::{Metric, Series};
+use super::module_mem::ModuleSeries;
+use super::operator_memory::{MemRow, RowSource};
+use super::run;
 use super::trace::{self, StepSpan, TraceOptions};
 use super::Interner;
 use crate::diag::Diagnostic;
@@ -163,8 +164,11 @@ pub struct RankSummary {
     pub module_peaks: Vec<ModulePeak>,
     /// `cpu_op` events kept from the traces.
     pub trace_ops: u64,
-    /// Trace events seen.
+    /// Trace events seen (for a db run: rows of `PYTORCH_API`).
     pub trace_events: u64,
+    /// What was read: `text` (the CSV and JSON files), `db` (the database export), `text+db`
+    /// (runs of both kinds), or `none`.
+    pub source: &'static str,
 }
 
 /// One rank: its data (columnar where large) and summary.
@@ -191,6 +195,8 @@ pub struct RankAnalysis {
     pub joined_ops: Vec<JoinedOp>,
     /// Run folder index per row.
     pub row_run: Vec<u32>,
+    /// What was read of each run folder (index as in `summary.run_dirs`): `text` or `db`.
+    pub run_sources: Vec<&'static str>,
     /// Step per row (`ProfilerStep#N` containing the allocation time).
     pub row_step: Vec<Option<u64>>,
     /// memory_record series per component (all runs), sorted by time; reconstructed `PTA` when
@@ -253,41 +259,9 @@ pub struct JobAnalysis {
     pub warnings: Vec<Diagnostic>,
 }
 
-/// A reader of one file: the source and its `(done, total)` progress callback.
-type Reader<'r, T> =
-    dyn FnMut(&dyn crate::source::Source, &mut dyn FnMut(u64, u64)) -> Result<T, Diagnostic> + 'r;
-
 /// One allocator event of the reconstruction: time, 1 = allocation / 0 = release (releases first
 /// at equal times), the three totals recorded with it, and the signed size.
 type Event = (i64, u8, Option<u64>, Option<u64>, Option<u64>, i128);
-
-fn open_and<T>(
-    files: &dyn FileOpener,
-    path: &str,
-    warnings: &mut Vec<Diagnostic>,
-    done: &mut dyn FnMut(u64),
-    f: &mut Reader<'_, T>,
-) -> Option<T> {
-    let src = match files.open(path) {
-        Ok(s) => s,
-        Err(d) => {
-            warnings.push(d);
-            return None;
-        }
-    };
-    let mut last = 0u64;
-    let mut prog = |d: u64, _t: u64| {
-        done(d.saturating_sub(last));
-        last = d;
-    };
-    match f(src.as_ref(), &mut prog) {
-        Ok(v) => Some(v),
-        Err(d) => {
-            warnings.push(d);
-            None
-        }
-    }
-}
 
 /// Reads and analyses the run folders of one rank. `progress(bytes)` is called with the bytes
 /// read since the previous call.
@@ -303,79 +277,80 @@ pub fn analyze_rank(
     a.summary.step = input.step;
     let mut memory: Vec<Series> = Vec::new();
     let mut any_record = false;
+    let mut sources: Vec<&'static str> = Vec::new();
     for (run_idx, run) in input.runs.iter().enumerate() {
         a.summary.run_dirs.push(run.path.clone());
         let mut warnings = Vec::new();
-        // Trace first: the rows are joined against it.
-        let mut tr = None;
-        if let Some(p) = &run.files.trace_view {
-            let (names, stacks) = (&mut a.names, &mut a.stacks);
-            tr = open_and(files, p, &mut warnings, progress, &mut |src, prog| {
-                trace::read_trace(src, names, stacks, opts.trace, Some(prog))
-            });
-        } else if run.files.operator_memory.is_some() {
-            warnings.push(Diagnostic::warning(
-                &run.path,
-                "no trace_view.json: allocations get no call stack",
-            ));
+        let data = run::read_run(
+            files,
+            run,
+            opts,
+            (&mut a.names, &mut a.stacks),
+            &mut warnings,
+            progress,
+        );
+        sources.push(data.source);
+        a.run_sources.push(data.source);
+        if a.summary.rank.is_none() {
+            a.summary.rank = data.rank;
         }
-        if let Some(t) = &mut tr {
+        let run::RunData {
+            mut trace,
+            operator_memory,
+            memory_record,
+            module_mem,
+            ..
+        } = data;
+        if let Some(t) = &mut trace {
             warnings.append(&mut t.warnings);
             a.summary.trace_ops += t.ops.len() as u64;
             a.summary.trace_events += t.events;
             a.steps.extend_from_slice(&t.steps);
         }
-        if let Some(p) = &run.files.operator_memory {
-            let names = &mut a.names;
-            if let Some(mut om) = open_and(files, p, &mut warnings, progress, &mut |src, prog| {
-                operator_memory::read_operator_memory(src, names, Some(prog))
-            }) {
-                warnings.append(&mut om.warnings);
-                let attr = match &tr {
-                    Some(t) => attribution::attribute_rows(&om.rows, &t.ops),
-                    None => attribution::attribute_rows(&om.rows, &Default::default()),
-                };
-                a.row_run
-                    .extend(std::iter::repeat_n(run_idx as u32, om.rows.len()));
-                if let Some(t) = &tr {
-                    keep_joined_ops(&mut a, &attr, &t.ops);
-                } else {
-                    a.row_ops
-                        .extend(std::iter::repeat_n((NO_OP, NO_OP), attr.len()));
-                }
-                a.rows.append(&mut om.rows);
-                a.attribution.extend(attr);
+        if let Some(mut om) = operator_memory {
+            warnings.append(&mut om.warnings);
+            let attr = match &trace {
+                Some(t) => attribution::attribute_rows(&om.rows, &t.ops),
+                None => attribution::attribute_rows(&om.rows, &Default::default()),
+            };
+            a.row_run
+                .extend(std::iter::repeat_n(run_idx as u32, om.rows.len()));
+            if let Some(t) = &trace {
+                keep_joined_ops(&mut a, &attr, &t.ops);
+            } else {
+                a.row_ops
+                    .extend(std::iter::repeat_n((NO_OP, NO_OP), attr.len()));
             }
+            a.rows.append(&mut om.rows);
+            a.attribution.extend(attr);
         }
-        if let Some(p) = &run.files.memory_record {
-            if let Some(mut mr) = open_and(files, p, &mut warnings, progress, &mut |src, prog| {
-                memory_record::read_memory_record(src, Some(prog))
-            }) {
-                any_record = true;
-                warnings.append(&mut mr.warnings);
-                for s in mr.series {
-                    match memory.iter_mut().find(|m| m.component == s.component) {
-                        Some(m) => {
-                            m.ts.extend(s.ts);
-                            m.allocated.append(&s.allocated);
-                            m.reserved.append(&s.reserved);
-                            m.active.append(&s.active);
-                        }
-                        None => memory.push(s),
+        if let Some(mut mr) = memory_record {
+            any_record = true;
+            warnings.append(&mut mr.warnings);
+            for s in mr.series {
+                match memory.iter_mut().find(|m| m.component == s.component) {
+                    Some(m) => {
+                        m.ts.extend(s.ts);
+                        m.allocated.append(&s.allocated);
+                        m.reserved.append(&s.reserved);
+                        m.active.append(&s.active);
                     }
+                    None => memory.push(s),
                 }
             }
         }
-        if let Some(p) = &run.files.npu_module_mem {
-            if let Some(mut mm) = open_and(files, p, &mut warnings, progress, &mut |src, prog| {
-                module_mem::read_module_mem(src, Some(prog))
-            }) {
-                warnings.append(&mut mm.warnings);
-                a.modules.append(&mut mm.modules);
-            }
+        if let Some(mut mm) = module_mem {
+            warnings.append(&mut mm.warnings);
+            a.modules.append(&mut mm.modules);
         }
         a.warnings.append(&mut warnings);
     }
+    sources.dedup();
+    a.summary.source = match sources[..] {
+        [one] => one,
+        [] => "none",
+        _ => "text+db",
+    };
     for s in &mut memory {
         s.sort_by_time();
         s.shrink_to_fit();

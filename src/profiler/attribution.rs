@@ -17,6 +17,7 @@
 use super::operator_memory::{MemRow, RowSource};
 use super::trace::Ops;
 use super::Interner;
+use crate::frames::is_library_path;
 use rayon::prelude::*;
 use std::collections::HashMap;
 
@@ -359,22 +360,14 @@ pub fn attribute_rows(rows: &[MemRow], ops: &Ops) -> Vec<Attribution> {
 }
 
 /// True for a frame inside a library: site-packages, the standard library, torch, torch_npu,
-/// or a pseudo-file like `<string>`.
+/// or a pseudo-file like `<string>` (the rule of [`crate::frames`], applied to the path before
+/// the frame's `(line): name`).
 pub fn is_library_frame(frame: &str) -> bool {
-    let f = frame.trim().replace('\\', "/");
+    let f = frame.trim();
     if f.starts_with('<') || f.is_empty() {
         return true;
     }
-    let path = f.split('(').next().unwrap_or(&f);
-    path.contains("site-packages/")
-        || path.contains("dist-packages/")
-        || path.contains("/torch/")
-        || path.contains("/torch_npu/")
-        || path.starts_with("torch/")
-        || path.starts_with("torch_npu/")
-        // The standard library (lib/python3.x/…) is not user code either.
-        || path.contains("/lib/python")
-        || path.contains("/lib64/python")
+    is_library_path(f.split('(').next().unwrap_or(f))
 }
 
 /// The frames of a torch_npu call stack (separated by `;\r\n`, innermost first).

@@ -412,14 +412,40 @@ impl Warnings {
         kind: &str,
         message: &str,
     ) {
+        self.push_keyed(file, Some(line), byte, field, kind, message);
+    }
+
+    /// Like [`Warnings::add_keyed`] for inputs without lines (rows of a database): the first
+    /// occurrence is placed by its byte offset only.
+    pub fn add_keyed_at_byte(
+        &mut self,
+        file: &str,
+        byte: u64,
+        field: &str,
+        kind: &str,
+        message: &str,
+    ) {
+        self.push_keyed(file, None, byte, field, kind, message);
+    }
+
+    fn push_keyed(
+        &mut self,
+        file: &str,
+        line: Option<u64>,
+        byte: u64,
+        field: &str,
+        kind: &str,
+        message: &str,
+    ) {
         let key = (field.to_string(), kind.to_string());
         if let Some(d) = self.map.get_mut(&key) {
             d.count += 1;
             return;
         }
-        let mut d = Diagnostic::warning(file, message.to_string())
-            .at_line(line)
-            .at_byte(byte);
+        let mut d = Diagnostic::warning(file, message.to_string()).at_byte(byte);
+        if let Some(line) = line {
+            d = d.at_line(line);
+        }
         if !field.is_empty() {
             d = d.in_field(field);
         }
@@ -433,7 +459,9 @@ impl Warnings {
         for key in self.order {
             if let Some(mut d) = self.map.remove(&key) {
                 if d.count > 1 {
-                    d.message = format!("{} (first of {} rows, at this line)", d.message, d.count);
+                    let place = if d.line.is_some() { "line" } else { "place" };
+                    d.message =
+                        format!("{} (first of {} rows, at this {place})", d.message, d.count);
                 }
                 out.push(d);
             }

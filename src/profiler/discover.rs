@@ -59,11 +59,12 @@ pub fn discover_job(inventory: &Inventory) -> Job {
                     .push(Diagnostic::warning(&run.path, note.clone()));
             }
             if !run.has_memory_files() {
-                // Nothing to analyse (db-only export, or analysis never run): the note above
-                // says what to do; the folder is not a rank of the job.
+                // Nothing to analyse (analysis never run): the note above says what to do; the
+                // folder is not a rank of the job.
                 job.ignored.push((
                     run.path.clone(),
-                    "run folder without operator_memory.csv, memory_record.csv or trace_view.json"
+                    "run folder without operator_memory.csv, memory_record.csv, trace_view.json \
+                     or ascend_pytorch_profiler_*.db"
                         .to_string(),
                 ));
                 continue;

@@ -8,8 +8,13 @@
 //!   by timestamp;
 //! - [`operator_memory`], [`memory_record`] and [`module_mem`] read the CSVs (on top of
 //!   [`csv_common`], which maps columns by header and parses times exactly to `i64` nanoseconds);
+//! - [`db`] reads the database export (`ascend_pytorch_profiler_*.db`, through
+//!   [`crate::sqlite`]) into the same rows, series, ops and stacks, so everything after reading
+//!   is shared;
 //! - [`trace`] streams `trace_view.json` in chunks, keeping only `cpu_op` events, step spans and the
 //!   task-queue pairs;
+//! - [`plan`] says which files each rank reads, in which order (per run folder its database
+//!   export when it has one, else its text files), and [`run`] executes a run folder's plan;
 //! - [`attribution`] joins every allocation row to the op that made it and to a call stack;
 //! - [`analysis`] computes peaks, live sets, leaks, fragmentation, per-step peaks and the job matrix;
 //! - [`queries`] answers questions about one analysed rank (live set at a time, leak candidates,
@@ -17,7 +22,8 @@
 //! - [`summary`] makes the job summary file (compact rank summaries, merged anywhere);
 //! - [`view`] holds what the views of a front end ask (requests and answers as serde types, the
 //!   `--json` report with the job's totals, the allocation table, the timeline's layout);
-//! - [`generate`] writes deterministic synthetic jobs for tests, examples and benchmarks.
+//! - [`generate`] writes deterministic synthetic jobs for tests, examples and benchmarks
+//!   (`generate::db`, native only, writes the same jobs as database exports).
 //!
 //! Everything reads through [`crate::source::Source`] and returns data; the CLI and the wasm layer
 //! are thin adapters over [`analyze_job`] and the query functions of [`analysis`].
@@ -27,6 +33,7 @@
 pub mod analysis;
 pub mod attribution;
 pub mod csv_common;
+pub mod db;
 pub mod discover;
 pub mod generate;
 pub mod inject;
@@ -35,6 +42,7 @@ pub mod module_mem;
 pub mod operator_memory;
 pub mod plan;
 pub mod queries;
+pub mod run;
 pub mod run_folder;
 pub mod summary;
 pub mod trace;

@@ -11,6 +11,10 @@ use super::Interner;
 use crate::diag::Diagnostic;
 use crate::source::Source;
 
+/// The warning of a row whose release time is before its allocation time.
+pub const RELEASED_BEFORE_ALLOCATED: &str = "release time is before the allocation time (the \
+     block's lifetime ends before it starts); row kept as written";
+
 /// Where a row comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum RowSource {
@@ -76,6 +80,27 @@ impl MemRow {
     /// The time the row stands at: allocation time, else (legacy negative rows) release time.
     pub fn time_ns(&self) -> Option<i64> {
         self.alloc_ns.or(self.release_ns)
+    }
+
+    /// Derives a missing release time from the duration, or a missing duration from the release
+    /// time: old files and CANN rows sometimes give only one of them, and lifetimes need both.
+    pub fn fill_lifetime(&mut self) {
+        if self.release_ns.is_none() {
+            if let (Some(a), Some(d)) = (self.alloc_ns, self.duration_ns) {
+                self.release_ns = a.checked_add(d);
+            }
+        }
+        if self.duration_ns.is_none() {
+            if let (Some(a), Some(rel)) = (self.alloc_ns, self.release_ns) {
+                self.duration_ns = rel.checked_sub(a);
+            }
+        }
+    }
+
+    /// True when the block is freed before it is allocated: a damaged row, kept as written (its
+    /// totals still tell the allocator's state) but worth a warning.
+    pub fn released_before_allocated(&self) -> bool {
+        matches!((self.alloc_ns, self.release_ns), (Some(a), Some(rel)) if rel < a)
     }
 }
 
@@ -293,32 +318,16 @@ fn parse_row(
         ),
         line: row.line,
     };
-    // Old files and CANN rows sometimes give a duration but no release time (or the reverse);
-    // derive the missing one so lifetimes stay usable.
-    if r.release_ns.is_none() {
-        if let (Some(a), Some(d)) = (r.alloc_ns, r.duration_ns) {
-            r.release_ns = a.checked_add(d);
-        }
-    }
-    if r.duration_ns.is_none() {
-        if let (Some(a), Some(rel)) = (r.alloc_ns, r.release_ns) {
-            r.duration_ns = rel.checked_sub(a);
-        }
-    }
-    if let (Some(a), Some(rel)) = (r.alloc_ns, r.release_ns) {
-        if rel < a {
-            // Kept as written (the totals still tell the allocator's state), but a block cannot
-            // be freed before it exists: the user should know the row is damaged.
-            w.add_keyed(
-                file,
-                row.line,
-                row.byte,
-                "Release Time(us)",
-                "release before allocation",
-                "release time is before the allocation time (the block's lifetime ends before it \
-                 starts); row kept as written",
-            );
-        }
+    r.fill_lifetime();
+    if r.released_before_allocated() {
+        w.add_keyed(
+            file,
+            row.line,
+            row.byte,
+            "Release Time(us)",
+            "release before allocation",
+            RELEASED_BEFORE_ALLOCATED,
+        );
     }
     Some(r)
 }

@@ -21,6 +21,8 @@ pub enum Reader {
     MemoryRecord,
     /// `npu_module_mem.csv`: per-module device memory.
     ModuleMem,
+    /// `ascend_pytorch_profiler_<rank>.db`: everything the four text files hold, in one file.
+    Database,
 }
 
 /// One file of a plan.
@@ -32,8 +34,21 @@ pub struct Read<'a> {
     pub reader: Reader,
 }
 
-/// The files of one run folder in reading order.
+/// The files of one run folder in reading order: its database export when it has one, else its
+/// text files (see [`super::run`] for why the db is preferred, and for the fallback to
+/// [`text_plan`] when the db cannot be read at all).
 pub fn run_plan(run: &ProfilerRun) -> Vec<Read<'_>> {
+    match run.files.db.first() {
+        Some(path) => vec![Read {
+            path,
+            reader: Reader::Database,
+        }],
+        None => text_plan(run),
+    }
+}
+
+/// The text files of one run folder in reading order (the trace first: rows join against it).
+pub fn text_plan(run: &ProfilerRun) -> Vec<Read<'_>> {
     let f = &run.files;
     [
         (&f.trace_view, Reader::Trace),

@@ -105,11 +105,14 @@ impl UnitBody for ProfilerRun {
 }
 
 impl ProfilerRun {
-    /// Whether the folder holds a file the memory analysis reads (without one it is listed, not
-    /// analysed: a db-only export, or a run whose analysis never ran).
+    /// Whether the folder holds a file the memory analysis reads: a text file or the database
+    /// export (without one it is listed, not analysed: a run whose analysis never ran).
     pub fn has_memory_files(&self) -> bool {
         let f = &self.files;
-        f.operator_memory.is_some() || f.memory_record.is_some() || f.trace_view.is_some()
+        f.operator_memory.is_some()
+            || f.memory_record.is_some()
+            || f.trace_view.is_some()
+            || !f.db.is_empty()
     }
 }
 
@@ -473,7 +476,6 @@ fn build_run(root: &str, members: &[FileView]) -> ProfilerRun {
         }
     }
 
-    let has_text = run.has_memory_files();
     // Raw data (PROF_*, FRAMEWORK) and no ASCEND_PROFILER_OUTPUT: the analysis never ran (verl's
     // default `analysis: False` leaves run folders like this).
     let raw = members.iter().any(|f| {
@@ -485,20 +487,18 @@ fn build_run(root: &str, members: &[FileView]) -> ProfilerRun {
         let rel = f.path.strip_prefix(&prefix).unwrap_or(f.path);
         rel.starts_with("ASCEND_PROFILER_OUTPUT/")
     });
-    if !has_text && run.files.db.is_empty() && raw && !analysed {
+    if !run.has_memory_files() && raw && !analysed {
         run.notes.push(format!(
             "raw profiler data only (PROF_* / FRAMEWORK, no ASCEND_PROFILER_OUTPUT): the analysis \
              never ran (verl's default `analysis: False` leaves run folders like this); run {} \
              first",
             analyse_call(run.framework, root)
         ));
-    } else if !has_text && !run.files.db.is_empty() {
-        run.notes.push(
-            "database export only (ascend_pytorch_profiler_*.db, no CSV/JSON): re-export text with \
-             torch_npu.profiler.profiler.analyse(<path>, export_type=['text'])"
-                .to_string(),
-        );
-    } else if run.files.operator_memory.is_none() && run.files.memory_record.is_none() {
+    } else if run.files.db.is_empty()
+        && run.files.operator_memory.is_none()
+        && run.files.memory_record.is_none()
+    {
+        // A database export holds what the text files hold: a run with either is complete.
         run.notes.push(
             "no operator_memory.csv or memory_record.csv: profile with profile_memory=True, or run \
              torch_npu.profiler.profiler.analyse(<path>) if ASCEND_PROFILER_OUTPUT is missing"

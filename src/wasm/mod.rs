@@ -16,10 +16,12 @@ use wasm_bindgen::prelude::*;
 pub mod file_source;
 mod profiler;
 mod session;
+mod snapshot;
 mod somas;
 
 pub use profiler::{memory_bytes, ProfilerView};
 pub use session::Session;
+pub use snapshot::SnapshotSession;
 pub use somas::SomasView;
 
 #[cfg(feature = "threads")]

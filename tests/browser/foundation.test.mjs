@@ -118,7 +118,7 @@ test('the examples open from the page and classify like the CLI on the fixture f
     await page.goto(isolated.url);
     await engineThreads(page);
     const ids = await page.$$eval('button[data-example]', (bs) => bs.map((b) => b.dataset.example));
-    assert.deepEqual(ids.sort(), ['somas-toy', 'two-rank-job']);
+    assert.deepEqual(ids.sort(), ['memory-snapshot', 'somas-toy', 'two-rank-job']);
     for (const id of ids) {
       await page.click(`button[data-example="${id}"]`);
       assert.equal(await settled(page), 'ready');

@@ -240,7 +240,7 @@ test('the landing page says what to drop and how to produce it', async () => {
       await page.goto(server.url);
       await engineThreads(page);
       const text = await page.textContent('[data-testid="drop-howto"]');
-      for (const want of ['profile_memory=True', 'with_stack=True', 'export type', 'save_graphs', 'trace_view.json', 'README']) {
+      for (const want of ['profile_memory=True', 'with_stack=True', 'export type', 'save_graphs', 'trace_view.json', '_dump_snapshot', 'README']) {
         assert.ok(text.includes(want), `${want} on the landing page`);
       }
       // It fits in the first screen, under the drop actions.

@@ -219,6 +219,7 @@ test('every sample, every tab and every view: no request leaves the origin, no C
     ['the whole somas folder', filesUnder(somasDir)],
     ['torch_npu text export', filesUnder(path.join(npuDir, 'text'))],
     ['torch_npu db export', filesUnder(path.join(npuDir, 'db'))],
+    ['memory snapshots', filesUnder(path.join(root, 'fixtures', 'snapshots'))],
   ];
   const b = await openBrowser();
   try {
@@ -237,7 +238,7 @@ test('every sample, every tab and every view: no request leaves the origin, no C
       assert.equal(await settled(page, 60000), 'ready', label);
       // Wait for the analysis tab the drop opened (if any) to finish.
       await page.waitForFunction(
-        () => [...document.querySelectorAll('[data-testid="somas"], [data-testid="ascend"]')].every((e) => !['loading', ''].includes(e.dataset.state || '')),
+        () => [...document.querySelectorAll('[data-testid="somas"], [data-testid="ascend"], [data-testid="snapshot"]')].every((e) => !['loading', ''].includes(e.dataset.state || '')),
         null,
         { timeout: 60000 },
       );
@@ -245,7 +246,7 @@ test('every sample, every tab and every view: no request leaves the origin, no C
       for (const tab of tabs) {
         await page.click(`[role="tab"][data-tab="${tab}"]`);
         await page.waitForTimeout(200);
-        const sections = page.locator('section.somas-section:visible, section.ascend-view:visible');
+        const sections = page.locator('section.somas-section:visible, section.ascend-view:visible, section.snap-section:visible');
         const n = await sections.count();
         for (let i = 0; i < n; i++) {
           const s = sections.nth(i);
@@ -262,8 +263,8 @@ test('every sample, every tab and every view: no request leaves the origin, no C
       assert.deepEqual(foreignRequests(mine, server.origin), [], `${label}: requests outside the origin`);
       assert.deepEqual(mine.filter((u) => !u.startsWith(server.origin) && !u.startsWith('blob:') && !u.startsWith('data:')), [], label);
     }
-    // The sweep really went through the views of both analyses.
-    assert.ok(views >= 7 + 8, `only ${views} views visited`);
+    // The sweep really went through the views of the three analyses.
+    assert.ok(views >= 7 + 8 + 6, `only ${views} views visited`);
     console.log(`privacy sweep: ${drops.length} drops, ${views} views visited`);
     assert.deepEqual(b.consoleErrors, []);
   } finally {

@@ -1,5 +1,6 @@
 // The torch_npu / MindSpore profiler page against the native CLI on the same files: the real two-rank sample
-// (dropped as a folder, and as a zip made here), a generated multi-role job, the db-only export,
+// (dropped as a folder, and as a zip made here), a generated multi-role job, the db-only export
+// (every view, a "db" badge, exports equal to the CLI's, in all three engines),
 // the bundled example, and the offline file. Every hook value is compared with `memlens profiler
 // --json`; the brushed window's table filter with an independent count from the CLI's
 // memory_events.csv; a selected row's stack with the CSV's call_stack of the same allocation
@@ -433,20 +434,91 @@ test('a generated multi-role job: every rank row, the matrix and the outliers', 
   }
 });
 
-test('the db-only export: no rank, the re-export hint, the CLI\'s warnings', async () => {
+/** The db-only sample in one engine: hooks, "db" badge, live set, unreleased, a row's stack, and
+ * every export byte for byte against the CLI. */
+async function checkDbRun(page, dir, json, outDir) {
+  await compareHooks(page, json);
+  assert.equal(json.ranks[0].source, 'db');
+  assert.equal(await page.textContent('[data-testid="rank-source"]'), 'db');
+  assert.equal(await page.getAttribute('[data-testid="rank-row"]', 'data-source'), 'db');
+  assert.deepEqual(await liveGroups(page, 'live-group'), json.ranks[0].live_at_peak);
+  const unrel = await liveGroups(page, 'unreleased-group');
+  assert.equal(unrel.reduce((a, g) => a + g.count, 0), json.ranks[0].unreleased_rows);
+  await tableSettled(page);
+  assert.equal(await page.getAttribute('[data-testid="ascend-table"]', 'data-total'), String(json.ranks[0].rows));
+  // A row's stack: the frames of one of the CLI's rows of that name, said to come from the db.
+  const events = parseCsv(readFileSync(path.join(outDir, 'memory_events.csv'), 'utf8'));
+  const named = events.filter((e) => e.name === 'aten::_convolution');
+  await page.fill('[data-testid="filter-name"]', '^aten::_convolution$');
+  await page.waitForFunction((n) => {
+    const tb = document.querySelector('[data-testid="ascend-table"]');
+    return tb.dataset.state === 'ready' && tb.dataset.total === String(n) && tb.querySelector('[data-testid="alloc-row"]');
+  }, named.length);
+  await page.click('[data-testid="alloc-row"] >> nth=0');
+  await page.waitForFunction(() => document.querySelector('[data-testid="ascend-stack"]').dataset.row);
+  const stack = await page.$eval('[data-testid="ascend-stack"]', (n) => ({
+    source: n.dataset.stackSource,
+    runSource: n.dataset.runSource,
+    frames: [...n.querySelectorAll('[data-testid="stack-frame"] .frame-text')].map((f) => f.textContent),
+  }));
+  assert.equal(stack.runSource, 'db');
+  const stacks = named.map((e) => e.call_stack.split(';').map((f) => f.trim()).filter(Boolean));
+  assert.ok(stack.frames.length > 0);
+  assert.ok(stacks.some((f) => JSON.stringify(f) === JSON.stringify(stack.frames)), `the stack is one the CLI gives a row of that name: ${JSON.stringify(stack.frames.slice(0, 3))} vs ${JSON.stringify(stacks.map((x) => x.slice(0, 3)))}`);
+  await page.fill('[data-testid="filter-name"]', '');
+  await page.waitForFunction((n) => document.querySelector('[data-testid="ascend-table"]').dataset.total === String(n), json.ranks[0].rows);
+  for (const name of ['memory_events.csv', 'rank_summary.csv', 'peak_attribution.csv', 'step_peaks.csv']) {
+    assert.ok((await exportCsv(page, name)).equals(readFileSync(path.join(outDir, name))), `${name} differs from the CLI's`);
+  }
+}
+
+test('the db-only export opens every view as the CLI reads it, with a "db" badge: threaded light 1440×900, single-threaded dark 1024×700, and a zip', async () => {
+  const json = cliJson(DB);
+  const outDir = cliOut(DB);
+  assert.equal(json.ranks.length, 1);
+  assert.equal(json.ranks[0].rows, 184);
+  for (const [server, colorScheme, viewport, threaded] of [
+    [isolated, 'light', { width: 1440, height: 900 }, true],
+    [plain, 'dark', { width: 1024, height: 700 }, false],
+  ]) {
+    const b = await openBrowser({ colorScheme, viewport });
+    try {
+      const page = await b.page();
+      await page.goto(server.url);
+      const threads = await engineThreads(page);
+      assert.equal(threads, threaded ? await page.evaluate(() => navigator.hardwareConcurrency) : 1);
+      assert.equal(await dropDir(page, DB), 'ready');
+      // The loading list named the db (the one file read) while its pages were read.
+      assert.deepEqual(JSON.parse(await page.getAttribute('[data-testid="ascend"]', 'data-files')),
+        ['db/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db']);
+      await checkDbRun(page, DB, json, outDir);
+      mkdirSync(SHOTS, { recursive: true });
+      await page.locator('#ascend-overview').scrollIntoViewIfNeeded();
+      await page.locator('#ascend-overview').screenshot({ path: path.join(SHOTS, `ascend-db-overview-${colorScheme}-${viewport.width}.png`) });
+      await page.locator('#ascend-memory').scrollIntoViewIfNeeded();
+      await page.locator('#ascend-memory').screenshot({ path: path.join(SHOTS, `ascend-db-memory-${colorScheme}-${viewport.width}.png`) });
+      assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+      // Without isolation, coi-serviceworker tries to register, and the harness blocks service
+      // workers: its "reading 'scope'" error is the test's, as in the other single-threaded tests.
+      assert.deepEqual(b.consoleErrors.filter((e) => threaded || !/reading 'scope'/.test(e)), []);
+    } finally {
+      await b.close();
+    }
+  }
+  // A zip of the db-only folder: the same answer as the CLI on the zip.
+  const zip = path.join(tmp, 'db.zip');
+  writeFileSync(zip, zipFiles(filesUnder(DB).map((f) => ({ path: f.path, bytes: Buffer.from(f.base64, 'base64') }))));
   const b = await openBrowser();
   try {
     const page = await b.page();
     await page.goto(isolated.url);
     await engineThreads(page);
-    assert.equal(await dropDir(page, DB), 'empty');
-    const json = cliJson(DB);
-    assert.equal(json.ranks.length, 0);
-    const { rows, metrics } = await pageHooks(page);
-    assert.deepEqual(rows, []);
-    assert.deepEqual(metrics, expectedMetrics(json));
-    assert.match(await page.textContent('[data-testid="ascend-empty"]'), /export_type=\['text'\]/);
-    await page.locator('[data-testid="ascend"]').screenshot({ path: path.join(SHOTS, 'ascend-db-only-light.png') });
+    await dropFiles(page, [{ path: 'db.zip', base64: readFileSync(zip).toString('base64') }]);
+    assert.equal(await ascendReady(page), 'ready');
+    const zjson = cliJson(zip);
+    await compareHooks(page, zjson);
+    assert.equal(zjson.ranks[0].source, 'db');
+    assert.ok((await exportCsv(page, 'memory_events.csv')).equals(readFileSync(path.join(cliOut(zip), 'memory_events.csv'))));
     assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
   } finally {
     await b.close();
@@ -531,6 +603,11 @@ test('dist/memlens.html from file:// runs the torch_npu views too', async () => 
     await page.setInputFiles('input[data-testid="folder-input"]', TEXT);
     assert.equal(await ascendReady(page), 'ready');
     await compareHooks(page, cliJson(TEXT));
+    // The db-only export through the offline engine too.
+    await page.setInputFiles('input[data-testid="folder-input"]', DB);
+    await page.waitForFunction(() => document.querySelector('[data-testid="rank-row"]')?.dataset.source === 'db', null, { timeout: 120000 });
+    assert.equal(await ascendReady(page), 'ready');
+    await checkDbRun(page, DB, cliJson(DB), cliOut(DB));
     assert.deepEqual(b.requests.filter((u) => u !== url && !u.startsWith('blob:') && !u.startsWith('data:')), []);
     assert.deepEqual(b.consoleErrors, []);
   } finally {

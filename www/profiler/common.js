@@ -86,6 +86,7 @@ export function rankLabel(r) {
   parts.push(r.role ? r.role : '(no role)');
   parts.push(r.rank === 'unknown' ? 'rank unknown' : `rank ${r.rank}`);
   if (r.step !== null && r.step !== undefined) parts.push(`step ${r.step}`);
+  if (r.source === 'db') parts.push('db');
   return parts.join(' · ');
 }
 

@@ -50,6 +50,7 @@ function mount(panel, ctx) {
     if (unmounted) return;
     if (p.files) {
       plan = p.files;
+      root.dataset.files = JSON.stringify(plan.map((f) => f.path));
       rows = plan.map(fileRow);
       fileList.replaceChildren(...rows.map((r) => r.li));
     }
@@ -112,18 +113,18 @@ function mount(panel, ctx) {
 }
 
 /**
- * Nothing to draw (only db exports, or every memory file rejected): say why and what to do,
- * counting the rejected files, instead of a dashboard of zeros.
+ * Nothing to draw (run folders whose analysis never ran, or every memory file rejected): say why
+ * and what to do, counting the rejected files, instead of a dashboard of zeros.
  */
 function emptyJob(root, job) {
   const { report } = job;
   const rejected = report.totals.rejected || 0;
   root.dataset.state = rejected ? 'error' : 'empty';
   root.dataset.rejected = String(rejected);
-  const hint = report.warnings.find((w) => /export_type/.test(w.message));
+  const hint = report.warnings.find((w) => /analyse\(/.test(w.message));
   const why = rejected
-    ? `${plural(rejected, 'file')} rejected: no file of this drop could be read as profiler memory data (operator_memory.csv, memory_record.csv). Each file's error is listed below.`
-    : 'No run folder of this drop holds memory data memlens can read (operator_memory.csv, memory_record.csv or trace_view.json).';
+    ? `${plural(rejected, 'file')} rejected: no file of this drop could be read as profiler memory data (operator_memory.csv, memory_record.csv, ascend_pytorch_profiler_*.db). Each file's error is listed below.`
+    : 'No run folder of this drop holds memory data memlens can read (operator_memory.csv, memory_record.csv, trace_view.json or ascend_pytorch_profiler_*.db).';
   root.replaceChildren(el('section', { class: 'panel' },
     el('h2', { text: 'torch_npu / MindSpore profiler' }),
     el('div', { class: 'metrics' },

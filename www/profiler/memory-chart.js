@@ -179,12 +179,15 @@ export function memoryChart({ client, store, ranks, report }) {
     const s = store.get();
     const r = report.ranks[s.rank];
     const parts = [];
-    if (r.peak_source === 'none') parts.push('No allocator data for this rank (no memory_record.csv and no PTA rows).');
+    const db = r.source === 'db';
+    if (r.peak_source === 'none') parts.push(db ? 'No allocator data for this rank (no MEMORY_RECORD table and no PTA rows).' : 'No allocator data for this rank (no memory_record.csv and no PTA rows).');
     else {
       parts.push(`Peak allocated ${bytes(r.peak_allocated_bytes)} at ${ms(info.peak)}`);
       parts.push(`peak reserved ${bytes(r.peak_reserved_bytes)}`);
       parts.push(`reserved − allocated at the peak ${bytes(r.fragmentation_bytes)}`);
-      parts.push(r.peak_source === 'memory_record' ? 'from memory_record.csv' : 'rebuilt from operator_memory.csv (no memory_record.csv)');
+      parts.push(r.peak_source === 'memory_record'
+        ? (db ? 'from the database’s MEMORY_RECORD table' : 'from memory_record.csv')
+        : (db ? 'rebuilt from the OP_MEMORY rows (no MEMORY_RECORD table)' : 'rebuilt from operator_memory.csv (no memory_record.csv)'));
     }
     if (s.cmp !== null && ranks[s.cmp]) {
       const { step } = alignShift(info, ranks[s.cmp], s.align);

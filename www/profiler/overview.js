@@ -134,12 +134,13 @@ export function overview({ report, ranks }, store) {
         stacksDirect: String(st.direct),
         stacksViaForward: String(st.via_forward),
         unreleasedRows: String(r.unreleased_rows),
+        source: r.source,
         rankIndex: String(i),
       },
       on: { click: () => select(i), keydown: (ev) => ev.key === 'Enter' && select(i) },
     },
     el('td', { text: r.role || '(no role)', title: r.run_dirs.join('\n') }),
-    el('td', { class: 'num', text: String(r.rank) }),
+    el('td', { class: 'num' }, String(r.rank), sourceBadge(r.source)),
     el('td', { class: 'num', text: r.step === null || r.step === undefined ? '' : String(r.step) }),
     el('td', { class: 'num', text: int(r.rows), title: `${int(r.rows_pta)} PTA + ${int(r.rows_ge)} cann:: (GE)` }),
     el('td', {}, bar, el('div', { class: 'coverage-text', text: `${st.direct} direct · ${st.via_forward} via fwd · ${st.approximate} approx · ${st.none} none` })),
@@ -172,6 +173,17 @@ export function overview({ report, ranks }, store) {
   return { node, update };
 }
 
+/** Which export of a rank was read: a small "db" (database) or "text" (CSV/JSON files) badge. */
+function sourceBadge(source) {
+  const db = source === 'db';
+  return el('span', {
+    class: `source-badge ${db ? 'db' : 'text'}`,
+    'data-testid': 'rank-source',
+    text: db ? 'db' : source === 'text' ? 'text' : source,
+    title: db ? 'read from the database export (ascend_pytorch_profiler_*.db)' : source === 'text' ? 'read from the text export (CSV and JSON files)' : 'read from both exports (runs of both kinds)',
+  });
+}
+
 /** "2 files rejected, 1 file not analysed", or "every file read". */
 function filesLine(totals) {
   const parts = [];
@@ -180,7 +192,7 @@ function filesLine(totals) {
   return parts.length ? parts.join(', ') : 'every file read';
 }
 
-/** The warnings and ignored files, db-only hints first. */
+/** The warnings and ignored files, hints first. */
 export function warningsBlock(report) {
   const ws = [...report.warnings];
   const isHint = (w) => /export_type|db export|re-export|analyse\(/i.test(w.message);

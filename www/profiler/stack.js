@@ -63,7 +63,10 @@ export function callStack({ client, store, ranks, rendered }) {
     if (r.duration !== null) fact('held for', duration(r.duration), `${int(r.duration)} ns`);
     fact('source', r.source === 'GE' ? 'GE (a cann:: row: CANN memory, no Python stack)' : 'PTA (torch_npu caching allocator)');
     if (r.step !== null) fact('step', String(r.step));
-    fact('file', `${r.run_dir || ''} — operator_memory.csv line ${r.line}`);
+    box.dataset.runSource = r.run_source;
+    fact('file', r.run_source === 'db'
+      ? `${r.run_dir || ''} — database, OP_MEMORY row ${r.line}`
+      : `${r.run_dir || ''} — operator_memory.csv line ${r.line}`);
     const sourceText = STACK_SOURCE_TEXT[r.stack_source] || r.stack_source;
     const how = el('div', { class: `stack-source ${r.stack_source}`, 'data-testid': 'stack-source' },
       el('strong', { text: 'Stack source: ' }), sourceText);

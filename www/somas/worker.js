@@ -1,7 +1,7 @@
 // The SOMAS requests of the analysis worker: one open plan (a wasm SomasView) per drop, and the
 // questions the SOMAS views ask about it. Answers are JSON-ready objects or typed arrays; every
 // figure is computed in Rust.
-import { rasterize } from './raster.js';
+import { rasterize } from '../ui/raster.js';
 
 export default function somasRequests(ctx) {
   let view = null;

@@ -51,6 +51,35 @@ pub fn exercise_somas(model: &SomasModel, task: Option<&TaskInfo>) {
     }
 }
 
+/// A read snapshot: every index in the model resolves, the analysis, summary and every export
+/// run without panicking.
+pub fn exercise_snapshot(snap: &memlens::snapshot::Snapshot) {
+    use memlens::snapshot::{analysis, summary};
+    let nb = snap.blocks.len();
+    for s in &snap.segments {
+        assert!(s.first_block as usize + s.block_count as usize <= nb);
+        assert!((s.stack as usize) < snap.stacks.len());
+    }
+    for b in &snap.blocks {
+        assert!((b.stack as usize) < snap.stacks.len());
+    }
+    for t in &snap.traces {
+        let n = t.len();
+        assert!(t.addr.len() == n && t.size.len() == n && t.stream.len() == n);
+        assert!(t.time_us.len() == n && t.stack.len() == n);
+        assert!(t.stack.iter().all(|&s| (s as usize) < snap.stacks.len()));
+        assert!(t.stream.iter().all(|&s| (s as usize) < snap.streams.len()));
+    }
+    for s in 0..snap.stacks.len() as u32 {
+        assert!(snap.stacks.get(s).iter().all(|&f| (f as usize) < snap.frames.len()));
+    }
+    let a = analysis::analyse(snap);
+    let _ = serde_json::to_string(&summary::summary(snap, &a)).expect("summary serialises");
+    for name in memlens::export::snapshot::FILES {
+        let _ = memlens::export::snapshot::write_named(name, snap, &a, std::io::sink());
+    }
+}
+
 /// Runs `f` on a one-thread rayon pool, from inside it: parallel code keeps its chunking (pieces,
 /// chunks, splits) but runs inline, without a cross-thread hand-off per call, so executions are
 /// many times faster and deterministic.

@@ -32,6 +32,7 @@ pub fn run(paths: &[PathBuf], ui: Ui) -> Result<ExitCode, String> {
                     "torch_npu / MindSpore profiler job: {} run folder(s) (memlens profiler)",
                     s.paths.len()
                 ),
+                "snapshot" => format!("memory snapshot {} (memlens snapshot)", s.paths.join("")),
                 _ => format!("SOMAS dump {} (memlens somas)", s.paths.join(" with ")),
             };
             ui::title(&head);

@@ -40,8 +40,9 @@ pub enum What {
         grow_tensor: u64,
     },
     /// A torch_npu job: ROLES × RANKS run folders with trace_view.json, operator_memory.csv,
-    /// memory_record.csv, npu_module_mem.csv and profiler_info/metadata JSON (`ascend` is the same
-    /// command under its former name).
+    /// memory_record.csv, npu_module_mem.csv and profiler_info/metadata JSON (or, with
+    /// `--export db`, the database export of the same job; `ascend` is the same command under its
+    /// former name).
     #[command(visible_alias = "ascend")]
     Profiler {
         /// Folder to write the job into (created).
@@ -68,6 +69,11 @@ pub enum What {
         /// Make the last rank of the first role an outlier (allocations three times as large).
         #[arg(long)]
         outlier: bool,
+        /// Which export to write: `text` (CSV and JSON files) or `db` (the same job as
+        /// ascend_pytorch_profiler_{rank}.db, one row of its PYTORCH_API per event the text
+        /// trace would hold).
+        #[arg(long, value_enum, default_value_t = Export::Text)]
+        export: Export,
         /// Inject one block of BYTES alive exactly across the framework peak (own op and frame)
         /// into the last rank of the first role, for comparisons.
         #[arg(long, value_name = "BYTES")]
@@ -76,6 +82,49 @@ pub enum What {
         #[arg(long, value_name = "BYTES")]
         inject_unreleased_bytes: Option<u64>,
     },
+    /// A PyTorch / torch_npu memory snapshot pickle of about the given size: a simulated
+    /// training loop per device with deep repeated stacks, two streams, optional expandable
+    /// segments and OOMs, in the current, torch-2.0 or bare-segment-list layout.
+    ///
+    /// Example: memlens generate snapshot --size-mb 1100 --devices 2 --ooms 3 --out big.pickle
+    Snapshot {
+        /// Where to write the pickle.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Approximate file size in MiB (fractions allowed).
+        #[arg(long, default_value_t = 8.0)]
+        size_mb: f64,
+        /// Devices, each with its trace and segments.
+        #[arg(long, default_value_t = 1)]
+        devices: u32,
+        /// current, torch2.0 or segment-list.
+        #[arg(long, default_value = "current")]
+        layout: String,
+        /// Pickle protocol (2 to 5).
+        #[arg(long, default_value_t = 4)]
+        protocol: u8,
+        /// Use expandable segments (segment_map / segment_unmap).
+        #[arg(long)]
+        expandable: bool,
+        /// OOM events per device.
+        #[arg(long, default_value_t = 0)]
+        ooms: u32,
+        /// Deepest stack in frames.
+        #[arg(long, default_value_t = 300)]
+        max_depth: u32,
+        /// Seed of the pseudo-random choices.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+}
+
+/// The export a generated torch_npu job is written as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Export {
+    /// operator_memory.csv, memory_record.csv, npu_module_mem.csv, trace_view.json.
+    Text,
+    /// ascend_pytorch_profiler_{rank}.db.
+    Db,
 }
 
 /// Runs the command. `generate somas` prints one JSON line describing what was written;
@@ -141,6 +190,7 @@ pub fn run(what: What, ui: Ui) -> Result<ExitCode, String> {
             steps,
             seed,
             outlier,
+            export,
             inject_peak_bytes,
             inject_unreleased_bytes,
         } => {
@@ -153,19 +203,36 @@ pub fn run(what: What, ui: Ui) -> Result<ExitCode, String> {
                 seed,
                 outlier,
             };
-            let mut n = 0u64;
-            let mut total = 0u64;
-            memlens::profiler::generate::generate(&spec, &mut |path, bytes| {
+            if export == Export::Db
+                && (inject_peak_bytes.is_some() || inject_unreleased_bytes.is_some())
+            {
+                return Err(
+                    "--inject-peak-bytes and --inject-unreleased-bytes change the text \
+                            export only: leave out --export db"
+                        .to_string(),
+                );
+            }
+            let n = std::cell::Cell::new(0u64);
+            let total = std::cell::Cell::new(0u64);
+            let mut sink = |path: &str, bytes: Vec<u8>| {
                 let p = out.join(path);
                 if let Some(parent) = p.parent() {
                     std::fs::create_dir_all(parent)?;
                 }
-                total += bytes.len() as u64;
+                total.set(total.get() + bytes.len() as u64);
                 std::fs::write(&p, bytes)?;
-                n += 1;
+                n.set(n.get() + 1);
                 Ok(())
-            })
+            };
+            match export {
+                Export::Text => memlens::profiler::generate::generate(&spec, &mut sink),
+                Export::Db => {
+                    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+                    memlens::profiler::generate::db::generate_db(&spec, &out, &mut sink)
+                }
+            }
             .map_err(|e| e.to_string())?;
+            let (n, total) = (n.get(), total.get());
             use memlens::profiler::inject::{inject, Change, RunTexts};
             let changes = [
                 inject_peak_bytes.map(Change::GrowAtPeak),
@@ -203,6 +270,69 @@ pub fn run(what: What, ui: Ui) -> Result<ExitCode, String> {
             } else {
                 ui.note(&format!("wrote {n} files under {}", out.display()));
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        What::Snapshot {
+            out,
+            size_mb,
+            devices,
+            layout,
+            protocol,
+            expandable,
+            ooms,
+            max_depth,
+            seed,
+        } => {
+            use memlens::snapshot::generate::{generate, GenConfig, GenLayout};
+            let layout = GenLayout::parse(&layout).ok_or_else(|| {
+                format!("--layout {layout}: expected current, torch2.0 or segment-list")
+            })?;
+            if !(2..=5).contains(&protocol) {
+                return Err(format!("--protocol {protocol}: expected 2 to 5"));
+            }
+            let cfg = GenConfig {
+                target_bytes: (size_mb.max(0.0) * (1u64 << 20) as f64) as u64,
+                devices: devices.max(1),
+                seed,
+                layout,
+                protocol,
+                expandable,
+                ooms,
+                max_depth,
+            };
+            let file = std::fs::File::create(&out)
+                .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+            let stats = generate(&cfg, std::io::BufWriter::with_capacity(1 << 20, file))
+                .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+            let devices: Vec<_> = stats
+                .devices
+                .iter()
+                .map(|d| {
+                    serde_json::json!({
+                        "device": d.device,
+                        "trace_entries": d.entries,
+                        "actions": memlens::snapshot::generate::ACTIONS
+                            .iter()
+                            .zip(d.actions)
+                            .map(|(a, n)| (a.to_string(), serde_json::json!(n)))
+                            .collect::<serde_json::Map<_, _>>(),
+                        "segments": d.segments,
+                        "blocks": d.blocks,
+                        "reserved_bytes": d.reserved_bytes,
+                        "allocated_bytes": d.allocated_bytes,
+                        "expandable_segments": d.expandable_segments,
+                    })
+                })
+                .collect();
+            println!(
+                "{}",
+                serde_json::json!({
+                    "file": out.display().to_string(),
+                    "bytes": stats.bytes,
+                    "stacks": stats.stacks,
+                    "devices": devices,
+                })
+            );
             Ok(ExitCode::SUCCESS)
         }
     }

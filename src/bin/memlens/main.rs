@@ -10,6 +10,7 @@ mod generate;
 mod inspect;
 mod profiler;
 mod serve;
+mod snapshot;
 mod somas;
 mod ui;
 
@@ -28,7 +29,7 @@ Exit codes (the same for every subcommand):
      found a peak grown by more than PCT percent";
 
 /// Memory analyzer for Ascend NPU training jobs (torch_npu / MindSpore profiler output,
-/// MindSpore SOMAS dumps).
+/// MindSpore SOMAS dumps, PyTorch / torch_npu memory snapshots).
 ///
 /// `memlens PATH...` classifies the paths like the page does and runs the right analysis for
 /// each unit found; the subcommands do one family's analysis, for scripts.
@@ -78,6 +79,10 @@ enum Command {
     /// Analyse a MindSpore SOMAS dump (any version): overview, curves, peak, overwrite conflicts,
     /// task-info address check, node / tensor / address queries; --out writes somas_tool's files.
     Somas(somas::Args),
+    /// Analyse a PyTorch / torch_npu memory snapshot (torch.cuda/npu.memory._dump_snapshot):
+    /// reserved and allocated memory per device, the allocated curve over the trace and its peak,
+    /// who holds memory at the peak and at the snapshot, OOMs, fragmentation.
+    Snapshot(snapshot::Args),
     /// Compare a baseline and a candidate of one family: two profiler runs or jobs (or two
     /// steps), or two SOMAS dumps of the same graph — what grew, and where (exit 3: a peak grew
     /// beyond --fail-if-peak-grows).
@@ -116,6 +121,7 @@ fn main() -> ExitCode {
             summary,
         }) => profiler::run(&paths, out.as_deref(), summary.as_deref(), ui),
         Some(Command::Somas(args)) => somas::run(&args, ui),
+        Some(Command::Snapshot(args)) => snapshot::run(&args, ui),
         Some(Command::Compare(args)) => compare::run(&args, ui),
         Some(Command::Generate { what }) => generate::run(what, ui),
         Some(Command::Serve(args)) => serve::run(&args, ui),

@@ -229,8 +229,10 @@ pub struct RowDetail<'a> {
     pub step: Option<u64>,
     /// The run folder the row came from.
     pub run_dir: Option<&'a String>,
-    /// Line in operator_memory.csv.
+    /// Line in operator_memory.csv, or the row's rowid in `OP_MEMORY` for a db run.
     pub line: u64,
+    /// What the row's run folder was read from: `text` or `db`.
+    pub run_source: &'static str,
     /// How the call stack was found.
     pub stack_source: &'static str,
     /// The first frame in user code.
@@ -653,6 +655,12 @@ impl JobView {
                 .get(i)
                 .and_then(|&k| r.summary.run_dirs.get(k as usize)),
             line: m.line,
+            run_source: r
+                .row_run
+                .get(i)
+                .and_then(|&k| r.run_sources.get(k as usize))
+                .copied()
+                .unwrap_or("text"),
             stack_source: r.attribution.get(i).map_or("none", |a| a.source.label()),
             top_frame: top,
             innermost_frame: r.innermost_frame(i),

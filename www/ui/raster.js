@@ -1,7 +1,8 @@
-// Painting an answer of the layout (the worker's visible rectangles) into RGBA pixels, in the
-// worker: merged runs and individual tensors by class (conflicts last, so on top), individual
-// tensors of at least 5 px with a border so neighbours stay apart. The page then draws one image
-// per repaint, whatever the number of tensors.
+// Painting an answer of a rectangle view (the worker's visible rectangles: SOMAS tensors,
+// snapshot allocations and blocks) into RGBA pixels, in the worker: merged runs and individual
+// rectangles by class (higher classes last, so on top), individual rectangles of at least 5 px
+// with a border so neighbours stay apart. The page then draws one image per repaint, whatever the
+// number of rectangles.
 
 /**
  * `r`: the answer ({x, y, w, h, cls, id} in pixels of a W × H canvas); `fill`, `border`: one

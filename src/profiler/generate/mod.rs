@@ -11,7 +11,9 @@
 //!
 //! The generator also knows what it planted ([`Planted`]), so tests can check the analysis.
 
-use std::fmt::Write as _;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod db;
+mod text;
 
 /// Changes whenever the generator's output for a given spec changes (caches key on it).
 pub const GENERATOR_VERSION: u32 = 1;
@@ -140,26 +142,73 @@ const LIB_OUTER: [&str; 4] = [
 ];
 
 /// A `cpu_op` about to be written.
-struct Op {
-    name: String,
-    tid: u64,
-    ts: i64,
-    dur: i64,
-    seq: i64,
-    fwd: i64,
-    stack: Option<usize>,
+pub(super) struct Op {
+    pub(super) name: String,
+    pub(super) tid: u64,
+    pub(super) ts: i64,
+    pub(super) dur: i64,
+    pub(super) seq: i64,
+    pub(super) fwd: i64,
+    pub(super) stack: Option<usize>,
 }
 
 /// An operator_memory row about to be written.
-struct Row {
-    name: String,
-    size: u64,
-    alloc: i64,
-    release: Option<i64>,
-    ge: bool,
+pub(super) struct Row {
+    pub(super) name: String,
+    pub(super) size: u64,
+    pub(super) alloc: i64,
+    pub(super) release: Option<i64>,
+    pub(super) ge: bool,
     // filled by the accounting sweep
-    at_alloc: (u64, u64),
-    at_release: (u64, u64),
+    pub(super) at_alloc: (u64, u64),
+    pub(super) at_release: (u64, u64),
+}
+
+/// A task-queue pair: an enqueue on the main thread, a dequeue on the worker thread.
+pub(super) struct QueueEv {
+    /// The op's name (the events are `Enqueue@<name>` and `Dequeue@<name>`).
+    pub(super) name: String,
+    pub(super) ts: i64,
+    pub(super) deq_ts: i64,
+    pub(super) corr: u64,
+}
+
+/// A memory_record row: `APP` (reserved only), `GE` (no active, no stream), `PTA`, `PTA+GE`.
+pub(super) struct Record {
+    pub(super) component: &'static str,
+    pub(super) ts: i64,
+    pub(super) allocated: Option<u64>,
+    pub(super) reserved: u64,
+    pub(super) active: Option<u64>,
+}
+
+/// The CANN modules of npu_module_mem; the first three reserve memory.
+pub(super) const MODULES: [&str; 10] = [
+    "APP", "GE", "HCCL", "RUNTIME", "SLOG", "FE", "DRV", "AICPU", "ASCENDCL", "TBE",
+];
+
+/// One rank of a generated job before it is written: what both exports (text and db) hold.
+pub(super) struct RankJob {
+    pub(super) rank: u32,
+    pub(super) pid: u64,
+    pub(super) deq_tid: u64,
+    pub(super) t0: i64,
+    pub(super) end_t: i64,
+    pub(super) stream: u64,
+    /// Call stacks (innermost frame first, `;\r\n`-separated).
+    pub(super) stacks: Vec<String>,
+    /// Ops in the trace's order (children before parents).
+    pub(super) ops: Vec<Op>,
+    pub(super) queue: Vec<QueueEv>,
+    /// Rows in generation order (PTA rows, then GE rows).
+    pub(super) rows: Vec<Row>,
+    /// memory_record rows in file order.
+    pub(super) records: Vec<Record>,
+    /// npu_module_mem rows: (index into [`MODULES`], time, reserved bytes).
+    pub(super) modules: Vec<(usize, i64, u64)>,
+    /// Target size of the text trace (filler events are added up to it).
+    pub(super) trace_bytes: u64,
+    pub(super) planted: Planted,
 }
 
 fn us(ns: i64) -> String {
@@ -221,14 +270,8 @@ fn make_stacks(rng: &mut Rng, n: usize) -> Vec<String> {
         .collect()
 }
 
-/// Writes one rank's files through `sink(relative path, bytes)`; returns what it planted.
-fn gen_rank(
-    spec: &GenSpec,
-    dir: &str,
-    rank: u32,
-    role_idx: u32,
-    sink: &mut dyn FnMut(&str, Vec<u8>) -> std::io::Result<()>,
-) -> std::io::Result<Planted> {
+/// Builds one rank: its ops, stacks, rows, allocator records and module records.
+pub(super) fn build_rank(spec: &GenSpec, rank: u32, role_idx: u32) -> RankJob {
     let mut rng = Rng(spec.seed
         ^ (u64::from(role_idx) << 32)
         ^ u64::from(rank).wrapping_mul(0x1234_5678_9ABC));
@@ -247,7 +290,7 @@ fn gen_rank(
 
     let mut ops: Vec<Op> = Vec::new();
     let mut rows: Vec<Row> = Vec::new();
-    let mut queue: Vec<String> = Vec::new();
+    let mut queue: Vec<QueueEv> = Vec::new();
     let mut planted = Planted::default();
     let mut t = t0 + 100_000_000;
     let mut seq: i64 = 1000;
@@ -316,11 +359,12 @@ fn gen_rank(
                 });
                 // The task queue: an enqueue on the main thread, a dequeue on the worker thread.
                 if rng.chance(300) {
-                    queue.push(format!(
-                        "{{\"ph\": \"X\", \"name\": \"Enqueue@{name}\", \"pid\": {pid}, \"tid\": {pid}, \"ts\": \"{}\", \"dur\": 1.2, \"cat\": \"enqueue\", \"args\": {{\"correlation_id\": {corr}}}}}, {{\"ph\": \"X\", \"name\": \"Dequeue@{name}\", \"pid\": {pid}, \"tid\": {deq_tid}, \"ts\": \"{}\", \"dur\": 3.5, \"cat\": \"dequeue\", \"args\": {{\"correlation_id\": {corr}}}}}",
-                        us(cts + 500),
-                        us(cts + 2_500)
-                    ));
+                    queue.push(QueueEv {
+                        name: name.clone(),
+                        ts: cts + 500,
+                        deq_ts: cts + 2_500,
+                        corr,
+                    });
                     corr += 1;
                 }
                 // Rarely, an allocation just after its op ended: no op contains it (approximate).
@@ -540,15 +584,16 @@ fn gen_rank(
         (900 << 20) + u64::from(rank) * (3 << 20) + u64::from(role_idx) * (40 << 20);
     let (mut pa, mut pr) = (base_alloc, (base_alloc / (20 << 20) + 2) * (20 << 20));
     let (mut ga, mut gr) = (40u64 << 20, 74u64 << 20);
-    let mut mr = String::from("Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Total Active(MB),Stream Ptr,Device Type\r\n");
+    let mut records: Vec<Record> = Vec::new();
     let mut app_t = t0;
     while app_t < end_t {
-        let _ = write!(
-            mr,
-            "APP,{}\t,,{},,,NPU:{rank}\r\n",
-            us(app_t),
-            mb(pr + gr + (300 << 20))
-        );
+        records.push(Record {
+            component: "APP",
+            ts: app_t,
+            allocated: None,
+            reserved: pr + gr + (300 << 20),
+            active: None,
+        });
         app_t += 20_000_000;
     }
     let stream = 1_431_569_360u64 + u64::from(rank);
@@ -565,13 +610,13 @@ fn gen_rank(
                 ga = ga.saturating_sub(r.size);
                 r.at_release = (ga, gr);
             }
-            let _ = write!(
-                mr,
-                "GE,{}\t,{},{},,,NPU:{rank}\r\n",
-                us(time),
-                mb(ga),
-                mb(gr)
-            );
+            records.push(Record {
+                component: "GE",
+                ts: time,
+                allocated: Some(ga),
+                reserved: gr,
+                active: None,
+            });
         } else {
             if is_alloc {
                 pa += r.size;
@@ -588,187 +633,53 @@ fn gen_rank(
                 pa = pa.saturating_sub(r.size);
                 r.at_release = (pa, pr);
             }
-            let _ = write!(
-                mr,
-                "PTA,{}\t,{},{},{},{stream},NPU:{rank}\r\n",
-                us(time),
-                mb(pa),
-                mb(pr),
-                mb(pa)
-            );
+            records.push(Record {
+                component: "PTA",
+                ts: time,
+                allocated: Some(pa),
+                reserved: pr,
+                active: Some(pa),
+            });
         }
-        let _ = write!(
-            mr,
-            "PTA+GE,{}\t,{},{},{},{stream},NPU:{rank}\r\n",
-            us(time),
-            mb(pa + ga),
-            mb(pr + gr),
-            mb(pa + ga)
-        );
+        records.push(Record {
+            component: "PTA+GE",
+            ts: time,
+            allocated: Some(pa + ga),
+            reserved: pr + gr,
+            active: Some(pa + ga),
+        });
     }
-    // operator_memory.csv: PTA rows by allocation time, then the cann:: rows unsorted.
-    let mut om = String::from("Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),Duration(us),Active Duration(us),Allocation Total Allocated(MB),Allocation Total Reserved(MB),Allocation Total Active(MB),Release Total Allocated(MB),Release Total Reserved(MB),Release Total Active(MB),Stream Ptr,Device Type\r\n");
-    let mut pta_rows: Vec<&Row> = rows.iter().filter(|r| !r.ge).collect();
-    pta_rows.sort_by_key(|r| r.alloc);
-    for r in pta_rows {
-        let kb = super::bytes_to_unit_text(i128::from(r.size), 1024);
-        match r.release {
-            Some(rel) => {
-                let _ = write!(
-                    om,
-                    "{},{kb},{}\t,{}\t,{}\t,{}\t,{}\t,{},{},{},{},{},{},{stream},NPU:{rank}\r\n",
-                    r.name,
-                    us(r.alloc),
-                    us(rel),
-                    us(rel + 400),
-                    us(rel - r.alloc),
-                    us(rel + 400 - r.alloc),
-                    mb(r.at_alloc.0),
-                    mb(r.at_alloc.1),
-                    mb(r.at_alloc.0),
-                    mb(r.at_release.0),
-                    mb(r.at_release.1),
-                    mb(r.at_release.0)
-                );
-            }
-            None => {
-                let _ = write!(
-                    om,
-                    "{},{kb},{}\t,,,,,{},{},{},,,,{stream},NPU:{rank}\r\n",
-                    r.name,
-                    us(r.alloc),
-                    mb(r.at_alloc.0),
-                    mb(r.at_alloc.1),
-                    mb(r.at_alloc.0)
-                );
-            }
-        }
-    }
-    for r in rows.iter().filter(|r| r.ge) {
-        let rel = r.release.unwrap_or(r.alloc);
-        let d = rel - r.alloc;
-        let _ = write!(
-            om,
-            "{},{}.0,{}\t,{}\t,,{}.{:02},,{},{},,{},{},,,NPU:{rank}\r\n",
-            r.name,
-            r.size / 1024,
-            us(r.alloc),
-            us(rel),
-            d / 1000,
-            (d % 1000) / 10,
-            mb(r.at_alloc.0),
-            mb(r.at_alloc.1),
-            mb(r.at_release.0),
-            mb(r.at_release.1)
-        );
-    }
-    // npu_module_mem.csv (the ≤ 2.5.1 header on even ranks, the newer one on odd ranks).
-    let modules = [
-        "APP", "GE", "HCCL", "RUNTIME", "SLOG", "FE", "DRV", "AICPU", "ASCENDCL", "TBE",
-    ];
-    let mut mm = if rank % 2 == 0 {
-        String::from("Component,Timestamp(us),Total Reserved(MB),Device\n")
-    } else {
-        String::from("Device_id,Component,Timestamp(us),Total Reserved(MB),Device\n")
-    };
+    let mut modules = Vec::new();
     let mut mt = t0;
     while mt < end_t {
-        for (k, m) in modules.iter().enumerate() {
+        for k in 0..MODULES.len() {
             let v = if k < 3 {
-                mb((k as u64 + 1) * (37 << 20))
+                (k as u64 + 1) * (37 << 20)
             } else {
-                "0.0".to_string()
+                0
             };
-            if rank % 2 == 0 {
-                let _ = writeln!(mm, "{m},{}\t,{v},NPU:{rank}", us(mt));
-            } else {
-                let _ = writeln!(mm, "{rank},{m},{}\t,{v},NPU:{rank}", us(mt));
-            }
+            modules.push((k, mt, v));
         }
         mt += 20_000_000;
     }
-    // trace_view.json: framework events in record order (children before parents), queue events,
-    // python functions interleaved, then CANN events up to the size target.
+    // The trace's order: framework events in record order (children before parents).
     ops.sort_by_key(|o| (o.ts.saturating_add(o.dur), -o.dur));
-    let mut tv = String::with_capacity(spec.trace_bytes as usize + (1 << 20));
-    tv.push('[');
-    let mut first = true;
-    let mut push = |tv: &mut String, ev: &str| {
-        if !first {
-            tv.push_str(", ");
-        }
-        first = false;
-        tv.push_str(ev);
-    };
-    let mut pyid = 1u64;
-    for o in &ops {
-        let mut args = format!(
-            "\"Sequence number\": {}, \"Fwd thread id\": {}",
-            o.seq, o.fwd
-        );
-        if let Some(s) = o.stack.and_then(|s| stacks.get(s)) {
-            let _ = write!(args, ", \"Input Dims\": \"[4096, 1024];\\r\\n[1024]\", \"Input type\": \"float16;\\r\\nfloat16\", \"Call stack\": {}", json_str(s));
-        }
-        push(&mut tv, &format!(
-            "{{\"ph\": \"X\", \"name\": {}, \"pid\": {pid}, \"tid\": {}, \"ts\": \"{}\", \"dur\": {}, \"cat\": \"cpu_op\", \"args\": {{{args}}}}}",
-            json_str(&o.name), o.tid, us(o.ts), dur_us(o.dur)
-        ));
-        // The Python tracer dwarfs the ops (with_stack=True).
-        for _ in 0..2 {
-            push(&mut tv, &format!(
-                "{{\"ph\": \"X\", \"name\": \"nn.Module: Linear_{}\", \"pid\": {pid}, \"tid\": {pid}, \"ts\": \"{}\", \"dur\": 3.2, \"cat\": \"python_function\", \"args\": {{\"Python id\": {pyid}, \"Python parent id\": {}}}}}",
-                pyid % 97, us(o.ts), pyid / 2
-            ));
-            pyid += 1;
-        }
+    RankJob {
+        rank,
+        pid,
+        deq_tid,
+        t0,
+        end_t,
+        stream,
+        stacks,
+        ops,
+        queue,
+        rows,
+        records,
+        modules,
+        trace_bytes: spec.trace_bytes,
+        planted,
     }
-    for q in &queue {
-        push(&mut tv, q);
-    }
-    push(&mut tv, &format!("{{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": {pid}, \"tid\": 0, \"args\": {{\"name\": \"Python\"}}}}"));
-    let hw_pid = (pid << 10) | (3 << 5) | u64::from(rank % 8);
-    let mut ct = t0;
-    let mut k = 0u64;
-    while (tv.len() as u64) < spec.trace_bytes {
-        let ev = match k % 5 {
-            0 => format!("{{\"name\": \"APP/HBM\", \"ts\": \"{}\", \"pid\": {hw_pid}, \"tid\": 0, \"args\": {{\"KB\": {}.25}}, \"ph\": \"C\"}}", us(ct), 1_000_000 + k % 777),
-            1 => format!("{{\"ph\": \"s\", \"bp\": \"e\", \"name\": \"torch_to_npu\", \"id\": {}, \"pid\": {pid}, \"tid\": {pid}, \"ts\": \"{}\", \"cat\": \"async_npu\"}}", 1_736_405_443_996_246_554u64 + k, us(ct)),
-            2 => format!("{{\"ph\": \"f\", \"bp\": \"e\", \"name\": \"HostToDevice\", \"id\": \"{}\", \"pid\": {hw_pid}, \"tid\": 2, \"ts\": \"{}\", \"cat\": \"HostToDevice\"}}", 38_654_705_663u64 + k, us(ct)),
-            3 => format!("{{\"name\": \"MEMCPY_ASYNC\", \"pid\": {hw_pid}, \"tid\": 2, \"ts\": \"{}\", \"dur\": 996.9599375, \"args\": {{\"Model Id\": 4294967295, \"Task Type\": \"MEMCPY_ASYNC\", \"Physic Stream Id\": 2, \"Task Id\": {}, \"connection_id\": {k}}}, \"ph\": \"X\"}}", us(ct), k % 65536),
-            _ => format!("{{\"ph\": \"X\", \"name\": \"torch/nn/modules/module.py(1527): _call_impl\", \"pid\": {pid}, \"tid\": {pid}, \"ts\": \"{}\", \"dur\": 1.5, \"cat\": \"python_function\", \"args\": {{\"Python id\": {}, \"Python parent id\": {}}}}}", us(ct), pyid + k, pyid),
-        };
-        push(&mut tv, &ev);
-        ct += 20_000;
-        k += 1;
-    }
-    tv.push(']');
-    let info = format!(
-        "{{\n    \"config\": {{\n        \"common_config\": {{\n            \"activities\": [\n                \"ProfilerActivity.CPU\",\n                \"ProfilerActivity.NPU\"\n            ],\n            \"record_shapes\": true,\n            \"profile_memory\": true,\n            \"with_stack\": true\n        }},\n        \"experimental_config\": {{\n            \"_profiler_level\": \"Level0\",\n            \"_export_type\": [\"text\"]\n        }}\n    }},\n    \"end_info\": {{\n        \"collectionTimeEnd\": {end_t}\n    }},\n    \"rank_id\": {}\n}}\n",
-        if rank % 2 == 0 { format!("{rank}") } else { format!("\"{rank}\"") }
-    );
-    let meta = format!("{{\"ENV_VARIABLES\": {{\"PYTORCH_NPU_ALLOC_CONF\": \"expandable_segments:False\", \"TASK_QUEUE_ENABLE\": \"1\"}}, \"parallel_group_info\": {{\"group_name_0\": {{\"group_name\": \"default_group\", \"group_rank\": {rank}, \"global_ranks\": [0, 1]}}}}}}");
-    sink(
-        &format!("{dir}/profiler_info_{rank}.json"),
-        info.into_bytes(),
-    )?;
-    sink(&format!("{dir}/profiler_metadata.json"), meta.into_bytes())?;
-    sink(
-        &format!("{dir}/ASCEND_PROFILER_OUTPUT/operator_memory.csv"),
-        om.into_bytes(),
-    )?;
-    sink(
-        &format!("{dir}/ASCEND_PROFILER_OUTPUT/memory_record.csv"),
-        mr.into_bytes(),
-    )?;
-    sink(
-        &format!("{dir}/ASCEND_PROFILER_OUTPUT/npu_module_mem.csv"),
-        mm.into_bytes(),
-    )?;
-    sink(
-        &format!("{dir}/ASCEND_PROFILER_OUTPUT/trace_view.json"),
-        tv.into_bytes(),
-    )?;
-    Ok(planted)
 }
 
 /// The run folder path of (role, rank): `<role>/<host>_<pid>_<timestamp>_ascend_pt`.
@@ -795,7 +706,9 @@ pub fn generate(
     let mut out = Vec::new();
     for role in 0..spec.roles.max(1) {
         for rank in 0..spec.ranks.max(1) {
-            out.push(gen_rank(spec, &run_dir(role, rank), rank, role, sink)?);
+            let job = build_rank(spec, rank, role);
+            text::write_text(&job, &run_dir(role, rank), sink)?;
+            out.push(job.planted);
         }
     }
     Ok(out)

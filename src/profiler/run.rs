@@ -1,0 +1,179 @@
+//! Reading one run folder: its reading plan ([`super::plan::run_plan`]) executed file by file,
+//! each through its reader, problems collected as diagnostics of that file.
+
+use super::analysis::AnalyzeOptions;
+use super::plan::{run_plan, text_plan, Read, Reader as Kind};
+use super::run_folder::ProfilerRun;
+use super::{db, memory_record, module_mem, operator_memory, trace, Interner};
+use crate::diag::Diagnostic;
+use crate::input::FileOpener;
+
+/// A reader of one file: the source and its `(done, total)` progress callback.
+type Reader<'r, T> =
+    dyn FnMut(&dyn crate::source::Source, &mut dyn FnMut(u64, u64)) -> Result<T, Diagnostic> + 'r;
+
+pub(super) fn open_and<T>(
+    files: &dyn FileOpener,
+    path: &str,
+    warnings: &mut Vec<Diagnostic>,
+    done: &mut dyn FnMut(u64),
+    f: &mut Reader<'_, T>,
+) -> Option<T> {
+    let src = match files.open(path) {
+        Ok(s) => s,
+        Err(d) => {
+            warnings.push(d);
+            return None;
+        }
+    };
+    let mut last = 0u64;
+    let mut prog = |d: u64, _t: u64| {
+        done(d.saturating_sub(last));
+        last = d;
+    };
+    match f(src.as_ref(), &mut prog) {
+        Ok(v) => Some(v),
+        Err(d) => {
+            warnings.push(d);
+            None
+        }
+    }
+}
+
+/// What one run folder gave, from its text files or its database.
+pub(super) struct RunData {
+    pub(super) trace: Option<trace::Trace>,
+    pub(super) operator_memory: Option<operator_memory::OperatorMemory>,
+    pub(super) memory_record: Option<memory_record::MemoryRecord>,
+    pub(super) module_mem: Option<module_mem::ModuleMem>,
+    /// `text` or `db`.
+    pub(super) source: &'static str,
+    /// The rank the database names (`RANK_DEVICE_MAP`).
+    pub(super) rank: Option<u32>,
+}
+
+/// Reads one run folder by executing its plan: its database export when it has one, else its
+/// text files. The db is preferred because it holds the same data with exact integer times (the
+/// text trace rounds op durations to 10 ns) and reads much faster (only the pages of the tables
+/// memory analysis needs, no multi-gigabyte JSON scan); when it cannot be read at all, the text
+/// files (if any) are read instead, with the db's error as a warning. One run is never read
+/// twice.
+pub(super) fn read_run(
+    files: &dyn FileOpener,
+    run: &ProfilerRun,
+    opts: &AnalyzeOptions,
+    (names, stacks): (&mut Interner, &mut Interner),
+    warnings: &mut Vec<Diagnostic>,
+    progress: &mut dyn FnMut(u64),
+) -> RunData {
+    let plan = run_plan(run);
+    let Some(db_read) = plan.iter().find(|r| r.reader == Kind::Database) else {
+        return read_text(files, run, &plan, opts, (names, stacks), warnings, progress);
+    };
+    let db_path = db_read.path;
+    for other in run.files.db.iter().filter(|p| p.as_str() != db_path) {
+        warnings.push(Diagnostic::warning(
+            other,
+            format!("a second database export in the run folder; {db_path} is read, not this one"),
+        ));
+    }
+    // `<db>-wal` beside it: a write-ahead log whose pages the db file does not hold yet.
+    let wal = files.open(&format!("{db_path}-wal")).ok();
+    let mut db_warnings = Vec::new();
+    let read = open_and(
+        files,
+        db_path,
+        &mut db_warnings,
+        progress,
+        &mut |src, prog| db::read_db(src, wal.as_deref(), names, stacks, Some(prog)),
+    );
+    let text = text_plan(run);
+    match read {
+        Some(mut x) => {
+            warnings.append(&mut db_warnings);
+            warnings.append(&mut x.warnings);
+            RunData {
+                trace: x.trace,
+                operator_memory: x.operator_memory,
+                memory_record: x.memory_record,
+                module_mem: x.module_mem,
+                source: "db",
+                rank: x.rank,
+            }
+        }
+        None if !text.is_empty() => {
+            for d in &mut db_warnings {
+                d.severity = crate::diag::Severity::Warning;
+                d.message = format!("{}; the text files are read instead", d.message);
+            }
+            warnings.append(&mut db_warnings);
+            read_text(files, run, &text, opts, (names, stacks), warnings, progress)
+        }
+        None => {
+            warnings.append(&mut db_warnings);
+            RunData {
+                trace: None,
+                operator_memory: None,
+                memory_record: None,
+                module_mem: None,
+                source: "db",
+                rank: None,
+            }
+        }
+    }
+}
+
+/// Reads the text files of `plan` (the trace first, as planned).
+fn read_text(
+    files: &dyn FileOpener,
+    run: &ProfilerRun,
+    plan: &[Read<'_>],
+    opts: &AnalyzeOptions,
+    (names, stacks): (&mut Interner, &mut Interner),
+    warnings: &mut Vec<Diagnostic>,
+    progress: &mut dyn FnMut(u64),
+) -> RunData {
+    let mut data = RunData {
+        trace: None,
+        operator_memory: None,
+        memory_record: None,
+        module_mem: None,
+        source: "text",
+        rank: None,
+    };
+    let has = |k: Kind| plan.iter().any(|r| r.reader == k);
+    if has(Kind::OperatorMemory) && !has(Kind::Trace) {
+        warnings.push(Diagnostic::warning(
+            &run.path,
+            "no trace_view.json: allocations get no call stack",
+        ));
+    }
+    for r in plan {
+        let p = r.path;
+        match r.reader {
+            Kind::Trace => {
+                data.trace = open_and(files, p, warnings, progress, &mut |src, prog| {
+                    trace::read_trace(src, names, stacks, opts.trace, Some(prog))
+                })
+            }
+            Kind::OperatorMemory => {
+                data.operator_memory = open_and(files, p, warnings, progress, &mut |src, prog| {
+                    operator_memory::read_operator_memory(src, names, Some(prog))
+                })
+            }
+            Kind::MemoryRecord => {
+                data.memory_record = open_and(files, p, warnings, progress, &mut |src, prog| {
+                    memory_record::read_memory_record(src, Some(prog))
+                })
+            }
+            Kind::ModuleMem => {
+                data.module_mem = open_and(files, p, warnings, progress, &mut |src, prog| {
+                    module_mem::read_module_mem(src, Some(prog))
+                })
+            }
+            // A text plan holds no database.
+            Kind::Database => {}
+        }
+    }
+    data
+}

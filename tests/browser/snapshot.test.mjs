@@ -1,0 +1,359 @@
+// The memory-snapshot tab against the CLI: the real samples and generated snapshots (several
+// devices, OOMs, expandable segments, the torch-2.0 layout in a file named .json) are recognised
+// and show the figures `memlens snapshot --json` prints; a broken snapshot shows the CLI's error
+// while the other files of the drop still open; hover shows an allocation's size and stack, a
+// click selects it, a group row highlights its allocations in both charts; every export equals
+// `--out` byte for byte on the threaded and single-threaded engines and in the offline file; no
+// request leaves the origin; screenshots at 1440×900 and 1024×700, light and dark.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, rmSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, dropFiles, pageUnits, cliUnits, sorted, readTree } from './harness.mjs';
+
+const FIX = path.join(root, 'fixtures', 'snapshots');
+const TINY = 'cs336_tiny_mem_snapshot.pickle';
+const MEDIUM = 'cs336_medium_128_training_memory_snapshot.pickle';
+const OLD_JSON = 'generated_torch20_p2.json';
+let isolated;
+let plain;
+let tmp;
+let gen; // a generated snapshot: 2 devices, OOMs, expandable segments
+
+function cli(rel, cwd) {
+  const r = spawnSync(CLI, ['snapshot', rel, '--json'], { cwd, encoding: 'utf8', maxBuffer: 1 << 28 });
+  // The CLI prefixes its errors with `memlens: `; the page shows the diagnostic itself.
+  if (r.status !== 0) return { error: r.stderr.trim().replace(/^memlens: /, ''), status: r.status };
+  return { json: JSON.parse(r.stdout), text: r.stdout };
+}
+
+/**
+ * A minimal pickle (protocol 2, no memo) of a JavaScript value made of objects, arrays, strings
+ * and non-negative integers: enough to write a small snapshot with chosen names.
+ */
+function pickle(value) {
+  const out = [Buffer.from([0x80, 2])];
+  const put = (v) => {
+    if (typeof v === 'string') {
+      const b = Buffer.from(v, 'utf8');
+      const len = Buffer.alloc(4);
+      len.writeUInt32LE(b.length);
+      out.push(Buffer.from('X'), len, b);
+    } else if (typeof v === 'number') {
+      const b = Buffer.alloc(8);
+      b.writeBigInt64LE(BigInt(v));
+      out.push(Buffer.from([0x8a, 8]), b);
+    } else if (Array.isArray(v)) {
+      out.push(Buffer.from(']('));
+      v.forEach(put);
+      out.push(Buffer.from('e'));
+    } else {
+      out.push(Buffer.from('}('));
+      for (const [k, x] of Object.entries(v)) {
+        put(k);
+        put(x);
+      }
+      out.push(Buffer.from('u'));
+    }
+  };
+  put(value);
+  out.push(Buffer.from('.'));
+  return Buffer.concat(out);
+}
+
+function entry(rel, full) {
+  return { path: rel, base64: readFileSync(full).toString('base64') };
+}
+
+async function fresh(page, url, hash = '') {
+  await page.goto('about:blank');
+  await page.goto(url + hash);
+  await engineThreads(page);
+}
+
+/** Waits for the snapshot tab to finish opening a file; returns its state. */
+async function snapSettled(page, timeout = 120000) {
+  await page.waitForFunction(() => {
+    const s = document.querySelector('[data-testid="snapshot"]');
+    return s && ['ready', 'error', 'empty'].includes(s.dataset.state);
+  }, null, { timeout });
+  return page.getAttribute('[data-testid="snapshot"]', 'data-state');
+}
+
+async function metrics(page) {
+  const all = await page.$$eval('[data-metric^="snapshot-"]', (els) => els.map((e) => [e.dataset.metric, e.dataset.value]));
+  return Object.fromEntries(all);
+}
+
+function expectedMetrics(d) {
+  return {
+    'snapshot-reserved-bytes': String(d.reserved_bytes),
+    'snapshot-allocated-bytes': String(d.allocated_bytes),
+    'snapshot-peak-bytes': String(d.peak_allocated_bytes),
+    'snapshot-segments': String(d.segments),
+    'snapshot-blocks': String(d.blocks),
+    'snapshot-entries': String(d.trace_entries),
+    'snapshot-ooms': String(d.oom_events),
+    'snapshot-largest-free-block': String(d.largest_free_block),
+  };
+}
+
+/** Waits for both charts to have drawn an answer. */
+async function drawn(page) {
+  await page.waitForFunction(() => ['timeline', 'state'].every((v) => Number(document.getElementById(`snap-${v}`)?.dataset.rendered || 0) > 0), null, { timeout: 60000 });
+}
+
+async function exportFile(page, name) {
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click(`[data-testid="snapshot-export"] [data-file="${name}"]`)]);
+  return readFileSync(await dl.path());
+}
+
+before(async () => {
+  isolated = await startServer({ isolate: true });
+  plain = await startServer({ isolate: false });
+  tmp = mkdtempSync(path.join(tmpdir(), 'memlens-snapshot-page-'));
+  mkdirSync(path.join(tmp, 'snaps'));
+  for (const f of [TINY, MEDIUM, OLD_JSON]) writeFileSync(path.join(tmp, 'snaps', f), readFileSync(path.join(FIX, f)));
+  const g = path.join(tmp, 'snaps', 'gen.pickle');
+  execFileSync(CLI, ['generate', 'snapshot', '--size-mb', '3', '--devices', '2', '--ooms', '2', '--expandable', '--seed', '3', '--out', g]);
+  gen = g;
+  // A truncated copy of the tiny sample.
+  const full = readFileSync(path.join(FIX, TINY));
+  writeFileSync(path.join(tmp, 'snaps', 'broken.pickle'), full.subarray(0, 40000));
+});
+
+after(async () => {
+  await isolated.close();
+  await plain.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+test('the samples and a generated snapshot show the figures of memlens snapshot --json; classification equals inspect', async () => {
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    for (const name of [TINY, MEDIUM, 'gen.pickle']) {
+      await fresh(page, isolated.url);
+      await dropFiles(page, [entry(`snaps/${name}`, path.join(tmp, 'snaps', name))]);
+      assert.equal(await snapSettled(page), 'ready', name);
+      const { json } = cli(`snaps/${name}`, tmp);
+      for (const [dev, d] of Object.entries(json.devices)) {
+        if (dev !== String(Object.keys(json.devices)[0])) {
+          await page.selectOption('[data-testid="snapshot-device"]', dev);
+          await page.waitForFunction((v) => document.querySelector('[data-metric="snapshot-entries"]')?.dataset.value === v, String(d.trace_entries));
+        }
+        assert.deepEqual(await metrics(page), expectedMetrics(d), `${name} device ${dev}`);
+      }
+      await drawn(page);
+    }
+    // Classification: the page and inspect agree on the whole folder (a .json pickle included).
+    await fresh(page, isolated.url);
+    const drop = [TINY, MEDIUM, OLD_JSON, 'gen.pickle', 'broken.pickle'].map((n) => entry(`snaps/${n}`, path.join(tmp, 'snaps', n)));
+    await dropFiles(page, drop);
+    await snapSettled(page);
+    const units = sorted(await pageUnits(page));
+    assert.deepEqual(units, sorted(cliUnits(path.join(tmp, 'snaps'))));
+    assert.equal(units.filter((u) => u.kind === 'snapshot').length, 5);
+    assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('a broken snapshot shows the error of the CLI; the other files of the drop still open', async () => {
+  const bad = cli('snaps/broken.pickle', tmp);
+  assert.equal(bad.status, 2);
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await fresh(page, isolated.url);
+    const drop = ['broken.pickle', OLD_JSON].map((n) => entry(`snaps/${n}`, path.join(tmp, 'snaps', n)));
+    await dropFiles(page, drop);
+    assert.equal(await snapSettled(page), 'error');
+    assert.equal(await page.getAttribute('[data-testid="snapshot"]', 'data-file'), 'snaps/broken.pickle');
+    assert.equal(await page.textContent('[data-testid="snapshot-error"]'), `This snapshot cannot be read: ${bad.error}`);
+    await page.selectOption('[data-testid="snapshot-file"]', '1');
+    await page.waitForFunction(() => document.querySelector('[data-testid="snapshot"]').dataset.file === 'snaps/generated_torch20_p2.json');
+    assert.equal(await snapSettled(page), 'ready');
+    const { json } = cli(`snaps/${OLD_JSON}`, tmp);
+    assert.deepEqual(await metrics(page), expectedMetrics(json.devices['0']));
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('hover shows size and stack; a click selects; a group row highlights its allocations in both charts', async () => {
+  const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
+  try {
+    const page = await b.page();
+    await fresh(page, isolated.url);
+    await dropFiles(page, [entry(`snaps/${MEDIUM}`, path.join(tmp, 'snaps', MEDIUM))]);
+    assert.equal(await snapSettled(page), 'ready');
+    await drawn(page);
+    const canvas = page.locator('[data-testid="snapshot-timeline"]');
+    await canvas.scrollIntoViewIfNeeded();
+    const box = await canvas.boundingBox();
+    const [left, top, w, h] = (await canvas.getAttribute('data-area')).split(',').map(Number);
+    // Low in the stack, at the middle of the trace: an allocation is there.
+    await page.mouse.move(box.x + left + w * 0.5, box.y + top + h * 0.9);
+    await page.waitForSelector('[data-testid="tooltip"]:not([hidden])', { timeout: 20000 });
+    const tip = await page.textContent('[data-testid="tooltip"]');
+    assert.match(tip, / at 0x[0-9a-f]+/);
+    assert.match(tip, /group/);
+    await page.mouse.click(box.x + left + w * 0.5, box.y + top + h * 0.9);
+    await page.waitForFunction(() => /n\.el=\d+/.test(location.hash));
+    await page.waitForFunction(() => document.getElementById('snap-detail').dataset.selected);
+    const selected = await page.getAttribute('#snap-detail', 'data-selected');
+    assert.ok(tip.includes(selected), `${selected} in ${tip}`);
+    // A group row of the at-the-peak table highlights: both charts are drawn again.
+    const before = await page.evaluate(() => ['timeline', 'state'].map((v) => Number(document.getElementById(`snap-${v}`).dataset.rendered)));
+    const current = /n\.g=(\d+)/.exec(await page.evaluate(() => location.hash))[1];
+    await page.waitForSelector('#snap-tables [data-testid="snapshot-row"]');
+    const row = page.locator(`#snap-tables [data-testid="snapshot-row"]:not([data-group="${current}"])`).first();
+    await row.click();
+    await page.waitForFunction((b0) => ['timeline', 'state'].every((v, i) => Number(document.getElementById(`snap-${v}`).dataset.rendered) > b0[i]), before);
+    assert.match(await page.evaluate(() => location.hash), /n\.g=\d+/);
+    // The tables filter in the engine.
+    await page.click('#snap-tables [data-table="allocations"]');
+    await page.waitForFunction(() => document.getElementById('snap-tables').dataset.table === 'allocations');
+    const all = Number(await page.getAttribute('#snap-tables', 'data-total'));
+    await page.fill('[data-testid="snapshot-table-filter"]', 'optimizer.py');
+    await page.waitForFunction((n) => Number(document.getElementById('snap-tables').dataset.total) < n, all);
+    assert.ok(Number(await page.getAttribute('#snap-tables', 'data-total')) > 0);
+    // A row of the filtered allocations selects it: its stack shows, the grouping frame in it.
+    await page.waitForSelector('#snap-tables [data-testid="snapshot-row"]');
+    await page.locator('#snap-tables [data-testid="snapshot-row"]').first().click();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="snapshot-frame"]').length > 0);
+    const grouping = await page.textContent('[data-testid="snapshot-frame"].top-frame');
+    assert.match(grouping, /optimizer\.py:\d+ step/);
+    assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('every export equals memlens snapshot --out, on the threaded and single-threaded engines and offline', async () => {
+  const out = path.join(tmp, 'out');
+  rmSync(out, { recursive: true, force: true });
+  execFileSync(CLI, ['snapshot', 'snaps/gen.pickle', '--out', out], { cwd: tmp });
+  const disk = readTree(out);
+  assert.deepEqual(Object.keys(disk).sort(), ['allocations.csv', 'blocks.csv', 'live_at_peak_by_frame.csv', 'live_at_snapshot_by_frame.csv', 'ooms.csv', 'segments.csv', 'summary.json']);
+  assert.ok(disk['summary.json'].equals(Buffer.from(cli('snaps/gen.pickle', tmp).text)));
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    const offline = pathToFileURL(path.join(root, 'dist', 'memlens.html')).href;
+    for (const [url, threaded] of [[isolated.url, true], [plain.url, false], [offline, false]]) {
+      await fresh(page, url);
+      assert.equal((await engineThreads(page)) > 1, threaded && (await page.evaluate(() => navigator.hardwareConcurrency)) > 1, url);
+      await dropFiles(page, [entry('snaps/gen.pickle', gen)]);
+      assert.equal(await snapSettled(page), 'ready');
+      for (const name of Object.keys(disk)) assert.ok((await exportFile(page, name)).equals(disk[name]), `${name} differs (${url})`);
+    }
+    const local = b.requests.filter((u) => u.startsWith('file:'));
+    assert.deepEqual(local.filter((u) => u !== offline), []);
+    assert.deepEqual(foreignRequests(b.requests.filter((u) => !u.startsWith('file:')), isolated.origin).filter((u) => !u.startsWith(plain.origin)), []);
+    // Service workers are blocked in the test browser: coi-serviceworker's registration on the
+    // plain page then fails in its own script (a harness condition, not the page's).
+    assert.deepEqual(b.consoleErrors.filter((e) => !/reading 'scope'/.test(e)), []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('frame names and file names with HTML and script render as text and run nothing', async () => {
+  const IMG = '<img src=x onerror="window.__pwned=1">';
+  const SCRIPT = '<script>window.__pwned=2</script>';
+  const frame = { filename: `/home/u/${IMG}.py`, line: 7, name: SCRIPT };
+  const snap = {
+    segments: [{ device: 0, address: 4096, total_size: 2097152, allocated_size: 1048576, active_size: 1048576, requested_size: 1048576, stream: 0, segment_type: 'large',
+      blocks: [{ address: 4096, size: 1048576, requested_size: 1048576, state: 'active_allocated', frames: [frame] },
+        { address: 4096 + 1048576, size: 1048576, requested_size: 0, state: 'inactive', frames: [] }] }],
+    device_traces: [[{ action: 'alloc', addr: 4096, size: 1048576, stream: 0, frames: [frame] }]],
+  };
+  const name = `snaps/<svg onload="window.__pwned=3">.pickle`;
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await fresh(page, isolated.url);
+    await dropFiles(page, [{ path: name, base64: pickle(snap).toString('base64') }]);
+    assert.equal(await snapSettled(page), 'ready');
+    await drawn(page);
+    const canvas = page.locator('[data-testid="snapshot-timeline"]');
+    await canvas.scrollIntoViewIfNeeded();
+    const box = await canvas.boundingBox();
+    const [left, top, w, h] = (await canvas.getAttribute('data-area')).split(',').map(Number);
+    await page.mouse.move(box.x + left + w * 0.5, box.y + top + h * 0.8);
+    await page.waitForSelector('[data-testid="tooltip"]:not([hidden])', { timeout: 20000 });
+    assert.ok((await page.textContent('[data-testid="tooltip"]')).includes(`${IMG}.py:7 ${SCRIPT}`));
+    await page.mouse.click(box.x + left + w * 0.5, box.y + top + h * 0.8);
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="snapshot-frame"]').length === 1);
+    const seen = await page.evaluate(() => {
+      const root = document.querySelector('[data-testid="snapshot"]');
+      return {
+        pwned: window.__pwned ?? 0,
+        elements: [...document.querySelectorAll('main script, main img, main svg, main iframe, [data-testid="tooltip"] img')].map((e) => e.outerHTML),
+        frame: document.querySelector('[data-testid="snapshot-frame"]').textContent,
+        picker: root.querySelector('[data-testid="snapshot-file"]').textContent,
+      };
+    });
+    assert.equal(seen.pwned, 0, 'a payload ran');
+    assert.deepEqual(seen.elements, []);
+    assert.ok(seen.frame.includes(`/home/u/${IMG}.py:7 ${SCRIPT}`), seen.frame);
+    assert.ok(seen.picker.includes(name));
+    const ownPaths = b.requests.map((u) => new URL(u).pathname);
+    assert.ok(!ownPaths.includes('/x'), 'an image was requested');
+    assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('screenshots of every view at 1440×900 and 1024×700, light and dark', async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  for (const [width, height] of [[1440, 900], [1024, 700]]) {
+    for (const scheme of ['light', 'dark']) {
+      const b = await openBrowser({ colorScheme: scheme, viewport: { width, height } });
+      try {
+        const page = await b.page();
+        await fresh(page, isolated.url);
+        await dropFiles(page, [entry('snaps/gen.pickle', gen)]);
+        assert.equal(await snapSettled(page), 'ready');
+        await drawn(page);
+        const tag = `${width}-${scheme}`;
+        // Hover an allocation (tooltip), click it (its stack in the detail view), then pick the
+        // largest group at the peak (highlighted in both charts).
+        const canvas = page.locator('[data-testid="snapshot-timeline"]');
+        await canvas.scrollIntoViewIfNeeded();
+        const box = await canvas.boundingBox();
+        const [left, top, w, h] = (await canvas.getAttribute('data-area')).split(',').map(Number);
+        await page.mouse.move(box.x + left + w * 0.3, box.y + top + h * 0.8);
+        await page.waitForSelector('[data-testid="tooltip"]:not([hidden])', { timeout: 20000 });
+        await page.screenshot({ path: path.join(SHOTS, `snapshot-hover-${tag}.png`) });
+        await page.mouse.click(box.x + left + w * 0.3, box.y + top + h * 0.8);
+        await page.waitForFunction(() => document.getElementById('snap-detail').dataset.selected && /n\.g=\d+/.test(location.hash));
+        const before = await page.evaluate(() => Number(document.getElementById('snap-timeline').dataset.rendered));
+        const current = /n\.g=(\d+)/.exec(await page.evaluate(() => location.hash))[1];
+        await page.waitForSelector('#snap-tables [data-testid="snapshot-row"]');
+        await page.locator(`#snap-tables [data-testid="snapshot-row"]:not([data-group="${current}"])`).first().click();
+        await page.waitForFunction((n) => Number(document.getElementById('snap-timeline').dataset.rendered) > n, before);
+        await page.mouse.move(0, 0);
+        await page.waitForTimeout(500);
+        for (const v of ['overview', 'timeline', 'state', 'tables', 'detail', 'export']) {
+          await page.locator(`#snap-${v}`).screenshot({ path: path.join(SHOTS, `snapshot-${v}-${tag}.png`) });
+        }
+        assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
+        assert.deepEqual(b.consoleErrors, []);
+      } finally {
+        await b.close();
+      }
+    }
+  }
+});

@@ -1,0 +1,133 @@
+// The allocator state at the snapshot: one bar per segment (by address, one row each), its blocks
+// inside it coloured by state — allocated, freed but waiting for streams, free — so
+// fragmentation shows as gaps. Reduced in Rust to the viewport's pixels; hover shows a block's
+// size, state and stack, click selects it (and its group).
+import { el } from '../ui/dom.js';
+import { Plot } from '../ui/plot.js';
+import { showTooltip, hideTooltip } from '../ui/tooltip.js';
+import { downloadCanvas } from '../ui/download.js';
+import { bytes, exactBytes, int } from '../format.js';
+import { section, button, latest, palette, stackLines, stateLine } from './common.js';
+
+const CLASSES = 5;
+const ROW = 10;
+
+export function stateView({ client, store, info, onError, place }) {
+  const { section: node, body, tools } = section('state', 'Allocator state at the snapshot',
+    'Segments packed into rows by size (as memory_viz does), each a bar with its blocks coloured by state; x = bytes. Wheel zooms, drag pans, 0 resets, click selects a block.');
+  place(node);
+  const status = el('div', { class: 'snap-status muted', 'data-testid': 'snapshot-state-status' });
+  const legend = el('div', { class: 'legend' },
+    el('span', { class: 'legend-item' }, el('span', { class: 'swatch snap-s3' }), 'allocated'),
+    el('span', { class: 'legend-item' }, el('span', { class: 'swatch snap-s2' }), 'freed, waiting for streams'),
+    el('span', { class: 'legend-item' }, el('span', { class: 'swatch snap-s1' }), 'free (inactive block)'),
+    el('span', { class: 'legend-item' }, el('span', { class: 'swatch snap-s4' }), 'selected group'));
+  let plot = null;
+  let data = null;
+  let hover = null;
+  let destroyed = false;
+  const device = () => store.get().device;
+  const dinfo = () => info.devices.find((d) => d.device === device());
+
+  const request = latest(async (v) => {
+    const dpr = window.devicePixelRatio || 1;
+    const width = Math.max(1, Math.round(plot.width * dpr));
+    const height = Math.max(1, Math.round(plot.height * dpr));
+    const r = await client.call('snapshot.state', { device: device(), x0: v.x0, x1: v.x1, y0: v.y0, y1: v.y1, width, height, highlight: store.get().group, ...palette('snap-s', CLASSES) });
+    if (destroyed) return;
+    const image = await createImageBitmap(new ImageData(r.rgba, width, height));
+    if (destroyed) {
+      image.close();
+      return;
+    }
+    if (data && data.image) data.image.close();
+    data = { view: v, image };
+    const d = dinfo();
+    status.textContent = `${int(d.segments)} segments in ${int(d.state_rows)} rows; ${int(r.visible)} segments and blocks in view (${r.ms.toFixed(1)} ms in the engine)`;
+    node.dataset.rendered = String(Number(node.dataset.rendered || 0) + 1);
+    plot.redraw();
+  }, onError);
+
+  const hoverReq = latest(async ({ x, y, dx, ev }) => {
+    const b = await client.call('snapshot.stateHit', { device: device(), x, y, dx, dy: 0 });
+    if (destroyed) return;
+    hover = b;
+    if (!b) return hideTooltip();
+    const lines = b.kind === 'block'
+      ? [`${b.state} block: ${bytes(b.size)} (${exactBytes(b.size)}) at ${b.address}`,
+        ['requested', exactBytes(b.requested_size)],
+        ['group', b.group_label], ...(b.state === 'active_allocated' ? stackLines(b.stack) : []), 'click to select']
+      : [`${b.state} segment: ${bytes(b.size)} at ${b.address}`,
+        ['allocated', bytes(b.allocated)], ['largest free block', bytes(b.largest_free_block)], ['stream', String(b.stream)],
+        ['reserved by', b.group_label]];
+    showTooltip(ev.clientX, ev.clientY, lines);
+  }, onError);
+
+  function build() {
+    const d = dinfo();
+    body.replaceChildren();
+    if (plot) plot.destroy();
+    plot = null;
+    data = null;
+    if (!d.segments) {
+      body.append(stateLine('empty', 'This device holds no segment at the snapshot (nothing reserved).'));
+      return;
+    }
+    body.append(legend);
+    const rows = d.state_rows;
+    plot = new Plot(body, {
+      xKind: 'bytes',
+      yKind: 'index',
+      zoomY: true,
+      height: Math.min(420, Math.max(160, rows * 22 + 40)),
+      yFormat: (v) => `row ${Math.floor(v / ROW)}`,
+      label: 'Allocator state: segments by bytes',
+      onView: (v) => request(v),
+      onHover: (x, y, ev) => {
+        const dx = (2 * (plot.view.x1 - plot.view.x0)) / plot.width;
+        hoverReq({ x, y, dx, ev: { clientX: ev.clientX, clientY: ev.clientY } });
+      },
+      onLeave: () => {
+        hover = null;
+        hideTooltip();
+      },
+      onClick: () => {
+        if (hover && hover.kind === 'block' && hover.block !== null) store.set({ block: hover.block, group: hover.group, element: null });
+      },
+      draw: (ctx, p) => {
+        if (!data) return;
+        const v = p.view;
+        const rv = data.view;
+        const kx = p.width / (v.x1 - v.x0);
+        const ky = p.height / (v.y1 - v.y0);
+        ctx.imageSmoothingEnabled = false;
+        ctx.drawImage(data.image, (rv.x0 - v.x0) * kx, (v.y1 - rv.y1) * ky, (rv.x1 - rv.x0) * kx, (rv.y1 - rv.y0) * ky);
+      },
+    });
+    plot.canvas.dataset.testid = 'snapshot-state';
+    body.append(status);
+    plot.setDomain({ x0: 0, x1: Math.max(1, d.max_segment_bytes), y0: 0, y1: rows * ROW });
+  }
+
+  tools.append(
+    button('Reset', () => plot && plot.reset(), { title: '0 on the chart, or double-click' }),
+    button('PNG', () => plot && downloadCanvas(plot.canvas, 'AllocatorState.png'), { title: 'Save this chart as PNG' }),
+  );
+  build();
+  return {
+    node,
+    update(st, changed) {
+      if (changed.includes('device')) build();
+      else if (changed.includes('group') && plot) request({ ...plot.view });
+    },
+    shown() {
+      if (plot && plot.resize()) plot.changed();
+    },
+    destroy() {
+      destroyed = true;
+      hideTooltip();
+      if (plot) plot.destroy();
+      if (data && data.image) data.image.close();
+    },
+  };
+}

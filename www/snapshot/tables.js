@@ -1,0 +1,136 @@
+// The tables: allocations alive at the peak grouped by their top user frame (memory_viz's third
+// view), blocks allocated at the snapshot by frame (leak candidates), every allocation of the
+// timeline, the segments with their free space, and the OOM entries. Sorted and filtered in Rust,
+// paged on demand. A group row selects its group (highlighted in the charts); an allocation row
+// selects the allocation.
+import { el } from '../ui/dom.js';
+import { VirtualTable, rowsByName } from '../ui/virtual-table.js';
+import { int } from '../format.js';
+import { section, button } from './common.js';
+
+const TABS = [
+  { id: 'peak', label: 'At the peak, by frame', sort: { col: 1, desc: true }, empty: 'Nothing is allocated at the peak.' },
+  { id: 'snapshot', label: 'At the snapshot, by frame', sort: { col: 1, desc: true }, empty: 'No block is allocated at the snapshot.' },
+  { id: 'allocations', label: 'Allocations', sort: null, empty: 'No allocation matches.' },
+  { id: 'segments', label: 'Segments', sort: { col: 3, desc: true }, empty: 'No segment.' },
+  { id: 'ooms', label: 'OOMs', sort: null, empty: 'No OOM was recorded on this device.' },
+];
+const WIDE = new Set(['frame', 'file']);
+
+export function tablesView({ client, store, info, onError, place }) {
+  const { section: node, body, tools } = section('tables', 'Who holds the memory',
+    'Click a header to sort, type to filter (substring or regular expression); click a group to highlight its allocations in the charts.');
+  place(node);
+  const tabs = el('div', { class: 'snap-seg', role: 'tablist', 'aria-label': 'table' });
+  const filter = el('input', { type: 'search', placeholder: 'filter rows…', 'aria-label': 'filter rows', 'data-testid': 'snapshot-table-filter' });
+  const regex = el('input', { type: 'checkbox', 'aria-label': 'regular expression' });
+  const box = el('div', { class: 'snap-table-box' });
+  const error = el('div', { class: 'error-state', hidden: true });
+  tools.append(tabs, filter, el('label', { class: 'muted' }, regex, ' regex'));
+  body.append(error, box);
+  let current = 'peak';
+  let vt = null;
+  let sort = null;
+  let groupOf = new Map();
+  const buttons = {};
+  for (const t of TABS) {
+    buttons[t.id] = button(t.label, () => show(t.id), { role: 'tab', 'data-table': t.id });
+    tabs.append(buttons[t.id]);
+  }
+  let specs = [];
+  const query = () => ({
+    device: store.get().device,
+    table: current,
+    sort: sort && specs[sort.col] ? [[specs[sort.col].name, sort.desc]] : [],
+    text: filter.value ? [{ pattern: filter.value, regex: regex.checked }] : [],
+  });
+
+  async function show(id, keepSort = false) {
+    current = id;
+    const tab = TABS.find((t) => t.id === id);
+    if (!keepSort) sort = tab.sort;
+    for (const t of TABS) buttons[t.id].setAttribute('aria-selected', String(t.id === id));
+    error.hidden = true;
+    let first;
+    try {
+      // The columns first (sort keys are column names), then the sorted first page.
+      if (!specs.length || !keepSort) {
+        specs = (await client.call('snapshot.table', { device: store.get().device, table: id, offset: 0, limit: 0 })).specs;
+      }
+      first = await client.call('snapshot.table', { ...query(), offset: 0, limit: 1 });
+    } catch (err) {
+      error.hidden = false;
+      error.textContent = err.message;
+      return;
+    }
+    groupOf = new Map();
+    box.replaceChildren();
+    const columns = first.specs.map((c) => ({
+      key: c.name,
+      name: c.name,
+      kind: c.kind,
+      width: WIDE.has(c.name) ? 'minmax(260px, 4fr)' : 'minmax(110px, 1fr)',
+      minPx: WIDE.has(c.name) ? 260 : 110,
+    }));
+    vt = new VirtualTable(box, {
+      columns,
+      label: tab.label,
+      rowTestId: 'snapshot-row',
+      rowData: (row, rid) => ({ group: String(groupOf.get(rid) ?? '') }),
+      minWidth: columns.reduce((s, c) => s + c.minPx, 0),
+      sort,
+      isSelected: (row, rid) => {
+        const st = store.get();
+        if (current === 'allocations') return st.element === rid;
+        const g = groupOf.get(rid);
+        return g !== undefined && st.group === g && (current === 'peak' || current === 'snapshot');
+      },
+      fetchPage: async (offset, limit) => {
+        const a = await client.call('snapshot.table', { ...query(), offset, limit });
+        a.page.ids.forEach((rid, i) => groupOf.set(rid, a.groups[i]));
+        return { total: a.page.total, offset: a.page.offset, ids: a.page.ids, rows: rowsByName(a.page) };
+      },
+      onRowClick: (rid) => {
+        const g = groupOf.get(rid);
+        if (current === 'allocations') store.set({ element: rid, group: g ?? null, block: null });
+        else if (current === 'peak' || current === 'snapshot' || current === 'segments') store.set({ group: g ?? null });
+      },
+      onSortChange: (s) => {
+        sort = s;
+        show(current, true).catch(onError);
+      },
+    });
+    await vt.refresh();
+    node.dataset.table = id;
+    node.dataset.total = String(first.page.total);
+    if (!first.page.total) vt.status.textContent = tab.empty;
+  }
+
+  let timer = null;
+  const refilter = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => show(current, true).catch(onError), 150);
+  };
+  filter.addEventListener('input', refilter);
+  regex.addEventListener('change', refilter);
+  const counts = () => {
+    const d = info.summary.devices[String(store.get().device)];
+    buttons.peak.textContent = `At the peak, by frame ${int(d.live_at_peak_by_frame.groups)}`;
+    buttons.snapshot.textContent = `At the snapshot, by frame ${int(d.live_at_snapshot_by_frame.groups)}`;
+    buttons.segments.textContent = `Segments ${int(d.segments)}`;
+    buttons.ooms.textContent = `OOMs ${int(d.oom_events)}`;
+    buttons.ooms.classList.toggle('bad', d.oom_events > 0);
+  };
+  counts();
+  show(current).catch(onError);
+  return {
+    node,
+    update(st, changed) {
+      if (changed.includes('device')) {
+        counts();
+        show(current).catch(onError);
+      } else if (vt && (changed.includes('group') || changed.includes('element'))) vt.render();
+    },
+    destroy() {},
+  };
+}

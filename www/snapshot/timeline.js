@@ -1,0 +1,230 @@
+// The active memory timeline: allocations stacked over trace entries (memory_viz's view), reduced
+// in Rust to the pixels of the viewport and painted in the worker; the allocated and reserved
+// curves on top. Hover shows an allocation's size and stack, click selects it (and its group;
+// its alloc and free entries are marked), a selected group is highlighted. While a new answer is on its way the last image is redrawn
+// under the new view, so panning repaints at once.
+import { el, cssVar } from '../ui/dom.js';
+import { Plot } from '../ui/plot.js';
+import { showTooltip, hideTooltip } from '../ui/tooltip.js';
+import { downloadCanvas } from '../ui/download.js';
+import { bytes, exactBytes, int } from '../format.js';
+import { section, button, latest, palette, stackLines, stateLine } from './common.js';
+
+const CLASSES = 12;
+
+export function timelineView({ client, store, info, onError, place }) {
+  const { section: node, body, tools } = section('timeline', 'Active memory timeline',
+    'x = trace entry, y = bytes. Each allocation is a band from its alloc to its free, stacked on those made before it. Wheel zooms (Shift: y only, Alt: x only), drag pans, 0 resets, click selects an allocation.');
+  place(node);
+  const status = el('div', { class: 'snap-status muted', 'data-testid': 'snapshot-timeline-status' });
+  const legend = el('div', { class: 'legend' },
+    el('span', { class: 'legend-item' }, el('span', { class: 'swatch line-allocated' }), 'allocated'),
+    el('span', { class: 'legend-item' }, el('span', { class: 'swatch line-reserved' }), 'reserved'),
+    el('span', { class: 'legend-item' }, el('span', { class: 'swatch snap-merged' }), 'allocations thinner than a pixel, merged'),
+    el('span', { class: 'legend-item' }, el('span', { class: 'swatch snap-peak' }), 'peak'));
+  let plot = null;
+  let data = null;
+  let curve = null;
+  let hover = null;
+  let selected = null;
+  let frames = 0;
+  let destroyed = false;
+  const device = () => store.get().device;
+  const dinfo = () => info.devices.find((d) => d.device === device());
+
+  const request = latest(async (v) => {
+    const dpr = window.devicePixelRatio || 1;
+    const width = Math.max(1, Math.round(plot.width * dpr));
+    const height = Math.max(1, Math.round(plot.height * dpr));
+    const sent = performance.now();
+    const highlight = store.get().group;
+    const [r, c] = await Promise.all([
+      client.call('snapshot.timeline', { device: device(), x0: v.x0, x1: v.x1, y0: v.y0, y1: v.y1, width, height, highlight, ...palette('snap-c', CLASSES) }),
+      client.call('snapshot.curve', { device: device(), x0: v.x0, x1: v.x1, columns: Math.max(1, Math.round(plot.width)) }),
+    ]);
+    if (destroyed) return;
+    performance.measure('snapshot-timeline-engine', { start: sent, duration: r.ms });
+    performance.measure('snapshot-timeline-roundtrip', { start: sent, duration: performance.now() - sent });
+    const image = await createImageBitmap(new ImageData(r.rgba, width, height));
+    if (destroyed) {
+      image.close();
+      return;
+    }
+    if (data && data.image) data.image.close();
+    data = { view: v, image };
+    curve = { view: v, ...c };
+    status.textContent = `${int(r.visible)} bands in view: ${int(r.individual)} allocations drawn one by one, ${int(r.merged)} runs of thinner ones merged (${r.ms.toFixed(1)} ms in the engine)`;
+    node.dataset.rendered = String(Number(node.dataset.rendered || 0) + 1);
+    plot.redraw();
+  }, onError);
+
+  const hoverReq = latest(async ({ x, y, ev }) => {
+    const a = await client.call('snapshot.timelineHit', { device: device(), x, y });
+    if (destroyed) return;
+    hover = a;
+    plot.redraw();
+    if (!a) return hideTooltip();
+    const lines = [
+      `${bytes(a.size)} (${exactBytes(a.size)}) at ${a.address}`,
+      ['allocated', a.alloc_index === null ? 'before the trace began' : `entry ${int(a.alloc_index)}`],
+      ['freed', a.free_index === null ? 'not freed at the snapshot' : `entry ${int(a.free_index)}`],
+      ['group', a.group_label],
+      ...stackLines(a.stack),
+      'click to select',
+    ];
+    showTooltip(ev.clientX, ev.clientY, lines);
+  }, onError);
+
+  function build() {
+    const d = dinfo();
+    body.replaceChildren();
+    if (plot) plot.destroy();
+    plot = null;
+    data = null;
+    curve = null;
+    if (!d.allocations) {
+      body.append(stateLine('empty', 'No allocation is known on this device: the trace records none and the snapshot holds no allocated block.'));
+      return;
+    }
+    if (!d.entries) body.append(stateLine('empty', 'This device has no trace (recording was off, or the file is a bare segment list): the timeline shows the allocations at the snapshot.'));
+    body.append(legend);
+    plot = new Plot(body, {
+      xKind: 'index',
+      yKind: 'bytes',
+      zoomY: true,
+      height: 380,
+      label: 'Active memory timeline: trace entry by bytes',
+      onView: (v) => request(v),
+      onHover: (x, y, ev) => hoverReq({ x, y, ev: { clientX: ev.clientX, clientY: ev.clientY } }),
+      onLeave: () => {
+        hover = null;
+        hideTooltip();
+        plot.redraw();
+      },
+      onClick: () => {
+        if (hover) store.set({ element: hover.element, group: hover.group, block: null });
+      },
+      onFrame: (ms, start) => {
+        if (!data) return;
+        if (!frames++) performance.mark('snapshot-timeline-first-draw');
+        performance.measure('snapshot-timeline-frame', { start, duration: ms });
+        if (frames % 2000 === 0) performance.clearMeasures('snapshot-timeline-frame');
+      },
+      draw: (ctx, p) => draw(ctx, p),
+    });
+    plot.canvas.dataset.testid = 'snapshot-timeline';
+    body.append(status);
+    const x1 = Math.max(1, d.entries);
+    plot.setDomain({ x0: 0, x1, y0: 0, y1: Math.max(d.max_stack_bytes, d.max_curve_bytes, 1) * 1.04 });
+  }
+
+  function draw(ctx, p) {
+    const v = p.view;
+    if (data) {
+      const rv = data.view;
+      const kx = p.width / (v.x1 - v.x0);
+      const ky = p.height / (v.y1 - v.y0);
+      ctx.imageSmoothingEnabled = false;
+      ctx.drawImage(data.image, (rv.x0 - v.x0) * kx, (v.y1 - rv.y1) * ky, (rv.x1 - rv.x0) * kx, (rv.y1 - rv.y0) * ky);
+    }
+    if (curve) {
+      const cv = curve.view;
+      const cols = curve.allocatedMax.length;
+      const line = (max, color, dash) => {
+        ctx.strokeStyle = color;
+        ctx.setLineDash(dash);
+        ctx.lineWidth = 1.5;
+        ctx.beginPath();
+        let started = false;
+        for (let i = 0; i < cols; i++) {
+          if (!curve.defined[i]) {
+            started = false;
+            continue;
+          }
+          const x = p.px(cv.x0 + ((i + 0.5) * (cv.x1 - cv.x0)) / cols);
+          const y = p.py(max[i]);
+          if (!started) ctx.moveTo(x, y);
+          else ctx.lineTo(x, y);
+          started = true;
+        }
+        ctx.stroke();
+        ctx.setLineDash([]);
+      };
+      line(curve.reservedMax, cssVar('--snap-reserved'), [5, 3]);
+      line(curve.allocatedMax, cssVar('--snap-allocated'), []);
+    }
+    const d = dinfo();
+    if (d.peak_trace_index !== null) {
+      const x = Math.round(p.px(d.peak_trace_index + 0.5)) + 0.5;
+      if (x >= 0 && x <= p.width) {
+        ctx.strokeStyle = cssVar('--snap-peak');
+        ctx.setLineDash([4, 4]);
+        ctx.beginPath();
+        ctx.moveTo(x, 0);
+        ctx.lineTo(x, p.height);
+        ctx.stroke();
+        ctx.setLineDash([]);
+      }
+    }
+    const outline = (a, color, width) => {
+      if (!a || a.offset === null || a.offset === undefined) return;
+      const s = a.alloc_index === null ? 0 : a.alloc_index;
+      const e = a.free_index === null ? d.entries || 1 : a.free_index;
+      const x0 = p.px(s);
+      const x1 = p.px(e);
+      ctx.strokeStyle = color;
+      ctx.lineWidth = width;
+      ctx.strokeRect(x0, p.py(a.offset + a.size), Math.max(2, x1 - x0), Math.max(2, p.py(a.offset) - p.py(a.offset + a.size)));
+    };
+    outline(hover, cssVar('--text'), 1);
+    // The selected allocation: its alloc and free entries (its band moves as others are freed).
+    if (selected) {
+      ctx.strokeStyle = cssVar('--accent');
+      ctx.lineWidth = 2;
+      for (const at of [selected.alloc_index, selected.free_index]) {
+        if (at === null) continue;
+        const x = Math.round(p.px(at + 0.5)) + 0.5;
+        if (x < 0 || x > p.width) continue;
+        ctx.beginPath();
+        ctx.moveTo(x, 0);
+        ctx.lineTo(x, p.height);
+        ctx.stroke();
+      }
+    }
+  }
+
+  async function loadSelected(st) {
+    selected = null;
+    if (st.element !== null) {
+      try {
+        selected = await client.call('snapshot.allocation', { device: st.device, element: st.element });
+      } catch {
+        selected = null;
+      }
+    }
+    if (plot) plot.redraw();
+  }
+
+  tools.append(
+    button('Reset', () => plot && plot.reset(), { title: '0 on the chart, or double-click' }),
+    button('PNG', () => plot && downloadCanvas(plot.canvas, 'ActiveMemoryTimeline.png'), { title: 'Save this chart as PNG' }),
+  );
+  build();
+  return {
+    node,
+    update(st, changed) {
+      if (changed.includes('device')) build();
+      else if (changed.includes('group') && plot) request({ ...plot.view });
+      if (changed.includes('element') || changed.includes('device')) loadSelected(st);
+    },
+    shown() {
+      if (plot && plot.resize()) plot.changed();
+    },
+    destroy() {
+      destroyed = true;
+      hideTooltip();
+      if (plot) plot.destroy();
+      if (data && data.image) data.image.close();
+    },
+  };
+}
