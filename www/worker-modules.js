@@ -2,5 +2,6 @@
 // `(ctx) => ({ method(params, progress) { … } })`.
 import profiler from './profiler/worker.js';
 import somas from './somas/worker.js';
+import compare from './compare/worker.js';
 
-export const modules = [profiler, somas];
+export const modules = [profiler, somas, compare];

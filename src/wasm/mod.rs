@@ -13,11 +13,13 @@ use crate::bulk::{Bulk, Field};
 use js_sys::{Float32Array, Float64Array, Object, Reflect, Uint32Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 
+mod compare;
 pub mod file_source;
 mod profiler;
 mod session;
 mod somas;
 
+pub use compare::CompareView;
 pub use profiler::{memory_bytes, ProfilerView};
 pub use session::Session;
 pub use somas::SomasView;
