@@ -25,6 +25,7 @@ const SOMAS = path.join(FIX, 'somas');
  */
 const SEEDS = {
   classify: [[path.join(FIX, 'classify'), ''], [SOMAS, '.ir']],
+  job_summary: [[path.join(FIX, 'summary'), '.json']],
   profiler_json: [
     [NPU, '.json', { pair: 'profiler_metadata.json' }],
     [path.join(FIX, 'classify'), '.json', { pair: 'profiler_metadata.json' }],

@@ -1,6 +1,7 @@
 // Installs what building and testing need, skipping every part that is already in place:
 // npm packages from the lock file, rustup toolchains, targets and components, the exact
-// wasm-bindgen CLI, and (for tests) Debian's chromium.
+// wasm-bindgen CLI, and (for tests) Debian's chromium and the project-local Python virtualenv
+// `.venv/` with the exact versions of python/requirements-test.txt.
 //
 // One line per piece: what it is, how it is installed, and whether it was in place or how long
 // installing it took. The package managers' own output goes to a log file (its path is printed
@@ -85,6 +86,38 @@ function installedLines(args) {
 
 export const CHROMIUM = '/usr/bin/chromium';
 
+/** The project-local virtualenv the Python package is built and tested in (ignored by git). */
+export const VENV = path.join(root, '.venv');
+/** Its interpreter. */
+export const VENV_PYTHON = path.join(VENV, 'bin', 'python');
+/** The exact versions of what the Python tests need. */
+const PY_REQUIREMENTS = path.join(root, 'python', 'requirements-test.txt');
+/** A copy of the requirements the virtualenv was last filled from: differs → install again. */
+const PY_STAMP = path.join(VENV, 'memlens-requirements.txt');
+
+/** The system Python that makes the virtualenv: `python3`, 3.9 or newer, with `venv`. */
+function systemPython() {
+  const v = capture('python3', ['-c', 'import sys, venv, ensurepip; print("%d.%d" % sys.version_info[:2])']);
+  const [major, minor] = (v ?? '').trim().split('.').map(Number);
+  if (!(major === 3 && minor >= 9)) {
+    throw new Error(
+      'The Python tests need python3 (3.9 or newer) with the venv module. On Debian install them with:\n' +
+        '  sudo apt-get update && sudo apt-get install -y python3 python3-venv\n' +
+        'and run npm test again.',
+    );
+  }
+  return 'python3';
+}
+
+/** True when the virtualenv was filled from the current requirements file. */
+function venvCurrent() {
+  try {
+    return existsSync(VENV_PYTHON) && readFileSync(PY_STAMP, 'utf8') === readFileSync(PY_REQUIREMENTS, 'utf8');
+  } catch {
+    return false;
+  }
+}
+
 /** The pieces, in install order: `[what, how, needed, commands]`. */
 function pieces({ browser }) {
   const lock = path.join(root, 'package-lock.json');
@@ -152,6 +185,18 @@ function pieces({ browser }) {
       () => [
         ['apt-get', ['update']],
         ['apt-get', ['install', '-y', 'chromium']],
+      ],
+    ]);
+  }
+  if (browser) {
+    list.push([
+      'Python test packages in .venv/ (maturin, pytest, pandas, pyarrow, ray; exact versions)',
+      'venv + pip, about 3 minutes and 650 MB',
+      () => !venvCurrent(),
+      () => [
+        [systemPython(), ['-m', 'venv', VENV]],
+        [VENV_PYTHON, ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '-r', PY_REQUIREMENTS]],
+        [process.execPath, ['-e', `require('fs').copyFileSync(${JSON.stringify(PY_REQUIREMENTS)}, ${JSON.stringify(PY_STAMP)})`]],
       ],
     ]);
   }

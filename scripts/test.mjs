@@ -1,24 +1,53 @@
-// npm test: set-up (incl. chromium), formatting, lints, Rust tests, both wasm builds, the offline
-// file, and the browser tests. Stops at the first failure.
-//   npm test -- --browser-only   skip the Rust checks (fast loop on the page)
+// npm test: set-up (incl. chromium and the Python virtualenv), formatting, lints, Rust tests, the
+// Python wheel and its tests, both wasm builds, the offline file, and the browser tests. Stops at
+// the first failure.
+//   npm test -- --browser-only   skip the Rust and Python checks (fast loop on the page)
+//   npm test -- --python-only    set-up, the wheel and the Python tests only
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { setup } from './setup.mjs';
+import { setup, VENV_PYTHON } from './setup.mjs';
 import { build } from './build.mjs';
 import { run, step, root, main } from './util.mjs';
 
 const browserOnly = process.argv.includes('--browser-only');
+const pythonOnly = process.argv.includes('--python-only');
 const t0 = performance.now();
+
+/** Builds the wheel (cargo's dev profile, sharing the test build's dependencies) into .venv/. */
+async function pythonTests() {
+  const wheels = path.join(root, 'target', 'wheels');
+  await step('Python wheel (maturin), installed into .venv/', () => {
+    run(VENV_PYTHON, ['-m', 'maturin', 'build', '--profile', 'dev', '--interpreter', VENV_PYTHON, '--out', wheels, '--quiet']);
+    const built = readdirSync(wheels).filter((f) => /^memlens-.*\.whl$/.test(f)).sort();
+    run(VENV_PYTHON, [
+      '-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--no-deps', '--force-reinstall', '--quiet',
+      path.join(wheels, built[built.length - 1]),
+    ]);
+  });
+  await step('native CLI for the Python and browser tests', () => run('cargo', ['build', '--bin', 'memlens']));
+  await step('Python tests (pytest)', () =>
+    run(VENV_PYTHON, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests/python']),
+  );
+}
 
 main(async () => {
   await setup({ browser: true });
+  if (pythonOnly) {
+    await pythonTests();
+    console.log(`\nnpm test (Python only) passed in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+    return;
+  }
   if (!browserOnly) {
     await step('cargo fmt --check', () => run('cargo', ['fmt', '--all', '--check']));
     await step('cargo clippy -D warnings', () => run('cargo', ['clippy', '--all-targets', '--', '-D', 'warnings']));
+    await step('cargo clippy -D warnings (Python module)', () =>
+      run('cargo', ['clippy', '--lib', '--features', 'python', '--', '-D', 'warnings']),
+    );
     await step('cargo clippy -D warnings (wasm layer)', () =>
       run('cargo', ['clippy', '--lib', '--target', 'wasm32-unknown-unknown', '--', '-D', 'warnings']),
     );
     await step('cargo test', () => run('cargo', ['test', '--all-targets']));
+    await pythonTests();
   }
   await build();
   await step('native CLI for the browser tests', () => run('cargo', ['build', '--bin', 'memlens']));

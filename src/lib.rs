@@ -9,8 +9,9 @@
 //! - the core ([`source`], [`diag`], [`input`], [`families`] and the analysis modules) knows
 //!   nothing of the browser or the terminal: it reads bytes through [`source::Source`] and
 //!   returns data;
-//! - the `memlens` CLI (`src/bin/memlens`) and the WebAssembly API (`src/wasm`, compiled only for
-//!   `wasm32`) call the same functions, so the page and the CLI print the same numbers.
+//! - the `memlens` CLI (`src/bin/memlens`), the WebAssembly API (`src/wasm`, compiled only for
+//!   `wasm32`) and the Python module (`src/python`, compiled only with the `python` feature) call
+//!   the same functions, so the page, the CLI and Python give the same numbers.
 
 pub mod bulk;
 pub mod chart;
@@ -27,5 +28,7 @@ pub mod source;
 pub mod summaries;
 pub mod table;
 
+#[cfg(all(feature = "python", not(target_arch = "wasm32")))]
+pub mod python;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

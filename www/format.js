@@ -25,3 +25,8 @@ export function exactBytes(n) {
 export function int(n) {
   return Number(n).toLocaleString('en-US');
 }
+
+/** 1 → "1 file", 3 → "3 files" (`many` for irregular plurals). */
+export function plural(n, one, many = `${one}s`) {
+  return `${int(n)} ${Number(n) === 1 ? one : many}`;
+}

@@ -2,6 +2,7 @@
 //!
 //! Each analysis family has its own submodule; this file holds what they share.
 
+pub mod columns;
 pub mod compare;
 pub mod curves;
 pub mod profiler;

@@ -12,8 +12,10 @@
 
 #![warn(missing_docs)]
 
+use super::columns::{Column, ColumnBuilder, Kind};
 use crate::profiler::analysis::{JobAnalysis, RankAnalysis};
 use crate::profiler::{bytes_to_unit_text, ns_to_ms_text};
+use std::borrow::Cow;
 use std::io::Write;
 
 /// How many leading columns of [`MEMORY_EVENTS_COLUMNS`] are the Python tool's contract.
@@ -170,12 +172,9 @@ pub fn report_json(
     Ok(text)
 }
 
-/// Writes `memory_events.csv`: one row per operator_memory row of every rank, sorted by start
-/// time, then rank, then role and file order.
-///
-/// Rows are formatted in parallel, a bounded batch at a time, so memory stays at one batch of
-/// text whatever the number of rows.
-pub fn write_memory_events<W: Write>(job: &JobAnalysis, mut out: W) -> std::io::Result<()> {
+/// The rows of `memory_events.csv` in their order: (start time, rank, rank index, row index),
+/// sorted by start time, then rank, then role and file order.
+fn event_order(job: &JobAnalysis) -> Vec<(i64, u32, u32, u32)> {
     use rayon::prelude::*;
     let mut order: Vec<(i64, u32, u32, u32)> = Vec::new();
     for (ri, r) in job.ranks.iter().enumerate() {
@@ -189,6 +188,17 @@ pub fn write_memory_events<W: Write>(job: &JobAnalysis, mut out: W) -> std::io::
         }
     }
     order.par_sort_unstable();
+    order
+}
+
+/// Writes `memory_events.csv`: one row per operator_memory row of every rank, sorted by start
+/// time, then rank, then role and file order.
+///
+/// Rows are formatted in parallel, a bounded batch at a time, so memory stays at one batch of
+/// text whatever the number of rows.
+pub fn write_memory_events<W: Write>(job: &JobAnalysis, mut out: W) -> std::io::Result<()> {
+    use rayon::prelude::*;
+    let order = event_order(job);
     super::write_csv(
         &mut out,
         &MEMORY_EVENTS_COLUMNS,
@@ -222,15 +232,19 @@ fn write_event(
     ri: usize,
     i: usize,
 ) -> std::io::Result<()> {
-    let (Some(r), Some(row)) = (
-        job.ranks.get(ri),
-        job.ranks.get(ri).and_then(|r| r.rows.get(i)),
-    ) else {
+    let Some(cells) = event_cells(job, ri, i) else {
         return Ok(());
     };
-    let Some(attr) = r.attribution.get(i) else {
-        return Ok(());
-    };
+    w.write_record(cells.iter().map(|c| c.as_bytes()))
+        .map_err(|e| std::io::Error::other(e.to_string()))
+}
+
+/// The 22 cells of one `memory_events.csv` row (row `i` of rank `ri`), as text: the one place
+/// that says what each column holds, for the CSV and for the columnar export alike.
+fn event_cells(job: &JobAnalysis, ri: usize, i: usize) -> Option<[Cow<'_, str>; 22]> {
+    let r = job.ranks.get(ri)?;
+    let row = r.rows.get(i)?;
+    let attr = r.attribution.get(i)?;
     let signed = if row.negative {
         -i128::from(row.size)
     } else {
@@ -250,36 +264,81 @@ fn write_event(
         .unwrap_or_default();
     let stack = r.stack(i);
     // Rows without any time are never read (the reader skips them), so `time_ns` is set here.
-    let fields: [&str; 22] = [
-        r.name(i),
-        &r.summary.role,
-        &rank_id(r),
-        stack,
-        first_stack_line(stack),
-        &bytes_to_unit_text(signed, 1024),
-        &ms_or_zero(row.time_ns()),
-        &ms_or_zero(row.duration_ns),
-        &mb_or_zero(row.alloc_total_allocated),
-        &mb_or_zero(row.alloc_total_reserved),
-        &mb_or_zero(row.alloc_total_active),
-        r.names.get(row.device),
-        if row.release_ns.is_some() {
+    Some([
+        Cow::Borrowed(r.name(i)),
+        Cow::Borrowed(r.summary.role.as_str()),
+        Cow::Owned(rank_id(r)),
+        Cow::Borrowed(stack),
+        Cow::Borrowed(first_stack_line(stack)),
+        Cow::Owned(bytes_to_unit_text(signed, 1024)),
+        Cow::Owned(ms_or_zero(row.time_ns())),
+        Cow::Owned(ms_or_zero(row.duration_ns)),
+        Cow::Owned(mb_or_zero(row.alloc_total_allocated)),
+        Cow::Owned(mb_or_zero(row.alloc_total_reserved)),
+        Cow::Owned(mb_or_zero(row.alloc_total_active)),
+        Cow::Borrowed(r.names.get(row.device)),
+        Cow::Borrowed(if row.release_ns.is_some() {
             "true"
         } else {
             "false"
-        },
-        &opt_ms(row.release_ns),
-        &opt_ms(row.active_release_ns),
-        &opt_ms(row.active_duration_ns),
-        r.names.get(row.stream),
-        row.source.label(),
-        attr.source.label(),
-        r.top_frame(i),
-        &step,
-        run,
-    ];
-    w.write_record(fields)
-        .map_err(|e| std::io::Error::other(e.to_string()))
+        }),
+        Cow::Owned(opt_ms(row.release_ns)),
+        Cow::Owned(opt_ms(row.active_release_ns)),
+        Cow::Owned(opt_ms(row.active_duration_ns)),
+        Cow::Borrowed(r.names.get(row.stream)),
+        Cow::Borrowed(row.source.label()),
+        Cow::Borrowed(attr.source.label()),
+        Cow::Borrowed(r.top_frame(i)),
+        Cow::Owned(step),
+        Cow::Borrowed(run),
+    ])
+}
+
+/// The type of each column of [`MEMORY_EVENTS_COLUMNS`] in a typed (columnar) export: the
+/// contract's twelve never have an empty cell; the extras' empty cells are missing values.
+pub const MEMORY_EVENTS_KINDS: [Kind; 22] = [
+    Kind::Str,
+    Kind::Str,
+    Kind::Int,
+    Kind::Str,
+    Kind::Str,
+    Kind::Float,
+    Kind::Float,
+    Kind::Float,
+    Kind::Float,
+    Kind::Float,
+    Kind::Float,
+    Kind::Str,
+    Kind::Bool,
+    Kind::Float,
+    Kind::Float,
+    Kind::Float,
+    Kind::Str,
+    Kind::Str,
+    Kind::Str,
+    Kind::Str,
+    Kind::Int,
+    Kind::Str,
+];
+
+/// `memory_events.csv` as typed columns (same rows, order and values as the CSV: each cell is
+/// the CSV's text parsed once, numbers rounded correctly), for front ends that hand tables on
+/// without text, such as the Python package's DataFrame and Arrow table.
+pub fn memory_events_columns(job: &JobAnalysis) -> Vec<Column> {
+    let order = event_order(job);
+    let mut cols: Vec<ColumnBuilder> = MEMORY_EVENTS_COLUMNS
+        .iter()
+        .zip(MEMORY_EVENTS_KINDS)
+        .map(|(name, kind)| ColumnBuilder::new(name, kind, order.len()))
+        .collect();
+    for &(_, _, ri, i) in &order {
+        if let Some(cells) = event_cells(job, ri as usize, i as usize) {
+            for (b, c) in cols.iter_mut().zip(cells.iter()) {
+                b.push(c);
+            }
+        }
+    }
+    cols.into_iter().map(ColumnBuilder::finish).collect()
 }
 
 /// Columns of `rank_summary.csv`.

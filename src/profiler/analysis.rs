@@ -47,6 +47,17 @@ pub struct FrameGroup {
 /// The group of rows without a call stack (`cann::` rows, unattributed PTA rows).
 pub const NO_STACK: &str = "(no stack)";
 
+/// Groups by the top user frame of each row's call stack.
+pub const GROUP_BY_FRAME: &str = "frame";
+
+/// Groups by op name: the rank has no call stack at all (its trace_view.json was not dropped or
+/// not read), and one "(no stack)" group would hide everything; the name of the op that made an
+/// allocation is the next best hint of what holds the memory.
+pub const GROUP_BY_OP_NAME: &str = "op_name";
+
+/// The op-name group of rows without a name.
+pub const NO_NAME: &str = "(no name)";
+
 /// An op the attribution join picked for a row (the op containing the allocation time, or the op
 /// whose stack is shown), kept so a view can say which op it was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -140,7 +151,10 @@ pub struct RankSummary {
     pub unreleased_rows: u64,
     /// Their bytes.
     pub unreleased_bytes: u64,
-    /// PTA allocations alive at the peak, grouped by top user frame, largest first.
+    /// How the live-set and unreleased groups are formed: [`GROUP_BY_FRAME`], or
+    /// [`GROUP_BY_OP_NAME`] when no row of the rank has a call stack (no trace_view.json was read).
+    pub group_by: &'static str,
+    /// PTA allocations alive at the peak, grouped as `group_by` says, largest first.
     pub live_at_peak: Vec<FrameGroup>,
     /// Per-step peaks (when `ProfilerStep#N` spans exist).
     pub step_peaks: Vec<StepPeak>,
@@ -371,6 +385,13 @@ pub fn analyze_rank(
     a.row_ops.shrink_to_fit();
     a.joined_ops.shrink_to_fit();
     a.memory = memory;
+    if let Some(w) = disjoint_record(&a, input) {
+        // The records would stretch the time axis over both ranges and put the peak outside the
+        // allocations: they are set aside and the curve is rebuilt from the rows, with a warning.
+        a.warnings.push(w);
+        a.memory.clear();
+        any_record = false;
+    }
     a.stack_frames = attribution::frame_table(&a.stacks, &mut a.frames);
     a.steps.sort_by_key(|s| (s.ts, s.step));
     let steps = a.steps.clone();
@@ -397,6 +418,51 @@ pub fn analyze_rank(
     a.capture_end_ns = capture_end(&a);
     summarize(&mut a, from_record);
     a
+}
+
+/// `[first, last]` of `times`, or None when it is empty.
+fn span(times: impl Iterator<Item = i64>) -> Option<(i64, i64)> {
+    times.fold(None, |acc, t| match acc {
+        None => Some((t, t)),
+        Some((lo, hi)) => Some((lo.min(t), hi.max(t))),
+    })
+}
+
+/// Absolute ns as the files write them: µs since the epoch with 3 decimals.
+fn us_text(ns: i64) -> String {
+    format!("{}.{:03} us", ns.div_euclid(1000), ns.rem_euclid(1000))
+}
+
+/// A warning when the rank's memory_record.csv rows and operator_memory.csv rows cover time ranges
+/// that do not overlap at all: files copied together from different runs. None otherwise.
+fn disjoint_record(a: &RankAnalysis, input: &RankInput) -> Option<Diagnostic> {
+    let rows = span(
+        a.rows
+            .iter()
+            .flat_map(|r| [r.alloc_ns, r.release_ns])
+            .flatten(),
+    )?;
+    let record = span(a.memory.iter().flat_map(|s| s.ts.iter().copied()))?;
+    if rows.1 >= record.0 && record.1 >= rows.0 {
+        return None;
+    }
+    let file = input
+        .runs
+        .iter()
+        .find_map(|r| r.files.memory_record.clone())
+        .unwrap_or_default();
+    Some(Diagnostic::warning(
+        file,
+        format!(
+            "memory_record.csv covers {} – {} but operator_memory.csv covers {} – {}: the two \
+             files do not overlap in time (copied from different runs?); memory_record.csv is set \
+             aside and the memory curve and peak are rebuilt from operator_memory.csv",
+            us_text(record.0),
+            us_text(record.1),
+            us_text(rows.0),
+            us_text(rows.1)
+        ),
+    ))
 }
 
 /// Records, for every row of `attr`, the ops the join picked (copied out of the run's trace,
@@ -512,6 +578,12 @@ fn summarize(a: &mut RankAnalysis, from_record: bool) {
             StackSource::None => s.stacks.none += 1,
         }
     }
+    s.group_by = if s.rows > 0 && s.stacks.direct + s.stacks.via_forward + s.stacks.approximate == 0
+    {
+        GROUP_BY_OP_NAME
+    } else {
+        GROUP_BY_FRAME
+    };
     for r in &a.rows {
         if r.release_ns.is_none() && !r.negative {
             s.unreleased_rows += 1;
@@ -609,16 +681,23 @@ fn median(v: &mut [u64]) -> u64 {
 /// its peak allocated differs from the role's median by more than 10% and more than 64 MiB (with
 /// 2 ranks the median sits halfway and cannot single one out).
 pub fn job_matrix(ranks: &[RankAnalysis]) -> (Vec<MatrixCell>, Vec<Outlier>) {
-    let matrix: Vec<MatrixCell> = ranks
-        .iter()
-        .map(|r| MatrixCell {
-            role: r.summary.role.clone(),
-            rank: r.summary.rank,
-            step: r.summary.step,
-            peak_allocated_bytes: r.summary.peak_allocated_bytes,
-            peak_reserved_bytes: r.summary.peak_reserved_bytes,
-        })
-        .collect();
+    matrix_outliers(
+        ranks
+            .iter()
+            .map(|r| MatrixCell {
+                role: r.summary.role.clone(),
+                rank: r.summary.rank,
+                step: r.summary.step,
+                peak_allocated_bytes: r.summary.peak_allocated_bytes,
+                peak_reserved_bytes: r.summary.peak_reserved_bytes,
+            })
+            .collect(),
+    )
+}
+
+/// The outliers of a matrix (see [`job_matrix`]), returned with it: the one rule for analysed
+/// jobs and merged job summaries alike.
+pub fn matrix_outliers(matrix: Vec<MatrixCell>) -> (Vec<MatrixCell>, Vec<Outlier>) {
     let mut outliers = Vec::new();
     let mut roles: Vec<(&str, Option<u32>)> =
         matrix.iter().map(|c| (c.role.as_str(), c.step)).collect();

@@ -14,6 +14,7 @@
 //! - [`analysis`] computes peaks, live sets, leaks, fragmentation, per-step peaks and the job matrix;
 //! - [`queries`] answers questions about one analysed rank (live set at a time, leak candidates,
 //!   curves for a window, the rows a filter keeps);
+//! - [`summary`] makes the job summary file (compact rank summaries, merged anywhere);
 //! - [`view`] holds what the views of a front end ask (requests and answers as serde types, the
 //!   `--json` report with the job's totals, the allocation table, the timeline's layout);
 //! - [`generate`] writes deterministic synthetic jobs for tests, examples and benchmarks.
@@ -35,6 +36,7 @@ pub mod operator_memory;
 pub mod plan;
 pub mod queries;
 pub mod run_folder;
+pub mod summary;
 pub mod trace;
 pub mod view;
 

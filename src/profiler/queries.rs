@@ -1,7 +1,7 @@
 //! Questions about one analysed rank: names and frames of a row, the live set at a time, leak
 //! candidates, curves for a window, and the rows a view's filter keeps.
 
-use super::analysis::{FrameGroup, RankAnalysis, NO_STACK, UNTRACKED};
+use super::analysis::{FrameGroup, RankAnalysis, GROUP_BY_OP_NAME, NO_NAME, NO_STACK, UNTRACKED};
 use super::memory_record::{Metric, Series};
 use super::operator_memory::RowSource;
 
@@ -152,8 +152,13 @@ impl RankAnalysis {
     }
 
     /// The group label of row `i` in live-set and unreleased groupings: its top user frame, or
-    /// [`NO_STACK`].
+    /// [`NO_STACK`]; its op name (or [`NO_NAME`]) when the rank groups by op name
+    /// ([`GROUP_BY_OP_NAME`]: no row has a stack).
     pub fn group_of(&self, i: usize) -> &str {
+        if self.summary.group_by == GROUP_BY_OP_NAME {
+            let n = self.name(i);
+            return if n.is_empty() { NO_NAME } else { n };
+        }
         let f = self.top_frame(i);
         if f.is_empty() {
             NO_STACK

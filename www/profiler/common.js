@@ -66,32 +66,8 @@ export function colors() {
   };
 }
 
-/**
- * Wraps an async fetch so that only the latest request runs next: while one is in flight, newer
- * ones replace each other, so a fast pan never queues stale work in the worker.
- */
-export function latest(fetch, apply, onError) {
-  let busy = false;
-  let pending = null;
-  async function pump() {
-    busy = true;
-    while (pending) {
-      const args = pending;
-      pending = null;
-      try {
-        const result = await fetch(args);
-        if (!pending) apply(result, args);
-      } catch (err) {
-        if (onError) onError(err);
-      }
-    }
-    busy = false;
-  }
-  return (args) => {
-    pending = args;
-    if (!busy) pump();
-  };
-}
+/** Request coalescing, shared by every view (ui/latest.js). */
+export { latest } from '../ui/latest.js';
 
 /** A view's frame: a numbered section with a title, tools on the right, and a body. */
 export function section(n, id, title, { help, tools = [] } = {}) {

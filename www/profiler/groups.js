@@ -107,8 +107,21 @@ function resolvePending(store, kind, groups, extra) {
   }
 }
 
+/**
+ * Why the groups are op names, when they are: the rank has no call stack at all (the core groups
+ * by op name then, see `group_by` in the job report). Empty otherwise.
+ */
+function groupNote(summary) {
+  if (!summary || summary.group_by !== 'op_name') return null;
+  return el('div', {
+    class: 'group-note',
+    'data-testid': 'group-note',
+    text: 'No call stacks in this rank (its trace_view.json was not dropped, or holds no stacks): the groups are operator names. Drop the run folder with trace_view.json to group by the line of your code.',
+  });
+}
+
 /** View 6: the live set at the peak or at the clicked time. */
-export function liveSet({ client, store, ranks, report }) {
+export function liveSet({ client, store, ranks, report, show }) {
   const back = el('button', { type: 'button', class: 'small', text: 'Back to the peak', title: 'Show the live set at the rank’s peak (p)', hidden: true, on: { click: () => store.set({ at: null, group: null }) } });
   const { node, body, titleNode } = section(6, 'live', 'At the peak', {
     tools: [back],
@@ -152,6 +165,7 @@ export function liveSet({ client, store, ranks, report }) {
         text: `: ${bytes(tracked)} in ${int(count)} allocation(s) of the capture${total > tracked ? `, ${bytes(total - tracked)} allocated before it` : ''}.`,
         title: `${exactBytes(tracked)} in allocation rows`,
       }),
+      groupNote(summary),
     );
     box.dataset.time = String(t);
     box.dataset.totalBytes = String(total);
@@ -171,7 +185,10 @@ export function liveSet({ client, store, ranks, report }) {
       testid: 'live-group',
       selectedIndex: sel,
       color: colors().allocated,
-      onPick: (i, g) => store.set({ group: { kind: 'live', index: i, frame: g.frame, t } }),
+      onPick: (i, g) => {
+        store.set({ group: { kind: 'live', index: i, frame: g.frame, t } });
+        show('table');
+      },
       all: showAll,
       onShowAll: () => {
         showAll = true;
@@ -189,7 +206,7 @@ export function liveSet({ client, store, ranks, report }) {
 }
 
 /** View 7: allocations of the window never released in it. */
-export function unreleasedSet({ client, store, ranks, report }) {
+export function unreleasedSet({ client, store, ranks, report, show }) {
   const { node, body, titleNode } = section(7, 'unreleased', 'Unreleased', {
     help: 'Allocations made in the window (brushed on a chart; else the whole capture) and not released by its end: leak candidates, grouped by the first frame in your code.',
   });
@@ -218,7 +235,7 @@ export function unreleasedSet({ client, store, ranks, report }) {
         ? `${int(count)} allocation(s) made in the window and still held at its end: ${bytes(total)}`
         : `${int(count)} allocation(s) never released in the capture: ${bytes(total)}`,
       title: exactBytes(total),
-    }));
+    }), groupNote(report.ranks[rank]));
     box.dataset.totalBytes = String(total);
     box.dataset.count = String(count);
     box.dataset.state = 'ready';
@@ -236,7 +253,10 @@ export function unreleasedSet({ client, store, ranks, report }) {
       testid: 'unreleased-group',
       selectedIndex: sel,
       color: colors().unreleased,
-      onPick: (i, g) => store.set({ group: { kind: 'unreleased', index: i, frame: g.frame, window: s.window } }),
+      onPick: (i, g) => {
+        store.set({ group: { kind: 'unreleased', index: i, frame: g.frame, window: s.window } });
+        show('table');
+      },
       all: showAll,
       onShowAll: () => {
         showAll = true;

@@ -3,13 +3,14 @@
 // stack, live set at the peak, unreleased, export — over one shared selection (state.js).
 import { el } from '../ui/dom.js';
 import { downloadCanvas } from '../ui/download.js';
-import { bytes, int } from '../format.js';
+import { bytes, int, plural } from '../format.js';
 import { createState } from './state.js';
 import { ms, rankLabel } from './common.js';
 import { overview, warningsBlock } from './overview.js';
 import { memoryChart } from './memory-chart.js';
 import { timeline } from './timeline.js';
 import { allocationsTable } from './table.js';
+import { reveal } from '../ui/reveal.js';
 import { callStack } from './stack.js';
 import { liveSet, unreleasedSet } from './groups.js';
 import { exportView } from './export.js';
@@ -79,7 +80,7 @@ function mount(panel, ctx) {
     root.dataset.loadMs = String(Math.round(performance.now() - t0));
     root.dataset.memoryBytes = String(job.memoryBytes);
     root.dataset.timings = JSON.stringify(job.timings);
-    if (!job.report.ranks.length) {
+    if (!job.report.ranks.length || job.report.totals.ranks_with_data === 0) {
       emptyJob(root, job);
       return;
     }
@@ -110,19 +111,28 @@ function mount(panel, ctx) {
   };
 }
 
-/** No rank to show (e.g. only db exports): say why and what to do. */
+/**
+ * Nothing to draw (only db exports, or every memory file rejected): say why and what to do,
+ * counting the rejected files, instead of a dashboard of zeros.
+ */
 function emptyJob(root, job) {
-  root.dataset.state = 'empty';
   const { report } = job;
+  const rejected = report.totals.rejected || 0;
+  root.dataset.state = rejected ? 'error' : 'empty';
+  root.dataset.rejected = String(rejected);
   const hint = report.warnings.find((w) => /export_type/.test(w.message));
+  const why = rejected
+    ? `${plural(rejected, 'file')} rejected: no file of this drop could be read as profiler memory data (operator_memory.csv, memory_record.csv). Each file's error is listed below.`
+    : 'No run folder of this drop holds memory data memlens can read (operator_memory.csv, memory_record.csv or trace_view.json).';
   root.replaceChildren(el('section', { class: 'panel' },
     el('h2', { text: 'torch_npu / MindSpore profiler' }),
     el('div', { class: 'metrics' },
-      el('div', { class: 'metric', 'data-metric': 'ascend-ranks', 'data-value': '0' }, el('div', { class: 'label', text: 'Ranks' }), el('div', { class: 'value', text: '0' })),
+      el('div', { class: 'metric', 'data-metric': 'ascend-ranks', 'data-value': '0' }, el('div', { class: 'label', text: 'Ranks with data' }), el('div', { class: 'value', text: '0' })),
+      el('div', { class: 'metric', 'data-metric': 'ascend-rejected', 'data-value': String(rejected) }, el('div', { class: 'label', text: 'Files rejected' }), el('div', { class: 'value', text: int(rejected) })),
       el('div', { class: 'metric', 'data-metric': 'ascend-rows', 'data-value': '0' }, el('div', { class: 'label', text: 'Allocation rows' }), el('div', { class: 'value', text: '0' })),
       el('div', { class: 'metric', 'data-metric': 'ascend-warnings', 'data-value': String(report.warnings.length) }, el('div', { class: 'label', text: 'Warnings' }), el('div', { class: 'value', text: int(report.warnings.length) }))),
-    el('div', { class: 'empty-state', 'data-testid': 'ascend-empty' },
-      el('p', { text: 'No run folder of this drop holds memory data memlens can read (operator_memory.csv, memory_record.csv or trace_view.json).' }),
+    el('div', { class: rejected ? 'error-state' : 'empty-state', 'data-testid': 'ascend-empty' },
+      el('p', { text: why }),
       hint ? el('p', { class: 'hint', text: hint.message }) : null),
     warningsBlock(report)));
 }
@@ -130,7 +140,17 @@ function emptyJob(root, job) {
 async function build(root, job, ctx, onDispose) {
   const { report, ranks } = job;
   const store = createState(report.ranks.length);
-  const deps = { client: ctx.client, store, ranks, report };
+  // An action's answer is brought into view (ui/reveal.js); a view whose content arrives later
+  // (the call stack) says so through `rendered`, and is brought into view again at its real size.
+  const pendingReveal = new Set();
+  const show = (name) => {
+    pendingReveal.add(name);
+    reveal(views[name].node);
+  };
+  const rendered = (name) => {
+    if (pendingReveal.delete(name)) reveal(views[name].node, { flash: false });
+  };
+  const deps = { client: ctx.client, store, ranks, report, show, rendered };
 
   // ---- the rank bar: which rank, which to compare with, and what is selected -----------------
   const rankOptions = (withNone) => [
@@ -146,7 +166,7 @@ async function build(root, job, ctx, onDispose) {
   rankSelect.addEventListener('change', () => selectRank(Number(rankSelect.value)));
   cmpSelect.addEventListener('change', () => store.set({ cmp: cmpSelect.value === '' ? null : Number(cmpSelect.value) }));
   alignSelect.addEventListener('change', () => store.set({ align: alignSelect.value }));
-  const bar = el('div', { class: 'rank-bar', role: 'toolbar', 'aria-label': 'Selection' },
+  const bar = el('div', { class: 'rank-bar', 'data-sticky': '', role: 'toolbar', 'aria-label': 'Selection' },
     el('label', {}, 'Rank ', rankSelect),
     el('label', {}, 'Compare ', cmpSelect),
     alignSelect,
@@ -221,9 +241,9 @@ async function build(root, job, ctx, onDispose) {
   const visible = () => !root.closest('[hidden]') && !document.querySelector('dialog[open]');
   const jump = (name) => {
     const v = views[name];
-    v.node.scrollIntoView({ block: 'start', behavior: 'instant' });
+    reveal(v.node, { top: true, flash: false });
     if (v.focus) v.focus();
-    else v.node.focus();
+    else v.node.focus({ preventScroll: true });
   };
   const onKey = (ev) => {
     if (!visible() || ev.defaultPrevented || ev.ctrlKey || ev.metaKey || ev.altKey) return;

@@ -166,6 +166,8 @@ export function memoryChart({ client, store, ranks, report }) {
     applying = true;
     const view = s.view ? { x0: s.view.x0 / 1e6, x1: s.view.x1 / 1e6 } : defaultView(info);
     plot.setDomain({ x0: 0, x1: end, y0: 0, y1: Math.max(1, yMax * 1.06) }, { view });
+    // The time axis's full extent (ms since the capture start), for the tests.
+    plot.canvas.dataset.domainMs = String(end);
     plot.brushRange = s.window ? [s.window[0] / 1e6, s.window[1] / 1e6] : null;
     applying = false;
     renderLegend();

@@ -2,7 +2,7 @@
 // outliers marked), one row per rank with its call-stack coverage, and the warnings. Clicking a
 // cell or a row selects that rank in every other view.
 import { el } from '../ui/dom.js';
-import { bytes, exactBytes, int } from '../format.js';
+import { bytes, exactBytes, int, plural } from '../format.js';
 import { ms, timeTitle, rankLabel, section } from './common.js';
 
 const rankKey = (r) => `${r.role}\u0000${r.step ?? ''}\u0000${r.rank}`;
@@ -30,7 +30,7 @@ export function overview({ report, ranks }, store) {
   const metrics = el('div', { class: 'metrics' },
     metric('ascend-ranks', 'Ranks', totals.ranks, int(totals.ranks), `${totals.roles} role(s)`),
     metric('ascend-rows', 'Allocation rows', totals.rows, int(totals.rows), `${int(totals.rows_ge)} of them cann:: (GE)`),
-    metric('ascend-warnings', 'Warnings', totals.warnings, int(totals.warnings), totals.ignored ? `${int(totals.ignored)} file(s) not analysed` : 'no file ignored'),
+    metric('ascend-warnings', 'Warnings', totals.warnings, int(totals.warnings), filesLine(totals)),
     peak
       ? el('div', { class: 'metric peak-metric', 'data-metric': 'ascend-peak', 'data-value': String(peak.peak_allocated_bytes), title: exactBytes(peak.peak_allocated_bytes) },
           el('div', { class: 'label', text: 'Highest peak allocated' }),
@@ -170,6 +170,14 @@ export function overview({ report, ranks }, store) {
     }
   }
   return { node, update };
+}
+
+/** "2 files rejected, 1 file not analysed", or "every file read". */
+function filesLine(totals) {
+  const parts = [];
+  if (totals.rejected) parts.push(`${plural(totals.rejected, 'file')} rejected`);
+  if (totals.ignored) parts.push(`${plural(totals.ignored, 'file')} not analysed`);
+  return parts.length ? parts.join(', ') : 'every file read';
 }
 
 /** The warnings and ignored files, db-only hints first. */

@@ -5,7 +5,7 @@ import { el } from '../ui/dom.js';
 import { bytes, exactBytes, int } from '../format.js';
 import { ms, duration, timeTitle, section, STACK_SOURCE_TEXT } from './common.js';
 
-export function callStack({ client, store, ranks }) {
+export function callStack({ client, store, ranks, rendered }) {
   const copy = el('button', { type: 'button', class: 'small', text: 'Copy stack', title: 'Copy the frames as text', disabled: true });
   const { node, body } = section(5, 'stack', 'Call stack', {
     tools: [copy],
@@ -30,6 +30,7 @@ export function callStack({ client, store, ranks }) {
     box.dataset.row = '';
     box.dataset.stackSource = '';
     box.replaceChildren(el('div', { class: 'empty-state', text }));
+    rendered('stack');
   }
 
   const op = (o) =>
@@ -87,6 +88,7 @@ export function callStack({ client, store, ranks }) {
     if (r.frames.length) kids.push(el('p', { class: 'muted small-print', text: `${r.frames.length} frames, innermost first; user frames in bold.` }), list);
     else kids.push(el('div', { class: 'empty-state', text: r.source === 'GE' ? 'cann:: rows have no Python call stack.' : 'No call stack was found for this allocation.' }));
     box.replaceChildren(...kids);
+    rendered('stack');
   }
 
   function update(s, changed) {

@@ -3,15 +3,16 @@
 // hash. Only view state is written there: indices, numbers and the user's own filter text, never
 // names from the user's files (a group is stored by its position in its list).
 import * as hash from '../ui/hash-state.js';
+import { createStore } from '../ui/store.js';
 
 const num = (v) => (v === undefined || v === '' || v === null || !Number.isFinite(Number(v)) ? null : Number(v));
 
-/** The shared state of the views: `get()`, `set(patch)`, `on(fn(state, changedKeys))`. */
+/** The shared state of the views, read from the hash: the page's store (ui/store.js). */
 export function createState(rankCount) {
   const h = hash.getState();
   const rank = Math.min(Math.max(0, num(h.rank) ?? 0), Math.max(0, rankCount - 1));
   const cmp = num(h.cmp);
-  let state = {
+  const state = {
     rank,
     cmp: cmp !== null && cmp < rankCount && cmp !== rank ? cmp : null,
     align: h.align === 'step' ? 'step' : 'start',
@@ -36,63 +37,31 @@ export function createState(rankCount) {
     sort: { key: ['time', 'size', 'duration', 'name', 'release', 'frame'].includes(h.sort) ? h.sort : 'time', desc: h.desc === '1' },
     hidden: new Set((h.hide || '').split('.').filter(Boolean)),
   };
-  const listeners = new Set();
-
-  function write() {
-    const s = state;
-    const r = (v) => (v === null || v === undefined ? '' : String(Math.round(v)));
-    hash.update({
-      rank: s.rank,
-      cmp: s.cmp ?? '',
-      align: s.align === 'step' ? 'step' : '',
-      v0: s.view ? r(s.view.x0) : '',
-      v1: s.view ? r(s.view.x1) : '',
-      w0: s.window ? r(s.window[0]) : '',
-      w1: s.window ? r(s.window[1]) : '',
-      at: r(s.at),
-      row: s.row ?? '',
-      gk: s.group ? s.group.kind : '',
-      gi: s.group ? s.group.index : '',
-      q: s.filters.name,
-      sq: s.filters.stack,
-      smin: s.filters.min ?? '',
-      smax: s.filters.max ?? '',
-      nowin: s.filters.useWindow ? '' : '1',
-      unrel: s.filters.unreleased ? '1' : '',
-      sort: s.sort.key === 'time' ? '' : s.sort.key,
-      desc: s.sort.desc ? '1' : '',
-      hide: [...s.hidden].join('.'),
-    });
-  }
-
-  return {
-    get: () => state,
-    /** Merges `patch`; listeners hear about the keys whose value changed. */
-    set(patch) {
-      const changed = [];
-      for (const [k, v] of Object.entries(patch)) {
-        if (!same(state[k], v)) changed.push(k);
-      }
-      if (!changed.length) return;
-      state = { ...state, ...patch };
-      write();
-      for (const fn of listeners) fn(state, new Set(changed));
+  return createStore(state, {
+    toHash: (s) => {
+      const r = (v) => (v === null || v === undefined ? '' : String(Math.round(v)));
+      return {
+        rank: s.rank,
+        cmp: s.cmp ?? '',
+        align: s.align === 'step' ? 'step' : '',
+        v0: s.view ? r(s.view.x0) : '',
+        v1: s.view ? r(s.view.x1) : '',
+        w0: s.window ? r(s.window[0]) : '',
+        w1: s.window ? r(s.window[1]) : '',
+        at: r(s.at),
+        row: s.row ?? '',
+        gk: s.group ? s.group.kind : '',
+        gi: s.group ? s.group.index : '',
+        q: s.filters.name,
+        sq: s.filters.stack,
+        smin: s.filters.min ?? '',
+        smax: s.filters.max ?? '',
+        nowin: s.filters.useWindow ? '' : '1',
+        unrel: s.filters.unreleased ? '1' : '',
+        sort: s.sort.key === 'time' ? '' : s.sort.key,
+        desc: s.sort.desc ? '1' : '',
+        hide: [...s.hidden].join('.'),
+      };
     },
-    on(fn) {
-      listeners.add(fn);
-      return () => listeners.delete(fn);
-    },
-    write,
-  };
-}
-
-function same(a, b) {
-  if (a === b) return true;
-  if (a instanceof Set && b instanceof Set) return a.size === b.size && [...a].every((x) => b.has(x));
-  if (a && b && typeof a === 'object' && typeof b === 'object') {
-    const ka = Object.keys(a);
-    const kb = Object.keys(b);
-    return ka.length === kb.length && ka.every((k) => same(a[k], b[k]));
-  }
-  return false;
+  });
 }

@@ -49,7 +49,7 @@ export function tableQuery(s) {
   return q;
 }
 
-export function allocationsTable({ client, store, ranks, report }) {
+export function allocationsTable({ client, store, ranks, report, show }) {
   const input = (props) => el('input', { type: 'text', spellcheck: false, autocomplete: 'off', ...props });
   const s0 = store.get();
   const name = input({ placeholder: 'name regex', value: s0.filters.name, 'aria-label': 'Filter by name (regular expression)', 'data-testid': 'filter-name', class: 'filter-name' });
@@ -102,7 +102,10 @@ export function allocationsTable({ client, store, ranks, report }) {
       return { ...page, rows: rowsByName(page) };
     },
     onSortChange: ({ col, desc }) => store.set({ sort: { key: COLUMNS[col].sort || 'time', desc } }),
-    onRowClick: (id) => store.set({ row: id }),
+    onRowClick: (id) => {
+      store.set({ row: id });
+      show('stack');
+    },
   });
 
   function setHooks(s, total) {

@@ -15,34 +15,8 @@ export function hex(n) {
   return `0x${(typeof n === 'bigint' ? n : BigInt(Math.round(Number(n)))).toString(16)}`;
 }
 
-/**
- * Wraps an async `fn(arg)` so that at most one call runs at a time and, while one runs, only the
- * newest argument waits: a burst of viewport changes costs at most two worker round trips.
- * `onError(err)` receives failures.
- */
-export function latest(fn, onError = () => {}) {
-  let running = false;
-  let waiting = false;
-  let next;
-  return (arg) => {
-    next = arg;
-    waiting = true;
-    if (running) return;
-    running = true;
-    (async () => {
-      while (waiting) {
-        waiting = false;
-        const a = next;
-        try {
-          await fn(a);
-        } catch (err) {
-          onError(err);
-        }
-      }
-      running = false;
-    })();
-  };
-}
+/** Request coalescing, shared by every view (ui/latest.js): `latest(fetch, apply, onError)`. */
+export { latest } from '../ui/latest.js';
 
 /** A titled panel section with a toolbar slot; returns { section, body, tools }. */
 export function section(id, title, { testid, help } = {}) {

@@ -48,12 +48,12 @@ export class Curves {
       const r = await app.call('curves', { x0: v.x0, x1: v.x1, columns });
       this.data = r;
       this.rescale();
-    }, app.error);
+    }, null, app.error);
     const hoverReq = latest(async ({ index, ev }) => {
       const n = await app.call('nodeAt', { index });
       if (!this.hover || this.hover.index !== index) return;
       this.tooltip(n, ev);
-    }, app.error);
+    }, null, app.error);
 
     let hashTimer = null;
     this.plot = new Plot(body, {
@@ -92,7 +92,7 @@ export class Curves {
     this.plot.setDomain({ x0: 0, x1, y0: 0, y1: Math.max(1, peakTop) }, { view });
     app.store.on((s, changed) => {
       this.sel = s;
-      if (changed.includes('tensor')) this.loadTensor(s.tensor);
+      if (changed.has('tensor')) this.loadTensor(s.tensor);
       this.plot.redraw();
     });
     this.sel = app.store.get();

@@ -71,7 +71,7 @@ export class Frame {
     this.loading = 0;
     app.store.on((st, changed) => {
       this.sel = st;
-      if (changed.includes('node')) this.load(st.node);
+      if (changed.has('node')) this.load(st.node);
       else {
         this.draw();
         this.grid.reveal(st.tensor);

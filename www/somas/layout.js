@@ -65,7 +65,7 @@ export class Layout {
       this.data = { view: v, width, height, image };
       this.status.textContent = `${int(r.visible)} tensors in view: ${int(r.individual)} drawn one by one, ${int(r.merged)} merged into ${int(r.runs)} pixel runs (${r.cached ? 'cached' : `${r.ms.toFixed(1)} ms in the engine`})`;
       this.plot.redraw();
-    }, app.error);
+    }, null, app.error);
     this.request = request;
     this.onScheme = () => {
       colorsCache = null;
@@ -79,7 +79,7 @@ export class Layout {
       this.plot.redraw();
       if (t) this.tooltip(t, ev);
       else hideTooltip();
-    }, app.error);
+    }, null, app.error);
 
     let hashTimer = null;
     const base = this.base;
@@ -133,8 +133,8 @@ export class Layout {
 
     app.store.on((st, changed) => {
       this.sel = st;
-      if (changed.includes('tensor')) this.load('tensor', st.tensor);
-      if (changed.includes('pair')) {
+      if (changed.has('tensor')) this.load('tensor', st.tensor);
+      if (changed.has('pair')) {
         this.pairInfo = null;
         if (st.pair) Promise.all(st.pair.map((id) => this.info(id))).then((p) => { if (this.sel.pair === st.pair) { this.pairInfo = p; this.plot.redraw(); } }, () => {});
       }
@@ -295,6 +295,32 @@ export class Layout {
     if (this.pairInfo) for (const t of this.pairInfo) outline(t, cssVar('--text'), 2);
     if (this.hover) outline(this.hover, cssVar('--text'), 1);
     if (this.tensorInfo) outline(this.tensorInfo, accent, 2.5);
+    this.markSelection(plot);
+  }
+
+  /**
+   * Writes where the selected tensor is drawn (canvas CSS px, clipped to the plot area) on the
+   * canvas as data-selection="x,y,w,h" with its id in data-selection-tensor, for the tests that
+   * check an action brings it into view; removed when nothing is selected or it is out of view.
+   */
+  markSelection(plot) {
+    const d = plot.canvas.dataset;
+    const t = this.tensorInfo;
+    const m = plot.margin;
+    if (!t) {
+      delete d.selection;
+      delete d.selectionTensor;
+      return;
+    }
+    const [rx0, rx1, ry0, ry1] = [plot.px(t.alive[0]), plot.px(t.alive[1] + 1), plot.py(t.range[1]), plot.py(t.range[0])];
+    const clip = (v, hi) => Math.min(Math.max(v, 0), hi);
+    const [x0, x1, y0, y1] = [clip(rx0, plot.width), clip(rx1, plot.width), clip(ry0, plot.height), clip(ry1, plot.height)];
+    if (rx1 < 0 || rx0 > plot.width || ry1 < 0 || ry0 > plot.height) {
+      delete d.selection;
+    } else {
+      d.selection = [m.left + x0, m.top + y0, Math.max(2, x1 - x0), Math.max(2, y1 - y0)].map((v) => Math.round(v)).join(',');
+    }
+    d.selectionTensor = String(t.id);
   }
 
   tooltip(t, ev) {

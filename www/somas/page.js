@@ -3,8 +3,10 @@
 // in any view goes through one store, and every view shows it.
 import { el } from '../ui/dom.js';
 import * as hash from '../ui/hash-state.js';
+import { createStore } from '../ui/store.js';
 import { bytes } from '../format.js';
 import { stateLine } from './common.js';
+import { reveal } from '../ui/reveal.js';
 import { Overview } from './overview.js';
 import { Curves } from './curves.js';
 import { Layout } from './layout.js';
@@ -47,48 +49,25 @@ export function pairedTask(dump, tasks) {
   return tasks.findIndex((t) => t.graph_id === dump.graph_id);
 }
 
-/** Linked selection shared by the views. */
-class Store {
-  constructor() {
-    this.state = { node: null, tensor: null, range: null, pair: null };
-    this.subs = new Set();
-  }
-  get() {
-    return { ...this.state };
-  }
-  set(patch) {
-    const changed = [];
-    for (const [k, v] of Object.entries(patch)) {
-      if (JSON.stringify(this.state[k]) !== JSON.stringify(v)) {
-        this.state[k] = v;
-        changed.push(k);
-      }
-    }
-    if (!changed.length) return false;
-    const s = this.get();
-    // Written a moment later: a held key must not flood history.replaceState (browsers throttle it).
-    clearTimeout(this.hashTimer);
-    this.hashTimer = setTimeout(() => {
-      const now = this.get();
-      hash.update({
-        's.node': now.node,
-        's.tensor': now.tensor,
-        's.range': now.range ? (now.range.single ? now.range.start : `${now.range.start}-${now.range.end}`) : null,
-      });
-    }, 120);
-    for (const fn of this.subs) fn(s, changed);
-    return true;
-  }
-  on(fn) {
-    this.subs.add(fn);
-  }
+/** The linked selection the views share (the page's store, ui/store.js), mirrored in the hash. */
+function selectionStore() {
+  return createStore({ node: null, tensor: null, range: null, pair: null }, {
+    toHash: (now) => ({
+      's.node': now.node,
+      's.tensor': now.tensor,
+      's.range': now.range ? (now.range.single ? now.range.start : `${now.range.start}-${now.range.end}`) : null,
+      's.pair': now.pair ? now.pair.join('-') : null,
+    }),
+    // A held key (, and .) must not flood history.replaceState.
+    hashDelay: 120,
+  });
 }
 
 // The hash restores a reload: only the first drop after the page loads reads it; a later drop
 // starts afresh.
 let firstDrop = true;
 
-const HASH_KEYS = ['s.node', 's.tensor', 's.range', 's.lx0', 's.lx1', 's.ly0', 's.ly1', 's.cx0', 's.cx1', 's.table', 's.sort'];
+const HASH_KEYS = ['s.node', 's.tensor', 's.range', 's.pair', 's.lx0', 's.lx1', 's.ly0', 's.ly1', 's.cx0', 's.cx1', 's.table', 's.sort'];
 
 export const somasPage = {
   id: 'somas',
@@ -258,7 +237,7 @@ class SomasPage {
 
   /** Creates the views for the open plan. */
   build(restore) {
-    const store = new Store();
+    const store = selectionStore();
     this.store = store;
     // Answers that arrive after these views were replaced (a new drop or dump) go nowhere: the
     // worker has closed their plan, and the views are gone.
@@ -278,6 +257,8 @@ class SomasPage {
       select: (patch) => store.set(patch),
       search: (text) => this.search(text),
       focusView: (id) => this.focusView(id),
+      // Brings a view into view after an action changed it (see ui/reveal.js).
+      reveal: (id) => reveal(this.body.querySelector(`[data-view="${id}"]`)),
       error: (err) => this.viewError(err),
     };
     this.app = app;
@@ -306,6 +287,8 @@ class SomasPage {
       const r = /^(0x[0-9a-fA-F]+)(?:-(0x[0-9a-fA-F]+))?$/.exec(hash.get('s.range', ''));
       if (r && r[2]) initial.range = { start: r[1], end: r[2] };
       else if (r) initial.range = { start: r[1], end: `0x${(BigInt(r[1]) + 1n).toString(16)}`, single: true };
+      const p = /^(\d+)-(\d+)$/.exec(hash.get('s.pair', ''));
+      if (p) initial.pair = [Number(p[1]), Number(p[2])];
     }
     if (initial.node === null && this.info.peak_index !== null) initial.node = this.info.peak_index;
     store.set(initial);
@@ -326,7 +309,7 @@ class SomasPage {
   focusView(id) {
     const s = this.body.querySelector(`[data-view="${id}"]`);
     if (!s) return;
-    s.scrollIntoView({ block: 'start', behavior: 'instant' });
+    reveal(s, { top: true, flash: false });
     // The view's main control: its chart, else its table, else its first input or button.
     const target = ['canvas', '.vt-viewport', 'input', 'button'].map((q) => s.querySelector(q)).find(Boolean) || s;
     target.focus({ preventScroll: true });
@@ -353,15 +336,18 @@ class SomasPage {
         break;
       case 'p':
         if (this.info.peak_index !== null) this.store.set({ node: this.info.peak_index });
+        this.app.reveal('frame');
         break;
       case 'm':
         if (this.info.max_address_node_index !== null) this.store.set({ node: this.info.max_address_node_index });
+        this.app.reveal('frame');
         break;
       case ',':
       case '.': {
         const cur = s.node === null ? (this.info.peak_index || 0) : s.node;
         const next = Math.max(0, Math.min(maxIndex, cur + (ev.key === '.' ? 1 : -1)));
         this.store.set({ node: next });
+        this.app.reveal('frame');
         break;
       }
       case 'c':
@@ -369,10 +355,14 @@ class SomasPage {
         this.app.stepConflict(ev.key === 'c' ? 1 : -1);
         break;
       case 'n':
-        if (s.tensor !== null) this.views.find((v) => v instanceof Layout).selectProducer();
+        if (s.tensor !== null) {
+          this.views.find((v) => v instanceof Layout).selectProducer();
+          this.app.reveal('frame');
+        }
         break;
       case 'z':
         this.layoutView.zoomToSelection();
+        this.app.reveal('layout');
         break;
       case 'e':
         this.views.find((v) => v instanceof ExportView).downloadZip();

@@ -40,9 +40,9 @@ export class QueryView {
     app.store.on((st, changed) => {
       this.sel = st;
       // Follow the last thing selected: a range, a tensor, or a node.
-      if (changed.includes('range') && st.range) this.show({ kind: st.range.single ? 'address' : 'range', ...st.range });
-      else if (changed.includes('tensor') && st.tensor !== null) this.show({ kind: 'tensor', id: st.tensor });
-      else if (changed.includes('node') && st.node !== null) this.show({ kind: 'node', index: st.node });
+      if (changed.has('range') && st.range) this.show({ kind: st.range.single ? 'address' : 'range', ...st.range });
+      else if (changed.has('tensor') && st.tensor !== null) this.show({ kind: 'tensor', id: st.tensor });
+      else if (changed.has('node') && st.node !== null) this.show({ kind: 'node', index: st.node });
       else this.grid.reveal(st.tensor);
     });
   }

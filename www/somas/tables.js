@@ -157,5 +157,7 @@ export class Tables {
     const page = await this.app.call('page', { view: 'table-conflicts', offset: this.conflictIndex, limit: 1 });
     const rows = rowsByName(page);
     if (rows.length) this.selectPair(rows[0]);
+    // The answer is the pair on the layout, wherever the key or the overview's link was used.
+    this.app.reveal('layout');
   }
 }

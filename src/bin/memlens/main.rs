@@ -71,6 +71,9 @@ enum Command {
         /// Write memory_events.csv, rank_summary.csv, peak_attribution.csv and step_peaks.csv here.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Write the job summary file (compact rank summaries, docs/job-summary.md) here.
+        #[arg(long, value_name = "FILE")]
+        summary: Option<PathBuf>,
     },
     /// Analyse a MindSpore SOMAS dump (any version): overview, curves, peak, overwrite conflicts,
     /// task-info address check, node / tensor / address queries; --out writes somas_tool's files.
@@ -107,7 +110,11 @@ fn main() -> ExitCode {
         }
         None => any::run(&cli.paths, ui),
         Some(Command::Inspect { paths }) => inspect::run(&paths, ui),
-        Some(Command::Profiler { paths, out }) => profiler::run(&paths, out.as_deref(), ui),
+        Some(Command::Profiler {
+            paths,
+            out,
+            summary,
+        }) => profiler::run(&paths, out.as_deref(), summary.as_deref(), ui),
         Some(Command::Somas(args)) => somas::run(&args, ui),
         Some(Command::Compare(args)) => compare::run(&args, ui),
         Some(Command::Generate { what }) => generate::run(what, ui),

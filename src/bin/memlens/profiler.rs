@@ -7,6 +7,7 @@ use memlens::profiler::analysis::{analyze_job_parallel, AnalyzeOptions};
 use memlens::profiler::job_of;
 use memlens::profiler::plan::job_plan;
 use memlens::profiler::run_folder::{ProfilerRun, RunFolders};
+use memlens::profiler::summary::{rank_summaries, JobSummary};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,9 +25,15 @@ fn write_file(
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Runs the analysis of `paths`; writes CSVs to `out`, prints JSON or a table. Exit 1 when no
-/// run folder holds memory data (with what was looked for and found).
-pub fn run(paths: &[PathBuf], out: Option<&Path>, ui: Ui) -> Result<ExitCode, String> {
+/// Runs the analysis of `paths`; writes CSVs to `out` and the job summary file to `summary`,
+/// prints JSON or a table. Exit 1 when no run folder holds memory data (with what was looked for
+/// and found).
+pub fn run(
+    paths: &[PathBuf],
+    out: Option<&Path>,
+    summary: Option<&Path>,
+    ui: Ui,
+) -> Result<ExitCode, String> {
     ui.check_paths(paths)?;
     let mut inputs = families::input_set_from_paths(paths);
     let job = job_of(&mut inputs);
@@ -72,6 +79,12 @@ pub fn run(paths: &[PathBuf], out: Option<&Path>, ui: Ui) -> Result<ExitCode, St
         write_file(dir, "step_peaks.csv", &|w| {
             exp::write_step_peaks(&analysis, w)
         })?;
+    }
+    if let Some(file) = summary {
+        let text = JobSummary::merge(rank_summaries(&analysis))
+            .to_json()
+            .map_err(|e| e.to_string())?;
+        std::fs::write(file, text).map_err(|e| format!("{}: {e}", file.display()))?;
     }
     let mut stdout = std::io::stdout().lock();
     let text = if ui.json {

@@ -1,7 +1,7 @@
 //! The job report: the document `memlens profiler --json` prints and the page's job summary reads
 //! (one type for both, so they cannot disagree), with the job's totals computed here.
 
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Severity};
 use crate::profiler::analysis::{JobAnalysis, MatrixCell, Outlier, RankSummary};
 use crate::profiler::discover::Job;
 use serde::Serialize;
@@ -63,6 +63,12 @@ pub struct JobTotals {
     pub warnings: usize,
     /// Files given but not analysed.
     pub ignored: usize,
+    /// Files of the job that could not be read at all (an error about the file itself: not the
+    /// expected table, unreadable), each counted once however many errors it has.
+    pub rejected: usize,
+    /// Ranks with something to draw: at least one allocation row or an allocator curve. When it
+    /// is 0 the page shows why instead of an empty dashboard.
+    pub ranks_with_data: usize,
     /// Bytes of allocations never released in the capture.
     pub unreleased_bytes: u64,
     /// Allocations never released in the capture.
@@ -96,6 +102,17 @@ pub fn job_totals(analysis: &JobAnalysis, job: &Job) -> JobTotals {
         rows_ge: ranks.iter().map(|r| r.rows_ge).sum(),
         warnings: analysis.warnings.len(),
         ignored: job.ignored.len(),
+        rejected: analysis
+            .warnings
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| d.file.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        ranks_with_data: ranks
+            .iter()
+            .filter(|r| r.rows > 0 || matches!(r.peak_source, "memory_record" | "operator_memory"))
+            .count(),
         unreleased_bytes: ranks
             .iter()
             .fold(0u64, |a, r| a.saturating_add(r.unreleased_bytes)),

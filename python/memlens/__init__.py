@@ -1,0 +1,166 @@
+"""memlens: memory analysis of Ascend NPU training jobs (torch_npu / MindSpore profiler output,
+MindSpore SOMAS dumps), with the same Rust core as the memlens CLI and web page.
+
+>>> job = memlens.analyze("job/")            # a run folder, a whole RL job, an archive
+>>> job["ranks"][0]["peak_allocated_bytes"]  # the `memlens profiler --json` document
+>>> df = job.events()                        # memory_events.csv as a pandas DataFrame
+>>> plan = memlens.somas("dump.ir")          # `memlens somas --json`, tables as DataFrames
+
+This module only converts: every figure comes from the compiled core (`memlens._native`).
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Mapping
+from typing import Any, Iterator, List, Optional, Sequence, Union
+
+from . import _native
+from ._native import MemlensError
+
+__all__ = ["analyze", "somas", "Job", "Somas", "MemlensError", "EVENT_CONTRACT_COLUMNS"]
+__version__ = _native.__version__
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: The first twelve columns of `events()`: RL-Insight's MemoryEventRow, in its order.
+EVENT_CONTRACT_COLUMNS = (
+    "name",
+    "role",
+    "rank_id",
+    "call_stack",
+    "call_stack_top",
+    "size_kb",
+    "start_time_ms",
+    "duration_ms",
+    "total_allocated_mb",
+    "total_reserved_mb",
+    "total_active_mb",
+    "device_type",
+)
+
+
+def _paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[str]:
+    if isinstance(paths, (str, os.PathLike)):
+        return [os.fspath(paths)]
+    return [os.fspath(p) for p in paths]
+
+
+def _arrow_table(columns):
+    """Builds a pyarrow.Table from the core's column buffers without a Python object per cell."""
+    import numpy as np
+    import pyarrow as pa
+
+    arrays, names = [], []
+    for name, kind, values, valid, offsets in columns:
+        mask = None if valid is None else ~np.frombuffer(valid, dtype=np.bool_)
+        if kind == "str":
+            n = len(offsets) // 8 - 1
+            arr = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(values))
+        elif kind == "int":
+            arr = pa.array(np.frombuffer(values, dtype="<i8"), type=pa.int64(), mask=mask)
+        elif kind == "float":
+            arr = pa.array(np.frombuffer(values, dtype="<f8"), type=pa.float64(), mask=mask)
+        elif kind == "bool":
+            arr = pa.array(np.frombuffer(values, dtype=np.bool_), type=pa.bool_())
+        else:  # pragma: no cover - the core names only these four kinds
+            raise MemlensError(f"column {name}: unknown kind {kind!r}")
+        arrays.append(arr)
+        names.append(name)
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+class Job(Mapping):
+    """An analysed profiler job. As a mapping it is the `memlens profiler --json` document."""
+
+    def __init__(self, native: "_native.NativeJob") -> None:
+        self._native = native
+        self._report = json.loads(native.report_json())
+
+    def __getitem__(self, key: str) -> Any:
+        return self._report[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._report)
+
+    def __len__(self) -> int:
+        return len(self._report)
+
+    def __repr__(self) -> str:
+        return f"<memlens.Job: {len(self._report.get('ranks', []))} rank(s), {len(self.warnings)} warning(s)>"
+
+    @property
+    def report(self) -> dict:
+        """The `memlens profiler --json` document as Python data."""
+        return self._report
+
+    @property
+    def warnings(self) -> List[str]:
+        """Diagnostics of discovery and of every rank's files, as the CLI prints them."""
+        return list(self._native.warnings())
+
+    def to_arrow(self):
+        """memory_events.csv's rows and columns as a pyarrow.Table (typed, no per-cell objects)."""
+        return _arrow_table(self._native.event_columns())
+
+    def events(self):
+        """memory_events.csv as a pandas.DataFrame: RL-Insight's twelve MemoryEventRow columns
+        first (str, int64 rank_id, float64 numbers without NaN), then memlens's extras."""
+        df = self.to_arrow().to_pandas()
+        return df
+
+    def memory_events_csv(self) -> bytes:
+        """memory_events.csv, byte for byte what `memlens profiler --out` writes."""
+        return self._native.memory_events_csv()
+
+
+def analyze(paths: Union[PathLike, Sequence[PathLike]]) -> Job:
+    """Analyses torch_npu / MindSpore profiler output: run folders, role or step folders, whole
+    multi-rank jobs, or .zip/.tar/.tar.gz archives of them. Raises MemlensError (with the CLI's
+    diagnostics) when no rank yields data."""
+    return Job(_native.analyze(_paths(paths)))
+
+
+class Somas(Mapping):
+    """An analysed MindSpore SOMAS dump. As a mapping it is the `memlens somas --json` document."""
+
+    def __init__(self, native: "_native.NativeSomas") -> None:
+        self._native = native
+        self._summary = json.loads(native.summary_json())
+
+    def __getitem__(self, key: str) -> Any:
+        return self._summary[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._summary)
+
+    def __len__(self) -> int:
+        return len(self._summary)
+
+    @property
+    def summary(self) -> dict:
+        """The `memlens somas --json` document as Python data."""
+        return self._summary
+
+    @property
+    def table_names(self) -> List[str]:
+        """Names accepted by `table()`."""
+        return list(self._native.table_names())
+
+    def table_csv(self, name: str) -> bytes:
+        """One table as CSV bytes with somas_tool's header (as `memlens somas --out` writes it)."""
+        return self._native.table_csv(name)
+
+    def table(self, name: str):
+        """One table (`tensors`, `nodes`, `parameters`, `conflicts`) as a pandas.DataFrame with
+        somas_tool's columns, read from the same CSV bytes `memlens somas --out` writes."""
+        import pandas as pd
+
+        return pd.read_csv(io.BytesIO(self.table_csv(name)), keep_default_na=False, float_precision="round_trip")
+
+
+def somas(dump: PathLike, task_info: Optional[PathLike] = None) -> Somas:
+    """Analyses a SOMAS dump (any dump version), with its task_info_graph file when given.
+    Raises MemlensError with the CLI's diagnostic when a file cannot be read or parsed."""
+    return Somas(_native.somas(os.fspath(dump), None if task_info is None else os.fspath(task_info)))

@@ -1,0 +1,169 @@
+"""Whole cluster jobs analysed where their profiles lie, on Ray.
+
+An RL job on many nodes writes each rank's profiler output to its node's local disk. This module
+finds the run folders on every alive node (one discovery task per node, pinned with Ray's
+node-affinity scheduling), analyses each rank with one task on the node that holds it, and merges
+the compact rank summaries (kilobytes each) into one job summary file, the same file
+`memlens profiler ROOT --summary FILE` writes on one machine (docs/job-summary.md).
+
+    memlens.ray.analyze_job("/local/profiles/job", address="auto", out="job.memlens.json")
+    python -m memlens.ray /local/profiles/job --out job.memlens.json
+
+`root` may hold environment variables (`$LOCAL_DISK/job`), expanded on each node. A rank whose
+task or node fails is in the summary with the reason (`"status": "error"`), never dropped; with
+`out` naming an existing summary, ranks already summarised there are not analysed again unless
+`rerun=True`. All analysis and merging is the compiled core's; this module only schedules.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Dict, List, Optional, Tuple
+
+from . import _native
+
+__all__ = ["analyze_job", "main"]
+
+
+def _key(r: Dict[str, Any]) -> Tuple:
+    return (r.get("role"), r.get("rank"), r.get("step"), tuple(r.get("run_dirs") or ()))
+
+
+def _node_root(root: str) -> str:
+    return os.path.expanduser(os.path.expandvars(root))
+
+
+def _discover(root: str) -> Dict[str, Any]:
+    import ray
+
+    found = json.loads(_native.discover(_node_root(root)))
+    found["node_id"] = ray.get_runtime_context().get_node_id()
+    return found
+
+
+def _summarize(root: str, group: str) -> List[str]:
+    return [json.dumps(r) for r in json.loads(_native.summarize_group(_node_root(root), group))]
+
+
+def _pinned(fn, node_id: str, retries: int):
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    return ray.remote(fn).options(
+        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_id, soft=False),
+        num_cpus=1,
+        max_retries=retries,
+    )
+
+
+def discover_job(root: str) -> List[Dict[str, Any]]:
+    """One discovery task per alive node: `[{"node_id", "groups": [...], "warnings": [...]}]`
+    (a node whose task fails gives `{"node_id", "error"}`)."""
+    import ray
+
+    nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
+    refs = [(n, _pinned(_discover, n, 1).remote(root)) for n in nodes]
+    out = []
+    for node, ref in refs:
+        try:
+            out.append(ray.get(ref))
+        except Exception as e:  # a node lost during discovery: said, not hidden
+            out.append({"node_id": node, "groups": [], "warnings": [], "error": f"{type(e).__name__}: {e}"})
+    return out
+
+
+def summarize_ranks(
+    root: str,
+    nodes: List[Dict[str, Any]],
+    skip=frozenset(),
+    retries: int = 1,
+    timeout: Optional[float] = None,
+) -> List[str]:
+    """One task per rank group on the node that holds it; returns rank summaries (JSON texts).
+    A failed task (after `retries` retries of a lost worker), or one not done within `timeout`
+    seconds of the driver's wait, becomes that rank's error."""
+    import ray
+
+    tasks = []
+    for node in nodes:
+        for group in node.get("groups", []):
+            if _key(group) in skip:
+                continue
+            g = json.dumps(group)
+            tasks.append((g, _pinned(_summarize, node["node_id"], retries).remote(root, g)))
+    ranks: List[str] = []
+    for g, ref in tasks:
+        try:
+            ranks.extend(ray.get(ref, timeout=timeout))
+        except Exception as e:  # the task's worker or node was lost, or the task raised
+            ranks.append(_native.failed_rank(g, f"{type(e).__name__}: {e}"))
+    return ranks
+
+
+def analyze_job(
+    root: str,
+    address: Optional[str] = None,
+    out: Optional[str] = None,
+    rerun: bool = False,
+    retries: int = 1,
+    timeout: Optional[float] = None,
+) -> Dict[str, Any]:
+    """Summarises the job under `root` on every node of the Ray cluster at `address` (None: the
+    current one, or a new local one) and returns the job summary; writes it to `out` when given.
+    With `out` naming an existing summary, its ranks with data are kept and not analysed again
+    unless `rerun`. Beside the file's keys the returned object says per node how many ranks it
+    held (`nodes`, with any discovery error), and how many ranks were `skipped` and `analysed`."""
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(address=address, log_to_driver=False)
+    kept: List[str] = []
+    if out and os.path.exists(out) and not rerun:
+        with open(out, encoding="utf-8") as f:
+            old = _native.read_summary_ranks(out, f.read())
+        kept = [r for r in old if json.loads(r).get("status") == "ok"]
+    skip = frozenset(_key(json.loads(r)) for r in kept)
+    nodes = discover_job(root)
+    fresh = summarize_ranks(root, nodes, skip=skip, retries=retries, timeout=timeout)
+    ranks = kept + fresh
+    text = _native.merge_summaries(ranks)
+    summary = json.loads(text)
+    # Not part of the file (it would differ from the one-machine summary): which node held how
+    # many ranks, and any node whose discovery failed.
+    summary["nodes"] = [
+        dict({k: n[k] for k in ("node_id", "error") if k in n}, ranks=len(n.get("groups", []))) for n in nodes
+    ]
+    summary["skipped"] = len(kept)
+    summary["analysed"] = len(fresh)
+    if out:
+        tmp = f"{out}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, out)
+    return summary
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """`python -m memlens.ray ROOT --out job.memlens.json [--address ADDR] [--rerun]`."""
+    p = argparse.ArgumentParser(prog="python -m memlens.ray", description=__doc__.split("\n\n")[0])
+    p.add_argument("root", help="the job's folder on every node (environment variables expanded per node)")
+    p.add_argument("--out", required=True, help="the job summary file to write")
+    p.add_argument("--address", default=None, help="Ray cluster address (default: the current or a new local one)")
+    p.add_argument("--rerun", action="store_true", help="analyse ranks already in --out again")
+    a = p.parse_args(argv)
+    s = analyze_job(a.root, address=a.address, out=a.out, rerun=a.rerun)
+    t = s["totals"]
+    print(f"{t['ranks']} rank(s): {t['ok']} summarised, {t['failed']} failed; written to {a.out}")
+    for n in s["nodes"]:
+        if "error" in n:
+            print(f"  node {n['node_id']}: discovery failed: {n['error']}", file=sys.stderr)
+    for r in s["ranks"]:
+        if r["status"] != "ok":
+            print(f"  {r['role'] or '-'} rank {r['rank']}: {r['error']}", file=sys.stderr)
+    return 0 if t["failed"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

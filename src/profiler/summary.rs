@@ -1,0 +1,512 @@
+//! The job summary file (`job.memlens.json`): a whole job in kilobytes per rank, made where the
+//! data lies and merged anywhere. One [`RankSummary`] per rank (the per-rank `--json` object, the
+//! allocator curve reduced to [`CURVE_COLUMNS`] columns, who holds memory at the peak, the
+//! largest unreleased blocks, the rank's diagnostics, or the reason it failed) and a
+//! [`JobSummary`] that merges any set of them: ranks in a fixed order, the role × rank matrix and
+//! its outliers recomputed from the ranks. `memlens profiler ROOT --summary FILE` and the Python
+//! package's Ray driver (one task per rank on the node holding its folders) both write it
+//! through [`JobSummary::merge`], so one machine and a cluster produce the same file.
+//!
+//! Paths inside the file (run folders, the files diagnostics name) start at the job root's folder
+//! name, as everywhere in memlens, so a job kept under different absolute paths on different
+//! nodes summarises the same.
+//! The format is versioned ([`FORMAT`], [`VERSION`]) and described in `docs/job-summary.md`.
+
+use super::analysis::{matrix_outliers, JobAnalysis, MatrixCell, Outlier, RankAnalysis};
+use super::memory_record::Metric;
+use crate::diag::Diagnostic;
+use serde::{Deserialize, Serialize};
+
+/// The value of the file's `format` key.
+pub const FORMAT: &str = "memlens-job-summary";
+/// The format's version; a reader refuses a file with another major version.
+pub const VERSION: u32 = 1;
+/// Columns the allocator curve is reduced to (each keeps its column's maximum, so the peak stays).
+pub const CURVE_COLUMNS: usize = 256;
+/// The largest unreleased blocks listed per rank.
+pub const UNRELEASED_LISTED: usize = 20;
+/// Diagnostics kept per rank (the count of the rest is said in a last line).
+pub const WARNINGS_KEPT: usize = 20;
+
+/// Whether a rank was summarised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RankStatus {
+    /// The rank's files yielded data.
+    Ok,
+    /// No data: the files were damaged or missing, or the task analysing them failed.
+    Error,
+}
+
+/// The framework allocator's allocated and reserved bytes over time, reduced to at most
+/// [`CURVE_COLUMNS`] columns of equal width; each column holds its maximum.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Curve {
+    /// Allocator component (`PTA`, `MindSpore`), empty when the rank has no curve.
+    pub component: String,
+    /// Start of each column (ns).
+    pub t_ns: Vec<i64>,
+    /// Largest allocated bytes in each column.
+    pub allocated_bytes: Vec<u64>,
+    /// Largest reserved bytes in each column.
+    pub reserved_bytes: Vec<u64>,
+}
+
+/// One block not released within the capture (a leak candidate).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unreleased {
+    /// Op that allocated it.
+    pub name: String,
+    /// Bytes.
+    pub size_bytes: u64,
+    /// Allocation time (ns).
+    pub time_ns: i64,
+    /// Top user frame of its call stack (empty when none).
+    pub frame: String,
+}
+
+/// The compact summary of one rank: the unit a node sends to the driver (kilobytes, not rows).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankSummary {
+    /// Role (empty when unknown).
+    pub role: String,
+    /// Rank (`null` when the folder names none).
+    pub rank: Option<u32>,
+    /// Step folder, if any.
+    pub step: Option<u32>,
+    /// The rank's run folders (paths start at the job root's folder name), in timestamp order.
+    pub run_dirs: Vec<String>,
+    /// `ok` or `error`.
+    pub status: RankStatus,
+    /// Why the rank has no data (`status` = `error`).
+    pub error: Option<String>,
+    /// Peak allocated bytes of the framework allocator.
+    pub peak_allocated_bytes: u64,
+    /// Peak reserved bytes.
+    pub peak_reserved_bytes: u64,
+    /// The rank's object of `memlens profiler --json` (peaks, live set at the peak by user
+    /// frame, step and module peaks, unreleased totals…); `null` for a failed rank.
+    pub report: serde_json::Value,
+    /// The allocator curve, reduced.
+    pub curve: Curve,
+    /// The largest unreleased blocks, largest first.
+    pub unreleased: Vec<Unreleased>,
+    /// The rank's diagnostics as the CLI prints them.
+    pub warnings: Vec<String>,
+}
+
+/// A whole job: what the summary file holds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JobSummary {
+    /// Always [`FORMAT`].
+    pub format: &'static str,
+    /// Always [`VERSION`].
+    pub version: u32,
+    /// Counts and the job's largest figures.
+    pub totals: SummaryTotals,
+    /// Role × rank peaks of the ranks with data.
+    pub matrix: Vec<MatrixCell>,
+    /// Ranks whose peak stands out from their role.
+    pub outliers: Vec<Outlier>,
+    /// Every rank, ordered by role, step, rank, run folders.
+    pub ranks: Vec<RankSummary>,
+}
+
+/// The job's counts and largest figures.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SummaryTotals {
+    /// Ranks in the file.
+    pub ranks: u64,
+    /// Ranks with data.
+    pub ok: u64,
+    /// Ranks without data.
+    pub failed: u64,
+    /// Largest peak allocated of any rank.
+    pub max_peak_allocated_bytes: u64,
+    /// Largest peak reserved of any rank.
+    pub max_peak_reserved_bytes: u64,
+    /// Unreleased bytes over all ranks.
+    pub unreleased_bytes: u64,
+}
+
+fn warning_lines(diags: &[Diagnostic]) -> Vec<String> {
+    let mut out: Vec<String> = diags
+        .iter()
+        .take(WARNINGS_KEPT)
+        .map(|d| d.to_string())
+        .collect();
+    if diags.len() > WARNINGS_KEPT {
+        out.push(format!(
+            "… and {} more diagnostics",
+            diags.len() - WARNINGS_KEPT
+        ));
+    }
+    out
+}
+
+fn reduced_curve(r: &RankAnalysis) -> Curve {
+    let Some(component) = ["PTA", "MindSpore"]
+        .into_iter()
+        .find(|c| r.memory.iter().any(|s| s.component == *c))
+    else {
+        return Curve::default();
+    };
+    let (xs, _) = r.curve(component, Metric::Allocated);
+    let (Some(&x0), Some(&x1)) = (xs.first(), xs.last()) else {
+        return Curve::default();
+    };
+    let columns = CURVE_COLUMNS.min(xs.len()).max(1);
+    let end = x1.saturating_add(1);
+    let alloc = r.curve_window(component, Metric::Allocated, x0, end, columns);
+    let res = r.curve_window(component, Metric::Reserved, x0, end, columns);
+    let span = i128::from(end) - i128::from(x0);
+    let mut c = Curve {
+        component: component.to_string(),
+        ..Curve::default()
+    };
+    for k in 0..columns {
+        if !alloc.defined.get(k).copied().unwrap_or(false) {
+            continue;
+        }
+        c.t_ns
+            .push((i128::from(x0) + span * k as i128 / columns as i128) as i64);
+        c.allocated_bytes
+            .push(alloc.max.get(k).copied().unwrap_or(0));
+        c.reserved_bytes.push(res.max.get(k).copied().unwrap_or(0));
+    }
+    c
+}
+
+fn unreleased(r: &RankAnalysis) -> Vec<Unreleased> {
+    let mut rows: Vec<usize> = (0..r.rows.len())
+        .filter(|&i| r.is_unreleased_by(i, None))
+        .collect();
+    rows.sort_by_key(|&i| {
+        let row = &r.rows[i];
+        (
+            std::cmp::Reverse(row.size),
+            row.time_ns().unwrap_or(i64::MIN),
+            i,
+        )
+    });
+    rows.iter()
+        .take(UNRELEASED_LISTED)
+        .map(|&i| Unreleased {
+            name: r.name(i).to_string(),
+            size_bytes: r.rows[i].size,
+            time_ns: r.rows[i].time_ns().unwrap_or(0),
+            frame: r.top_frame(i).to_string(),
+        })
+        .collect()
+}
+
+impl RankSummary {
+    /// The summary of one analysed rank.
+    pub fn of(r: &RankAnalysis) -> RankSummary {
+        let facts = &r.summary;
+        let has_data = facts.rows > 0 || facts.peak_source != "none";
+        let warnings = warning_lines(&r.warnings);
+        RankSummary {
+            role: facts.role.clone(),
+            rank: facts.rank,
+            step: facts.step,
+            run_dirs: facts.run_dirs.clone(),
+            status: if has_data {
+                RankStatus::Ok
+            } else {
+                RankStatus::Error
+            },
+            error: (!has_data).then(|| {
+                if warnings.is_empty() {
+                    "no memory data in the rank's run folders".to_string()
+                } else {
+                    warnings.join("\n")
+                }
+            }),
+            peak_allocated_bytes: facts.peak_allocated_bytes,
+            peak_reserved_bytes: facts.peak_reserved_bytes,
+            report: serde_json::to_value(facts).unwrap_or(serde_json::Value::Null),
+            curve: reduced_curve(r),
+            unreleased: unreleased(r),
+            warnings,
+        }
+    }
+
+    /// A rank that could not be summarised (its task or node failed), with the reason.
+    pub fn failed(
+        role: String,
+        rank: Option<u32>,
+        step: Option<u32>,
+        run_dirs: Vec<String>,
+        reason: String,
+    ) -> RankSummary {
+        RankSummary {
+            role,
+            rank,
+            step,
+            run_dirs,
+            status: RankStatus::Error,
+            error: Some(reason),
+            peak_allocated_bytes: 0,
+            peak_reserved_bytes: 0,
+            report: serde_json::Value::Null,
+            curve: Curve::default(),
+            unreleased: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    fn order_key(&self) -> (&str, Option<u32>, u32, &[String]) {
+        (
+            &self.role,
+            self.step,
+            self.rank.unwrap_or(u32::MAX),
+            &self.run_dirs,
+        )
+    }
+}
+
+/// The rank summaries of an analysed job.
+pub fn rank_summaries(analysis: &JobAnalysis) -> Vec<RankSummary> {
+    analysis.ranks.iter().map(RankSummary::of).collect()
+}
+
+impl JobSummary {
+    /// Merges rank summaries (from one machine or many) into the job summary: ranks ordered by
+    /// role, step, rank and run folders; matrix, outliers and totals computed from them.
+    pub fn merge(mut ranks: Vec<RankSummary>) -> JobSummary {
+        ranks.sort_by(|a, b| a.order_key().cmp(&b.order_key()));
+        let cells: Vec<MatrixCell> = ranks
+            .iter()
+            .filter(|r| r.status == RankStatus::Ok)
+            .map(|r| MatrixCell {
+                role: r.role.clone(),
+                rank: r.rank,
+                step: r.step,
+                peak_allocated_bytes: r.peak_allocated_bytes,
+                peak_reserved_bytes: r.peak_reserved_bytes,
+            })
+            .collect();
+        let (matrix, outliers) = matrix_outliers(cells);
+        let ok = ranks.iter().filter(|r| r.status == RankStatus::Ok).count() as u64;
+        let totals = SummaryTotals {
+            ranks: ranks.len() as u64,
+            ok,
+            failed: ranks.len() as u64 - ok,
+            max_peak_allocated_bytes: ranks
+                .iter()
+                .map(|r| r.peak_allocated_bytes)
+                .max()
+                .unwrap_or(0),
+            max_peak_reserved_bytes: ranks
+                .iter()
+                .map(|r| r.peak_reserved_bytes)
+                .max()
+                .unwrap_or(0),
+            unreleased_bytes: ranks
+                .iter()
+                .filter_map(|r| r.report.get("unreleased_bytes")?.as_u64())
+                .fold(0u64, u64::saturating_add),
+        };
+        JobSummary {
+            format: FORMAT,
+            version: VERSION,
+            totals,
+            matrix,
+            outliers,
+            ranks,
+        }
+    }
+
+    /// The file's text: pretty JSON ending with a line feed.
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        let mut text = serde_json::to_string_pretty(self)?;
+        text.push('\n');
+        Ok(text)
+    }
+}
+
+/// Reads the ranks of a job summary file (`file` names it in diagnostics). Refuses another
+/// format or version with a diagnostic saying what was expected.
+pub fn read_ranks(file: &str, text: &str) -> Result<Vec<RankSummary>, Diagnostic> {
+    #[derive(Deserialize)]
+    struct Head {
+        format: Option<String>,
+        version: Option<u32>,
+        #[serde(default)]
+        ranks: Vec<RankSummary>,
+    }
+    let head: Head = serde_json::from_str(text).map_err(|e| {
+        Diagnostic::error(file, format!("not a job summary: {e}")).at_line(e.line() as u64)
+    })?;
+    if head.format.as_deref() != Some(FORMAT) {
+        return Err(Diagnostic::error(
+            file,
+            format!(
+                "not a job summary: expected \"format\": \"{FORMAT}\", found {:?}",
+                head.format
+            ),
+        ));
+    }
+    if head.version != Some(VERSION) {
+        return Err(Diagnostic::error(
+            file,
+            format!(
+                "job summary version {:?}: this memlens reads version {VERSION}",
+                head.version
+            ),
+        ));
+    }
+    Ok(head.ranks)
+}
+
+/// Parses one rank summary given as JSON text (what a node sends to the driver).
+pub fn parse_rank(text: &str) -> Result<RankSummary, String> {
+    serde_json::from_str(text).map_err(|e| format!("not a rank summary: {e}"))
+}
+
+/// The run folders of one rank under a job root, as discovery finds them on one machine: the
+/// unit of work of a distributed summary (one task per group, on the node that holds it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankGroup {
+    /// Role.
+    pub role: String,
+    /// Rank.
+    pub rank: Option<u32>,
+    /// Step.
+    pub step: Option<u32>,
+    /// Run folders, named as in the summary (under the root folder's name).
+    pub run_dirs: Vec<String>,
+}
+
+/// Finds the ranks under `root` on this machine (what `memlens profiler ROOT` would analyse),
+/// with the diagnostics of discovery.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn discover_groups(root: &std::path::Path) -> (Vec<RankGroup>, Vec<Diagnostic>) {
+    let mut set = crate::families::input_set_from_paths(&[root.to_path_buf()]);
+    let job = super::job_of(&mut set);
+    let groups = job
+        .ranks
+        .iter()
+        .map(|r| RankGroup {
+            role: r.role.clone(),
+            rank: r.rank,
+            step: r.step,
+            run_dirs: r.runs.iter().map(|x| x.path.clone()).collect(),
+        })
+        .collect();
+    (groups, job.warnings)
+}
+
+/// Analyses the rank `group` names under `root` and summarises it. The whole root is listed
+/// and classified (reading only the small JSON files) so the rank's role, step and folder names
+/// are found exactly as on one machine; only the group's run folders are then read. When the
+/// group's folders yield no rank, a failed summary says why.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn summarize_group(root: &std::path::Path, group: &RankGroup) -> Vec<RankSummary> {
+    use super::analysis::{analyze_job_parallel, AnalyzeOptions};
+    let mut set = crate::families::input_set_from_paths(&[root.to_path_buf()]);
+    let mut job = super::job_of(&mut set);
+    let mine = |path: &str| {
+        group
+            .run_dirs
+            .iter()
+            .any(|d| path == d || path.starts_with(&format!("{d}/")))
+    };
+    job.ranks
+        .retain(|r| r.runs.iter().any(|x| group.run_dirs.contains(&x.path)));
+    job.warnings.retain(|d| mine(&d.file));
+    job.ignored.retain(|(p, _)| mine(p));
+    let analysis = analyze_job_parallel(&set, &job, &AnalyzeOptions::default(), &|_| {});
+    let ranks = rank_summaries(&analysis);
+    if !ranks.is_empty() {
+        return ranks;
+    }
+    let mut reason: Vec<String> = job
+        .ignored
+        .iter()
+        .map(|(p, why)| format!("{p}: {why}"))
+        .collect();
+    reason.extend(warning_lines(&analysis.warnings));
+    if reason.is_empty() {
+        reason.push(format!(
+            "{}: no run folder found under {}",
+            group.run_dirs.join(", "),
+            root.display()
+        ));
+    }
+    vec![RankSummary::failed(
+        group.role.clone(),
+        group.rank,
+        group.step,
+        group.run_dirs.clone(),
+        reason.join("\n"),
+    )]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_orders_ranks_and_counts_failures() {
+        let ok = |role: &str, rank: u32, peak: u64| {
+            let mut r = RankSummary::failed(
+                role.into(),
+                Some(rank),
+                None,
+                vec![format!("{role}/{rank}")],
+                String::new(),
+            );
+            r.status = RankStatus::Ok;
+            r.error = None;
+            r.peak_allocated_bytes = peak;
+            r
+        };
+        let failed = RankSummary::failed(
+            "actor".into(),
+            Some(1),
+            None,
+            vec!["actor/1".into()],
+            "node lost".into(),
+        );
+        let s = JobSummary::merge(vec![
+            ok("ref", 0, 5),
+            ok("actor", 2, 7),
+            failed,
+            ok("actor", 0, 9),
+        ]);
+        let keys: Vec<(String, Option<u32>)> =
+            s.ranks.iter().map(|r| (r.role.clone(), r.rank)).collect();
+        assert_eq!(
+            keys,
+            vec![
+                ("actor".into(), Some(0)),
+                ("actor".into(), Some(1)),
+                ("actor".into(), Some(2)),
+                ("ref".into(), Some(0))
+            ]
+        );
+        assert_eq!((s.totals.ranks, s.totals.ok, s.totals.failed), (4, 3, 1));
+        assert_eq!(s.matrix.len(), 3);
+        assert_eq!(s.totals.max_peak_allocated_bytes, 9);
+        let text = s.to_json().unwrap();
+        let back = read_ranks("job.memlens.json", &text).unwrap();
+        assert_eq!(back, s.ranks);
+    }
+
+    #[test]
+    fn reading_refuses_other_files_with_the_reason() {
+        let e = read_ranks("x.json", "{\"format\": \"other\"}").unwrap_err();
+        assert!(e.to_string().contains("x.json"), "{e}");
+        assert!(e.to_string().contains(FORMAT), "{e}");
+        let e = read_ranks(
+            "x.json",
+            &format!("{{\"format\": \"{FORMAT}\", \"version\": 99}}"),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("version"), "{e}");
+        let e = read_ranks("x.json", "{\n\"format\": [").unwrap_err();
+        assert!(e.to_string().contains("x.json:2"), "{e}");
+    }
+}

@@ -1,0 +1,319 @@
+//! The Python module `memlens._native` (PyO3), compiled only with the `python` feature (the
+//! wheel maturin builds). Like the CLI and the wasm layer it only converts: paths in, the core's
+//! results out as JSON text, typed column buffers and CSV bytes, which the pure-Python package
+//! (`python/memlens/`) turns into dicts, pandas DataFrames and pyarrow Tables. Errors become
+//! `memlens.MemlensError` carrying the same diagnostics the CLI prints.
+
+use crate::export::columns::{Column, ColumnData};
+use crate::export::{profiler as exp, somas as somas_exp};
+use crate::families;
+use crate::input::roots;
+use crate::profiler::analysis::{analyze_job_parallel, AnalyzeOptions, JobAnalysis};
+use crate::profiler::run_folder::{ProfilerRun, RunFolders};
+use crate::profiler::{job_of, summary, Job};
+use crate::somas::{self as somas_core, tables::Table};
+use crate::source::PathSource;
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use std::path::{Path, PathBuf};
+
+create_exception!(
+    memlens,
+    MemlensError,
+    PyValueError,
+    "Bad or missing input: the message holds the same diagnostics the CLI prints (file, line or byte, what was expected)."
+);
+
+fn err(text: impl Into<String>) -> PyErr {
+    MemlensError::new_err(text.into())
+}
+
+/// An analysed torch_npu / MindSpore profiler job.
+#[pyclass(module = "memlens._native", frozen)]
+pub struct NativeJob {
+    analysis: JobAnalysis,
+    job: Job,
+}
+
+/// One column as `(name, kind, values, valid, offsets)`: `values` the little-endian buffer of
+/// the values (text bytes for `str`, one byte per value for `bool`), `valid` one byte per row
+/// (1 = present) or `None`, `offsets` the text's `int64` offsets or `None`.
+type ColumnTuple<'py> = (
+    &'static str,
+    &'static str,
+    Bound<'py, PyBytes>,
+    Option<Bound<'py, PyBytes>>,
+    Option<Bound<'py, PyBytes>>,
+);
+
+fn le_bytes<T: Copy, const N: usize>(v: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len() * N);
+    for &x in v {
+        out.extend_from_slice(&f(x));
+    }
+    out
+}
+
+fn bool_bytes(v: &[bool]) -> Vec<u8> {
+    v.iter().map(|&b| u8::from(b)).collect()
+}
+
+fn column_tuple<'py>(py: Python<'py>, c: &Column) -> ColumnTuple<'py> {
+    let b = |v: &[u8]| PyBytes::new(py, v);
+    let valid = |v: &[bool]| (!v.iter().all(|&x| x)).then(|| b(&bool_bytes(v)));
+    match &c.data {
+        ColumnData::Str { offsets, bytes } => (
+            c.name,
+            "str",
+            b(bytes),
+            None,
+            Some(b(&le_bytes(offsets, i64::to_le_bytes))),
+        ),
+        ColumnData::Int { values, valid: ok } => (
+            c.name,
+            "int",
+            b(&le_bytes(values, i64::to_le_bytes)),
+            valid(ok),
+            None,
+        ),
+        ColumnData::Float { values, valid: ok } => (
+            c.name,
+            "float",
+            b(&le_bytes(values, f64::to_le_bytes)),
+            valid(ok),
+            None,
+        ),
+        ColumnData::Bool(v) => (c.name, "bool", b(&bool_bytes(v)), None, None),
+    }
+}
+
+#[pymethods]
+impl NativeJob {
+    /// The document `memlens profiler --json` prints, as JSON text.
+    fn report_json(&self) -> PyResult<String> {
+        exp::report_json(&self.analysis, &self.job).map_err(|e| err(e.to_string()))
+    }
+
+    /// `memory_events.csv` as typed columns (see [`ColumnTuple`]), in the CSV's column order.
+    fn event_columns<'py>(&self, py: Python<'py>) -> Vec<ColumnTuple<'py>> {
+        let cols = py.detach(|| exp::memory_events_columns(&self.analysis));
+        cols.iter().map(|c| column_tuple(py, c)).collect()
+    }
+
+    /// `memory_events.csv`, byte for byte what the CLI writes.
+    fn memory_events_csv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let mut buf = Vec::new();
+        py.detach(|| exp::write_memory_events(&self.analysis, &mut buf))
+            .map_err(|e| err(e.to_string()))?;
+        Ok(PyBytes::new(py, &buf))
+    }
+
+    /// The job summary file's text for this job (what `memlens profiler PATH --summary` writes).
+    fn summary_json(&self) -> PyResult<String> {
+        summary::JobSummary::merge(summary::rank_summaries(&self.analysis))
+            .to_json()
+            .map_err(|e| err(e.to_string()))
+    }
+
+    /// The diagnostics of discovery and of every rank's files, as the CLI prints them.
+    fn warnings(&self) -> Vec<String> {
+        self.analysis
+            .warnings
+            .iter()
+            .map(|d| d.to_string())
+            .collect()
+    }
+}
+
+/// Analyses profiler output under `paths` (run folders, whole jobs, archives). Raises
+/// `MemlensError` with the CLI's messages when a path cannot be looked at, when nothing under the
+/// paths is profiler output (what was looked for and what was found), or when no rank yields data
+/// (the diagnostics): the cases where the CLI exits with 2 or 1.
+#[pyfunction]
+fn analyze(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<NativeJob> {
+    let problems = roots::check(&paths);
+    if !problems.is_empty() {
+        let lines: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+        return Err(err(lines.join("\n")));
+    }
+    let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    let shown = shown.join(", ");
+    let (analysis, job) = py
+        .detach(|| {
+            let mut inputs = families::input_set_from_paths(&paths);
+            let job = job_of(&mut inputs);
+            if job.ranks.is_empty() {
+                let nothing = inputs.nothing_to_analyse(&[&RunFolders], &|u| {
+                    u.get::<ProfilerRun>()
+                        .is_some_and(ProfilerRun::has_memory_files)
+                });
+                if let Some(nothing) = nothing {
+                    return Err(format!("{shown}: {nothing}"));
+                }
+            }
+            let analysis = analyze_job_parallel(&inputs, &job, &AnalyzeOptions::default(), &|_| {});
+            Ok((analysis, job))
+        })
+        .map_err(err)?;
+    if !exp::has_data(&analysis) {
+        let mut text =
+            format!("{shown}: the run folders hold no memory rows and no allocator curve");
+        for w in &analysis.warnings {
+            text.push('\n');
+            text.push_str(&w.to_string());
+        }
+        return Err(err(text));
+    }
+    Ok(NativeJob { analysis, job })
+}
+
+/// An analysed SOMAS dump.
+#[pyclass(module = "memlens._native", frozen)]
+pub struct NativeSomas {
+    model: somas_core::SomasModel,
+    analysis: somas_core::Analysis,
+    summary: somas_core::summary::Summary,
+}
+
+const SOMAS_TABLES: [Table; 4] = [
+    Table::Tensors,
+    Table::Nodes,
+    Table::Parameters,
+    Table::Conflicts,
+];
+
+#[pymethods]
+impl NativeSomas {
+    /// The document `memlens somas --json` prints (no queries), as JSON text.
+    fn summary_json(&self) -> PyResult<String> {
+        somas_exp::summary_json(
+            &self.model,
+            &self.analysis,
+            &self.summary,
+            &somas_exp::QuerySet::default(),
+        )
+        .map_err(|e| err(e.to_string()))
+    }
+
+    /// The table names (`tensors`, `nodes`, `parameters`, `conflicts`).
+    fn table_names(&self) -> Vec<&'static str> {
+        SOMAS_TABLES.iter().map(|t| t.key()).collect()
+    }
+
+    /// One table as CSV bytes with somas_tool's header, as `memlens somas --out` writes it.
+    fn table_csv<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyBytes>> {
+        let table = SOMAS_TABLES
+            .into_iter()
+            .find(|t| t.key() == name)
+            .ok_or_else(|| {
+                err(format!(
+                    "no SOMAS table {name:?}: expected one of tensors, nodes, parameters, conflicts"
+                ))
+            })?;
+        let mut buf = Vec::new();
+        somas_exp::write_table(&mut buf, &self.model, &self.analysis, table, None)
+            .map_err(|e| err(e.to_string()))?;
+        Ok(PyBytes::new(py, &buf))
+    }
+}
+
+fn open(path: &Path) -> PyResult<PathSource> {
+    PathSource::open(path, path.display().to_string()).map_err(|e| err(e.to_string()))
+}
+
+/// Analyses a SOMAS dump (and its task-info file). Raises `MemlensError` with the CLI's
+/// diagnostic when a file cannot be read or parsed.
+#[pyfunction]
+#[pyo3(signature = (dump, task_info=None))]
+fn somas(py: Python<'_>, dump: PathBuf, task_info: Option<PathBuf>) -> PyResult<NativeSomas> {
+    let src = open(&dump)?;
+    let task_src = task_info.as_deref().map(open).transpose()?;
+    py.detach(|| {
+        let model = somas_core::load_dump(&src, None).map_err(|d| d.to_string())?;
+        let task = task_src
+            .as_ref()
+            .map(|s| somas_core::load_task_info(s, None).map_err(|d| d.to_string()))
+            .transpose()?;
+        let analysis = somas_core::analyze(&model, task.as_ref());
+        let summary = somas_core::summary::summary(&model, &analysis, task.as_ref());
+        Ok::<_, String>(NativeSomas {
+            model,
+            analysis,
+            summary,
+        })
+    })
+    .map_err(err)
+}
+
+fn json<T: serde::Serialize>(v: &T) -> PyResult<String> {
+    serde_json::to_string(v).map_err(|e| err(e.to_string()))
+}
+
+/// The ranks under `root` on this machine: JSON `{"groups": [RankGroup…], "warnings": [...]}`.
+#[pyfunction]
+fn discover(py: Python<'_>, root: PathBuf) -> PyResult<String> {
+    let (groups, warnings) = py.detach(|| summary::discover_groups(&root));
+    let warnings: Vec<String> = warnings.iter().map(|d| d.to_string()).collect();
+    json(&serde_json::json!({ "groups": groups, "warnings": warnings }))
+}
+
+/// Summarises one rank group (JSON `RankGroup`) under `root`: a JSON list of rank summaries.
+#[pyfunction]
+fn summarize_group(py: Python<'_>, root: PathBuf, group: &str) -> PyResult<String> {
+    let group: summary::RankGroup =
+        serde_json::from_str(group).map_err(|e| err(format!("not a rank group: {e}")))?;
+    let ranks = py.detach(|| summary::summarize_group(&root, &group));
+    json(&ranks)
+}
+
+/// The summary of a group whose task failed (JSON `RankGroup`), with the reason.
+#[pyfunction]
+fn failed_rank(group: &str, reason: String) -> PyResult<String> {
+    let g: summary::RankGroup =
+        serde_json::from_str(group).map_err(|e| err(format!("not a rank group: {e}")))?;
+    json(&summary::RankSummary::failed(
+        g.role, g.rank, g.step, g.run_dirs, reason,
+    ))
+}
+
+/// Merges rank summaries (JSON texts) into the job summary file's text.
+#[pyfunction]
+fn merge_summaries(ranks: Vec<String>) -> PyResult<String> {
+    let ranks = ranks
+        .iter()
+        .map(|t| summary::parse_rank(t))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(err)?;
+    summary::JobSummary::merge(ranks)
+        .to_json()
+        .map_err(|e| err(e.to_string()))
+}
+
+/// The rank summaries (JSON texts) of a job summary file's text; `file` names it in errors.
+#[pyfunction]
+fn read_summary_ranks(file: &str, text: &str) -> PyResult<Vec<String>> {
+    summary::read_ranks(file, text)
+        .map_err(|d| err(d.to_string()))?
+        .iter()
+        .map(json)
+        .collect()
+}
+
+/// The module `memlens._native`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("MemlensError", m.py().get_type::<MemlensError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<NativeJob>()?;
+    m.add_class::<NativeSomas>()?;
+    m.add_function(wrap_pyfunction!(analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(somas, m)?)?;
+    m.add_function(wrap_pyfunction!(discover, m)?)?;
+    m.add_function(wrap_pyfunction!(summarize_group, m)?)?;
+    m.add_function(wrap_pyfunction!(failed_rank, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_summaries, m)?)?;
+    m.add_function(wrap_pyfunction!(read_summary_ranks, m)?)?;
+    Ok(())
+}

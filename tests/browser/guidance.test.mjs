@@ -1,0 +1,278 @@
+// The page guides the eye: whatever an action changes comes into view and the URL hash follows it,
+// at 1440×900 and at 1024×700. "In view" is geometric: the bounding box of the changed thing lies
+// inside the viewport. The expected selections come from the CLI's JSON of the same files.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, mkdirSync, readFileSync, writeFileSync, cpSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { root, CLI, openBrowser, startServer, engineThreads, settled, filesUnder, dropFiles, foreignRequests } from './harness.mjs';
+
+const TEXT = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
+const SIZES = [
+  { width: 1440, height: 900 },
+  { width: 1024, height: 700 },
+];
+
+let server;
+let tmp;
+let gen;
+
+before(async () => {
+  server = await startServer({ isolate: true });
+  tmp = mkdtempSync(path.join(tmpdir(), 'memlens-guidance-'));
+  const dir = path.join(tmp, 'gen');
+  mkdirSync(dir);
+  const dump = path.join(dir, 'Ascend_somas_tensor_offset_1.ir');
+  const task = path.join(dir, 'task_info_graph_1.ir');
+  execFileSync(CLI, ['generate', 'somas', '--flavor', 'v2.4', '--nodes', '3000', '--seed', '11', '--inject-conflicts', '3', '--out', dump, '--task-info-out', task], { stdio: 'ignore' });
+  const r = spawnSync(CLI, ['somas', dump, '--json', '--task-info', task], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  gen = { dump, task, json: JSON.parse(r.stdout) };
+});
+
+after(async () => {
+  await server.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+/** Bottom of the bars that stay at the top of the viewport (the header, the profiler's rank bar). */
+function coveredTop(page) {
+  return page.evaluate(() => Math.max(0, ...[...document.querySelectorAll('header.top, .rank-bar')].map((n) => {
+    const r = n.getBoundingClientRect();
+    return getComputedStyle(n).position === 'sticky' && r.top <= 60 ? r.bottom : 0;
+  })));
+}
+
+/** Asserts that the box (viewport coordinates) lies inside the viewport, below the sticky bars. */
+async function assertInside(page, box, size, what) {
+  assert.ok(box, `${what}: has a box`);
+  const eps = 0.5;
+  const top = await coveredTop(page);
+  assert.ok(box.x >= -eps && box.y >= top - eps && box.x + box.width <= size.width + eps && box.y + box.height <= size.height + eps,
+    `${what} at ${size.width}×${size.height}: box ${JSON.stringify(box)} is not inside the viewport below y=${top}`);
+}
+
+async function boxOf(page, selector) {
+  return page.locator(selector).first().boundingBox();
+}
+
+/** The on-screen box of the layout's selected tensor: the canvas box plus the drawn rectangle. */
+async function selectionBox(page) {
+  const sel = await page.waitForFunction(() => document.querySelector('[data-testid="somas-layout"]')?.dataset.selection, null, { timeout: 20000 });
+  const [x, y, w, h] = (await sel.jsonValue()).split(',').map(Number);
+  const c = await boxOf(page, '[data-testid="somas-layout"]');
+  return { x: c.x + x, y: c.y + y, width: w, height: h };
+}
+
+const hashKey = (page, key) => page.evaluate((k) => new URLSearchParams(location.hash.slice(1)).get(k), key);
+
+async function waitHash(page, key, value) {
+  await page.waitForFunction(([k, v]) => new URLSearchParams(location.hash.slice(1)).get(k) === v, [key, String(value)], { timeout: 20000 });
+}
+
+for (const size of SIZES) {
+  test(`profiler at ${size.width}×${size.height}: a group click shows its rows, a row click shows its stack`, async () => {
+    const b = await openBrowser({ viewport: size });
+    try {
+      const page = await b.page();
+      await page.goto(server.url);
+      await engineThreads(page);
+      await dropFiles(page, filesUnder(TEXT));
+      assert.equal(await settled(page, 120000), 'ready');
+      await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
+
+      // "At the peak": the group's rows are listed in the table, and the table comes into view.
+      await page.locator('[data-testid="live-group"][aria-disabled="false"]').first().click();
+      await page.waitForFunction(() => document.querySelector('[data-testid="chip-group"]') && document.querySelector('[data-testid="ascend-table"]').dataset.state === 'ready');
+      assert.equal(await hashKey(page, 'gk'), 'live');
+      await page.waitForTimeout(100);
+      await assertInside(page, await boxOf(page, '[data-testid="chip-group"]'), size, 'the group filter chip');
+      // The table scrolls sideways inside its panel at 1024 px: its first cell is what must show.
+      await assertInside(page, await boxOf(page, '[data-testid="alloc-row"] > :first-child'), size, 'the first row of the group');
+
+      // A row: its call stack comes into view and the hash names the row.
+      await page.locator('[data-testid="alloc-row"]').first().click();
+      await page.waitForFunction(() => document.querySelector('[data-testid="ascend-stack"]').dataset.row);
+      const row = await page.getAttribute('[data-testid="ascend-stack"]', 'data-row');
+      await waitHash(page, 'row', row);
+      await page.waitForTimeout(100);
+      await assertInside(page, await boxOf(page, '#ascend-stack .panel-head'), size, 'the call stack panel head');
+      await assertInside(page, await boxOf(page, '[data-testid="stack-source"]'), size, 'the stack source line');
+      assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+      assert.deepEqual(b.consoleErrors, []);
+    } finally {
+      await b.close();
+    }
+  });
+
+  test(`SOMAS at ${size.width}×${size.height}: conflicts, z and p bring their answer into view`, async () => {
+    const b = await openBrowser({ viewport: size });
+    try {
+      const page = await b.page();
+      await page.goto(server.url);
+      await engineThreads(page);
+      await dropFiles(page, [
+        { path: 'gen/Ascend_somas_tensor_offset_1.ir', base64: readFileSync(gen.dump).toString('base64') },
+        { path: 'gen/task_info_graph_1.ir', base64: readFileSync(gen.task).toString('base64') },
+      ]);
+      await page.waitForFunction(() => document.querySelector('[data-testid="somas"]')?.dataset.state === 'ready', null, { timeout: 60000 });
+      const j = gen.json;
+      assert.ok(j.conflicts.length >= 2, 'the generated dump has conflicts');
+
+      // "show the first (c)" in the overview: the pair is selected, the layout shows it in view.
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.getByRole('button', { name: /show the first/ }).click();
+      const [a, bId] = [Math.min(...j.conflicts[0].slice(0, 2)), Math.max(...j.conflicts[0].slice(0, 2))];
+      await waitHash(page, 's.pair', `${a}-${bId}`);
+      await waitHash(page, 's.tensor', a);
+      await assertInside(page, await selectionBox(page), size, 'the first conflict’s tensor');
+
+      // c from the top of the page: the next conflict, in view.
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.keyboard.press('c');
+      const next = j.conflicts[1].slice(0, 2);
+      await waitHash(page, 's.pair', `${Math.min(...next)}-${Math.max(...next)}`);
+      await page.waitForFunction((t) => document.querySelector('[data-testid="somas-layout"]').dataset.selectionTensor === String(t), Math.min(...next));
+      await assertInside(page, await selectionBox(page), size, 'the second conflict’s tensor');
+
+      // z from the bottom of the page: the layout zooms to the selection and comes into view.
+      await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+      await page.keyboard.press('z');
+      await page.waitForTimeout(300);
+      await assertInside(page, await selectionBox(page), size, 'the zoomed selection');
+
+      // p from the bottom: the peak node's frame comes into view, and the hash names the node.
+      await page.keyboard.press('Escape');
+      await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+      await page.keyboard.press('.');
+      await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+      await page.keyboard.press('p');
+      await waitHash(page, 's.node', j.peak.node_index);
+      await page.waitForFunction((i) => document.querySelector('[data-testid="somas-frame"]').dataset.node === String(i), j.peak.node_index);
+      await page.waitForTimeout(100);
+      await assertInside(page, await boxOf(page, '[data-testid="somas-frame"] .panel-head, [data-testid="somas-frame"] h2'), size, 'the memory frame head');
+      assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+      assert.deepEqual(b.consoleErrors, []);
+    } finally {
+      await b.close();
+    }
+  });
+}
+
+test('without trace_view.json the groups are op names, and the page says why', async () => {
+  // The rank-0 run folder without its trace: the CLI's answer for the same files is the reference.
+  const run = path.join(TEXT, 'rank0_ascend_pt');
+  const files = filesUnder(run).filter((f) => !f.path.endsWith('trace_view.json'));
+  assert.ok(files.length >= 3 && files.length < filesUnder(run).length);
+  const dir = path.join(tmp, 'no-trace', 'rank0_ascend_pt', 'ASCEND_PROFILER_OUTPUT');
+  mkdirSync(dir, { recursive: true });
+  for (const n of ['operator_memory.csv', 'memory_record.csv', 'npu_module_mem.csv']) {
+    cpSync(path.join(run, 'ASCEND_PROFILER_OUTPUT', n), path.join(dir, n));
+  }
+  for (const n of ['profiler_info_0.json', 'profiler_metadata.json']) cpSync(path.join(run, n), path.join(tmp, 'no-trace', 'rank0_ascend_pt', n));
+  const json = JSON.parse(execFileSync(CLI, ['profiler', '--json', path.join(tmp, 'no-trace')], { encoding: 'utf8', maxBuffer: 1 << 28 }));
+  const r0 = json.ranks[0];
+  assert.equal(r0.group_by, 'op_name');
+  assert.ok(r0.live_at_peak.some((g) => g.frame.startsWith('aten::')), 'op names at the peak');
+
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(server.url);
+    await engineThreads(page);
+    await dropFiles(page, filesUnder(path.join(tmp, 'no-trace')));
+    assert.equal(await settled(page, 120000), 'ready');
+    await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
+    const groups = await page.$$eval('[data-testid="live-group"]', (rows) => rows.map((r) => ({ frame: r.querySelector('.group-frame').dataset.frame, bytes: Number(r.dataset.bytes), count: Number(r.dataset.count) })));
+    assert.deepEqual(groups, r0.live_at_peak.slice(0, groups.length));
+    assert.ok(!groups.some((g) => g.frame === '(no stack)'));
+    assert.match(await page.textContent('#ascend-live [data-testid="group-note"]'), /trace_view\.json/);
+    assert.match(await page.textContent('#ascend-unreleased [data-testid="group-note"]'), /operator names/);
+    // A group still filters the table to its rows: the CLI's count of that op name.
+    await page.locator('[data-testid="live-group"][aria-disabled="false"]').first().click();
+    await page.waitForFunction((n) => document.querySelector('[data-testid="ascend-table"]').dataset.state === 'ready' && document.querySelector('[data-testid="ascend-table"]').dataset.total === String(n), r0.live_at_peak.find((g) => g.count > 0).count, { timeout: 20000 });
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('two garbage CSVs: an error state that counts 2 rejected files, not a dashboard of zeros', async () => {
+  const files = [
+    { path: 'run/operator_memory.csv', base64: Buffer.from('hello,world\n1,2\nfoo\n').toString('base64') },
+    { path: 'run/memory_record.csv', base64: Buffer.from('x;y\n\u0001garbage\n').toString('base64') },
+  ];
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(server.url);
+    await engineThreads(page);
+    await dropFiles(page, files);
+    await settled(page, 60000);
+    await page.waitForFunction(() => ['ready', 'empty', 'error'].includes(document.querySelector('[data-testid="ascend"]')?.dataset.state), null, { timeout: 60000 });
+    assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-state'), 'error');
+    assert.match(await page.textContent('[data-testid="ascend-empty"]'), /2 files rejected/);
+    assert.equal(await page.getAttribute('[data-metric="ascend-rejected"]', 'data-value'), '2');
+    assert.equal(await page.locator('[data-metric="ascend-peak"]').count(), 0, 'no peak is drawn');
+    // Each rejected file's error names it.
+    const warnings = await page.textContent('[data-testid="ascend-warnings"]');
+    assert.match(warnings, /operator_memory\.csv/);
+    assert.match(warnings, /memory_record\.csv/);
+  } finally {
+    await b.close();
+  }
+});
+
+test('the landing page says what to drop and how to produce it', async () => {
+  for (const size of SIZES) {
+    const b = await openBrowser({ viewport: size });
+    try {
+      const page = await b.page();
+      await page.goto(server.url);
+      await engineThreads(page);
+      const text = await page.textContent('[data-testid="drop-howto"]');
+      for (const want of ['profile_memory=True', 'with_stack=True', 'export type', 'save_graphs', 'trace_view.json', 'README']) {
+        assert.ok(text.includes(want), `${want} on the landing page`);
+      }
+      // It fits in the first screen, under the drop actions.
+      await assertInside(page, await boxOf(page, '[data-testid="drop-howto"]'), size, 'the how-to');
+      assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+    } finally {
+      await b.close();
+    }
+  }
+});
+
+test('operator_memory.csv and memory_record.csv from different runs: a warning with both ranges, a sane axis', async () => {
+  // The rank-0 run with memory_record.csv moved 10,000 s later (timestamp column rewritten here).
+  const run = path.join(TEXT, 'rank0_ascend_pt');
+  const to = path.join(tmp, 'disjoint', 'rank0_ascend_pt');
+  cpSync(run, to, { recursive: true });
+  const rec = path.join(to, 'ASCEND_PROFILER_OUTPUT', 'memory_record.csv');
+  const shifted = readFileSync(rec, 'utf8').split('\n').map((line, i) => {
+    if (i === 0 || !line) return line;
+    const f = line.split(',');
+    const [int, frac = ''] = f[1].trim().split('.');
+    f[1] = `${BigInt(int) + 10000000000n}.${frac}`;
+    return f.join(',');
+  }).join('\n');
+  writeFileSync(rec, shifted);
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(server.url);
+    await engineThreads(page);
+    await dropFiles(page, filesUnder(path.join(tmp, 'disjoint')));
+    assert.equal(await settled(page, 120000), 'ready');
+    await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
+    const warnings = await page.textContent('[data-testid="ascend-warnings"]');
+    assert.match(warnings, /memory_record\.csv covers \d+\.\d{3} us – \d+\.\d{3} us but operator_memory\.csv covers \d+\.\d{3} us – \d+\.\d{3} us/);
+    // The axis spans the allocations (seconds), not the 10,000 s between the files.
+    const domainMs = Number(await page.getAttribute('[data-testid="memory-canvas"]', 'data-domain-ms'));
+    assert.ok(domainMs > 0 && domainMs < 100000, `axis extent ${domainMs} ms`);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});

@@ -1,0 +1,149 @@
+"""memlens.ray on a local three-node Ray cluster (ray.cluster_utils.Cluster), each node given its
+own folder as its "local disk" ($MEMLENS_DISK in the node's environment) holding a third of a
+generated 2 roles x 12 ranks job, one rank of it damaged:
+
+- the Ray job summary equals, byte for byte, the one `memlens profiler --summary` writes on the
+  union of the three folders; the damaged rank is in it with its error, the 23 others intact, and
+  each rank's peak equals the maximum pandas reads from the rank's own memory_record.csv;
+- a re-run skips the ranks already summarised (and `rerun=True` does not);
+- a task whose worker process dies is retried, or with no retry left reported with the reason;
+- the ranks of a node lost after discovery are reported with the reason, the others intact.
+
+Kept small (tiny traces, one CPU per node) so the file runs in about a minute on two cores."""
+import json
+import shutil
+import sys
+
+import pandas as pd
+import pytest
+import ray
+from ray.cluster_utils import Cluster
+
+import memlens.ray as mray
+
+ROLES, RANKS, NODES = 2, 12, 3
+ROOT = "$MEMLENS_DISK/job"
+
+
+@pytest.fixture(scope="module")
+def spread(cli, tmp_path_factory):
+    base = tmp_path_factory.mktemp("ray")
+    gen = base / "generated" / "job"
+    cli("generate", "profiler", "--out", gen, "--roles", ROLES, "--ranks", RANKS, "--trace-mb", "0.02",
+        "--rows", "60", "--steps", "2", "--seed", "5")
+    runs = sorted(gen.glob("*/*_ascend_pt"))
+    assert len(runs) == ROLES * RANKS
+    disks = [base / f"disk{i}" for i in range(NODES)]
+    for k, run in enumerate(runs):
+        shutil.copytree(run, disks[k % NODES] / "job" / run.parent.name / run.name)
+    # One damaged rank on the second node: every CSV replaced by bytes that are no CSV.
+    damaged = disks[1] / "job" / runs[1].parent.name / runs[1].name
+    for f in (damaged / "ASCEND_PROFILER_OUTPUT").glob("*.csv"):
+        f.write_bytes(b"\xff\xfe not a csv \x00\n")
+    union = base / "union" / "job"
+    for d in disks:
+        shutil.copytree(d / "job", union, dirs_exist_ok=True)
+    return {"base": base, "disks": disks, "union": union, "damaged": f"job/{runs[1].parent.name}/{runs[1].name}"}
+
+
+@pytest.fixture(scope="module")
+def cluster(spread):
+    disks = spread["disks"]
+    c = Cluster(initialize_head=True, connect=True,
+                head_node_args={"num_cpus": 1, "env_vars": {"MEMLENS_DISK": str(disks[0])}})
+    workers = [c.add_node(num_cpus=1, env_vars={"MEMLENS_DISK": str(d)}) for d in disks[1:]]
+    c.wait_for_nodes()
+    yield c, workers
+    ray.shutdown()
+    c.shutdown()
+
+
+def pta_peak_bytes(run_dir):
+    rec = pd.read_csv(run_dir / "ASCEND_PROFILER_OUTPUT" / "memory_record.csv")
+    mb = rec[rec["Component"] == "PTA"]["Total Allocated(MB)"].max()
+    return int(round(mb * (1 << 20)))
+
+
+def test_ray_summary_equals_the_cli_summary_of_the_union(cluster, spread, cli):
+    out = spread["base"] / "ray.memlens.json"
+    s = mray.analyze_job(ROOT, out=str(out))
+    cli_file = spread["base"] / "cli.memlens.json"
+    cli("profiler", spread["union"], "--summary", cli_file, check=False)
+    assert out.read_bytes() == cli_file.read_bytes()
+
+    assert [n["ranks"] for n in s["nodes"]] == [8, 8, 8]
+    assert len({n["node_id"] for n in s["nodes"]}) == NODES
+    assert s["totals"] == json.loads(out.read_text())["totals"]
+    assert (s["totals"]["ranks"], s["totals"]["ok"], s["totals"]["failed"]) == (24, 23, 1)
+    bad = [r for r in s["ranks"] if r["status"] != "ok"]
+    assert [r["run_dirs"] for r in bad] == [[spread["damaged"]]]
+    assert "operator_memory.csv" in bad[0]["error"] and "memory_record.csv" in bad[0]["error"]
+    for r in s["ranks"]:
+        if r["status"] == "ok":
+            (run,) = r["run_dirs"]
+            assert r["peak_allocated_bytes"] == pta_peak_bytes(spread["union"].parent / run), run
+            assert max(r["curve"]["allocated_bytes"]) == r["peak_allocated_bytes"]
+            assert r["report"]["rank"] == r["rank"]
+    roles = {r["role"] for r in s["ranks"]}
+    assert len(roles) == ROLES
+
+
+def test_rerun_skips_ranks_already_summarised(cluster, spread):
+    out = spread["base"] / "ray.memlens.json"
+    before = out.read_bytes()
+    again = mray.analyze_job(ROOT, out=str(out))
+    assert (again["skipped"], again["analysed"]) == (23, 1)
+    assert out.read_bytes() == before
+    full = mray.analyze_job(ROOT, out=str(out), rerun=True)
+    assert (full["skipped"], full["analysed"]) == (0, 24)
+    assert out.read_bytes() == before
+
+
+def killed_once(root, group):
+    """The rank task, except that the first task on each node kills its own worker process."""
+    import os
+
+    marker = os.path.join(os.environ["MEMLENS_DISK"], "killed-once")
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(1)
+    return mray._summarize(root, group)
+
+
+def test_a_killed_task_is_retried_or_reported(cluster, spread, monkeypatch):
+    # The replacement task travels by value (this test module is not importable on the workers).
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    monkeypatch.setattr(mray, "_summarize", killed_once)
+    nodes = mray.discover_job(ROOT)
+    markers = [d / "killed-once" for d in spread["disks"]]
+    for m in markers:
+        m.unlink(missing_ok=True)
+    retried = [json.loads(t) for t in mray.summarize_ranks(ROOT, nodes, retries=1, timeout=300)]
+    assert all(m.exists() for m in markers)  # a worker died on every node…
+    assert sum(r["status"] == "ok" for r in retried) == 23  # …and its task ran again
+    for m in markers:
+        m.unlink()
+    reported = [json.loads(t) for t in mray.summarize_ranks(ROOT, nodes, retries=0, timeout=300)]
+    assert len(reported) == 24
+    killed = [r for r in reported if r["status"] == "error" and "Worker" in r["error"]]
+    assert len(killed) == NODES, [r["error"] for r in reported if r["status"] == "error"]
+    damaged = [r for r in reported if r["run_dirs"] == [spread["damaged"]]]
+    others = [r for r in reported if r not in killed and r not in damaged]
+    assert others and all(r["status"] == "ok" for r in others)
+
+
+def test_ranks_of_a_lost_node_are_reported(cluster, spread):
+    c, workers = cluster
+    nodes = mray.discover_job(ROOT)
+    lost = workers[-1]
+    lost_id = lost.node_id
+    c.remove_node(lost)
+    ranks = [json.loads(t) for t in mray.summarize_ranks(ROOT, nodes, retries=0, timeout=120)]
+    lost_dirs = {tuple(g["run_dirs"]) for n in nodes if n["node_id"] == lost_id for g in n["groups"]}
+    assert len(lost_dirs) == 8
+    assert len(ranks) == 24
+    for r in ranks:
+        if tuple(r["run_dirs"]) in lost_dirs:
+            assert r["status"] == "error" and r["error"], r
+        elif r["run_dirs"] != [spread["damaged"]]:
+            assert r["status"] == "ok", r
