@@ -9,6 +9,7 @@ import { analyses } from './analyses.js';
 import * as hash from './ui/hash-state.js';
 import { el } from './ui/dom.js';
 import { showServed } from './served-files.js';
+import { mountCompare } from './compare/page.js';
 
 const $ = (id) => document.getElementById(id);
 const client = new EngineClient();
@@ -178,6 +179,20 @@ function cycleTab(step) {
   const current = ids.indexOf(hash.get('tab', 'inputs'));
   showTab(ids[(current + step + ids.length) % ids.length]);
 }
+
+// ---- compare: a baseline and a candidate, apart from the drop -----------------------------
+let compareMounted = false;
+$('compare-button').addEventListener('click', () => {
+  const box = $('compare-root');
+  if (!compareMounted) {
+    mountCompare(box, client);
+    compareMounted = true;
+  }
+  box.hidden = !box.hidden;
+  $('compare-button').setAttribute('aria-expanded', String(!box.hidden));
+  hash.update({ compare: box.hidden ? null : '1' });
+});
+if (hash.get('compare') === '1') $('compare-button').click();
 
 // ---- examples -----------------------------------------------------------------------------
 loadManifest().then(

@@ -3,5 +3,6 @@
 import profiler from './profiler/worker.js';
 import somas from './somas/worker.js';
 import snapshot from './snapshot/worker.js';
+import compare from './compare/worker.js';
 
-export const modules = [profiler, somas, snapshot];
+export const modules = [profiler, somas, snapshot, compare];

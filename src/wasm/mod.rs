@@ -13,12 +13,14 @@ use crate::bulk::{Bulk, Field};
 use js_sys::{Float32Array, Float64Array, Object, Reflect, Uint32Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 
+mod compare;
 pub mod file_source;
 mod profiler;
 mod session;
 mod snapshot;
 mod somas;
 
+pub use compare::CompareView;
 pub use profiler::{memory_bytes, ProfilerView};
 pub use session::Session;
 pub use snapshot::SnapshotSession;

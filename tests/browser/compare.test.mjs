@@ -1,0 +1,171 @@
+// The Compare mode against `memlens compare` on the same files: a generated job and a copy with one
+// block injected at a rank's peak (the generator's own option), the real sample against itself, and
+// two SOMAS dumps with one tensor grown. The page's figures are compared with `--json`, its exports
+// byte for byte with `--out`; the empty, loading and error states are seen; screenshots at
+// 1440×900 and 1024×700, light and dark. No request leaves the page's origin.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, readFileSync, readdirSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads } from './harness.mjs';
+
+const SAMPLE = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
+let server;
+let tmp;
+
+before(async () => {
+  server = await startServer({ isolate: true });
+  tmp = mkdtempSync(path.join(tmpdir(), 'memlens-compare-page-'));
+});
+after(async () => {
+  await server.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+function cli(args) {
+  try {
+    return execFileSync(CLI, args, { encoding: 'utf8', maxBuffer: 1 << 28 });
+  } catch (err) {
+    // Exit 3 (the gate) still prints the document; the test never asks for it.
+    if (err.stdout) return err.stdout;
+    throw err;
+  }
+}
+
+function cliOut(base, candidate, extra = []) {
+  const dir = mkdtempSync(path.join(tmp, 'out-'));
+  cli(['compare', base, candidate, '--out', dir, ...extra]);
+  return Object.fromEntries(readdirSync(dir).map((n) => [n, readFileSync(path.join(dir, n))]));
+}
+
+async function shot(page, name) {
+  mkdirSync(SHOTS, { recursive: true });
+  // From the top: the page's sticky header would otherwise sit over the middle of a full-page shot.
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+async function openCompare(b, viewport) {
+  const page = await b.page();
+  if (viewport) await page.setViewportSize(viewport);
+  await page.goto(server.url);
+  await engineThreads(page);
+  await page.click('[data-testid="compare-button"]');
+  await page.waitForSelector('[data-testid="compare"][data-state="empty"]');
+  return page;
+}
+
+async function compareFolders(page, base, candidate, steps = {}) {
+  await page.setInputFiles('input[data-testid="compare-base-folder"]', base);
+  await page.setInputFiles('input[data-testid="compare-candidate-folder"]', candidate);
+  if (steps.base) await page.fill('[data-testid="compare-base-step"]', String(steps.base));
+  if (steps.candidate) await page.fill('[data-testid="compare-candidate-step"]', String(steps.candidate));
+  return run(page);
+}
+
+async function run(page) {
+  await page.click('[data-testid="compare-run"]');
+  await page.waitForFunction(() => ['ready', 'error'].includes(document.querySelector('[data-testid="compare"]').dataset.state), null, { timeout: 120000 });
+  return page.getAttribute('[data-testid="compare"]', 'data-state');
+}
+
+async function exportFile(page, name) {
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click(`[data-testid="compare-export-${name}"]`)]);
+  assert.equal(dl.suggestedFilename(), name);
+  return readFileSync(await dl.path());
+}
+
+const pairsOnPage = (page) =>
+  page.$$eval('[data-testid="compare-pair"]', (rows) =>
+    rows.map((r) => ({ role: r.dataset.role, rank: r.dataset.rank, basePeak: Number(r.dataset.basePeak), candidatePeak: Number(r.dataset.candidatePeak), delta: Number(r.dataset.delta), reservedDelta: Number(r.dataset.reservedDelta), differences: Number(r.dataset.differences) })),
+  );
+
+const pairsOfCli = (json) =>
+  json.pairs.map((p) => ({ role: p.key.role, rank: p.key.rank === null ? '' : String(p.key.rank), basePeak: p.base.peak_allocated_bytes, candidatePeak: p.candidate.peak_allocated_bytes, delta: p.peak_allocated_delta_bytes, reservedDelta: p.peak_reserved_delta_bytes, differences: p.differences }));
+
+test('generated job with one block at a rank peak: figures = compare --json, exports = --out, screenshots', async () => {
+  const base = path.join(tmp, 'job-a');
+  const cand = path.join(tmp, 'job-b');
+  const gen = ['generate', 'profiler', '--ranks', '2', '--rows', '600', '--trace-mb', '0.2', '--steps', '2', '--seed', '4'];
+  cli([...gen, '--out', base]);
+  const injected = JSON.parse(cli([...gen, '--out', cand, '--inject-peak-bytes', String(48 << 20)]).split('\n')[0]);
+  const json = JSON.parse(cli(['compare', base, cand, '--json']));
+  const files = cliOut(base, cand);
+  for (const [scheme, viewport, tag] of [
+    ['light', { width: 1440, height: 900 }, '1440'],
+    ['dark', { width: 1024, height: 700 }, '1024'],
+  ]) {
+    const b = await openBrowser({ colorScheme: scheme });
+    try {
+      const page = await openCompare(b, viewport);
+      if (tag === '1440') await shot(page, `compare-empty-${scheme}-${tag}`);
+      assert.equal(await compareFolders(page, base, cand), 'ready');
+      assert.deepEqual(await pairsOnPage(page), pairsOfCli(json));
+      // The pair that grew is selected; its changed frame is the injected one, on top.
+      assert.equal(await page.getAttribute('[data-testid="compare-detail"]', 'data-rank'), '1');
+      const top = await page.$eval('[data-testid="compare-frame"]', (r) => ({ frame: r.dataset.frame, delta: Number(r.dataset.delta) }));
+      assert.deepEqual(top, { frame: injected.frame, delta: 48 << 20 });
+      const only = await page.$$eval('[data-testid="compare-only"]', (rows) => rows.map((r) => [r.dataset.side, r.dataset.name, Number(r.dataset.bytes)]));
+      assert.deepEqual(only, [['candidate', injected.op_name, 48 << 20]]);
+      assert.equal(await page.getAttribute('[data-testid="compare"]', 'data-differences'), String(json.differences));
+      await shot(page, `compare-profiler-${scheme}-${tag}`);
+      if (tag === '1440') {
+        for (const name of Object.keys(files)) assert.ok((await exportFile(page, name)).equals(files[name]), name);
+      }
+      assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+      assert.deepEqual(b.consoleErrors, []);
+    } finally {
+      await b.close();
+    }
+  }
+});
+
+test('the real sample against itself compares equal; two steps; a SOMAS pair; the error state', async () => {
+  const b = await openBrowser({ colorScheme: 'dark' });
+  try {
+    const page = await openCompare(b, { width: 1440, height: 900 });
+    assert.equal(await compareFolders(page, SAMPLE, SAMPLE), 'ready');
+    assert.equal(await page.getAttribute('[data-testid="compare"]', 'data-differences'), '0');
+    assert.deepEqual(await pairsOnPage(page), pairsOfCli(JSON.parse(cli(['compare', SAMPLE, SAMPLE, '--json']))));
+
+    // Two steps of one generated run: the same folder twice, with steps.
+    const job = path.join(tmp, 'job-steps');
+    cli(['generate', 'profiler', '--ranks', '1', '--rows', '400', '--trace-mb', '0.1', '--steps', '2', '--out', job]);
+    assert.equal(await compareFolders(page, job, job, { base: 1, candidate: 2 }), 'ready');
+    const steps = JSON.parse(cli(['compare', job, job, '--base-step', '1', '--candidate-step', '2', '--json']));
+    assert.equal(steps.mode, 'steps');
+    assert.deepEqual(await pairsOnPage(page), pairsOfCli(steps));
+    await page.fill('[data-testid="compare-base-step"]', '');
+    await page.fill('[data-testid="compare-candidate-step"]', '');
+
+    // SOMAS: one tensor grown moves the peak.
+    const a = path.join(tmp, 'a_somas_tensor_offset_1.ir');
+    const c = path.join(tmp, 'c_somas_tensor_offset_1.ir');
+    cli(['generate', 'somas', '--out', a, '--nodes', '3000', '--flavor', 'v2.4']);
+    const grown = JSON.parse(cli(['generate', 'somas', '--out', c, '--nodes', '3000', '--flavor', 'v2.4', '--grow-tensor', '300000000'])).grown_tensor;
+    await page.setInputFiles('input[data-testid="compare-base-files"]', a);
+    await page.setInputFiles('input[data-testid="compare-candidate-files"]', c);
+    assert.equal(await run(page), 'ready');
+    assert.equal(await page.getAttribute('[data-testid="compare"]', 'data-family'), 'somas');
+    const json = JSON.parse(cli(['compare', a, c, '--json']));
+    const nodes = await page.$$eval('[data-testid="compare-node"]', (rows) => rows.map((r) => [Number(r.dataset.index), Number(r.dataset.delta)]));
+    assert.deepEqual(nodes, json.node_differences.map((n) => [n.candidate_index, n.delta_bytes]));
+    assert.deepEqual(nodes.map((n) => n[0]), [grown.node_index]);
+    const tensors = await page.$$eval('[data-testid="compare-tensor"]', (rows) => rows.map((r) => [r.dataset.change, Number(r.dataset.id), Number(r.dataset.effect)]));
+    assert.deepEqual(tensors, [['changed', grown.tensor, grown.aligned_after]]);
+    const files = cliOut(a, c);
+    for (const name of Object.keys(files)) assert.ok((await exportFile(page, name)).equals(files[name]), name);
+    await shot(page, 'compare-somas-dark-1440');
+
+    // A profiler run against a SOMAS dump: the error state names the problem.
+    await page.setInputFiles('input[data-testid="compare-base-folder"]', SAMPLE);
+    assert.equal(await run(page), 'error');
+    assert.match(await page.textContent('[data-testid="compare-message"]'), /different families/);
+    await shot(page, 'compare-error-dark-1440');
+    assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+  } finally {
+    await b.close();
+  }
+});
