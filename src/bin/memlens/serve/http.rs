@@ -52,6 +52,9 @@ fn respond(request: Request, status: u16, content_type: &str, body: Vec<u8>, cac
         ("Cross-Origin-Resource-Policy", "same-origin"),
         ("Cross-Origin-Opener-Policy", "same-origin"),
         ("Cross-Origin-Embedder-Policy", "require-corp"),
+        // One request per connection: with kept-alive connections a page load that needs more
+        // than the browser's six parallel connections stalled (the seventh request never answered).
+        ("Connection", "close"),
     ] {
         if let Some(h) = header(name, value) {
             response.add_header(h);
