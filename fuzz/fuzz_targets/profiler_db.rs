@@ -9,7 +9,7 @@ mod common;
 
 use libfuzzer_sys::fuzz_target;
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
-use memlens::profiler::{discover_job, InputSet};
+use memlens::profiler::discover_job;
 use memlens::export::profiler as exp;
 use memlens::source::BytesSource;
 use memlens::sqlite::Database;
@@ -41,7 +41,7 @@ fn run(data: &[u8]) {
             assert!(rows <= data.len() as u64);
         }
     }
-    let mut set = InputSet::new();
+    let mut set = memlens::families::input_set();
     set.add_bytes(&format!("{RUN}/profiler_info_3.json"), b"{}".to_vec());
     set.add_bytes(&format!("{RUN}/{DB}"), data.to_vec());
     let job = discover_job(&set.classify());
