@@ -43,6 +43,22 @@ after(() => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
+/**
+ * Opens the served page. A known fault of `memlens serve` (README, "Known problems"): now and then
+ * the first load stalls with two of its initial requests never answered, and a reload loads it.
+ * The test reloads once after 15 s so the rest of the served page is still checked; a second stall
+ * fails the test.
+ */
+async function openServed(page) {
+  try {
+    return await page.goto(url, { timeout: 15000 });
+  } catch (e) {
+    if (e.name !== 'TimeoutError') throw e;
+    console.log('# memlens serve: the first load stalled; reloading once');
+    return page.goto(url, { timeout: 30000 });
+  }
+}
+
 function cliJson(...paths) {
   return JSON.parse(execFileSync(CLI, ['profiler', '--json', ...paths], { encoding: 'utf8', maxBuffer: 1 << 28 }));
 }
@@ -56,7 +72,7 @@ test('a job picked from the served folders: native engine, the CLI\'s rank rows 
   const b = await openBrowser();
   try {
     const page = await b.page();
-    const response = await page.goto(url);
+    const response = await openServed(page);
     assert.equal(response.headers()['content-security-policy'], CSP);
     assert.equal(response.headers()['cross-origin-embedder-policy'], 'require-corp');
     await page.waitForFunction(() => document.querySelector('[data-testid="engine"]').dataset.build === 'native', null, { timeout: 30000 });
@@ -100,7 +116,7 @@ test('paths outside the served root are refused, and other origins stay forbidde
   const b = await openBrowser();
   try {
     const page = await b.page();
-    await page.goto(url);
+    await openServed(page);
     const result = await page.evaluate(async () => {
       const status = async (p, init) => {
         const r = await fetch(p, init);
@@ -137,7 +153,7 @@ test('a SOMAS dump picked from the served folders: the CLI\'s figures and export
   const b = await openBrowser();
   try {
     const page = await b.page();
-    await page.goto(url);
+    await openServed(page);
     await page.waitForFunction(() => document.querySelector('[data-testid="served"]')?.dataset.state === 'ready', null, { timeout: 30000 });
     await page.click('[data-testid="served-entry"][data-path="dump"] [data-testid="served-open"]');
     await page.waitForFunction(() => ['ready', 'error', 'empty'].includes(document.querySelector('[data-testid="somas"]')?.dataset.state), null, {
@@ -178,7 +194,7 @@ test('the served list at 1440×900 light and 1024×700 dark, browsing into a fol
     const b = await openBrowser({ colorScheme, viewport });
     try {
       const page = await b.page();
-      await page.goto(url);
+      await openServed(page);
       await page.waitForFunction(() => document.querySelector('[data-testid="served"]')?.dataset.state === 'ready', null, { timeout: 30000 });
       // Drops and examples are hidden: the engine reads files where it runs.
       assert.equal(await page.isVisible('[data-testid="folder-input"]'), false);
