@@ -48,8 +48,8 @@ fn tracked_files(root: &Path) -> Option<Vec<String>> {
 }
 
 /// True when `needle` occurs in `line`; an absolute-path needle (`/…/`) only where a path starts,
-/// not inside another path (`/croot/python-split_17/work/` in a third-party snapshot's frames is
-/// that build machine's path, not ours).
+/// not inside another path (a conda build folder in a third-party snapshot's frames ends in a
+/// folder of that name on that build machine, not ours).
 fn contains(line: &str, needle: &str) -> bool {
     if !needle.starts_with('/') {
         return line.contains(needle);
