@@ -76,10 +76,21 @@ const CLASS: [u8; 256] = {
     t
 };
 
-/// End of the object or array starting at `i`: a tight loop over structural bytes that jumps
-/// through strings with `memchr`. It does not validate the JSON inside (only kept events are
-/// parsed fully, by [`scan_object`]).
+/// End of the object or array starting at `i`. It does not validate the JSON inside (only kept
+/// events are parsed fully, by [`scan_object`]). Where this build has SIMD, the block scan of
+/// [`super::blocks`]; elsewhere [`skip_nested_scalar`], which is faster than blocks classified
+/// byte by byte.
 pub fn skip_nested(b: &[u8], i: usize) -> Scan {
+    if super::blocks::HAS_SIMD && super::blocks::kernel() != super::blocks::Kernel::Scalar {
+        super::blocks::skip_nested_blocks(b, i)
+    } else {
+        skip_nested_scalar(b, i)
+    }
+}
+
+/// End of the object or array starting at `i`, byte by byte: a tight loop over structural bytes
+/// that jumps through strings with `memchr`. The reference the block scan is tested against.
+pub fn skip_nested_scalar(b: &[u8], i: usize) -> Scan {
     let mut depth = 0usize;
     let mut j = i;
     let n = b.len();

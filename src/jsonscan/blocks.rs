@@ -1,0 +1,398 @@
+//! The structural scan in 64-byte blocks, in the manner of simdjson's first stage: each block is
+//! turned into four bit masks (quotes, backslashes, opening and closing brackets) with SIMD
+//! compares, the bytes inside strings are found from the quote mask with a prefix XOR, and the
+//! nesting depth moves by the population counts of the brackets outside strings. A block whose
+//! closing brackets cannot bring the depth to zero is done in a handful of instructions; only the
+//! block where the value ends is walked bit by bit.
+//!
+//! Blocks with a backslash (rare in traces: an escaped quote in a name) are walked byte by byte
+//! with the same rules as [`super::lex::skip_nested_scalar`], so both give the same answer on any
+//! input, valid JSON or not; the tests compare them on every offset of generated and damaged text.
+//!
+//! SIMD: SSE2 on x86_64 (part of its baseline, so no detection is needed), with AVX2 used when the
+//! processor reports it; SIMD128 on wasm32 when the build enables it. Other targets keep the
+//! scalar scan ([`super::lex::skip_nested`] chooses).
+
+use super::lex::Scan;
+
+/// Bit `k` of each mask stands for byte `k` of a 64-byte block.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Masks {
+    /// `"`.
+    pub quote: u64,
+    /// `\`.
+    pub backslash: u64,
+    /// `{` or `[`.
+    pub open: u64,
+    /// `}` or `]`.
+    pub close: u64,
+}
+
+/// Whether this build has a SIMD classifier (otherwise the scalar scan is the faster one).
+pub const HAS_SIMD: bool = cfg!(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+));
+
+/// The masks of one block, byte by byte: the reference the SIMD classifiers are tested against,
+/// and the classifier of targets without one.
+pub fn classify_scalar(block: &[u8; 64]) -> Masks {
+    let mut m = Masks::default();
+    for (k, &c) in block.iter().enumerate() {
+        let bit = 1u64 << k;
+        match c {
+            b'"' => m.quote |= bit,
+            b'\\' => m.backslash |= bit,
+            b'{' | b'[' => m.open |= bit,
+            b'}' | b']' => m.close |= bit,
+            _ => {}
+        }
+    }
+    m
+}
+
+/// The masks of one block with SSE2 (16 bytes per compare). `c | 0x20` maps `[` onto `{` and `]`
+/// onto `}` and no other byte onto either, so one compare finds each bracket pair.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn classify_sse2(block: &[u8; 64]) -> Masks {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    let mut m = Masks::default();
+    for (k, chunk) in block.chunks_exact(16).enumerate() {
+        // SAFETY: SSE2 is part of every x86_64 target; `chunk` is 16 readable bytes and the
+        // unaligned load has no alignment requirement.
+        unsafe {
+            let v = _mm_loadu_si128(chunk.as_ptr().cast());
+            let folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
+            let bits = |x| u64::from(_mm_movemask_epi8(x) as u16) << (16 * k);
+            m.quote |= bits(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8)));
+            m.backslash |= bits(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8)));
+            m.open |= bits(_mm_cmpeq_epi8(folded, _mm_set1_epi8(b'{' as i8)));
+            m.close |= bits(_mm_cmpeq_epi8(folded, _mm_set1_epi8(b'}' as i8)));
+        }
+    }
+    m
+}
+
+/// The masks of one block with AVX2 (32 bytes per compare), same folding as [`classify_sse2`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn classify_avx2(block: &[u8; 64]) -> Masks {
+    use std::arch::x86_64::{
+        _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256,
+        _mm256_set1_epi8,
+    };
+    let mut m = Masks::default();
+    for (k, chunk) in block.chunks_exact(32).enumerate() {
+        // SAFETY: `chunk` is 32 readable bytes and the unaligned load has no alignment
+        // requirement; this function only runs where AVX2 was detected.
+        let v = unsafe { _mm256_loadu_si256(chunk.as_ptr().cast()) };
+        let folded = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
+        let bits = |x| u64::from(_mm256_movemask_epi8(x) as u32) << (32 * k);
+        m.quote |= bits(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'"' as i8)));
+        m.backslash |= bits(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\\' as i8)));
+        m.open |= bits(_mm256_cmpeq_epi8(folded, _mm256_set1_epi8(b'{' as i8)));
+        m.close |= bits(_mm256_cmpeq_epi8(folded, _mm256_set1_epi8(b'}' as i8)));
+    }
+    m
+}
+
+/// The masks of one block with wasm SIMD128 (16 bytes per compare), same folding as SSE2.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+fn classify_simd128(block: &[u8; 64]) -> Masks {
+    use core::arch::wasm32::{u8x16_bitmask, u8x16_eq, u8x16_splat, v128, v128_or};
+    let mut m = Masks::default();
+    for (k, chunk) in block.chunks_exact(16).enumerate() {
+        let mut a = [0u8; 16];
+        a.copy_from_slice(chunk);
+        // A 16-byte array and a v128 have the same size and every bit pattern is valid for both;
+        // the copy compiles to one unaligned load.
+        let v: v128 = unsafe { core::mem::transmute::<[u8; 16], v128>(a) };
+        let folded = v128_or(v, u8x16_splat(0x20));
+        let bits = |x| u64::from(u8x16_bitmask(x)) << (16 * k);
+        m.quote |= bits(u8x16_eq(v, u8x16_splat(b'"')));
+        m.backslash |= bits(u8x16_eq(v, u8x16_splat(b'\\')));
+        m.open |= bits(u8x16_eq(folded, u8x16_splat(b'{')));
+        m.close |= bits(u8x16_eq(folded, u8x16_splat(b'}')));
+    }
+    m
+}
+
+/// Bit `k` of the result is the XOR of bits `0..=k` of `x`: with the quote mask, the bytes from an
+/// opening quote up to (not including) its closing quote.
+#[inline(always)]
+fn prefix_xor(mut x: u64) -> u64 {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    x
+}
+
+/// The scan's state between blocks.
+#[derive(Debug, Default)]
+struct State {
+    depth: usize,
+    in_str: bool,
+    /// The previous block ended with a backslash inside a string.
+    esc: bool,
+}
+
+impl State {
+    /// One block (`len` of its 64 bytes are real) starting at `pos`; `Some(end)` when the value
+    /// ends in it.
+    #[inline(always)]
+    fn block(&mut self, m: Masks, bytes: &[u8], pos: usize, len: usize) -> Option<usize> {
+        let valid = if len >= 64 { !0 } else { (1u64 << len) - 1 };
+        if self.esc || m.backslash & valid != 0 {
+            return self.bytewise(bytes, pos, len);
+        }
+        let quote = m.quote & valid;
+        let mut inside = prefix_xor(quote);
+        if self.in_str {
+            inside = !inside;
+        }
+        self.in_str ^= quote.count_ones() & 1 == 1;
+        let open = m.open & valid & !inside;
+        let close = m.close & valid & !inside;
+        let closes = close.count_ones() as usize;
+        if closes < self.depth {
+            // The depth cannot reach zero in this block, whatever the order of its brackets.
+            self.depth = self.depth + open.count_ones() as usize - closes;
+            return None;
+        }
+        let mut brackets = open | close;
+        while brackets != 0 {
+            let k = brackets.trailing_zeros();
+            brackets &= brackets - 1;
+            if open >> k & 1 == 1 {
+                self.depth += 1;
+            } else {
+                self.depth = self.depth.saturating_sub(1);
+                if self.depth == 0 {
+                    return Some(pos + k as usize + 1);
+                }
+            }
+        }
+        None
+    }
+
+    /// A block with escapes, one byte at a time (the rules of the scalar scan).
+    #[cold]
+    fn bytewise(&mut self, bytes: &[u8], pos: usize, len: usize) -> Option<usize> {
+        for (k, &c) in bytes.get(pos..pos + len)?.iter().enumerate() {
+            if self.esc {
+                self.esc = false;
+            } else if self.in_str {
+                match c {
+                    b'\\' => self.esc = true,
+                    b'"' => self.in_str = false,
+                    _ => {}
+                }
+            } else {
+                match c {
+                    b'"' => self.in_str = true,
+                    b'{' | b'[' => self.depth += 1,
+                    b'}' | b']' => {
+                        self.depth = self.depth.saturating_sub(1);
+                        if self.depth == 0 {
+                            return Some(pos + k + 1);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        None
+    }
+}
+
+/// The scan loop over a classifier (monomorphised per instruction set).
+#[inline(always)]
+fn skip_with(b: &[u8], i: usize, classify: impl Fn(&[u8; 64]) -> Masks) -> Scan {
+    let mut st = State::default();
+    let mut pos = i;
+    while let Some(block) = b.get(pos..pos + 64) {
+        let mut arr = [0u8; 64];
+        arr.copy_from_slice(block);
+        if let Some(end) = st.block(classify(&arr), b, pos, 64) {
+            return Scan::Done(end);
+        }
+        pos += 64;
+    }
+    // The tail, padded with blanks (which are not structural).
+    let rest = b.get(pos..).unwrap_or(&[]);
+    if !rest.is_empty() {
+        let mut arr = [b' '; 64];
+        if let Some(head) = arr.get_mut(..rest.len()) {
+            head.copy_from_slice(rest);
+        }
+        if let Some(end) = st.block(classify(&arr), b, pos, rest.len()) {
+            return Scan::Done(end);
+        }
+    }
+    Scan::Cut
+}
+
+/// End of the object or array starting at `b[i]`, by blocks; the same result as
+/// [`super::lex::skip_nested_scalar`] on any input. Uses the portable classifier on targets
+/// without SIMD (correct, but slower than the scalar scan there).
+pub fn skip_nested_blocks(b: &[u8], i: usize) -> Scan {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if avx2() {
+            // SAFETY: AVX2 was detected on this processor.
+            return unsafe { skip_avx2(b, i) };
+        }
+        skip_with(b, i, classify_sse2)
+    }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        skip_with(b, i, classify_simd128)
+    }
+    #[cfg(not(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    )))]
+    {
+        skip_with(b, i, classify_scalar)
+    }
+}
+
+/// The block scan compiled for AVX2, so the classifier inlines into the loop.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn skip_avx2(b: &[u8], i: usize) -> Scan {
+    // SAFETY (of the calls below): this function only runs where AVX2 was detected.
+    skip_with(b, i, |a| classify_avx2(a))
+}
+
+/// Which scan [`super::lex::skip_nested`] uses; benchmarks switch it to compare the scans in one
+/// run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kernel {
+    /// The block scan with the best classifier of this build and processor (the default).
+    Best,
+    /// The scalar scan.
+    Scalar,
+    /// The block scan without AVX2 (SSE2 on x86_64).
+    NoAvx2,
+}
+
+static KERNEL: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Chooses the scan for the whole process (for benchmarks; results are the same with each).
+pub fn use_kernel(k: Kernel) {
+    let v = match k {
+        Kernel::Best => 0,
+        Kernel::Scalar => 1,
+        Kernel::NoAvx2 => 2,
+    };
+    KERNEL.store(v, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The scan in use.
+pub fn kernel() -> Kernel {
+    match KERNEL.load(std::sync::atomic::Ordering::Relaxed) {
+        1 => Kernel::Scalar,
+        2 => Kernel::NoAvx2,
+        _ => Kernel::Best,
+    }
+}
+
+/// Whether the processor has AVX2 (detected once) and the kernel in use may take it.
+#[cfg(target_arch = "x86_64")]
+fn avx2() -> bool {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    static KNOWN: AtomicU8 = AtomicU8::new(0);
+    let has = match KNOWN.load(Ordering::Relaxed) {
+        1 => false,
+        2 => true,
+        _ => {
+            let has = std::is_x86_feature_detected!("avx2");
+            KNOWN.store(if has { 2 } else { 1 }, Ordering::Relaxed);
+            has
+        }
+    };
+    has && kernel() != Kernel::NoAvx2
+}
+
+/// The masks of one block with the best classifier of this build (for tests against
+/// [`classify_scalar`]).
+pub fn classify(block: &[u8; 64]) -> Masks {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if avx2() {
+            // SAFETY: AVX2 was detected on this processor.
+            return unsafe { classify_avx2(block) };
+        }
+        classify_sse2(block)
+    }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        classify_simd128(block)
+    }
+    #[cfg(not(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    )))]
+    {
+        classify_scalar(block)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_xor_marks_string_interiors() {
+        // Quotes at 1 and 5: bytes 1..5 are inside.
+        assert_eq!(prefix_xor(0b10_0010), 0b01_1110);
+        assert_eq!(prefix_xor(0), 0);
+        assert_eq!(prefix_xor(1), !0);
+    }
+
+    #[test]
+    fn simd_masks_equal_the_byte_by_byte_masks() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        let alphabet = b"\"\\{}[]:, aZ_\x7b\x5b\x7d\x5d\xfb\xdb\xfd\xdd\x00\x7f\xff";
+        for _ in 0..2000 {
+            let mut block = [0u8; 64];
+            for c in block.iter_mut() {
+                *c = if rng.bool() {
+                    alphabet[rng.usize(..alphabet.len())]
+                } else {
+                    rng.u8(..)
+                };
+            }
+            check(&block);
+        }
+        let every: Vec<u8> = (0..=255).collect();
+        for chunk in every.chunks_exact(64) {
+            let mut block = [0u8; 64];
+            block.copy_from_slice(chunk);
+            check(&block);
+        }
+    }
+
+    /// Every classifier this build and processor have, against the byte-by-byte one.
+    fn check(block: &[u8; 64]) {
+        let want = classify_scalar(block);
+        assert_eq!(classify(block), want, "{block:?}");
+        #[cfg(target_arch = "x86_64")]
+        {
+            assert_eq!(classify_sse2(block), want, "SSE2: {block:?}");
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: AVX2 was detected.
+                assert_eq!(unsafe { classify_avx2(block) }, want, "AVX2: {block:?}");
+            }
+        }
+    }
+}
