@@ -6,19 +6,23 @@
 //! measures:
 //! - end to end (discover, read, join, analyse, write `memory_events.csv`), in a child process so
 //!   its peak RSS (`VmHWM`) is the analysis alone, not the generator's;
-//! - trace scanning speed with 1 thread and with all threads;
+//! - trace scanning speed with 1 thread (with each structural scan: blocks with AVX2, blocks with
+//!   SSE2, the scalar reference) and with all threads;
+//! - the CLI itself, `memlens profiler JOB --json` and `--out DIR`, wall time and peak RSS (GNU
+//!   `time`), as a user runs it;
 //! - the Python re-implementation `benches/rl_insight_memory_parser.py` on the same job, in the
 //!   same run (needs `pip install ijson`; pandas optional), so the speed-up is a same-machine ratio.
 //!
 //! Environment: `MEMLENS_BENCH_RUNS` (default 3) end-to-end repetitions.
 
+use memlens::jsonscan::blocks::{use_kernel, Kernel};
 use memlens::profiler::analysis::{analyze_job_parallel, AnalyzeOptions};
 use memlens::profiler::generate::{generate, GenSpec};
 use memlens::profiler::trace::{read_trace, TraceOptions};
 use memlens::profiler::{discover_job, Interner};
 use memlens::source::PathSource;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 const SPEC: GenSpec = GenSpec {
@@ -114,6 +118,35 @@ fn e2e_runs(exe: &Path, runs: usize, csv: bool) -> ((f64, u64, u64), (f64, u64, 
     )
 }
 
+/// Runs the CLI (`memlens profiler DIR ARGS`, stdout discarded) `runs` times under GNU `time`;
+/// the median of (wall seconds, peak RSS KiB), or `None` without `/usr/bin/time` or on failure.
+fn cli_runs(dir: &Path, args: &[&std::ffi::OsStr], runs: usize) -> Option<(f64, u64)> {
+    let mut v: Vec<(f64, u64)> = Vec::new();
+    for _ in 0..runs.max(1) {
+        let t = Instant::now();
+        let o = Command::new("/usr/bin/time")
+            .args(["-f", "%M", env!("CARGO_BIN_EXE_memlens"), "profiler"])
+            .arg(dir)
+            .args(args)
+            .stdout(Stdio::null())
+            .output()
+            .ok()?;
+        let secs = t.elapsed().as_secs_f64();
+        if !o.status.success() {
+            return None;
+        }
+        let kb = String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .last()?
+            .trim()
+            .parse()
+            .ok()?;
+        v.push((secs, kb));
+    }
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    v.get(v.len() / 2).copied()
+}
+
 /// Runs the Python re-implementation; returns (seconds, rows, peak RSS KiB, pandas).
 fn python(script: &Path, dir: &Path, out: &Path, write: bool) -> Option<(f64, u64, u64, bool)> {
     let mut cmd = Command::new("python3");
@@ -187,7 +220,17 @@ fn main() {
     };
     let threads = rayon::current_num_threads();
     let (t1, bytes) = scan(1);
+    use_kernel(Kernel::NoAvx2);
+    let (t1_sse2, _) = scan(1);
+    use_kernel(Kernel::Scalar);
+    let (t1_scalar, _) = scan(1);
+    use_kernel(Kernel::Best);
     let (tn, _) = scan(threads);
+
+    // The CLI as a user runs it, same job.
+    let cli_out = dir.parent().unwrap_or(&dir).join("cli-out");
+    let cli_json = cli_runs(&dir, &["--json".as_ref()], runs);
+    let cli_csv = cli_runs(&dir, &["--out".as_ref(), cli_out.as_os_str()], runs);
     let mbs = |t: f64| bytes as f64 / 1e6 / t;
 
     // The Python re-implementation, same job, same machine, same run; best of two each.
@@ -230,6 +273,22 @@ fn main() {
         threads,
         mbs(tn) / threads as f64
     );
+    println!(
+        "trace scan, 1 thread, by structural scan: blocks (best: AVX2 where the processor has it) {:.0} MB/s, blocks SSE2 {:.0} MB/s, scalar reference {:.0} MB/s ({:.2}x)",
+        mbs(t1),
+        mbs(t1_sse2),
+        mbs(t1_scalar),
+        t1_scalar / t1.max(1e-9)
+    );
+    for (what, r) in [("--json", cli_json), ("--out DIR", cli_csv)] {
+        match r {
+            Some((s, kb)) => println!(
+                "CLI memlens profiler JOB {what}: median {s:.3} s over {runs} runs, peak RSS {:.1} MB",
+                mb(kb)
+            ),
+            None => println!("CLI memlens profiler JOB {what}: not run (needs /usr/bin/time, GNU time)"),
+        }
+    }
     match (py_mem, py_csv) {
         (Some(m), Some(c)) => {
             println!(
@@ -248,6 +307,15 @@ fn main() {
                 median.2 as f64 / m.2.max(1) as f64,
                 median_csv.2 as f64 / c.2.max(1) as f64
             );
+            if let (Some(j), Some(o)) = (cli_json, cli_csv) {
+                println!(
+                    "CLI vs python: {:.1}x with --json, {:.1}x with --out; peak RSS {:.2}x and {:.2}x of python's",
+                    m.0 / j.0.max(1e-9),
+                    c.0 / o.0.max(1e-9),
+                    j.1 as f64 / m.2.max(1) as f64,
+                    o.1 as f64 / c.2.max(1) as f64
+                );
+            }
         }
         _ => println!(
             "python re-implementation: not run (needs python3 with ijson: pip install ijson; pandas optional)"
