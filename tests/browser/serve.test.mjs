@@ -43,20 +43,9 @@ after(() => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-/**
- * Opens the served page. A known fault of `memlens serve` (README, "Known problems"): now and then
- * the first load stalls with two of its initial requests never answered, and a reload loads it.
- * The test reloads once after 15 s so the rest of the served page is still checked; a second stall
- * fails the test.
- */
-async function openServed(page) {
-  try {
-    return await page.goto(url, { timeout: 15000 });
-  } catch (e) {
-    if (e.name !== 'TimeoutError') throw e;
-    console.log('# memlens serve: the first load stalled; reloading once');
-    return page.goto(url, { timeout: 30000 });
-  }
+/** Opens the served page (its first load must load: no retry). */
+function openServed(page) {
+  return page.goto(url, { timeout: 30000 });
 }
 
 function cliJson(...paths) {
