@@ -23,15 +23,31 @@ fn overview(view: &SummaryView) -> Value {
 fn the_summary_file_is_recognised_among_other_files() {
     let mut set = memlens::families::input_set();
     set.add_bytes("drop/job.memlens.json", text().into_bytes());
-    set.add_bytes("drop/other.json", br#"{"format":"something else"}"#.to_vec());
+    set.add_bytes(
+        "drop/other.json",
+        br#"{"format":"something else"}"#.to_vec(),
+    );
     let inv = set.classify().clone();
     let kinds: Vec<(String, &str)> = inv
         .units
         .iter()
-        .map(|u| (serde_json::to_value(u).unwrap()["path"].as_str().unwrap_or("").to_string(), u.kind()))
+        .map(|u| {
+            (
+                serde_json::to_value(u).unwrap()["path"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+                u.kind(),
+            )
+        })
         .collect();
-    assert!(kinds.contains(&("drop/job.memlens.json".to_string(), "job-summary")), "{kinds:?}");
-    assert!(!kinds.iter().any(|(p, k)| p == "drop/other.json" && *k == "job-summary"));
+    assert!(
+        kinds.contains(&("drop/job.memlens.json".to_string(), "job-summary")),
+        "{kinds:?}"
+    );
+    assert!(!kinds
+        .iter()
+        .any(|(p, k)| p == "drop/other.json" && *k == "job-summary"));
 }
 
 #[test]
@@ -70,6 +86,17 @@ fn overview_ranks_are_the_cli_report_of_the_raw_job() {
         assert_eq!(o["totals"][key], cli["totals"][key], "totals.{key}");
     }
     assert_eq!(o["summary"]["file"], FILE);
+    // The peak's time after the curve's start, from the file's own numbers.
+    let file: Value = serde_json::from_str(&text()).unwrap();
+    for (k, r) in file["ranks"].as_array().unwrap().iter().enumerate() {
+        let origin = r["curve"]["t_ns"][0].as_i64().unwrap();
+        let peak = r["report"]["peak_time_ns"].as_i64().unwrap();
+        assert_eq!(o["times"][k]["origin_ns"], origin.to_string());
+        assert_eq!(
+            o["times"][k]["peak"].as_f64().unwrap(),
+            (peak - origin) as f64
+        );
+    }
 }
 
 /// A job of many ranks made from the fixture's two: each copy with its own role, rank and peak,
@@ -111,15 +138,26 @@ fn totals_of_a_thousand_ranks_are_the_sums_of_the_file() {
     let o = overview(&view);
     let t = &o["totals"];
     let ok: Vec<&Value> = ranks.iter().filter(|r| r["status"] == "ok").collect();
-    let max = ok.iter().map(|r| r["peak_allocated_bytes"].as_u64().unwrap()).max().unwrap();
-    let min = ok.iter().map(|r| r["peak_allocated_bytes"].as_u64().unwrap()).min().unwrap();
+    let max = ok
+        .iter()
+        .map(|r| r["peak_allocated_bytes"].as_u64().unwrap())
+        .max()
+        .unwrap();
+    let min = ok
+        .iter()
+        .map(|r| r["peak_allocated_bytes"].as_u64().unwrap())
+        .min()
+        .unwrap();
     assert_eq!(t["ranks"], 1201);
     assert_eq!(t["ranks_with_data"], 1200);
     assert_eq!(t["rejected"], 1);
     assert_eq!(t["roles"], 2);
     assert_eq!(t["peak_allocated_bytes"], max);
     assert_eq!(t["min_peak_allocated_bytes"], min);
-    assert_eq!(t["unreleased_bytes"], (0..1200u64).map(|k| k * 1000).sum::<u64>());
+    assert_eq!(
+        t["unreleased_bytes"],
+        (0..1200u64).map(|k| k * 1000).sum::<u64>()
+    );
     assert_eq!(t["rows"], (0..1200u64).map(|k| k + 5).sum::<u64>());
     // Ranks ordered by role, then rank: critic's 400 after actor's 800 and the failed one.
     let out = o["ranks"].as_array().unwrap();
@@ -137,19 +175,33 @@ fn totals_of_a_thousand_ranks_are_the_sums_of_the_file() {
     assert_eq!(failed["rank"], 1200);
     assert_eq!(failed["rows"], 0);
     // One rank's detail: the file's rank, whole.
-    let r: Value = serde_json::from_str(&view.answer(&Request::Rank { rank: 801 }).unwrap()).unwrap();
+    let r: Value =
+        serde_json::from_str(&view.answer(&Request::Rank { rank: 801 }).unwrap()).unwrap();
     assert_eq!(r["role"], "critic");
     assert_eq!(r["rank"], 0);
     assert_eq!(r["curve"], ranks[0]["curve"]);
-    assert!(view.answer(&Request::Rank { rank: 5000 }).unwrap_err().contains("1201 rank(s)"));
+    assert!(view
+        .answer(&Request::Rank { rank: 5000 })
+        .unwrap_err()
+        .contains("1201 rank(s)"));
 }
 
 #[test]
 fn bad_summaries_are_refused_naming_the_file() {
-    let e = SummaryView::from_text("a.json", "{\"format\":\"memlens-job-summary\",\n\"version\":2,\"ranks\":[]}").err().unwrap();
+    let e = SummaryView::from_text(
+        "a.json",
+        "{\"format\":\"memlens-job-summary\",\n\"version\":2,\"ranks\":[]}",
+    )
+    .err()
+    .unwrap();
     assert_eq!(e.file, "a.json");
     assert!(e.message.contains("version"), "{}", e.message);
-    let e = SummaryView::from_text("b.json", "{\"format\":\"memlens-job-summary\",\n\"version\":1,\n\"ranks\":[{]}").err().unwrap();
+    let e = SummaryView::from_text(
+        "b.json",
+        "{\"format\":\"memlens-job-summary\",\n\"version\":1,\n\"ranks\":[{]}",
+    )
+    .err()
+    .unwrap();
     assert_eq!((e.file.as_str(), e.line), ("b.json", Some(3)));
     let src = BytesSource::new("c.json", vec![0xff, 0xfe, b'{']);
     let e = SummaryView::open(&src).err().unwrap();

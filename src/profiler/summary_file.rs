@@ -41,10 +41,7 @@ pub fn sniff(head: &[u8]) -> bool {
     let Some(rest) = text.trim_start().strip_prefix('{') else {
         return false;
     };
-    let compact: String = rest
-        .chars()
-        .filter(|c| !c.is_ascii_whitespace())
-        .collect();
+    let compact: String = rest.chars().filter(|c| !c.is_ascii_whitespace()).collect();
     compact.contains(&format!("\"format\":\"{FORMAT}\""))
 }
 
@@ -88,5 +85,4 @@ mod tests {
         assert!(!sniff(b"\x80\x04\x95"));
         assert!(!sniff(b""));
     }
-
 }

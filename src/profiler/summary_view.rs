@@ -106,6 +106,20 @@ fn rank_report(r: &RankSummary) -> Value {
     })
 }
 
+/// Where a rank's peak lies on its reduced curve: `origin_ns` (the curve's first column, as text
+/// since nanoseconds since the epoch exceed a double's integers) and `peak` (ns after it; null
+/// without a curve).
+fn rank_times(r: &RankSummary) -> Value {
+    let origin = r.curve.t_ns.first().copied();
+    let peak_at = r.report.get("peak_time_ns").and_then(Value::as_i64);
+    match (origin, peak_at) {
+        (Some(o), Some(p)) if r.status == RankStatus::Ok => {
+            json!({"origin_ns": o.to_string(), "peak": (i128::from(p) - i128::from(o)) as f64})
+        }
+        _ => json!({"origin_ns": "0", "peak": null}),
+    }
+}
+
 impl SummaryView {
     /// Reads the job summary in `src` (at most [`MAX_SUMMARY_BYTES`]).
     pub fn open(src: &dyn Source) -> Result<SummaryView, Diagnostic> {
@@ -145,13 +159,14 @@ impl SummaryView {
     /// The job's totals.
     pub fn totals(&self) -> SummaryTotals {
         let ranks = &self.job.ranks;
-        let peak_rank = ranks
-            .iter()
-            .enumerate()
-            .fold(None, |best: Option<usize>, (i, r)| match best {
-                Some(b) if ranks[b].peak_allocated_bytes >= r.peak_allocated_bytes => Some(b),
-                _ => Some(i),
-            });
+        let peak_rank =
+            ranks
+                .iter()
+                .enumerate()
+                .fold(None, |best: Option<usize>, (i, r)| match best {
+                    Some(b) if ranks[b].peak_allocated_bytes >= r.peak_allocated_bytes => Some(b),
+                    _ => Some(i),
+                });
         let ok: Vec<&RankSummary> = ranks
             .iter()
             .filter(|r| r.status == RankStatus::Ok)
@@ -179,26 +194,30 @@ impl SummaryView {
                 .sum(),
             peak_rank,
             peak_allocated_bytes: peak_rank.map_or(0, |i| ranks[i].peak_allocated_bytes),
-            min_peak_allocated_bytes: ok
-                .iter()
-                .map(|r| r.peak_allocated_bytes)
-                .min()
-                .unwrap_or(0),
+            min_peak_allocated_bytes: ok.iter().map(|r| r.peak_allocated_bytes).min().unwrap_or(0),
         }
     }
 
     /// The diagnostics of the job: each failed rank's reason (an error on its first run folder),
     /// then each rank's warnings as the file states them (they name their own file).
     pub fn warnings(&self) -> Vec<Diagnostic> {
-        let place = |r: &RankSummary| r.run_dirs.first().cloned().unwrap_or_else(|| self.file.clone());
-        let failed = self.job.ranks.iter().filter_map(|r| {
-            (r.status == RankStatus::Error).then(|| {
+        let place = |r: &RankSummary| {
+            r.run_dirs
+                .first()
+                .cloned()
+                .unwrap_or_else(|| self.file.clone())
+        };
+        let failed = self
+            .job
+            .ranks
+            .iter()
+            .filter(|r| r.status == RankStatus::Error)
+            .map(|r| {
                 Diagnostic::error(
                     place(r),
                     r.error.clone().unwrap_or_else(|| "failed".to_string()),
                 )
-            })
-        });
+            });
         let warned = self.job.ranks.iter().flat_map(|r| {
             r.warnings
                 .iter()
@@ -208,7 +227,8 @@ impl SummaryView {
     }
 
     /// The overview: `memlens profiler --json`'s shape (ranks as their report objects, matrix,
-    /// outliers, warnings, totals), `ignored` empty, and `summary` naming the file.
+    /// outliers, warnings, totals), `ignored` empty, `times` (per rank: its curve's start and the
+    /// peak's time after it) and `summary` naming the file.
     pub fn overview(&self) -> Value {
         json!({
             "ranks": self.job.ranks.iter().map(rank_report).collect::<Vec<_>>(),
@@ -217,6 +237,7 @@ impl SummaryView {
             "ignored": [],
             "warnings": self.warnings(),
             "totals": self.totals(),
+            "times": self.job.ranks.iter().map(rank_times).collect::<Vec<_>>(),
             "summary": {
                 "file": self.file,
                 "format": self.job.format,
