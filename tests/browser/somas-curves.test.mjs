@@ -50,8 +50,9 @@ for (const size of SIZES) {
     const upper = j.upper_bound_bytes;
     assert.ok(stat > peak / 4, `the generated dump has static memory worth showing apart (static ${stat}, peak ${peak})`);
     // The total without reuse is drawn only when it does not dwarf the in-use peak.
-    const dynTop = 1.08 * (upper > 3 * peak ? peak : Math.max(peak, upper));
-    const staticTop = 1.08 * (upper + stat > 3 * (peak + stat) ? peak + stat : Math.max(peak, upper) + stat);
+    const curvesTop = upper > 3 * peak ? peak : Math.max(peak, upper);
+    const dynTop = 1.08 * curvesTop;
+    const staticTop = 1.08 * (curvesTop + stat);
 
     const b = await openBrowser({ viewport: size, colorScheme: size.colorScheme });
     try {
