@@ -304,6 +304,6 @@ fn the_somas_cache_json_is_a_dump_and_a_json_of_that_name_that_is_not_a_cache_is
     let mut set = memlens::families::input_set();
     set.add_bytes("somas_graph_2_99.json", b"{\"hello\": 1}".to_vec());
     let inv = set.classify();
-    let u = unknown(&inv, "somas_graph_2_99.json");
+    let u = unknown(inv, "somas_graph_2_99.json");
     assert!(u.reason.contains("not a SOMAS cache"), "{}", u.reason);
 }
