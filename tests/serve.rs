@@ -425,3 +425,55 @@ fn a_somas_dump_picked_under_the_root_gives_the_clis_summary_bytes() {
         "{header}"
     );
 }
+
+/// Reads one answer from a kept-alive connection: its status, or `None` when nothing complete
+/// came before the read timeout.
+fn read_answer(s: &mut TcpStream) -> Option<u16> {
+    let mut raw = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            if raw.len() >= end + 4 + length {
+                return head.split(' ').nth(1).and_then(|c| c.parse().ok());
+            }
+        }
+        match s.read(&mut chunk) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => raw.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+/// A browser's first load opens six connections at once, keeps them alive, and may open one
+/// that sends nothing yet. Every request on every connection is answered, twice over on the
+/// same connections, on a fresh server each time (the old server queued some connections of such
+/// a burst behind the kept-alive ones, and their requests were never answered).
+#[test]
+fn a_burst_of_kept_alive_connections_is_answered_on_each() {
+    for _ in 0..3 {
+        let s = serve(&[], &[]);
+        let _idle = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+        let mut conns: Vec<TcpStream> = (0..12)
+            .map(|_| TcpStream::connect(("127.0.0.1", s.port)).unwrap())
+            .collect();
+        for round in 0..2 {
+            for c in &mut conns {
+                c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+                write!(
+                    c,
+                    "GET /index.html HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: keep-alive\r\n\r\n",
+                    s.port
+                )
+                .unwrap();
+            }
+            let answered: Vec<Option<u16>> = conns.iter_mut().map(read_answer).collect();
+            assert_eq!(answered, vec![Some(200); 12], "round {round}");
+        }
+    }
+}

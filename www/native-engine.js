@@ -187,6 +187,17 @@ class SomasView extends View {
   }
 }
 
+/**
+ * What the native engine does not analyse yet (memory snapshots): the page shows this in the
+ * view's error state instead of failing on a missing method.
+ */
+function notNative(what, command) {
+  return new Error(
+    `memlens serve's native engine does not analyse ${what} yet: run \`${command}\` on the machine ` +
+      'that holds the files, or open them on the page without serve (npm start or the offline memlens.html)',
+  );
+}
+
 /** The module the worker's handlers use, answered by the native engine described by `info`. */
 export function nativeModule(info) {
   return {
@@ -195,5 +206,10 @@ export function nativeModule(info) {
     Session,
     ProfilerView,
     SomasView,
+    SnapshotSession: {
+      open() {
+        throw notNative('memory snapshots', 'memlens snapshot FILE');
+      },
+    },
   };
 }
