@@ -82,6 +82,17 @@ const pairsOnPage = (page) =>
     rows.map((r) => ({ role: r.dataset.role, rank: r.dataset.rank, basePeak: Number(r.dataset.basePeak), candidatePeak: Number(r.dataset.candidatePeak), delta: Number(r.dataset.delta), reservedDelta: Number(r.dataset.reservedDelta), differences: Number(r.dataset.differences) })),
   );
 
+/** The overlaid curves' figures once drawn (aligned as asked). */
+async function overlayOnPage(page, align) {
+  await page.waitForFunction((a) => {
+    const o = document.querySelector('[data-testid="compare-overlay"]');
+    return o && o.dataset.state !== 'loading' && o.dataset.align === a;
+  }, align, { timeout: 60000 });
+  const d = await page.$eval('[data-testid="compare-overlay"]', (o) => ({ ...o.dataset }));
+  assert.equal(d.state, 'ready', await page.textContent('[data-testid="compare-overlay-status"]'));
+  return { ...d, maxDelta: Number(d.maxDelta), minDelta: Number(d.minDelta), growFrom: Number(d.growFrom), growTo: Number(d.growTo) };
+}
+
 const pairsOfCli = (json) =>
   json.pairs.map((p) => ({ role: p.key.role, rank: p.key.rank === null ? '' : String(p.key.rank), basePeak: p.base.peak_allocated_bytes, candidatePeak: p.candidate.peak_allocated_bytes, delta: p.peak_allocated_delta_bytes, reservedDelta: p.peak_reserved_delta_bytes, differences: p.differences }));
 
@@ -90,7 +101,11 @@ test('generated job with one block at a rank peak: figures = compare --json, exp
   const cand = path.join(tmp, 'job-b');
   const gen = ['generate', 'profiler', '--ranks', '2', '--rows', '600', '--trace-mb', '0.2', '--steps', '2', '--seed', '4'];
   cli([...gen, '--out', base]);
-  const injected = JSON.parse(cli([...gen, '--out', cand, '--inject-peak-bytes', String(48 << 20)]).split('\n')[0]);
+  const injectedLine = cli([...gen, '--out', cand, '--inject-peak-bytes', String(48 << 20)]).split('\n')[0];
+  const injected = JSON.parse(injectedLine);
+  // The block's life in ns, exactly (the times pass 2^53: read as BigInt from the text).
+  const ns = (field) => BigInt(injectedLine.match(new RegExp(`"${field}":(-?\\d+)`))[1]);
+  const life = Number(ns('release_ns') - ns('alloc_ns'));
   const json = JSON.parse(cli(['compare', base, cand, '--json']));
   const files = cliOut(base, cand);
   for (const [scheme, viewport, tag] of [
@@ -110,6 +125,17 @@ test('generated job with one block at a rank peak: figures = compare --json, exp
       const only = await page.$$eval('[data-testid="compare-only"]', (rows) => rows.map((r) => [r.dataset.side, r.dataset.name, Number(r.dataset.bytes)]));
       assert.deepEqual(only, [['candidate', injected.op_name, 48 << 20]]);
       assert.equal(await page.getAttribute('[data-testid="compare"]', 'data-differences'), String(json.differences));
+      // The curves overlaid: the difference is the injected block, +48 MiB over exactly its life,
+      // and nothing shrinks; lined up by step it is the same block.
+      for (const align of ['start', 'step']) {
+        if (align === 'step') await page.selectOption('[data-testid="compare-overlay-align"]', 'step');
+        const o = await overlayOnPage(page, align);
+        assert.equal(o.align, align);
+        assert.equal(o.maxDelta, 48 << 20);
+        assert.equal(o.minDelta, 0);
+        assert.equal(o.reduced, 'false');
+        assert.equal(o.growTo - o.growFrom, life);
+      }
       await shot(page, `compare-profiler-${scheme}-${tag}`);
       if (tag === '1440') {
         for (const name of Object.keys(files)) assert.ok((await exportFile(page, name)).equals(files[name]), name);
@@ -153,6 +179,12 @@ test('the real sample against itself compares equal; two steps; a SOMAS pair; th
     const nodes = await page.$$eval('[data-testid="compare-node"]', (rows) => rows.map((r) => [Number(r.dataset.index), Number(r.dataset.delta)]));
     assert.deepEqual(nodes, json.node_differences.map((n) => [n.candidate_index, n.delta_bytes]));
     assert.deepEqual(nodes.map((n) => n[0]), [grown.node_index]);
+    // The in-use curves overlaid: the growth at the grown tensor's node only.
+    const o = await overlayOnPage(page, 'start');
+    assert.equal(o.maxDelta, json.node_differences[0].delta_bytes);
+    assert.equal(o.minDelta, 0);
+    assert.equal(o.growFrom, grown.node_index);
+    assert.equal(o.growTo, grown.node_index + 1);
     const tensors = await page.$$eval('[data-testid="compare-tensor"]', (rows) => rows.map((r) => [r.dataset.change, Number(r.dataset.id), Number(r.dataset.effect)]));
     assert.deepEqual(tensors, [['changed', grown.tensor, grown.aligned_after]]);
     const files = cliOut(a, c);

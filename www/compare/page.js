@@ -6,6 +6,7 @@ import { el, clear } from '../ui/dom.js';
 import { download } from '../ui/download.js';
 import { fromInput, fromDataTransfer } from '../files.js';
 import { bytes, exactBytes, int } from '../format.js';
+import { mountOverlay } from './overlay.js';
 
 const signed = (n) => (n > 0 ? `+${bytes(n)}` : n < 0 ? `−${bytes(-n)}` : '0');
 const pct = (v) => (v === null || v === undefined ? '–' : `${v > 0 ? '+' : ''}${v.toFixed(2)} %`);
@@ -106,8 +107,15 @@ export function mountCompare(root, client) {
   }
 
   let seq = 0;
+  let overlay = null;
+  const dropOverlay = () => {
+    if (overlay) overlay.destroy();
+    overlay = null;
+  };
+  const call = (name, args) => client.call(name, args);
   async function run() {
     const mine = ++seq;
+    dropOverlay();
     clear(result);
     clear(exports);
     setMessage('loading', 'Comparing…');
@@ -195,7 +203,7 @@ export function mountCompare(root, client) {
     }));
     const select = (r, tr) => {
       for (const x of tr.parentNode.children) x.setAttribute('aria-selected', String(x === tr));
-      showPair(detail, r.pair);
+      showPair(detail, r.pair, r.data.index, c.mode);
     };
     const t = table(
       'compare-pair',
@@ -212,11 +220,13 @@ export function mountCompare(root, client) {
     select(rows[best], t.tBodies[0].children[best]);
   }
 
-  function showPair(detail, p) {
+  function showPair(detail, p, index, mode) {
+    dropOverlay();
     clear(detail);
     detail.dataset.rank = p.key.rank === null ? '' : String(p.key.rank);
     detail.dataset.role = p.key.role;
     detail.append(el('h3', { text: `${rankText(p.key)}: peak ${bytes(p.base.peak_allocated_bytes)} → ${bytes(p.candidate.peak_allocated_bytes)} (${signed(p.peak_allocated_delta_bytes)})` }));
+    overlay = mountOverlay(detail, call, { family: 'profiler', pair: index, steps: mode === 'steps' });
     const changed = p.live_at_peak.filter((f) => f.delta_bytes !== 0 || f.base_count !== f.candidate_count);
     detail.append(
       block(
@@ -283,6 +293,7 @@ export function mountCompare(root, client) {
       el('p', { text: `${int(c.nodes_matched)} node(s) matched (${int(c.nodes_matched_by_order)} by order among repeated names), ${int(c.only_base_nodes.length)} only in the baseline, ${int(c.only_candidate_nodes.length)} only in the candidate; ${int(c.differences)} difference(s).` }),
       block('Figures', table('compare-figure', [{ text: '' }, { text: 'Baseline', num: true }, { text: 'Candidate', num: true }, { text: 'Δ', num: true }], rows)),
     );
+    overlay = mountOverlay(result, call, { family: 'somas' });
     const LIMIT = 1000;
     const nodes = c.node_differences.slice(0, LIMIT);
     result.append(
