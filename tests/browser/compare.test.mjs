@@ -9,7 +9,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, readFileSync, readdirSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads } from './harness.mjs';
+import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, settled } from './harness.mjs';
 
 const SAMPLE = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
 let server;
@@ -197,6 +197,56 @@ test('the real sample against itself compares equal; two steps; a SOMAS pair; th
     assert.match(await page.textContent('[data-testid="compare-message"]'), /different families/);
     await shot(page, 'compare-error-dark-1440');
     assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('two runs of one rank in one drop: "compare these" with a baseline choice and a swap', async () => {
+  // One folder holding two runs of rank 0: the second with a block injected at its peak.
+  const pair = path.join(tmp, 'two-runs');
+  const gen = ['generate', 'profiler', '--ranks', '1', '--rows', '400', '--trace-mb', '0.1', '--steps', '2', '--seed', '9'];
+  cli([...gen, '--out', path.join(pair, 'before')]);
+  cli([...gen, '--out', path.join(pair, 'after'), '--inject-peak-bytes', String(16 << 20)]);
+  const forward = JSON.parse(cli(['compare', path.join(pair, 'before'), path.join(pair, 'after'), '--json']));
+  const backward = JSON.parse(cli(['compare', path.join(pair, 'after'), path.join(pair, 'before'), '--json']));
+  assert.equal(forward.pairs[0].peak_allocated_delta_bytes, 16 << 20);
+  const b = await openBrowser({ colorScheme: 'light' });
+  try {
+    const page = await b.page();
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.goto(server.url);
+    await engineThreads(page);
+    await page.setInputFiles('input[data-testid="folder-input"]', pair);
+    await page.waitForSelector('[data-testid="compare-offer"]:not([hidden])', { timeout: 120000 });
+    // The inputs in the order the inventory lists them; the first is the baseline until swapped.
+    const names = async () => [await page.textContent('[data-testid="offer-base"]'), await page.textContent('[data-testid="offer-candidate"]')];
+    const [first, second] = await names();
+    assert.notEqual(first, second);
+    const beforeFirst = /\/before\//.test(`${first}/`);
+    assert.ok(/\/(before|after)\//.test(`${first}/`) && /\/(before|after)\//.test(`${second}/`), `${first} ${second}`);
+    await page.click('[data-testid="offer-swap"]');
+    assert.deepEqual(await names(), [second, first]);
+    // Baseline = the run before the injection, whichever the inventory listed first.
+    if (beforeFirst) await page.click('[data-testid="offer-swap"]');
+    await shot(page, 'compare-offer-light-1440');
+    await page.click('[data-testid="offer-compare"]');
+    await page.waitForFunction(() => ['ready', 'error'].includes(document.querySelector('[data-testid="compare"]')?.dataset.state), null, { timeout: 120000 });
+    assert.equal(await page.getAttribute('[data-testid="compare"]', 'data-state'), 'ready');
+    assert.deepEqual(await pairsOnPage(page), pairsOfCli(forward));
+    // Swapped: the same two runs the other way round.
+    await page.click('[data-testid="offer-swap"]');
+    await page.click('[data-testid="offer-compare"]');
+    await page.waitForFunction(() => document.querySelector('[data-testid="compare-pair"]')?.dataset.delta === String(-(16 << 20)), null, { timeout: 120000 });
+    assert.deepEqual(await pairsOnPage(page), pairsOfCli(backward));
+    assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+
+    // A two-rank job is two ranks, not two versions: no offer.
+    await page.setInputFiles('input[data-testid="folder-input"]', SAMPLE);
+    await page.waitForSelector('[data-testid="compare-offer"]', { state: 'hidden', timeout: 120000 });
+    assert.equal(await settled(page, 120000), 'ready');
+    assert.equal(await page.getAttribute('[data-testid="compare-offer"]', 'hidden'), '');
   } finally {
     await b.close();
   }

@@ -32,9 +32,14 @@ function block(title, ...children) {
   return el('section', { class: 'compare-block' }, el('h3', { text: title }), ...children);
 }
 
-/** Mounts the Compare mode into `root`; `client` is the page's EngineClient. */
+/**
+ * Mounts the Compare mode into `root`; `client` is the page's EngineClient. Returns
+ * { compare(base, candidate) }: sets both sides (file lists) and compares them, as the page's
+ * "compare these" offer does for two inputs of one drop.
+ */
 export function mountCompare(root, client) {
   const sides = { base: [], candidate: [] };
+  const setters = {};
   const section = el('section', { class: 'panel compare', data: { testid: 'compare', state: 'empty' }, 'aria-label': 'Compare a baseline and a candidate' });
   const message = el('p', { class: 'compare-message', data: { testid: 'compare-message' }, role: 'status' });
   const result = el('div', { class: 'compare-result', data: { testid: 'compare-result' } });
@@ -46,10 +51,10 @@ export function mountCompare(root, client) {
 
   const sideBox = (side, title) => {
     const summary = el('p', { class: 'muted', text: 'nothing chosen', data: { testid: `compare-${side}-summary` } });
-    const set = (items) => {
+    const set = (items, label) => {
       sides[side] = items;
       const files = items.filter((i) => i.file);
-      summary.textContent = items.length ? `${int(items.length)} file(s), ${bytes(files.reduce((s, f) => s + f.file.size, 0))}${items[0] ? ` — ${items[0].path.split('/')[0]}` : ''}` : 'nothing chosen';
+      summary.textContent = items.length ? `${int(items.length)} file(s), ${bytes(files.reduce((s, f) => s + f.file.size, 0))}${items[0] ? ` — ${label || items[0].path.split('/')[0]}` : ''}` : 'nothing chosen';
       runButton.disabled = !(sides.base.length && sides.candidate.length);
       if (!runButton.disabled && section.dataset.state === 'empty') setMessage('empty', 'Both sides chosen: press Compare.');
     };
@@ -85,6 +90,7 @@ export function mountCompare(root, client) {
       box.classList.remove('dragging');
       if (ev.dataTransfer) set(await fromDataTransfer(ev.dataTransfer));
     });
+    setters[side] = set;
     return box;
   };
 
@@ -325,4 +331,14 @@ export function mountCompare(root, client) {
       ),
     );
   }
+
+  return {
+    compare(base, candidate) {
+      baseStep.value = '';
+      candidateStep.value = '';
+      setters.base(base.items, base.label);
+      setters.candidate(candidate.items, candidate.label);
+      return run();
+    },
+  };
 }
