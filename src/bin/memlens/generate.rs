@@ -233,9 +233,11 @@ pub fn run(what: What, ui: Ui) -> Result<ExitCode, String> {
                 }
                 #[cfg(not(feature = "db-writer"))]
                 Export::Db => {
-                    return Err("--export db needs the SQLite writer: this memlens was built \
+                    return Err(
+                        "--export db needs the SQLite writer: this memlens was built \
                                 without the `db-writer` feature"
-                        .to_string())
+                            .to_string(),
+                    )
                 }
             }
             .map_err(|e| e.to_string())?;
