@@ -121,7 +121,7 @@ fn the_db_sample_equals_its_text_twin_apart_from_the_clock() {
         (ts.unreleased_rows, ts.unreleased_bytes, ts.trace_ops)
     );
     assert_eq!(ds.live_at_peak, ts.live_at_peak);
-    let peaks = |s: &memlens::profiler::analysis::RankSummary| {
+    let peaks = |s: &memlens::profiler::analysis::RankReport| {
         s.module_peaks
             .iter()
             .map(|m| (m.module.clone(), m.peak_reserved_bytes))

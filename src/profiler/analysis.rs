@@ -118,7 +118,7 @@ fn rank_json<S: serde::Serializer>(rank: &Option<u32>, s: S) -> Result<S::Ok, S:
 
 /// What the CLI's `--json` prints per rank (and the page's job summary shows).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct RankSummary {
+pub struct RankReport {
     /// Role (empty when unknown).
     pub role: String,
     /// Rank number, or `"unknown"`.
@@ -175,7 +175,7 @@ pub struct RankSummary {
 #[derive(Debug, Clone, Default)]
 pub struct RankAnalysis {
     /// The summary (JSON).
-    pub summary: RankSummary,
+    pub summary: RankReport,
     /// Op names and other short strings.
     pub names: Interner,
     /// Call stacks.

@@ -3,7 +3,7 @@
 
 use memlens::diag::Diagnostic;
 use memlens::input::InputSet;
-use memlens::profiler::analysis::{analyze_job, AnalyzeOptions, JobAnalysis, RankSummary};
+use memlens::profiler::analysis::{analyze_job, AnalyzeOptions, JobAnalysis, RankReport};
 use memlens::profiler::Job;
 use std::path::{Path, PathBuf};
 
@@ -76,8 +76,8 @@ pub fn load(files: &[(String, Vec<u8>)]) -> Loaded {
 
 impl Loaded {
     /// The summary of the rank whose run folder path contains `part`.
-    pub fn rank(&self, part: &str) -> &RankSummary {
-        let found: Vec<&RankSummary> = self
+    pub fn rank(&self, part: &str) -> &RankReport {
+        let found: Vec<&RankReport> = self
             .analysis
             .ranks
             .iter()
@@ -105,7 +105,7 @@ impl Loaded {
 }
 
 /// A rank summary as JSON, for whole-value comparisons.
-pub fn json(s: &RankSummary) -> serde_json::Value {
+pub fn json(s: &RankReport) -> serde_json::Value {
     serde_json::to_value(s).expect("summary serialises")
 }
 

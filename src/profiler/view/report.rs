@@ -2,7 +2,7 @@
 //! (one type for both, so they cannot disagree), with the job's totals computed here.
 
 use crate::diag::{Diagnostic, Severity};
-use crate::profiler::analysis::{JobAnalysis, MatrixCell, Outlier, RankSummary};
+use crate::profiler::analysis::{JobAnalysis, MatrixCell, Outlier, RankReport};
 use crate::profiler::discover::Job;
 use serde::Serialize;
 
@@ -10,7 +10,7 @@ use serde::Serialize;
 #[derive(Debug, Serialize)]
 pub struct JobReport<'a> {
     /// Per-rank summaries, in discovery order.
-    pub ranks: Vec<&'a RankSummary>,
+    pub ranks: Vec<&'a RankReport>,
     /// The role × rank matrix of peaks.
     pub matrix: &'a [MatrixCell],
     /// Ranks that stand out from their role.
@@ -83,7 +83,7 @@ pub struct JobTotals {
 
 /// The totals of `analysis` (ranks discovered as `job`).
 pub fn job_totals(analysis: &JobAnalysis, job: &Job) -> JobTotals {
-    let ranks: Vec<&RankSummary> = analysis.ranks.iter().map(|r| &r.summary).collect();
+    let ranks: Vec<&RankReport> = analysis.ranks.iter().map(|r| &r.summary).collect();
     let peak_rank = ranks
         .iter()
         .enumerate()
