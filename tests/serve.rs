@@ -425,3 +425,139 @@ fn a_somas_dump_picked_under_the_root_gives_the_clis_summary_bytes() {
         "{header}"
     );
 }
+
+#[test]
+fn a_memory_snapshot_picked_under_the_root_gives_the_clis_summary_and_export_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("snap");
+    std::fs::create_dir(&snap).unwrap();
+    std::fs::copy(
+        fixtures().join("snapshots/cs336_tiny_mem_snapshot.pickle"),
+        snap.join("tiny.pickle"),
+    )
+    .unwrap();
+    let s = serve(&[&snap], &[]);
+    let session = s.call(json!({ "call": "session.new" })).json()["session"].clone();
+    let classify =
+        s.call(json!({ "call": "session.classify", "session": session, "files": ["snap"] }));
+    assert_eq!(classify.status, 200, "{}", classify.text());
+    s.wait(&classify.json()["job"]);
+    let open =
+        s.call(json!({ "call": "snapshot.open", "session": session, "path": "snap/tiny.pickle" }));
+    assert_eq!(open.status, 200, "{}", open.text());
+    let view = s.wait(&open.json()["job"])["view"].clone();
+    let ask = |call: Value| {
+        let mut call = call;
+        call["session"] = session.clone();
+        call["view"] = view.clone();
+        let r = s.call(call);
+        assert_eq!(r.status, 200, "{}", r.text());
+        r
+    };
+
+    // Run where the served path names the same file, so the names inside the answers match.
+    let cli = Command::new(env!("CARGO_BIN_EXE_memlens"))
+        .args(["snapshot", "snap/tiny.pickle", "--json"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(cli.status.code(), Some(0));
+    let summary = ask(json!({ "call": "snapshot.summaryJson" }));
+    assert!(summary.body == cli.stdout, "{}", summary.text());
+    let out = dir.path().join("out");
+    let written = Command::new(env!("CARGO_BIN_EXE_memlens"))
+        .args(["snapshot", "snap/tiny.pickle", "--out"])
+        .arg(&out)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(written.status.code(), Some(0));
+    let mut names = 0;
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let served = ask(json!({ "call": "snapshot.export", "name": name }));
+        assert!(
+            served.body == std::fs::read(entry.path()).unwrap(),
+            "{name} differs from memlens snapshot --out"
+        );
+        names += 1;
+    }
+    assert!(names >= 2, "memlens snapshot --out wrote {names} file(s)");
+
+    let overview = ask(json!({ "call": "snapshot.overview" })).json();
+    let device = overview["devices"][0]["device"].clone();
+    assert!(device.is_i64(), "{overview}");
+    // The typed-array answers arrive in the bulk encoding: a header naming the fields.
+    let curve = ask(json!({
+        "call": "snapshot.curve",
+        "request": { "device": device, "x0": 0.0, "x1": 1e12, "columns": 64 },
+    }));
+    let len = u32::from_le_bytes(curve.body[..4].try_into().unwrap()) as usize;
+    let header: Value = serde_json::from_slice(&curve.body[4..4 + len]).unwrap();
+    assert!(
+        header[0].as_array().is_some_and(|f| !f.is_empty()),
+        "{header}"
+    );
+    // Another kind of view's call on it, and a view that does not exist, are refused.
+    let wrong = s.call(json!({
+        "call": "view.request", "session": session, "view": view, "request": "{}",
+    }));
+    assert_eq!(wrong.status, 400, "{}", wrong.text());
+    let missing = s.call(json!({
+        "call": "snapshot.overview", "session": session, "view": 999_999,
+    }));
+    assert_eq!(missing.status, 404, "{}", missing.text());
+}
+
+/// Reads one answer from a kept-alive connection: its status, or `None` when nothing complete
+/// came before the read timeout.
+fn read_answer(s: &mut TcpStream) -> Option<u16> {
+    let mut raw = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            if raw.len() >= end + 4 + length {
+                return head.split(' ').nth(1).and_then(|c| c.parse().ok());
+            }
+        }
+        match s.read(&mut chunk) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => raw.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+/// A browser's first load opens six connections at once, keeps them alive, and may open one
+/// that sends nothing yet. Every request on every connection is answered, twice over on the
+/// same connections, on a fresh server each time (the old server queued some connections of such
+/// a burst behind the kept-alive ones, and their requests were never answered).
+#[test]
+fn a_burst_of_kept_alive_connections_is_answered_on_each() {
+    for _ in 0..3 {
+        let s = serve(&[], &[]);
+        let _idle = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+        let mut conns: Vec<TcpStream> = (0..12)
+            .map(|_| TcpStream::connect(("127.0.0.1", s.port)).unwrap())
+            .collect();
+        for round in 0..2 {
+            for c in &mut conns {
+                c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+                write!(
+                    c,
+                    "GET /index.html HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: keep-alive\r\n\r\n",
+                    s.port
+                )
+                .unwrap();
+            }
+            let answered: Vec<Option<u16>> = conns.iter_mut().map(read_answer).collect();
+            assert_eq!(answered, vec![Some(200); 12], "round {round}");
+        }
+    }
+}

@@ -1,9 +1,10 @@
 // The native engine of `memlens serve`, behind the wasm module's interface: the worker's request
-// handlers call `Session`, `ProfilerView`, `SomasView` and `memoryBytes` the same way whichever
-// engine answers. Each call is one synchronous request to the page's own origin (a dedicated
-// worker may block); long calls (classifying, analysing, opening a dump) come back as a job that
-// is polled for progress until it is done. The engine reads the files under the folders it serves,
-// named by served path; files from this computer (a drop) cannot be sent to it.
+// handlers call `Session`, `ProfilerView`, `SomasView`, `SnapshotSession` and `memoryBytes` the
+// same way whichever engine answers. Each call is one synchronous request to the page's own
+// origin (a dedicated worker may block); long calls (classifying, analysing, opening a dump or a
+// snapshot) come back as a job that is polled for progress until it is done. The engine reads
+// the files under the folders it serves, named by served path; files from this computer (a drop)
+// cannot be sent to it.
 
 /** The engine's description (`GET /api/engine`), or null when this origin has none. */
 export async function probeNative() {
@@ -187,6 +188,59 @@ class SomasView extends View {
   }
 }
 
+/** An opened memory snapshot, with the methods of the wasm engine's `SnapshotSession`. */
+class SnapshotSession extends View {
+  static open(session, path, progress) {
+    const { job } = rpcJson({ call: 'snapshot.open', session: session.id, path });
+    const { view } = wait(job, (label, done, total) => progress(done, total, label));
+    return new SnapshotSession(session.id, view);
+  }
+
+  overview() {
+    return this.call('snapshot.overview');
+  }
+
+  summaryJson() {
+    return this.call('snapshot.summaryJson');
+  }
+
+  curve(request) {
+    return decodeBulk(this.call('snapshot.curve', { request }, true))[0];
+  }
+
+  timeline(request) {
+    return decodeBulk(this.call('snapshot.timeline', { request }, true))[0];
+  }
+
+  state(request) {
+    return decodeBulk(this.call('snapshot.state', { request }, true))[0];
+  }
+
+  timelineHit(request) {
+    return this.call('snapshot.timelineHit', { request });
+  }
+
+  stateHit(request) {
+    return this.call('snapshot.stateHit', { request });
+  }
+
+  allocation(device, element) {
+    return this.call('snapshot.allocation', { device, element });
+  }
+
+  block(device, block) {
+    return this.call('snapshot.block', { device, block });
+  }
+
+  table(request) {
+    return this.call('snapshot.table', { request });
+  }
+
+  export(name) {
+    return new Uint8Array(this.call('snapshot.export', { name }, true));
+  }
+}
+
 /** The module the worker's handlers use, answered by the native engine described by `info`. */
 export function nativeModule(info) {
   return {
@@ -195,5 +249,6 @@ export function nativeModule(info) {
     Session,
     ProfilerView,
     SomasView,
+    SnapshotSession,
   };
 }

@@ -1,18 +1,20 @@
 //! The native engine behind `memlens serve`: the same objects the wasm engine gives the page's
-//! worker (a session of files, a torch_npu job view, a SOMAS view), held here between requests,
-//! and the calls on them — converted from and to HTTP, like `src/wasm/` converts from and to
-//! JavaScript. The views' questions are the core's serde requests (`profiler::view::Request`,
-//! `somas::view::Request`), answered by the same core code; files are read under the served
-//! roots only.
+//! worker (a session of files, a torch_npu job view, a SOMAS view, a memory snapshot), held here
+//! between requests, and the calls on them — converted from and to HTTP, like `src/wasm/`
+//! converts from and to JavaScript. The views' questions are the core's serde requests
+//! (`profiler::view::Request`, `somas::view::Request`, the snapshot view's request types),
+//! answered by the same core code; files are read under the served roots only.
 //!
-//! Long calls (classifying, analysing, opening a dump) run on their own thread as a *job* whose
-//! progress the page's worker polls ([`Engine::poll`]), since its calls are synchronous.
+//! Long calls (classifying, analysing, opening a dump or a snapshot) run on their own thread as a
+//! *job* whose progress the page's worker polls ([`Engine::poll`]), since its calls are
+//! synchronous.
 
 use memlens::bulk::{self, Bulk};
 use memlens::chart::Viewport;
 use memlens::input::roots::{Refusal, ServedRoots};
-use memlens::input::{CountingOpener, InputSet};
+use memlens::input::{CountingOpener, FileOpener, InputSet};
 use memlens::profiler::view::JobView;
+use memlens::snapshot::view::{CurveRequest, HitRequest, SnapshotView, TableRequest, ViewRequest};
 use memlens::somas::view::{ExportRequest, SomasSession};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -58,6 +60,8 @@ type Result<T> = std::result::Result<T, Failure>;
 enum View {
     Profiler(Box<JobView>),
     Somas(Box<SomasSession>),
+    /// A memory snapshot, with the milliseconds reading it took.
+    Snapshot(Box<SnapshotView>, f64),
 }
 
 /// The files of one drop (one page's worker) and the views opened on them.
@@ -254,6 +258,11 @@ impl Engine {
                     Some(View::Somas(v)) => serde_json::from_str(&request)
                         .map_err(|e| format!("bad request: {e}"))
                         .and_then(|r| v.answer(&r)),
+                    Some(View::Snapshot(..)) => {
+                        return Err(Failure::Bad(format!(
+                            "view {view} is a memory snapshot: it answers snapshot.* calls"
+                        )))
+                    }
                     None => return Err(Failure::Missing(format!("no view {view}"))),
                 };
                 text.map(Answer::Json).map_err(Failure::Bad)
@@ -393,7 +402,78 @@ impl Engine {
                         .map_err(Failure::Bad),
                 }
             }
+            "snapshot.open" => {
+                let path: String = arg(call, "path")?;
+                let session = self.session(call)?;
+                let id = self.id();
+                Ok(self.spawn(move |job| {
+                    let mut guard = lock(&session);
+                    let start = Instant::now();
+                    let report = |name: &str, done: u64, total: u64| {
+                        job.report(&format!("reading {name}"), done as f64, total as f64)
+                    };
+                    let opened = {
+                        let opener = CountingOpener::new(&guard.set, &report);
+                        let source = opener.open(&path).map_err(|d| d.to_string())?;
+                        SnapshotView::open(&*source).map_err(|d| d.to_string())?
+                    };
+                    let ms = start.elapsed().as_secs_f64() * 1000.0;
+                    guard.views.insert(id, View::Snapshot(Box::new(opened), ms));
+                    Ok(json!({ "view": id }).to_string())
+                }))
+            }
+            name if name.starts_with("snapshot.") => self.snapshot(name, call),
             "memory" => Ok(Answer::Json(resident_bytes().to_string())),
+            other => Err(Failure::Bad(format!("unknown call {other}"))),
+        }
+    }
+
+    /// A question to an opened memory snapshot (`snapshot.NAME`, the methods of the wasm
+    /// engine's `SnapshotSession`); `request` carries the core's serde request where it takes one.
+    fn snapshot(&self, name: &str, call: &Value) -> Result<Answer> {
+        let view: u64 = arg(call, "view")?;
+        let session = self.session(call)?;
+        let mut session = lock(&session);
+        let Some(View::Snapshot(v, read_ms)) = session.views.get_mut(&view) else {
+            return Err(Failure::Missing(format!("no memory snapshot view {view}")));
+        };
+        fn json_of<T: serde::Serialize>(r: std::result::Result<T, String>) -> Result<Answer> {
+            let value = r.map_err(Failure::Bad)?;
+            serde_json::to_string(&value)
+                .map(Answer::Json)
+                .map_err(|e| Failure::Bad(e.to_string()))
+        }
+        match name {
+            "snapshot.overview" => {
+                let mut overview =
+                    serde_json::to_value(v.overview()).map_err(|e| Failure::Bad(e.to_string()))?;
+                overview["read_ms"] = (*read_ms).into();
+                Ok(Answer::Json(overview.to_string()))
+            }
+            "snapshot.summaryJson" => Ok(Answer::Json(v.summary_json())),
+            "snapshot.curve" => {
+                let r: CurveRequest = arg(call, "request")?;
+                Ok(bulk_bytes(&[&v.curve(&r).map_err(Failure::Bad)?]))
+            }
+            "snapshot.timeline" => {
+                let r: ViewRequest = arg(call, "request")?;
+                Ok(bulk_bytes(&[&v.timeline_view(&r).map_err(Failure::Bad)?]))
+            }
+            "snapshot.state" => {
+                let r: ViewRequest = arg(call, "request")?;
+                Ok(bulk_bytes(&[&v.state_view(&r).map_err(Failure::Bad)?]))
+            }
+            "snapshot.timelineHit" => json_of(v.timeline_hit(&arg::<HitRequest>(call, "request")?)),
+            "snapshot.stateHit" => json_of(v.state_hit(&arg::<HitRequest>(call, "request")?)),
+            "snapshot.allocation" => {
+                json_of(v.allocation(arg(call, "device")?, arg(call, "element")?))
+            }
+            "snapshot.block" => json_of(v.block(arg(call, "device")?, arg(call, "block")?)),
+            "snapshot.table" => json_of(v.table(&arg::<TableRequest>(call, "request")?)),
+            "snapshot.export" => v
+                .export(&arg::<String>(call, "name")?)
+                .map(Answer::Bytes)
+                .map_err(Failure::Bad),
             other => Err(Failure::Bad(format!("unknown call {other}"))),
         }
     }

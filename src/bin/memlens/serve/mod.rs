@@ -5,6 +5,7 @@
 
 mod engine;
 mod http;
+mod net;
 mod page;
 
 use crate::ui::Ui;
@@ -13,9 +14,6 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-
-/// Threads answering requests (a long-poll holds one while a job runs).
-const THREADS: usize = 8;
 
 /// Arguments of `memlens serve`.
 #[derive(clap::Args)]
@@ -42,9 +40,9 @@ pub fn run(args: &Args, ui: Ui) -> Result<ExitCode, String> {
         lines.join("\nmemlens: ")
     })?;
     let page = page::Page::find(args.www.as_deref())?;
-    let server = tiny_http::Server::http(SocketAddr::new(args.bind, args.port))
+    let listener = std::net::TcpListener::bind(SocketAddr::new(args.bind, args.port))
         .map_err(|e| format!("cannot listen on {}:{}: {e}", args.bind, args.port))?;
-    let port = server.server_addr().to_ip().map_or(args.port, |a| a.port());
+    let port = listener.local_addr().map_or(args.port, |a| a.port());
     let loopback = args.bind.is_loopback();
     let shown = if args.bind.is_unspecified() || loopback {
         IpAddr::V4(Ipv4Addr::LOCALHOST)
@@ -100,19 +98,6 @@ pub fn run(args: &Args, ui: Ui) -> Result<ExitCode, String> {
         page,
         hosts,
     });
-    let server = Arc::new(server);
-    let workers: Vec<_> = (0..THREADS)
-        .map(|_| {
-            let (server, site) = (server.clone(), site.clone());
-            std::thread::spawn(move || {
-                while let Ok(request) = server.recv() {
-                    http::handle(&site, request);
-                }
-            })
-        })
-        .collect();
-    for w in workers {
-        let _ = w.join();
-    }
+    net::serve(listener, site)?;
     Ok(ExitCode::SUCCESS)
 }
