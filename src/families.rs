@@ -11,6 +11,7 @@ pub static RECOGNIZERS: &[&dyn Recognizer] = &[
     &crate::profiler::run_folder::RunFolders,
     &crate::somas::recognize::Dumps,
     &crate::snapshot::recognize::Snapshots,
+    &crate::profiler::summary_file::SummaryFiles,
 ];
 
 /// An empty input set classified by every family.

@@ -135,7 +135,7 @@ fn fixture_job_somas_task_info_and_unknown_files() {
     assert_eq!((t.family, t.graph_id), (SomasFamily::TaskInfo, Some(7)));
     for (path, reason) in [
         ("job/empty.csv", "empty file"),
-        ("job/notes.txt", "not a file of a torch_npu / MindSpore profiler run folder, a SOMAS dump, a task-info file or a memory snapshot"),
+        ("job/notes.txt", "not a file of a torch_npu / MindSpore profiler run folder, a SOMAS dump, a task-info file, a memory snapshot or a memlens job summary"),
         ("job/graphs/rank_0/somas_input_graph_7.ir", "# IR entry"),
     ] {
         let u = unknown(&inv, path);

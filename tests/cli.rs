@@ -70,7 +70,8 @@ fn an_empty_folder_says_what_was_looked_for_with_exit_1() {
     let somas = "MindSpore SOMAS dumps (`*somas*.ir`, told by their first lines)";
     let snapshot = "PyTorch / torch_npu memory snapshots (pickles of any name, told by their \
                     first bytes)";
-    let both = format!("{profiler}, {somas} or {snapshot}");
+    let summary = "memlens job summaries (`job.memlens.json`, told by their `format` key)";
+    let both = format!("{profiler}, {somas}, {snapshot} or {summary}");
     for (cmd, looked_for) in [
         (&[][..], both.as_str()),
         (&["inspect"][..], both.as_str()),

@@ -7,5 +7,6 @@
 import { profiler } from './profiler/index.js';
 import { somasPage } from './somas/page.js';
 import { snapshotPage } from './snapshot/index.js';
+import { jobSummaryPage } from './jobsummary/index.js';
 
-export const analyses = [profiler, somasPage, snapshotPage];
+export const analyses = [profiler, somasPage, snapshotPage, jobSummaryPage];

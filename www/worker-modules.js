@@ -4,5 +4,6 @@ import profiler from './profiler/worker.js';
 import somas from './somas/worker.js';
 import snapshot from './snapshot/worker.js';
 import compare from './compare/worker.js';
+import jobSummary from './jobsummary/worker.js';
 
-export const modules = [profiler, somas, snapshot, compare];
+export const modules = [profiler, somas, snapshot, compare, jobSummary];

@@ -15,12 +15,14 @@ use wasm_bindgen::prelude::*;
 
 mod compare;
 pub mod file_source;
+mod job_summary;
 mod profiler;
 mod session;
 mod snapshot;
 mod somas;
 
 pub use compare::CompareView;
+pub use job_summary::JobSummaryView;
 pub use profiler::{memory_bytes, ProfilerView};
 pub use session::Session;
 pub use snapshot::SnapshotSession;

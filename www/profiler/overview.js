@@ -50,13 +50,15 @@ export function overview({ report, ranks }, store) {
   const select = (i) => store.set({ rank: i, cmp: store.get().cmp === i ? null : store.get().cmp, view: null, window: null, at: null, row: null, group: null });
 
   // ---- matrix: roles (and steps) × ranks ----
-  const roleKeys = [];
-  const rankVals = [];
+  // Sets keep first-seen order and find in constant time (thousands of ranks).
+  const roleSet = new Set();
+  const rankSet = new Set();
   for (const r of summaries) {
-    const rk = `${r.role}\u0000${r.step ?? ''}`;
-    if (!roleKeys.includes(rk)) roleKeys.push(rk);
-    if (!rankVals.includes(String(r.rank))) rankVals.push(String(r.rank));
+    roleSet.add(`${r.role}\u0000${r.step ?? ''}`);
+    rankSet.add(String(r.rank));
   }
+  const roleKeys = [...roleSet];
+  const rankVals = [...rankSet];
   rankVals.sort((a, b) => (a === 'unknown') - (b === 'unknown') || Number(a) - Number(b));
   // Heat spans the job's lowest to highest peak, so ranks a few percent apart still differ.
   const [minPeak, maxPeak] = [totals.min_peak_allocated_bytes, totals.peak_allocated_bytes];
@@ -65,11 +67,18 @@ export function overview({ report, ranks }, store) {
   const matrix = el('table', { class: 'ascend-matrix', 'data-testid': 'ascend-matrix' });
   matrix.append(el('thead', {}, el('tr', {}, el('th', { text: 'role \\ rank' }), ...rankVals.map((v) => el('th', { class: 'num', text: v })))));
   const tbody = el('tbody');
+  // The first rank of each (role, step, rank), found once: a job of thousands of ranks has
+  // millions of (row, column) pairs.
+  const cellIndex = new Map();
+  summaries.forEach((r, i) => {
+    const key = `${r.role}\u0000${r.step ?? ''}\u0000${r.rank}`;
+    if (!cellIndex.has(key)) cellIndex.set(key, i);
+  });
   for (const rk of roleKeys) {
     const [role, step] = rk.split('\u0000');
     const tr = el('tr', {}, el('th', { class: 'role', text: `${role || '(no role)'}${step ? ` · step ${step}` : ''}` }));
     for (const v of rankVals) {
-      const i = summaries.findIndex((r) => r.role === role && String(r.step ?? '') === step && String(r.rank) === v);
+      const i = cellIndex.get(`${role}\u0000${step}\u0000${v}`) ?? -1;
       if (i < 0) {
         tr.append(el('td', { class: 'empty', text: '' }));
         continue;
@@ -163,12 +172,23 @@ export function overview({ report, ranks }, store) {
   // ---- warnings ----
   body.append(warningsBlock(report));
 
+  // Only the rows and cells whose marks change are touched, so selecting a rank of a job of
+  // thousands restyles four elements, not every one.
+  const cellOf = new Map(cells.map((td) => [Number(td.dataset.rankIndex), td]));
+  let shown = null;
   function update(s) {
-    for (const tr of rows) tr.classList.toggle('selected', Number(tr.dataset.rankIndex) === s.rank);
-    for (const td of cells) {
-      td.classList.toggle('selected', Number(td.dataset.rankIndex) === s.rank);
-      td.classList.toggle('compared', Number(td.dataset.rankIndex) === s.cmp);
+    if (shown && shown.rank === s.rank && shown.cmp === s.cmp) return;
+    const touch = shown ? [shown.rank, shown.cmp, s.rank, s.cmp] : summaries.map((_, i) => i);
+    for (const i of touch) {
+      if (i === null || i === undefined) continue;
+      if (rows[i]) rows[i].classList.toggle('selected', i === s.rank);
+      const td = cellOf.get(i);
+      if (td) {
+        td.classList.toggle('selected', i === s.rank);
+        td.classList.toggle('compared', i === s.cmp);
+      }
     }
+    shown = { rank: s.rank, cmp: s.cmp };
   }
   return { node, update };
 }

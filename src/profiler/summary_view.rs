@@ -1,0 +1,271 @@
+//! The view model of a job summary file opened on the page: the job overview of thousands of
+//! ranks from kilobytes per rank, and one rank's compact detail on demand. The overview answer
+//! has the shape of `memlens profiler --json` (ranks, matrix, outliers, warnings, totals), so the
+//! page draws it with the same job overview as an analysed job.
+
+use super::summary::{read_ranks, JobSummary, RankStatus, RankSummary};
+use crate::diag::Diagnostic;
+use crate::source::Source;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// The largest summary file the page reads: at a few kilobytes per rank this is hundreds of
+/// thousands of ranks, and it bounds the text and its parse to a fraction of wasm's memory.
+pub const MAX_SUMMARY_BYTES: u64 = 256 << 20;
+
+/// A question to an opened job summary.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "method", content = "params", rename_all = "camelCase")]
+pub enum Request {
+    /// The job overview (`memlens profiler --json`'s shape, plus `summary`).
+    Overview,
+    /// One rank's summary whole (curve, attribution at the peak, unreleased list, warnings).
+    Rank {
+        /// Index in the overview's `ranks`.
+        rank: usize,
+    },
+}
+
+/// An opened job summary: the merged job (ranks ordered, matrix and outliers recomputed).
+pub struct SummaryView {
+    file: String,
+    job: JobSummary,
+}
+
+/// The job's totals in the shape of the analysed job's (`profiler::view::JobTotals`), from the
+/// summaries alone: rows, warnings and unreleased figures are sums of the ranks' reports.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SummaryTotals {
+    /// Ranks in the file.
+    pub ranks: usize,
+    /// Distinct roles.
+    pub roles: usize,
+    /// Allocation rows, summed.
+    pub rows: u64,
+    /// … of them `cann::` (GE) rows.
+    pub rows_ge: u64,
+    /// Diagnostics listed (rank warnings and the errors of failed ranks).
+    pub warnings: usize,
+    /// Files not analysed (none: the summary lists ranks only).
+    pub ignored: usize,
+    /// Ranks whose summary says `error`.
+    pub rejected: usize,
+    /// Ranks with `status` `ok`.
+    pub ranks_with_data: usize,
+    /// Bytes never released, summed.
+    pub unreleased_bytes: u64,
+    /// Allocations never released, summed.
+    pub unreleased_rows: u64,
+    /// Index of the rank with the highest peak allocated (the first on a tie).
+    pub peak_rank: Option<usize>,
+    /// The highest peak allocated.
+    pub peak_allocated_bytes: u64,
+    /// The lowest peak allocated among the ranks with data.
+    pub min_peak_allocated_bytes: u64,
+}
+
+fn u64_of(v: &Value, key: &str) -> u64 {
+    v.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// A rank's per-rank report object: the one in the file, or (a failed rank) the same keys with
+/// nothing measured, so the overview's table lists it.
+fn rank_report(r: &RankSummary) -> Value {
+    if r.report.is_object() {
+        let mut v = r.report.clone();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("status".into(), json!(r.status));
+            o.insert("error".into(), json!(r.error));
+        }
+        return v;
+    }
+    json!({
+        "role": r.role,
+        "rank": r.rank.map_or(json!("unknown"), |n| json!(n)),
+        "step": r.step,
+        "run_dirs": r.run_dirs,
+        "rows": 0, "rows_pta": 0, "rows_ge": 0,
+        "stacks": {"direct": 0, "via_forward": 0, "approximate": 0, "none": 0},
+        "peak_allocated_bytes": r.peak_allocated_bytes,
+        "peak_reserved_bytes": r.peak_reserved_bytes,
+        "peak_active_bytes": 0,
+        "peak_time_ns": 0,
+        "peak_source": "none",
+        "fragmentation_bytes": 0,
+        "unreleased_rows": 0,
+        "unreleased_bytes": 0,
+        "group_by": "frame",
+        "live_at_peak": [],
+        "step_peaks": [],
+        "module_peaks": [],
+        "trace_ops": 0,
+        "trace_events": 0,
+        "source": "none",
+        "status": r.status,
+        "error": r.error,
+    })
+}
+
+/// Where a rank's peak lies on its reduced curve: `origin_ns` (the curve's first column, as text
+/// since nanoseconds since the epoch exceed a double's integers) and `peak` (ns after it; null
+/// without a curve).
+fn rank_times(r: &RankSummary) -> Value {
+    let origin = r.curve.t_ns.first().copied();
+    let peak_at = r.report.get("peak_time_ns").and_then(Value::as_i64);
+    match (origin, peak_at) {
+        (Some(o), Some(p)) if r.status == RankStatus::Ok => {
+            json!({"origin_ns": o.to_string(), "peak": (i128::from(p) - i128::from(o)) as f64})
+        }
+        _ => json!({"origin_ns": "0", "peak": null}),
+    }
+}
+
+impl SummaryView {
+    /// Reads the job summary in `src` (at most [`MAX_SUMMARY_BYTES`]).
+    pub fn open(src: &dyn Source) -> Result<SummaryView, Diagnostic> {
+        let file = src.name().to_string();
+        if src.len() > MAX_SUMMARY_BYTES {
+            return Err(Diagnostic::error(
+                &file,
+                format!(
+                    "the job summary is {} bytes; the page reads summaries of at most {} bytes (hundreds of thousands of ranks) — split the job by role or step",
+                    src.len(),
+                    MAX_SUMMARY_BYTES
+                ),
+            ));
+        }
+        let bytes = src.read_all(MAX_SUMMARY_BYTES)?;
+        let text = std::str::from_utf8(&bytes).map_err(|e| {
+            Diagnostic::error(&file, "not UTF-8 text; a job summary is JSON")
+                .at_byte(e.valid_up_to() as u64)
+        })?;
+        SummaryView::from_text(&file, text)
+    }
+
+    /// Reads a job summary from its text (`file` names it in diagnostics).
+    pub fn from_text(file: &str, text: &str) -> Result<SummaryView, Diagnostic> {
+        let ranks = read_ranks(file, text)?;
+        Ok(SummaryView {
+            file: file.to_string(),
+            job: JobSummary::merge(ranks),
+        })
+    }
+
+    /// The merged job.
+    pub fn job(&self) -> &JobSummary {
+        &self.job
+    }
+
+    /// The job's totals.
+    pub fn totals(&self) -> SummaryTotals {
+        let ranks = &self.job.ranks;
+        let peak_rank =
+            ranks
+                .iter()
+                .enumerate()
+                .fold(None, |best: Option<usize>, (i, r)| match best {
+                    Some(b) if ranks[b].peak_allocated_bytes >= r.peak_allocated_bytes => Some(b),
+                    _ => Some(i),
+                });
+        let ok: Vec<&RankSummary> = ranks
+            .iter()
+            .filter(|r| r.status == RankStatus::Ok)
+            .collect();
+        SummaryTotals {
+            ranks: ranks.len(),
+            roles: ranks
+                .iter()
+                .map(|r| r.role.as_str())
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
+            rows: ranks.iter().map(|r| u64_of(&r.report, "rows")).sum(),
+            rows_ge: ranks.iter().map(|r| u64_of(&r.report, "rows_ge")).sum(),
+            warnings: self.warnings().len(),
+            ignored: 0,
+            rejected: ranks.len() - ok.len(),
+            ranks_with_data: ok.len(),
+            unreleased_bytes: ranks
+                .iter()
+                .map(|r| u64_of(&r.report, "unreleased_bytes"))
+                .fold(0u64, u64::saturating_add),
+            unreleased_rows: ranks
+                .iter()
+                .map(|r| u64_of(&r.report, "unreleased_rows"))
+                .sum(),
+            peak_rank,
+            peak_allocated_bytes: peak_rank.map_or(0, |i| ranks[i].peak_allocated_bytes),
+            min_peak_allocated_bytes: ok.iter().map(|r| r.peak_allocated_bytes).min().unwrap_or(0),
+        }
+    }
+
+    /// The diagnostics of the job: each failed rank's reason (an error on its first run folder),
+    /// then each rank's warnings as the file states them (they name their own file).
+    pub fn warnings(&self) -> Vec<Diagnostic> {
+        let place = |r: &RankSummary| {
+            r.run_dirs
+                .first()
+                .cloned()
+                .unwrap_or_else(|| self.file.clone())
+        };
+        let failed = self
+            .job
+            .ranks
+            .iter()
+            .filter(|r| r.status == RankStatus::Error)
+            .map(|r| {
+                Diagnostic::error(
+                    place(r),
+                    r.error.clone().unwrap_or_else(|| "failed".to_string()),
+                )
+            });
+        let warned = self.job.ranks.iter().flat_map(|r| {
+            r.warnings
+                .iter()
+                .map(|w| Diagnostic::warning("", w.clone()))
+        });
+        failed.chain(warned).collect()
+    }
+
+    /// The overview: `memlens profiler --json`'s shape (ranks as their report objects, matrix,
+    /// outliers, warnings, totals), `ignored` empty, `times` (per rank: its curve's start and the
+    /// peak's time after it) and `summary` naming the file.
+    pub fn overview(&self) -> Value {
+        json!({
+            "ranks": self.job.ranks.iter().map(rank_report).collect::<Vec<_>>(),
+            "matrix": self.job.matrix,
+            "outliers": self.job.outliers,
+            "ignored": [],
+            "warnings": self.warnings(),
+            "totals": self.totals(),
+            "times": self.job.ranks.iter().map(rank_times).collect::<Vec<_>>(),
+            "summary": {
+                "file": self.file,
+                "format": self.job.format,
+                "version": self.job.version,
+                "ok": self.job.totals.ok,
+                "failed": self.job.totals.failed,
+            },
+        })
+    }
+
+    /// One rank's summary, whole.
+    pub fn rank(&self, index: usize) -> Result<&RankSummary, String> {
+        self.job.ranks.get(index).ok_or_else(|| {
+            format!(
+                "no rank {index}: the summary holds {} rank(s)",
+                self.job.ranks.len()
+            )
+        })
+    }
+
+    /// Answers a request with JSON text.
+    pub fn answer(&self, request: &Request) -> Result<String, String> {
+        let value = match request {
+            Request::Overview => self.overview(),
+            Request::Rank { rank } => {
+                serde_json::to_value(self.rank(*rank)?).map_err(|e| e.to_string())?
+            }
+        };
+        serde_json::to_string(&value).map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,180 @@
+// The job summary tab: a `job.memlens.json` dropped on the page shows the job overview. The real
+// sample's summary shows the figures `memlens profiler --json` prints for its raw folders; a
+// summary of 1,201 ranks made here from the sample's two (each copy its own role, rank and peak,
+// one planted outlier, one failed rank) shows the totals, matrix, outlier and rank details this
+// file computes from the JSON itself; a summary of another version is refused naming the file;
+// no request leaves the origin; screenshots at 1440×900 and 1024×700, light and dark.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, dropFiles } from './harness.mjs';
+
+const FIXTURE = path.join(root, 'fixtures', 'summary', 'msinsight-level0.memlens.json');
+const RAW = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
+let server;
+
+before(async () => {
+  server = await startServer({ isolate: process.env.JM_SINGLE ? false : true });
+});
+after(async () => {
+  await server.close();
+});
+
+const b64 = (text) => Buffer.from(text, 'utf8').toString('base64');
+
+async function fresh(page) {
+  await page.goto('about:blank');
+  await page.goto(server.url);
+  await engineThreads(page);
+}
+
+/** Waits for the job summary tab to settle; returns its state. */
+async function summarySettled(page, timeout = 120000) {
+  await page.waitForFunction(() => {
+    const s = document.querySelector('[data-testid="jobsummary"]');
+    return s && ['ready', 'error', 'empty'].includes(s.dataset.state);
+  }, null, { timeout });
+  return page.getAttribute('[data-testid="jobsummary"]', 'data-state');
+}
+
+async function metrics(page) {
+  const all = await page.$$eval('[data-testid="jobsummary"] [data-metric^="ascend-"]', (els) => els.map((e) => [e.dataset.metric, e.dataset.value]));
+  return Object.fromEntries(all);
+}
+
+/** 1,200 ranks from the sample's two plus one failed rank, and the figures expected of them. */
+function bigSummary() {
+  const base = JSON.parse(readFileSync(FIXTURE, 'utf8')).ranks;
+  const ranks = [];
+  for (let k = 0; k < 1200; k++) {
+    const r = structuredClone(base[k % base.length]);
+    const role = k % 3 === 0 ? 'critic' : 'actor';
+    // Peaks within 1.00–1.05 GB, but rank 700 (an actor) at 3 GB: the one outlier.
+    const peak = k === 700 ? 3_000_000_000 : 1_000_000_000 + ((k * 7919) % 50_000_000);
+    Object.assign(r, { role, rank: k, peak_allocated_bytes: peak });
+    Object.assign(r.report, { role, rank: k, peak_allocated_bytes: peak, unreleased_bytes: k * 1000, rows: k + 5 });
+    ranks.push(r);
+  }
+  ranks.push({
+    role: 'actor', rank: 1200, step: null, run_dirs: ['job/actor/broken_ascend_pt'], status: 'error',
+    error: 'job/actor/broken_ascend_pt/operator_memory.csv: line 3: expected 8 fields', peak_allocated_bytes: 0,
+    peak_reserved_bytes: 0, report: null, curve: { component: '', t_ns: [], allocated_bytes: [], reserved_bytes: [] },
+    unreleased: [], warnings: [],
+  });
+  const ok = ranks.filter((r) => r.status === 'ok');
+  const expect = {
+    ranks: ranks.length,
+    peak: Math.max(...ok.map((r) => r.peak_allocated_bytes)),
+    unreleased: ok.reduce((a, r) => a + r.report.unreleased_bytes, 0),
+    rows: ok.reduce((a, r) => a + r.report.rows, 0),
+    cells: ranks.length, // the overview draws a cell per rank, the failed one at 0 B
+  };
+  // The head's figures are left empty: the page recomputes them from the ranks.
+  const text = JSON.stringify({ format: 'memlens-job-summary', version: 1, totals: {}, matrix: [], outliers: [], ranks });
+  return { text, ranks, expect };
+}
+
+test('the sample summary shows the figures of memlens profiler --json on its raw folders', async () => {
+  const cli = JSON.parse(execFileSync(CLI, ['profiler', RAW, '--json'], { encoding: 'utf8' }));
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await fresh(page);
+    await dropFiles(page, [{ path: 'job.memlens.json', base64: readFileSync(FIXTURE).toString('base64') }]);
+    assert.equal(await summarySettled(page), 'ready');
+    const m = await metrics(page);
+    assert.equal(m['ascend-ranks'], String(cli.totals.ranks));
+    assert.equal(m['ascend-rows'], String(cli.totals.rows));
+    assert.equal(m['ascend-peak'], String(cli.totals.peak_allocated_bytes));
+    assert.equal(m['ascend-unreleased'], String(cli.totals.unreleased_bytes));
+    const rows = await page.$$eval('[data-testid="jobsummary"] [data-testid="rank-row"]', (trs) => trs.map((t) => [t.dataset.rank, t.dataset.peakAllocatedBytes, t.dataset.rows]));
+    assert.deepEqual(rows, cli.ranks.map((r) => [String(r.rank), String(r.peak_allocated_bytes), String(r.rows)]));
+    // The selected rank (the peak's) lists who held memory at the peak, as the CLI's report does.
+    const peakRank = cli.ranks[cli.totals.peak_rank];
+    await page.waitForSelector('[data-testid="jobsummary-rank"][data-state="ready"]');
+    const live = await page.$$eval('[data-testid="jobsummary-live"] tbody tr', (trs) => trs.length);
+    assert.equal(live, peakRank.live_at_peak.length);
+    assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('a summary of 1,201 ranks: totals, matrix, the outlier and each rank as the file says; stays responsive', async () => {
+  const { text, ranks, expect } = bigSummary();
+  const file = [{ path: 'big/job.memlens.json', base64: b64(text) }];
+  for (const colorScheme of ['light', 'dark']) {
+    for (const viewport of [{ width: 1440, height: 900 }, { width: 1024, height: 700 }]) {
+      const b = await openBrowser({ colorScheme, viewport });
+      try {
+        const page = await b.page();
+        await fresh(page);
+        await dropFiles(page, file);
+        assert.equal(await summarySettled(page), 'ready');
+        const m = await metrics(page);
+        assert.equal(m['ascend-ranks'], String(expect.ranks));
+        assert.equal(m['ascend-peak'], String(expect.peak));
+        assert.equal(m['ascend-unreleased'], String(expect.unreleased));
+        assert.equal(m['ascend-rows'], String(expect.rows));
+        const cells = await page.$$eval('[data-testid="jobsummary"] [data-testid="ascend-matrix"] td.cell', (t) => t.length);
+        assert.equal(cells, expect.cells);
+        const flagged = await page.$$eval('[data-testid="jobsummary"] td.cell.outlier', (tds) => tds.map((t) => t.title.split('\n')[0]));
+        assert.deepEqual(flagged, ['actor · rank 700']);
+        if (colorScheme === 'light' && viewport.width === 1440) {
+          // A rank's detail: its curve and lists are the file's.
+          const idx = await page.$eval('[data-testid="jobsummary"] [data-testid="rank-row"][data-role="critic"][data-rank="3"]', (t) => t.dataset.rankIndex);
+          await page.click(`[data-testid="jobsummary"] [data-testid="rank-row"][data-rank-index="${idx}"]`);
+          await page.waitForSelector(`[data-testid="jobsummary-rank"][data-rank-index="${idx}"][data-state="ready"]`);
+          const want = ranks[3];
+          assert.equal(await page.getAttribute('[data-testid="jobsummary-curve"]', 'data-columns'), String(want.curve.t_ns.length));
+          assert.equal(await page.$$eval('[data-testid="jobsummary-unreleased"] tbody tr', (t) => t.length), want.unreleased.length);
+          assert.equal(await page.$$eval('[data-testid="jobsummary-live"] tbody tr', (t) => t.length), want.report.live_at_peak.length);
+          // The failed rank says why.
+          const bad = await page.$eval('[data-testid="jobsummary"] [data-testid="rank-row"][data-rank="1200"]', (t) => t.dataset.rankIndex);
+          await page.click(`[data-testid="jobsummary"] [data-testid="rank-row"][data-rank-index="${bad}"]`);
+          await page.waitForSelector('[data-testid="jobsummary-rank-error"]');
+          assert.match(await page.textContent('[data-testid="jobsummary-rank-error"]'), /line 3: expected 8 fields/);
+          // Responsiveness, recorded (not asserted: timings are measured by benchmarks): the
+          // longest main-thread task while hovering 200 matrix cells and selecting 20 ranks.
+          const longest = await page.evaluate(async () => {
+            let worst = 0;
+            const obs = new PerformanceObserver((l) => { for (const e of l.getEntries()) worst = Math.max(worst, e.duration); });
+            obs.observe({ type: 'longtask', buffered: false });
+            const cells = [...document.querySelectorAll('[data-testid="jobsummary"] td.cell')];
+            for (let k = 0; k < 200; k++) {
+              cells[(k * 37) % cells.length].dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+              if (k % 10 === 0) cells[(k * 37) % cells.length].click();
+              await new Promise(requestAnimationFrame);
+            }
+            obs.disconnect();
+            return worst;
+          });
+          console.log(`jobsummary 1201 ranks: load ${await page.getAttribute('[data-testid="jobsummary"]', 'data-load-ms')} ms, wasm memory ${await page.getAttribute('[data-testid="jobsummary"]', 'data-memory-bytes')} B, longest task while hovering ${longest.toFixed(0)} ms`);
+        }
+        await page.screenshot({ path: path.join(SHOTS, `jobsummary-${colorScheme}-${viewport.width}.png`), fullPage: false });
+        assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+        assert.deepEqual(b.consoleErrors, []);
+      } finally {
+        await b.close();
+      }
+    }
+  }
+});
+
+test('a summary of another version is refused naming the file', async () => {
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await fresh(page);
+    await dropFiles(page, [{ path: 'old/v2.memlens.json', base64: b64('{"format":"memlens-job-summary","version":2,"ranks":[]}\n') }]);
+    assert.equal(await summarySettled(page), 'error');
+    const msg = await page.textContent('[data-testid="jobsummary-error"]');
+    assert.match(msg, /old\/v2\.memlens\.json/);
+    assert.match(msg, /version/);
+  } finally {
+    await b.close();
+  }
+});
