@@ -286,3 +286,24 @@ fn missing_paths_are_refused_by_the_cli_and_listed_as_unreadable_by_the_library(
         "{unit}"
     );
 }
+
+#[test]
+fn the_somas_cache_json_is_a_dump_and_a_json_of_that_name_that_is_not_a_cache_is_unknown() {
+    // The fixture is a compact JSON object with "hash_id" and "tensors" (its first bytes say so);
+    // its name carries graph 1. The SOMAS tab reads it (tensors and offsets, no nodes), so the
+    // Inputs tab lists it as a dump too.
+    let inv = classify_paths(&[fixture(
+        "fixtures/somas/somas_graph_1_1234567890123456789.json",
+    )]);
+    let s = somas(&inv, "somas_graph_1_1234567890123456789.json");
+    assert_eq!(kind_of(&inv, &s.path).kind(), "somas");
+    assert_eq!(s.family, SomasFamily::CacheJson);
+    assert_eq!(s.family.id(), "cache-json");
+    assert_eq!((s.stage.as_deref(), s.graph_id), (Some("cache"), Some(1)));
+    // The same name on something else: unknown, saying what a cache file holds.
+    let mut set = memlens::families::input_set();
+    set.add_bytes("somas_graph_2_99.json", b"{\"hello\": 1}".to_vec());
+    let inv = set.classify();
+    let u = unknown(inv, "somas_graph_2_99.json");
+    assert!(u.reason.contains("not a SOMAS cache"), "{}", u.reason);
+}

@@ -327,3 +327,75 @@ fn real_sample_against_itself_and_a_modified_copy() {
     let c = compare_jobs(&a, &analyze(&cand), &CompareOptions::default());
     assert_unreleased_found(&c, Some(1), &inj);
 }
+
+/// The overlaid allocated curves of the changed pair: the difference is +n exactly over the
+/// injected block's life `[alloc, release)` (the injection's own times), 0 everywhere else; the
+/// other pair's difference is 0 everywhere. Reduced to a few buckets, the +n spike survives.
+#[test]
+fn overlaid_curves_show_the_injected_block_over_its_life() {
+    use memlens::compare::curves::{profiler_overlay, Align};
+    use memlens::profiler::memory_record::Metric;
+    let base = generated();
+    let n = (3u64 << 20) + 512;
+    let (cand, inj) = with_change(&base, &run_dir(0, 1), Change::GrowAtPeak(n));
+    let (a, b) = (analyze(&base), analyze(&cand));
+    let opts = CompareOptions::default();
+    let c = compare_jobs(&a, &b, &opts);
+    let release = inj.release_ns.expect("the block at the peak is released");
+    for p in &c.pairs {
+        for align in [Align::Start, Align::Step] {
+            let o = profiler_overlay(&a, &b, &opts, &p.key, Metric::Allocated, align, 1 << 20)
+                .expect("the pair exists");
+            assert!(!o.reduced);
+            assert_eq!(o.align, align, "{:?}", o.notes);
+            assert_eq!(o.x.len(), o.delta.len());
+            assert!(o.x.windows(2).all(|w| w[0] < w[1]));
+            let mut inside = 0;
+            for (k, &x) in o.x.iter().enumerate() {
+                let d = o.delta[k].expect("both sides span the whole overlay");
+                let t = o.candidate_origin_ns + x;
+                let expect = if p.key.rank == Some(1) && inj.alloc_ns <= t && t < release {
+                    inside += 1;
+                    n as i64
+                } else {
+                    0
+                };
+                assert_eq!(d, expect, "{:?} at {t} ns ({align:?})", p.key);
+            }
+            if p.key.rank == Some(1) {
+                assert!(inside > 0, "the block's life holds points");
+                assert_eq!(o.base.iter().flatten().max(), Some(&inj.peak_before.0));
+                assert_eq!(o.candidate.iter().flatten().max(), Some(&inj.peak_after.0));
+                let r =
+                    profiler_overlay(&a, &b, &opts, &p.key, Metric::Allocated, align, 8).unwrap();
+                assert!(r.reduced && r.x.len() <= 9, "{}", r.x.len());
+                assert_eq!(r.exact_points, o.x.len() as u64);
+                assert_eq!(r.delta.iter().flatten().max(), Some(&(n as i64)));
+                assert_eq!(r.candidate.iter().flatten().max(), Some(&inj.peak_after.0));
+            }
+        }
+    }
+    // Lined up by step: x = 0 is ProfilerStep#1's start on both sides.
+    let rank = b.ranks.iter().find(|r| r.summary.rank == Some(1)).unwrap();
+    let s1 = rank.steps.iter().find(|s| s.step == 1).unwrap().ts;
+    let key = &c.pairs.iter().find(|p| p.key.rank == Some(1)).unwrap().key;
+    let o = profiler_overlay(&a, &b, &opts, key, Metric::Allocated, Align::Step, 1 << 20).unwrap();
+    assert_eq!(o.candidate_origin_ns, s1);
+    // Steps compared: each side starts at its step; a step against itself differs nowhere.
+    let steps = CompareOptions {
+        base_step: Some(2),
+        candidate_step: Some(2),
+    };
+    let o = profiler_overlay(&a, &a, &steps, key, Metric::Reserved, Align::Start, 1 << 20).unwrap();
+    let s2 = rank.steps.iter().find(|s| s.step == 2).unwrap();
+    assert_eq!(o.base_origin_ns, s2.ts);
+    assert_eq!(o.x.first(), Some(&0));
+    assert!(o.x.last().is_some_and(|&x| x <= s2.end - s2.ts));
+    assert!(o.delta.iter().all(|d| *d == Some(0)));
+    // No such pair: none.
+    let mut missing = key.clone();
+    missing.rank = Some(99);
+    assert!(
+        profiler_overlay(&a, &b, &opts, &missing, Metric::Allocated, Align::Start, 64).is_none()
+    );
+}

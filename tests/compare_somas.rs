@@ -156,3 +156,33 @@ fn one_edited_line_of_a_sample_is_found() {
     assert_eq!(c.changed_tensors[0].peak_effect_bytes, grown as i64);
     assert_eq!(c.differences, 2);
 }
+
+/// The overlaid in-use curves: a dump against itself differs nowhere; with one workspace grown
+/// (alive at its node only, by the generator's record) the difference is the growth at exactly
+/// that node and 0 at every other.
+#[test]
+fn overlaid_in_use_differs_at_the_grown_node_only() {
+    use memlens::compare::curves::somas_overlay;
+    let cfg = config(Flavor::V20);
+    let base = generate(&cfg);
+    let cand = generate_grown(&cfg, 1 << 20);
+    let g = cand.grown.expect("a plain workspace exists");
+    let d = (g.aligned_after - g.aligned_before) as i64;
+    let bm = somas::parse_dump("base.ir", &base.dump).unwrap();
+    let cm = somas::parse_dump("candidate.ir", &cand.dump).unwrap();
+    let (ba, ca) = (analyze(&bm, None), analyze(&cm, None));
+    let same = somas_overlay(&bm, &ba, &bm, &ba, 1 << 20);
+    assert_eq!(same.x.len(), bm.nodes.len());
+    assert!(same.delta.iter().all(|x| *x == Some(0)));
+    let o = somas_overlay(&bm, &ba, &cm, &ca, 1 << 20);
+    assert_eq!(o.x_kind, "index");
+    assert!(!o.reduced && o.notes.is_empty());
+    for (k, &x) in o.x.iter().enumerate() {
+        let expect = if x == i64::from(g.node_index) { d } else { 0 };
+        assert_eq!(o.delta[k], Some(expect), "node {x}");
+    }
+    assert_eq!(o.delta.iter().filter(|x| **x == Some(d)).count(), 1);
+    let r = somas_overlay(&bm, &ba, &cm, &ca, 16);
+    assert!(r.reduced && r.x.len() <= 17);
+    assert_eq!(r.delta.iter().flatten().max(), Some(&d));
+}

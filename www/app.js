@@ -10,6 +10,7 @@ import * as hash from './ui/hash-state.js';
 import { el } from './ui/dom.js';
 import { showServed } from './served-files.js';
 import { mountCompare } from './compare/page.js';
+import { comparablePair, showOffer } from './compare/offer.js';
 
 const $ = (id) => document.getElementById(id);
 const client = new EngineClient();
@@ -94,6 +95,7 @@ async function load(items) {
     renderInventory(inventory);
     $('drop-zone').classList.add('compact');
     mountAnalyses(inventory);
+    showOffer($('compare-offer'), comparablePair(inventory, items), (base, candidate) => openCompare().compare(base, candidate));
     const problems = unreadable.map((u) => `${u.path}: ${u.error}`);
     showErrors(problems);
     // The analyses read their files after mounting; the page is ready when they all are.
@@ -181,17 +183,18 @@ function cycleTab(step) {
 }
 
 // ---- compare: a baseline and a candidate, apart from the drop -----------------------------
-let compareMounted = false;
-$('compare-button').addEventListener('click', () => {
+let compareMode = null;
+/** Shows the Compare mode (mounted on first use) or, with `toggle`, hides it when shown. */
+function openCompare(toggle = false) {
   const box = $('compare-root');
-  if (!compareMounted) {
-    mountCompare(box, client);
-    compareMounted = true;
-  }
-  box.hidden = !box.hidden;
+  if (!compareMode) compareMode = mountCompare(box, client);
+  box.hidden = toggle ? !box.hidden : false;
   $('compare-button').setAttribute('aria-expanded', String(!box.hidden));
   hash.update({ compare: box.hidden ? null : '1' });
-});
+  if (!box.hidden) box.scrollIntoView({ block: 'start' });
+  return compareMode;
+}
+$('compare-button').addEventListener('click', () => openCompare(true));
 if (hash.get('compare') === '1') $('compare-button').click();
 
 // ---- examples -----------------------------------------------------------------------------

@@ -11,6 +11,15 @@ const KIND_LABEL = {
   unknown: 'unknown',
 };
 
+// A run folder's framework, from its name's suffix (`_ascend_pt`, `_ascend_ms`).
+const FRAMEWORK_LABEL = { pt: 'torch_npu run', ms: 'MindSpore run' };
+
+/** The kind column: a run folder says which framework wrote it when its name tells. */
+function kindLabel(unit) {
+  if (unit.kind === 'ascend-run' && FRAMEWORK_LABEL[unit.framework]) return FRAMEWORK_LABEL[unit.framework];
+  return KIND_LABEL[unit.kind] || unit.kind;
+}
+
 const RUN_FILES = [
   ['operator_memory', 'operator_memory.csv'],
   ['memory_record', 'memory_record.csv'],
@@ -85,7 +94,7 @@ export function renderInventory(inventory) {
     const sizeCell = el('td', { class: 'num', text: bytes(size), title: exactBytes(size) });
     if (unit.kind === 'ascend-run') sizeCell.title += ` in ${int(unit.file_count)} files`;
     tr.append(
-      el('td', {}, el('span', { class: `kind kind-${unit.kind}`, text: KIND_LABEL[unit.kind] || unit.kind })),
+      el('td', {}, el('span', { class: `kind kind-${unit.kind}`, text: kindLabel(unit) })),
       el('td', { class: 'path', text: unit.path || '(top level)' }),
       details(unit),
       sizeCell,

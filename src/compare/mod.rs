@@ -16,6 +16,7 @@
 
 #![warn(missing_docs)]
 
+pub mod curves;
 pub mod load;
 pub mod profiler;
 pub mod somas;

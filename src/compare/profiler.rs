@@ -486,17 +486,19 @@ fn compare_sides(key: RankKey, b: &Side<'_>, c: &Side<'_>) -> RankPairDiff {
     }
 }
 
-/// Compares the ranks of `base` and `candidate`, pairing them by (role, rank, step folder).
-///
-/// When both jobs hold exactly one rank each and their keys differ (two single runs recorded on
-/// different devices, or the same run under two roles), the two are paired anyway and a note says
-/// so: comparing two single runs is what the user asked for.
-pub fn compare_jobs(
-    base: &JobAnalysis,
-    candidate: &JobAnalysis,
-    opts: &CompareOptions,
-) -> ProfilerComparison {
-    let mut notes = Vec::new();
+/// The rank pairs of two jobs by (role, rank, step folder), and the keys on one side only; two
+/// single ranks with different keys are paired anyway, with a note.
+type Matched<'a> = (
+    Vec<(RankKey, &'a RankAnalysis, &'a RankAnalysis)>,
+    Vec<RankKey>,
+    Vec<RankKey>,
+);
+
+fn match_ranks<'a>(
+    base: &'a JobAnalysis,
+    candidate: &'a JobAnalysis,
+    notes: &mut Vec<String>,
+) -> Matched<'a> {
     let bmap: BTreeMap<RankKey, &RankAnalysis> =
         base.ranks.iter().map(|r| (key_of(r), r)).collect();
     let cmap: BTreeMap<RankKey, &RankAnalysis> =
@@ -528,6 +530,31 @@ pub fn compare_jobs(
             only_candidate_ranks.clear();
         }
     }
+    (matched, only_base_ranks, only_candidate_ranks)
+}
+
+/// The matched rank pairs of two jobs, as [`compare_jobs`] pairs them (notes say what was paired
+/// although its keys differ).
+pub fn matched_ranks<'a>(
+    base: &'a JobAnalysis,
+    candidate: &'a JobAnalysis,
+    notes: &mut Vec<String>,
+) -> Vec<(RankKey, &'a RankAnalysis, &'a RankAnalysis)> {
+    match_ranks(base, candidate, notes).0
+}
+
+/// Compares the ranks of `base` and `candidate`, pairing them by (role, rank, step folder).
+///
+/// When both jobs hold exactly one rank each and their keys differ (two single runs recorded on
+/// different devices, or the same run under two roles), the two are paired anyway and a note says
+/// so: comparing two single runs is what the user asked for.
+pub fn compare_jobs(
+    base: &JobAnalysis,
+    candidate: &JobAnalysis,
+    opts: &CompareOptions,
+) -> ProfilerComparison {
+    let mut notes = Vec::new();
+    let (matched, only_base_ranks, only_candidate_ranks) = match_ranks(base, candidate, &mut notes);
     let mut pairs = Vec::new();
     for (key, b, c) in matched {
         let (Some(sb), Some(sc)) = (

@@ -236,6 +236,14 @@ fn effect_order(a: &TensorDiff, b: &TensorDiff) -> std::cmp::Ordering {
         .then(a.slot.cmp(&b.slot))
 }
 
+/// For each candidate node row, the baseline node row it matches (by name, then by occurrence
+/// among repeated names), if any.
+pub fn matched_nodes(bm: &SomasModel, cm: &SomasModel) -> Vec<Option<usize>> {
+    let bk = node_keys(bm);
+    let bpos: HashMap<&(String, u32), usize> = bk.iter().enumerate().map(|(i, k)| (k, i)).collect();
+    node_keys(cm).iter().map(|k| bpos.get(k).copied()).collect()
+}
+
 /// Compares dump `cm` (candidate) with `bm` (baseline), each with its analysis.
 pub fn compare_dumps(
     bm: &SomasModel,

@@ -126,6 +126,8 @@ pub fn parse_dump(file: &str, buf: &[u8]) -> Result<SomasModel, Diagnostic> {
             Some((SomasFamily::SomasInfoR1, _)) => info::parse(buf, file, info::Dialect::R1),
             Some((SomasFamily::MemInfoR1, _)) => mem_info::parse(buf, file),
             Some((SomasFamily::OfflineLog, _)) => offline::parse(buf, file),
+            // The sniffer never says cache (that is `looks_like` above); kept for completeness.
+            Some((SomasFamily::CacheJson, _)) => cache_json::parse(buf, file),
             Some((SomasFamily::TaskInfo, _)) => {
                 return Err(Diagnostic::error(
                     file,
@@ -172,6 +174,7 @@ pub fn parse_family(file: &str, buf: &[u8], family: SomasFamily) -> Result<Somas
                 "wrong file type: a task_info_graph file is not a SOMAS dump",
             ))
         }
+        SomasFamily::CacheJson => return parse_cache_json(file, buf),
     };
     finish_parse(file, buf, parsed)
 }

@@ -2,6 +2,7 @@
 //! by their first bytes (names vary by version and device; the headers do not lie).
 
 use crate::input::classify::{FileView, Recognizer, Unit, UnitBody};
+use crate::somas::parse::cache_json;
 use serde::Serialize;
 
 /// Bytes read from a file whose content is sniffed.
@@ -40,6 +41,8 @@ pub enum SomasFamily {
     OfflineLog,
     /// `task_info_graph_*.ir`.
     TaskInfo,
+    /// The compile cache `somas_meta/somas_graph_*.json`: solved tensors without nodes or names.
+    CacheJson,
 }
 
 impl SomasFamily {
@@ -51,6 +54,7 @@ impl SomasFamily {
             SomasFamily::MemInfoR1 => "mem-info-r1",
             SomasFamily::OfflineLog => "offline-log",
             SomasFamily::TaskInfo => "task-info",
+            SomasFamily::CacheJson => "cache-json",
         }
     }
 }
@@ -107,10 +111,19 @@ impl Recognizer for Dumps {
         if bytes.contains(&0) {
             return None;
         }
-        let (family, version) = sniff_somas(bytes)?;
         let name = file.name();
+        // The cache JSON is read (tensors and offsets, no nodes): a dump, so the Inputs tab and
+        // the SOMAS tab agree about it. Its version is what the parse tells (`reused_memory_size`
+        // may come after the head), so the head leaves it open.
+        let (family, version) = if is_cache_name(name) && cache_json::looks_like(bytes) {
+            (SomasFamily::CacheJson, String::new())
+        } else {
+            sniff_somas(bytes)?
+        };
         let (device, stage, graph_id) = if family == SomasFamily::TaskInfo {
             (None, None, task_info_graph_id(name))
+        } else if family == SomasFamily::CacheJson {
+            (None, Some("cache".to_string()), cache_graph_id(name))
         } else {
             somas_name_parts(name)
         };
@@ -145,9 +158,10 @@ impl Recognizer for Dumps {
                     .to_string(),
             );
         }
-        if name.starts_with("somas_graph") && name.ends_with(".json") {
+        if is_cache_name(name) {
             return Some(
-                "SOMAS cache file: open the *_somas_tensor_offset_*.ir dump instead".to_string(),
+                "a somas_graph_*.json file that is not a SOMAS cache (expected a JSON object with \"hash_id\" and \"tensors\")"
+                    .to_string(),
             );
         }
         if name.ends_with(".ir") {
@@ -236,6 +250,20 @@ pub fn sniff_somas(head: &[u8]) -> Option<(SomasFamily, String)> {
     }
 }
 
+/// True for a SOMAS compile-cache file name: `somas_graph_<G>_<hash>.json` (r1.2 wrote
+/// `somas_graph<G>_<hash>.json`).
+fn is_cache_name(name: &str) -> bool {
+    name.starts_with("somas_graph") && name.ends_with(".json")
+}
+
+/// The graph id of a cache file name (`somas_graph_1_123.json` and `somas_graph1_123.json` → 1).
+fn cache_graph_id(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("somas_graph")?;
+    let rest = rest.strip_prefix('_').unwrap_or(rest);
+    let digits: &str = rest.split('_').next()?;
+    digits.parse().ok()
+}
+
 /// Version of a v1.10+ SomasInfo dump from what its first bytes show: a `/` in tensor source names
 /// means v2.4+, `%nCT` control tensors v2.0–2.3, `%nT … Control` tensors v1.10.
 fn somas_info_version(text: &str) -> String {
@@ -298,5 +326,8 @@ mod tests {
             (None, Some("allocate_info".into()), Some(1))
         );
         assert_eq!(task_info_graph_id("task_info_graph_12.ir"), Some(12));
+        assert_eq!(cache_graph_id("somas_graph_1_1234567890.json"), Some(1));
+        assert_eq!(cache_graph_id("somas_graph12_99.json"), Some(12));
+        assert_eq!(cache_graph_id("somas_graph_x.json"), None);
     }
 }

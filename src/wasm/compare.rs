@@ -4,8 +4,10 @@
 
 use super::err;
 use super::session::Session;
-use crate::compare::load::{compare_sides, load_side};
+use crate::compare::curves::{profiler_overlay, somas_overlay, Align};
+use crate::compare::load::{compare_sides, load_side, Side};
 use crate::compare::{CompareOptions, Comparison};
+use crate::profiler::memory_record::Metric;
 use js_sys::{Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 
@@ -14,6 +16,9 @@ use wasm_bindgen::prelude::*;
 pub struct CompareView {
     comparison: Comparison,
     files: Vec<(String, Vec<u8>)>,
+    // Both sides stay loaded: the overlaid curves are drawn from them on request.
+    sides: (Side, Side),
+    opts: CompareOptions,
 }
 
 #[wasm_bindgen]
@@ -36,7 +41,12 @@ impl CompareView {
         };
         let comparison = compare_sides(&b, &c, &opts).map_err(err)?;
         let files = crate::export::compare::files(&comparison).map_err(err)?;
-        Ok(CompareView { comparison, files })
+        Ok(CompareView {
+            comparison,
+            files,
+            sides: (b, c),
+            opts,
+        })
     }
 
     /// The comparison as JSON text (`memlens compare --json`).
@@ -59,5 +69,43 @@ impl CompareView {
             .find(|(n, _)| n == name)
             .map(|(_, b)| Uint8Array::from(b.as_slice()))
             .ok_or_else(|| err(format!("no export named {name}")))
+    }
+
+    /// The two sides' curves overlaid with their difference, as JSON
+    /// ([`crate::compare::curves::Overlay`]): for profiler runs rank pair `pair` (its index in the
+    /// comparison's `pairs`), `metric` `allocated` or `reserved`, `align` `start` or `step`; for
+    /// SOMAS the in-use along execution order (`pair`, `metric` and `align` unused). At most
+    /// `max_points` points.
+    pub fn overlay(
+        &self,
+        pair: u32,
+        metric: &str,
+        align: &str,
+        max_points: u32,
+    ) -> Result<String, JsError> {
+        let max = max_points as usize;
+        let o = match (&self.sides, &self.comparison) {
+            ((Side::Profiler(b), Side::Profiler(c)), Comparison::Profiler(cmp)) => {
+                let key = &cmp
+                    .pairs
+                    .get(pair as usize)
+                    .ok_or_else(|| err(format!("no rank pair {pair}")))?
+                    .key;
+                let metric = match metric {
+                    "reserved" => Metric::Reserved,
+                    _ => Metric::Allocated,
+                };
+                let align = if align == "step" {
+                    Align::Step
+                } else {
+                    Align::Start
+                };
+                profiler_overlay(b, c, &self.opts, key, metric, align, max)
+                    .ok_or_else(|| err(format!("no rank pair {pair}")))?
+            }
+            ((Side::Somas(b), Side::Somas(c)), _) => somas_overlay(&b.0, &b.1, &c.0, &c.1, max),
+            _ => return Err(err("the two sides are of different kinds")),
+        };
+        serde_json::to_string(&o).map_err(err)
     }
 }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, readFileSync, readdirSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads } from './harness.mjs';
+import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, settled } from './harness.mjs';
 
 const SAMPLE = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
 let server;
@@ -82,6 +82,17 @@ const pairsOnPage = (page) =>
     rows.map((r) => ({ role: r.dataset.role, rank: r.dataset.rank, basePeak: Number(r.dataset.basePeak), candidatePeak: Number(r.dataset.candidatePeak), delta: Number(r.dataset.delta), reservedDelta: Number(r.dataset.reservedDelta), differences: Number(r.dataset.differences) })),
   );
 
+/** The overlaid curves' figures once drawn (aligned as asked). */
+async function overlayOnPage(page, align) {
+  await page.waitForFunction((a) => {
+    const o = document.querySelector('[data-testid="compare-overlay"]');
+    return o && o.dataset.state !== 'loading' && o.dataset.align === a;
+  }, align, { timeout: 60000 });
+  const d = await page.$eval('[data-testid="compare-overlay"]', (o) => ({ ...o.dataset }));
+  assert.equal(d.state, 'ready', await page.textContent('[data-testid="compare-overlay-status"]'));
+  return { ...d, maxDelta: Number(d.maxDelta), minDelta: Number(d.minDelta), growFrom: Number(d.growFrom), growTo: Number(d.growTo) };
+}
+
 const pairsOfCli = (json) =>
   json.pairs.map((p) => ({ role: p.key.role, rank: p.key.rank === null ? '' : String(p.key.rank), basePeak: p.base.peak_allocated_bytes, candidatePeak: p.candidate.peak_allocated_bytes, delta: p.peak_allocated_delta_bytes, reservedDelta: p.peak_reserved_delta_bytes, differences: p.differences }));
 
@@ -90,7 +101,11 @@ test('generated job with one block at a rank peak: figures = compare --json, exp
   const cand = path.join(tmp, 'job-b');
   const gen = ['generate', 'profiler', '--ranks', '2', '--rows', '600', '--trace-mb', '0.2', '--steps', '2', '--seed', '4'];
   cli([...gen, '--out', base]);
-  const injected = JSON.parse(cli([...gen, '--out', cand, '--inject-peak-bytes', String(48 << 20)]).split('\n')[0]);
+  const injectedLine = cli([...gen, '--out', cand, '--inject-peak-bytes', String(48 << 20)]).split('\n')[0];
+  const injected = JSON.parse(injectedLine);
+  // The block's life in ns, exactly (the times pass 2^53: read as BigInt from the text).
+  const ns = (field) => BigInt(injectedLine.match(new RegExp(`"${field}":(-?\\d+)`))[1]);
+  const life = Number(ns('release_ns') - ns('alloc_ns'));
   const json = JSON.parse(cli(['compare', base, cand, '--json']));
   const files = cliOut(base, cand);
   for (const [scheme, viewport, tag] of [
@@ -110,6 +125,17 @@ test('generated job with one block at a rank peak: figures = compare --json, exp
       const only = await page.$$eval('[data-testid="compare-only"]', (rows) => rows.map((r) => [r.dataset.side, r.dataset.name, Number(r.dataset.bytes)]));
       assert.deepEqual(only, [['candidate', injected.op_name, 48 << 20]]);
       assert.equal(await page.getAttribute('[data-testid="compare"]', 'data-differences'), String(json.differences));
+      // The curves overlaid: the difference is the injected block, +48 MiB over exactly its life,
+      // and nothing shrinks; lined up by step it is the same block.
+      for (const align of ['start', 'step']) {
+        if (align === 'step') await page.selectOption('[data-testid="compare-overlay-align"]', 'step');
+        const o = await overlayOnPage(page, align);
+        assert.equal(o.align, align);
+        assert.equal(o.maxDelta, 48 << 20);
+        assert.equal(o.minDelta, 0);
+        assert.equal(o.reduced, 'false');
+        assert.equal(o.growTo - o.growFrom, life);
+      }
       await shot(page, `compare-profiler-${scheme}-${tag}`);
       if (tag === '1440') {
         for (const name of Object.keys(files)) assert.ok((await exportFile(page, name)).equals(files[name]), name);
@@ -153,6 +179,12 @@ test('the real sample against itself compares equal; two steps; a SOMAS pair; th
     const nodes = await page.$$eval('[data-testid="compare-node"]', (rows) => rows.map((r) => [Number(r.dataset.index), Number(r.dataset.delta)]));
     assert.deepEqual(nodes, json.node_differences.map((n) => [n.candidate_index, n.delta_bytes]));
     assert.deepEqual(nodes.map((n) => n[0]), [grown.node_index]);
+    // The in-use curves overlaid: the growth at the grown tensor's node only.
+    const o = await overlayOnPage(page, 'start');
+    assert.equal(o.maxDelta, json.node_differences[0].delta_bytes);
+    assert.equal(o.minDelta, 0);
+    assert.equal(o.growFrom, grown.node_index);
+    assert.equal(o.growTo, grown.node_index + 1);
     const tensors = await page.$$eval('[data-testid="compare-tensor"]', (rows) => rows.map((r) => [r.dataset.change, Number(r.dataset.id), Number(r.dataset.effect)]));
     assert.deepEqual(tensors, [['changed', grown.tensor, grown.aligned_after]]);
     const files = cliOut(a, c);
@@ -165,6 +197,56 @@ test('the real sample against itself compares equal; two steps; a SOMAS pair; th
     assert.match(await page.textContent('[data-testid="compare-message"]'), /different families/);
     await shot(page, 'compare-error-dark-1440');
     assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('two runs of one rank in one drop: "compare these" with a baseline choice and a swap', async () => {
+  // One folder holding two runs of rank 0: the second with a block injected at its peak.
+  const pair = path.join(tmp, 'two-runs');
+  const gen = ['generate', 'profiler', '--ranks', '1', '--rows', '400', '--trace-mb', '0.1', '--steps', '2', '--seed', '9'];
+  cli([...gen, '--out', path.join(pair, 'before')]);
+  cli([...gen, '--out', path.join(pair, 'after'), '--inject-peak-bytes', String(16 << 20)]);
+  const forward = JSON.parse(cli(['compare', path.join(pair, 'before'), path.join(pair, 'after'), '--json']));
+  const backward = JSON.parse(cli(['compare', path.join(pair, 'after'), path.join(pair, 'before'), '--json']));
+  assert.equal(forward.pairs[0].peak_allocated_delta_bytes, 16 << 20);
+  const b = await openBrowser({ colorScheme: 'light' });
+  try {
+    const page = await b.page();
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.goto(server.url);
+    await engineThreads(page);
+    await page.setInputFiles('input[data-testid="folder-input"]', pair);
+    await page.waitForSelector('[data-testid="compare-offer"]:not([hidden])', { timeout: 120000 });
+    // The inputs in the order the inventory lists them; the first is the baseline until swapped.
+    const names = async () => [await page.textContent('[data-testid="offer-base"]'), await page.textContent('[data-testid="offer-candidate"]')];
+    const [first, second] = await names();
+    assert.notEqual(first, second);
+    const beforeFirst = /\/before\//.test(`${first}/`);
+    assert.ok(/\/(before|after)\//.test(`${first}/`) && /\/(before|after)\//.test(`${second}/`), `${first} ${second}`);
+    await page.click('[data-testid="offer-swap"]');
+    assert.deepEqual(await names(), [second, first]);
+    // Baseline = the run before the injection, whichever the inventory listed first.
+    if (beforeFirst) await page.click('[data-testid="offer-swap"]');
+    await shot(page, 'compare-offer-light-1440');
+    await page.click('[data-testid="offer-compare"]');
+    await page.waitForFunction(() => ['ready', 'error'].includes(document.querySelector('[data-testid="compare"]')?.dataset.state), null, { timeout: 120000 });
+    assert.equal(await page.getAttribute('[data-testid="compare"]', 'data-state'), 'ready');
+    assert.deepEqual(await pairsOnPage(page), pairsOfCli(forward));
+    // Swapped: the same two runs the other way round.
+    await page.click('[data-testid="offer-swap"]');
+    await page.click('[data-testid="offer-compare"]');
+    await page.waitForFunction(() => document.querySelector('[data-testid="compare-pair"]')?.dataset.delta === String(-(16 << 20)), null, { timeout: 120000 });
+    assert.deepEqual(await pairsOnPage(page), pairsOfCli(backward));
+    assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+
+    // A two-rank job is two ranks, not two versions: no offer.
+    await page.setInputFiles('input[data-testid="folder-input"]', SAMPLE);
+    await page.waitForSelector('[data-testid="compare-offer"]', { state: 'hidden', timeout: 120000 });
+    assert.equal(await settled(page, 120000), 'ready');
+    assert.equal(await page.getAttribute('[data-testid="compare-offer"]', 'hidden'), '');
   } finally {
     await b.close();
   }

@@ -271,9 +271,18 @@ test('a generated dump: figures, injected conflicts as rows, frames and every qu
     await query(page, `%${a}T`, 'tensor');
     const users = await page.$$eval('[data-testid="query-node"]', (rs) => rs.map((r) => ({ node: r.querySelector('button').textContent, role: r.dataset.role })));
     assert.deepEqual(users, tq.nodes);
-    const overlaps = await page.$$eval('[data-testid="query-overlap"]', (rs) => rs.map((r) => ({ id: Number(r.dataset.id), lifetime_overlap: r.dataset.lifetimeOverlap === 'true', conflict: r.dataset.conflict === 'true' })));
-    assert.deepEqual(overlaps, tq.overlapping_tensors.slice(0, 200));
-    assert.ok(overlaps.some((o) => o.id === bId && o.conflict), 'the partner is flagged as a conflict');
+    // The answer leads: the tensors sharing its memory while it is alive, conflicts first (the
+    // CLI's overlaps with lifetime_overlap, ordered so); every overlapping tensor is in the table.
+    const partners = await page.$$eval('[data-testid="query-partner"]', (rs) => rs.map((r) => ({ id: Number(r.dataset.id), conflict: r.dataset.conflict === 'true' })));
+    const alive = tq.overlapping_tensors.filter((o) => o.lifetime_overlap).map((o) => ({ id: o.id, conflict: o.conflict }));
+    alive.sort((x, y) => Number(y.conflict) - Number(x.conflict) || x.id - y.id);
+    assert.deepEqual(partners, alive);
+    const leading = partners.slice(0, partners.filter((x) => x.conflict).length);
+    assert.ok(leading.some((x) => x.id === bId && x.conflict), 'the conflicting partner is among the first rows');
+    assert.deepEqual(ids(await page.getAttribute('[data-testid="somas-query-result"]', 'data-overlapping')), tq.overlapping_tensors.map((o) => o.id));
+    const reuse = tq.overlapping_tensors.length - alive.length;
+    assert.match(await page.textContent('[data-testid="query-reuse"]'), reuse ? new RegExp(`^${reuse.toLocaleString('en-US')} tensors? reuses? its memory at other times`) : /^No other tensor/);
+    assert.equal(await page.locator('[data-testid="query-overlap"]').count(), 0, 'no wall of chips');
 
     // An address inside the highest tensor, and a range over the first quarter of the block.
     const addr = `0x${(j.max_address_without_lifelong.end_address - 1).toString(16)}`;

@@ -6,6 +6,7 @@ import { el, clear } from '../ui/dom.js';
 import { download } from '../ui/download.js';
 import { fromInput, fromDataTransfer } from '../files.js';
 import { bytes, exactBytes, int } from '../format.js';
+import { mountOverlay } from './overlay.js';
 
 const signed = (n) => (n > 0 ? `+${bytes(n)}` : n < 0 ? `−${bytes(-n)}` : '0');
 const pct = (v) => (v === null || v === undefined ? '–' : `${v > 0 ? '+' : ''}${v.toFixed(2)} %`);
@@ -31,9 +32,14 @@ function block(title, ...children) {
   return el('section', { class: 'compare-block' }, el('h3', { text: title }), ...children);
 }
 
-/** Mounts the Compare mode into `root`; `client` is the page's EngineClient. */
+/**
+ * Mounts the Compare mode into `root`; `client` is the page's EngineClient. Returns
+ * { compare(base, candidate) }: sets both sides (file lists) and compares them, as the page's
+ * "compare these" offer does for two inputs of one drop.
+ */
 export function mountCompare(root, client) {
   const sides = { base: [], candidate: [] };
+  const setters = {};
   const section = el('section', { class: 'panel compare', data: { testid: 'compare', state: 'empty' }, 'aria-label': 'Compare a baseline and a candidate' });
   const message = el('p', { class: 'compare-message', data: { testid: 'compare-message' }, role: 'status' });
   const result = el('div', { class: 'compare-result', data: { testid: 'compare-result' } });
@@ -45,10 +51,10 @@ export function mountCompare(root, client) {
 
   const sideBox = (side, title) => {
     const summary = el('p', { class: 'muted', text: 'nothing chosen', data: { testid: `compare-${side}-summary` } });
-    const set = (items) => {
+    const set = (items, label) => {
       sides[side] = items;
       const files = items.filter((i) => i.file);
-      summary.textContent = items.length ? `${int(items.length)} file(s), ${bytes(files.reduce((s, f) => s + f.file.size, 0))}${items[0] ? ` — ${items[0].path.split('/')[0]}` : ''}` : 'nothing chosen';
+      summary.textContent = items.length ? `${int(items.length)} file(s), ${bytes(files.reduce((s, f) => s + f.file.size, 0))}${items[0] ? ` — ${label || items[0].path.split('/')[0]}` : ''}` : 'nothing chosen';
       runButton.disabled = !(sides.base.length && sides.candidate.length);
       if (!runButton.disabled && section.dataset.state === 'empty') setMessage('empty', 'Both sides chosen: press Compare.');
     };
@@ -84,6 +90,7 @@ export function mountCompare(root, client) {
       box.classList.remove('dragging');
       if (ev.dataTransfer) set(await fromDataTransfer(ev.dataTransfer));
     });
+    setters[side] = set;
     return box;
   };
 
@@ -106,8 +113,15 @@ export function mountCompare(root, client) {
   }
 
   let seq = 0;
+  let overlay = null;
+  const dropOverlay = () => {
+    if (overlay) overlay.destroy();
+    overlay = null;
+  };
+  const call = (name, args) => client.call(name, args);
   async function run() {
     const mine = ++seq;
+    dropOverlay();
     clear(result);
     clear(exports);
     setMessage('loading', 'Comparing…');
@@ -195,7 +209,7 @@ export function mountCompare(root, client) {
     }));
     const select = (r, tr) => {
       for (const x of tr.parentNode.children) x.setAttribute('aria-selected', String(x === tr));
-      showPair(detail, r.pair);
+      showPair(detail, r.pair, r.data.index, c.mode);
     };
     const t = table(
       'compare-pair',
@@ -212,11 +226,13 @@ export function mountCompare(root, client) {
     select(rows[best], t.tBodies[0].children[best]);
   }
 
-  function showPair(detail, p) {
+  function showPair(detail, p, index, mode) {
+    dropOverlay();
     clear(detail);
     detail.dataset.rank = p.key.rank === null ? '' : String(p.key.rank);
     detail.dataset.role = p.key.role;
     detail.append(el('h3', { text: `${rankText(p.key)}: peak ${bytes(p.base.peak_allocated_bytes)} → ${bytes(p.candidate.peak_allocated_bytes)} (${signed(p.peak_allocated_delta_bytes)})` }));
+    overlay = mountOverlay(detail, call, { family: 'profiler', pair: index, steps: mode === 'steps' });
     const changed = p.live_at_peak.filter((f) => f.delta_bytes !== 0 || f.base_count !== f.candidate_count);
     detail.append(
       block(
@@ -283,6 +299,7 @@ export function mountCompare(root, client) {
       el('p', { text: `${int(c.nodes_matched)} node(s) matched (${int(c.nodes_matched_by_order)} by order among repeated names), ${int(c.only_base_nodes.length)} only in the baseline, ${int(c.only_candidate_nodes.length)} only in the candidate; ${int(c.differences)} difference(s).` }),
       block('Figures', table('compare-figure', [{ text: '' }, { text: 'Baseline', num: true }, { text: 'Candidate', num: true }, { text: 'Δ', num: true }], rows)),
     );
+    overlay = mountOverlay(result, call, { family: 'somas' });
     const LIMIT = 1000;
     const nodes = c.node_differences.slice(0, LIMIT);
     result.append(
@@ -314,4 +331,14 @@ export function mountCompare(root, client) {
       ),
     );
   }
+
+  return {
+    compare(base, candidate) {
+      baseStep.value = '';
+      candidateStep.value = '';
+      setters.base(base.items, base.label);
+      setters.candidate(candidate.items, candidate.label);
+      return run();
+    },
+  };
 }

@@ -31,6 +31,11 @@ export default function compareRequests(ctx) {
       }
       return { json: view.json(), files: view.names() };
     },
+    /** The overlaid curves as JSON: rank pair `pair` (profiler), `metric`, `align`, at most `maxPoints`. */
+    'compare.overlay'({ pair, metric, align, maxPoints }) {
+      if (!view) throw new Error('nothing is compared');
+      return view.overlay(pair || 0, metric || 'allocated', align || 'start', maxPoints || 4000);
+    },
     'compare.export'({ name }) {
       if (!view) throw new Error('nothing is compared');
       return ctx.transfer(view.export(name));

@@ -1,6 +1,11 @@
-// Memory curves over execution order: in-use (with static memory), alive tensor size and total
-// without reuse. The worker reduces the curves to one min/max column per pixel (exact at peaks:
-// an envelope, never sampling); zoomed in to fewer nodes than pixels it sends one column per node.
+// Memory curves over execution order: in-use, alive tensor size and total without reuse. The
+// worker reduces the curves to one min/max column per pixel (exact at peaks: an envelope, never
+// sampling); zoomed in to fewer nodes than pixels it sends one column per node.
+//
+// Two scales, chosen by a labelled toggle: "Dynamic" (the default) draws the tensor memory alone,
+// fitted to its own peak, because static memory (weights, inputs) is constant over the graph and
+// is often most of the total: stacked under the curve it flattens the reuse the plan achieves.
+// "With static" draws the static memory as a band at the bottom and the curves on top of it.
 import { el, cssVar } from '../ui/dom.js';
 import * as hash from '../ui/hash-state.js';
 import { Plot } from '../ui/plot.js';
@@ -9,10 +14,18 @@ import { downloadCanvas } from '../ui/download.js';
 import { bytes, exactBytes, int } from '../format.js';
 import { section, button, latest } from './common.js';
 
+// `static`: drawn on top of the static memory in the "With static" scale. `withStatic`: the series
+// exists only in that scale (in the dynamic scale the alive size is the in-use curve itself).
 const SERIES = [
-  { id: 'inuse', label: 'In use (+ static)', color: '--somas-inuse', min: 'use_min', max: 'use_max', static: true },
-  { id: 'alive', label: 'Alive tensor size', color: '--somas-alive', min: 'use_min', max: 'use_max', static: false },
-  { id: 'total', label: 'Total without reuse (+ static)', color: '--somas-total', min: 'total_min', max: 'total_max', static: true, dash: [5, 4] },
+  { id: 'inuse', label: 'In use (+ static)', dynamicLabel: 'In use (tensors)', color: '--somas-inuse', min: 'use_min', max: 'use_max', static: true },
+  { id: 'alive', label: 'Alive tensor size', color: '--somas-alive', min: 'use_min', max: 'use_max', static: false, withStatic: true },
+  { id: 'total', label: 'Total without reuse (+ static)', dynamicLabel: 'Total without reuse', color: '--somas-total', min: 'total_min', max: 'total_max', static: true, dash: [5, 4] },
+];
+
+/** The two y scales of the curves: tensor memory alone, or on top of the static memory. */
+export const CURVE_MODES = [
+  { id: 'dynamic', label: 'Dynamic (shows reuse)', title: 'Tensor memory only, fitted to its own peak; static memory is constant and left out' },
+  { id: 'static', label: 'With static', title: 'Static memory (weights, inputs) as a band at the bottom, the curves on top of it' },
 ];
 
 export class Curves {
@@ -27,21 +40,24 @@ export class Curves {
     const sm = app.summary;
     this.static = sm.static_bytes;
     this.peak = sm.peak;
-    const peakTop = sm.peak ? sm.peak.in_use_with_static_bytes : 0;
+    this.upper = sm.upper_bound_bytes;
+    this.mode = app.restore && hash.get('s.curve') === 'static' ? 'static' : 'dynamic';
+    const { top: peakTop, total: totalTop } = this.tops();
     // The total without reuse can dwarf the in-use curve on a large graph: start with it hidden then.
-    const totalTop = sm.upper_bound_bytes + sm.static_bytes;
     this.shown = { inuse: true, alive: true, total: !(totalTop > 3 * peakTop) };
     this.data = null;
     this.hover = null;
 
-    const legend = el('div', { class: 'legend' });
-    for (const ser of SERIES) {
-      const box = el('input', { type: 'checkbox', checked: this.shown[ser.id], on: { change: () => { this.shown[ser.id] = box.checked; this.rescale(); } } });
-      legend.append(el('label', { class: 'legend-item' }, box, el('span', { class: `swatch line ${ser.dash ? 'dashed' : ''}`, style: { background: `var(${ser.color})` } }), ser.label));
+    const modes = el('div', { class: 'curve-mode', role: 'radiogroup', 'aria-label': 'Curve scale', 'data-testid': 'somas-curve-mode' }, el('span', { class: 'muted', text: 'Scale:' }));
+    this.modeInputs = {};
+    for (const m of CURVE_MODES) {
+      const input = el('input', { type: 'radio', name: 'somas-curve-mode', value: m.id, checked: this.mode === m.id, on: { change: () => input.checked && this.setMode(m.id) } });
+      this.modeInputs[m.id] = input;
+      modes.append(el('label', { class: 'legend-item', title: m.title }, input, m.label));
     }
-    if (!this.shown.total) legend.append(el('span', { class: 'muted', text: `(total without reuse peaks at ${bytes(totalTop)}, ${(totalTop / Math.max(1, peakTop)).toFixed(1)}× the in-use peak)` }));
-    if ((app.info.conflict_marks || []).length) legend.append(el('span', { class: 'legend-item bad', text: '| conflicts' }));
-    tools.append(legend, button('PNG', () => downloadCanvas(this.plot.canvas, 'CurvesView.png'), { title: 'Save this chart as PNG' }));
+    this.legend = el('div', { class: 'legend' });
+    tools.append(modes, this.legend, button('PNG', () => downloadCanvas(this.plot.canvas, 'CurvesView.png'), { title: 'Save this chart as PNG' }));
+    this.fillLegend();
 
     const request = latest(async (v) => {
       const columns = Math.max(1, Math.round(this.plot.width));
@@ -90,12 +106,51 @@ export class Curves {
     const cx1 = Number(hash.get('s.cx1', NaN));
     if (app.restore && cx1 > cx0) view = { x0: cx0, x1: cx1, y0: 0, y1: 1 };
     this.plot.setDomain({ x0: 0, x1, y0: 0, y1: Math.max(1, peakTop) }, { view });
+    this.plot.canvas.dataset.mode = this.mode;
     app.store.on((s, changed) => {
       this.sel = s;
       if (changed.has('tensor')) this.loadTensor(s.tensor);
       this.plot.redraw();
     });
     this.sel = app.store.get();
+  }
+
+  /** The in-use peak and the total-without-reuse peak in the current scale. */
+  tops() {
+    const add = this.mode === 'static' ? this.static : 0;
+    const top = this.peak ? this.peak.in_use_bytes + add : add;
+    return { top, total: this.upper + add };
+  }
+
+  /** The legend of the current scale: one checkbox per series, and what is left out. */
+  fillLegend() {
+    const legend = this.legend;
+    legend.replaceChildren();
+    const withStatic = this.mode === 'static';
+    if (withStatic && this.static > 0) {
+      legend.append(el('span', { class: 'legend-item' }, el('span', { class: 'swatch', style: { background: 'var(--somas-static)' } }), `Static ${bytes(this.static)}`));
+    }
+    for (const ser of SERIES) {
+      if (ser.withStatic && !withStatic) continue;
+      const box = el('input', { type: 'checkbox', checked: this.shown[ser.id], on: { change: () => { this.shown[ser.id] = box.checked; this.rescale(); } } });
+      const label = withStatic ? ser.label : ser.dynamicLabel || ser.label;
+      legend.append(el('label', { class: 'legend-item' }, box, el('span', { class: `swatch line ${ser.dash ? 'dashed' : ''}`, style: { background: `var(${ser.color})` } }), label));
+    }
+    const { top, total } = this.tops();
+    if (!this.shown.total && total > 3 * top) legend.append(el('span', { class: 'muted', text: `(total without reuse peaks at ${bytes(total)}, ${(total / Math.max(1, top)).toFixed(1)}× the in-use peak)` }));
+    if (!withStatic && this.static > 0) legend.append(el('span', { class: 'muted', 'data-testid': 'somas-static-note', text: `+ static ${bytes(this.static)} not drawn (constant)` }));
+    if ((this.app.info.conflict_marks || []).length) legend.append(el('span', { class: 'legend-item bad', text: '| conflicts' }));
+  }
+
+  /** Switches the y scale ('dynamic' or 'static'), keeps it in the URL and refits the axis. */
+  setMode(mode) {
+    if (mode === this.mode) return;
+    this.mode = mode;
+    for (const [id, input] of Object.entries(this.modeInputs)) input.checked = id === mode;
+    this.plot.canvas.dataset.mode = mode;
+    hash.update({ 's.curve': mode === 'static' ? 'static' : null });
+    this.fillLegend();
+    this.rescale();
   }
 
   async loadTensor(id) {
@@ -117,19 +172,30 @@ export class Curves {
     const d = this.data;
     let top = 0;
     if (d) {
-      for (const ser of SERIES) {
-        if (!this.shown[ser.id]) continue;
+      for (const ser of this.drawn()) {
         const arr = d[ser.max];
         let m = 0;
         for (let c = 0; c < arr.length; c++) if (arr[c] > m) m = arr[c];
-        top = Math.max(top, m + (ser.static ? this.static : 0));
+        top = Math.max(top, m + this.offset(ser));
       }
     }
+    if (this.mode === 'static') top = Math.max(top, this.static);
     top = Math.max(1, top * 1.08);
+    this.plot.canvas.dataset.yTop = String(top);
     this.plot.domain.y1 = top;
     this.plot.view.y0 = 0;
     this.plot.view.y1 = top;
     this.plot.redraw();
+  }
+
+  /** The series drawn in the current scale and legend state. */
+  drawn() {
+    return SERIES.filter((ser) => this.shown[ser.id] && (!ser.withStatic || this.mode === 'static'));
+  }
+
+  /** What a series is drawn on top of: the static memory in the "With static" scale, else 0. */
+  offset(ser) {
+    return ser.static && this.mode === 'static' ? this.static : 0;
   }
 
   draw(ctx, plot) {
@@ -142,13 +208,18 @@ export class Curves {
       ctx.fillStyle = cssVar('--somas-select-band');
       ctx.fillRect(plot.px(a), 0, plot.px(b + 1) - plot.px(a), plot.height);
     }
+    if (this.mode === 'static' && this.static > 0) {
+      // Static memory: constant over the graph, a band under the curves.
+      const y = plot.py(this.static);
+      ctx.fillStyle = cssVar('--somas-static');
+      ctx.fillRect(0, y, plot.width, plot.height - y);
+    }
     if (d) {
       const n = d.columns;
       const span = d.x_end - d.x_start;
       const xa = (c) => plot.px(d.x_start + (c * span) / n);
-      for (const ser of SERIES) {
-        if (!this.shown[ser.id]) continue;
-        const add = ser.static ? this.static : 0;
+      for (const ser of this.drawn()) {
+        const add = this.offset(ser);
         const mins = d[ser.min];
         const maxs = d[ser.max];
         const color = cssVar(ser.color);
@@ -190,7 +261,8 @@ export class Curves {
     // Peak marker.
     if (this.peak && this.shown.inuse) {
       const x = plot.px(this.peak.node_index + 0.5);
-      const y = plot.py(this.peak.in_use_with_static_bytes);
+      const value = this.mode === 'static' ? this.peak.in_use_with_static_bytes : this.peak.in_use_bytes;
+      const y = plot.py(value);
       ctx.fillStyle = cssVar('--somas-inuse');
       ctx.beginPath();
       ctx.arc(x, y, 4, 0, Math.PI * 2);
@@ -198,7 +270,7 @@ export class Curves {
       ctx.font = '11px system-ui, sans-serif';
       ctx.textBaseline = 'bottom';
       ctx.textAlign = x > plot.width - 160 ? 'right' : 'left';
-      ctx.fillText(`peak ${bytes(this.peak.in_use_with_static_bytes)} at $${int(this.peak.node_index)}`, x + (ctx.textAlign === 'left' ? 6 : -6), Math.max(12, y - 4));
+      ctx.fillText(`peak ${bytes(value)} at $${int(this.peak.node_index)}`, x + (ctx.textAlign === 'left' ? 6 : -6), Math.max(12, y - 4));
     }
     // Selected node.
     if (sel.node !== null && sel.node !== undefined) {

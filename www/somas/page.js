@@ -16,19 +16,13 @@ import { QueryView } from './query.js';
 import { ExportView } from './export.js';
 
 // Dump stages in order of preference: the solved plan first.
-const STAGE_RANK = { tensor_offset: 0, allocate_info: 1, mem_info: 2, pre_processed_info: 5, offline_log: 6 };
+// The compile cache (no nodes, no names) comes last.
+const STAGE_RANK = { tensor_offset: 0, allocate_info: 1, mem_info: 2, pre_processed_info: 5, offline_log: 6, cache: 7 };
 
 /** The dumps and task-info files of an inventory, the preferred dump first in `dumps`' order. */
 export function candidates(inventory) {
   const units = inventory.units || [];
   const dumps = units.filter((u) => u.kind === 'somas');
-  // The classifier lists SOMAS cache JSON files as unknown (they lack nodes and names), but the
-  // core reads them: offer them after the real dumps.
-  for (const u of units) {
-    if (u.kind === 'unknown' && /^SOMAS cache file/.test(u.reason || '')) {
-      dumps.push({ ...u, family: 'cache-json', version: '', stage: 'cache', graph_id: null });
-    }
-  }
   const tasks = units.filter((u) => u.kind === 'task-info');
   return { dumps, tasks };
 }
@@ -84,6 +78,13 @@ export const somasPage = {
   },
 };
 
+/** A dump's line in the selector: path · family version · graph. */
+function dumpLabel(u, version) {
+  return [u.path, [u.family, version].filter(Boolean).join(' '), u.graph_id !== null && u.graph_id !== undefined ? `graph ${u.graph_id}` : '']
+    .filter(Boolean)
+    .join(' · ');
+}
+
 class SomasPage {
   constructor(panel, ctx) {
     this.panel = panel;
@@ -100,12 +101,7 @@ class SomasPage {
 
     // ---- bar: dump and task-info pickers, the search box ---------------------------------
     this.dumpSelect = el('select', { data: { testid: 'somas-dump' }, 'aria-label': 'SOMAS dump', on: { change: () => this.pick() } });
-    dumps.forEach((u, i) => {
-      const label = [u.path, [u.family, u.version].filter(Boolean).join(' '), u.graph_id !== null && u.graph_id !== undefined ? `graph ${u.graph_id}` : '']
-        .filter(Boolean)
-        .join(' · ');
-      this.dumpSelect.append(el('option', { value: String(i), text: label }));
-    });
+    dumps.forEach((u, i) => this.dumpSelect.append(el('option', { value: String(i), text: dumpLabel(u, u.version) })));
     this.taskSelect = el('select', { data: { testid: 'somas-task-info' }, 'aria-label': 'task-info file', on: { change: () => this.pick(true) } });
     this.taskSelect.append(el('option', { value: '-1', text: 'no task-info (offsets)' }));
     tasks.forEach((u, i) => this.taskSelect.append(el('option', { value: String(i), text: `${u.path}${u.graph_id !== null ? ` · graph ${u.graph_id}` : ''}` })));
@@ -226,6 +222,11 @@ class SomasPage {
       }
       this.summary = res.summary;
       this.info = res.info;
+      // The inventory's version comes from the first 64 KiB; the parse saw the whole dump (a large
+      // graph's parameters can fill the head before any tensor says which version wrote it). The
+      // selector and the overview name the same version: the parsed one.
+      const opt = this.dumpSelect.options[d];
+      if (opt && res.summary.format) opt.textContent = dumpLabel(dump, res.summary.format.version);
       this.build(restore);
       this.setState('ready');
     } catch (err) {

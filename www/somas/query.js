@@ -173,7 +173,7 @@ export class QueryView {
 
   async tensor(id) {
     const app = this.app;
-    const [t, q] = await Promise.all([app.call('tensor', { id }), app.call('tensorQuery', { id })]);
+    const [t, q, lead] = await Promise.all([app.call('tensor', { id }), app.call('tensorQuery', { id }), app.call('tensorLead', { id })]);
     const base = app.info.base_source === 'none' ? 0 : app.info.base_address;
     const facts = el('dl', { class: 'somas-facts' });
     const fact = (k, v, title) => facts.append(el('dt', { text: k }), el('dd', { title: title || '' }, ...[].concat(v)));
@@ -184,36 +184,42 @@ export class QueryView {
     fact('Type', `${t.kind} · ${t.lifelong}${t.union_group ? ' · union group' : ''}${t.contiguous ? ' · contiguous list' : ''}`);
     fact('Size', `${bytes(t.aligned)} aligned, ${bytes(t.size)} original`, `${exactBytes(t.aligned)} aligned, ${exactBytes(t.size)} original`);
     fact(base ? 'Address' : 'Offset', `${hex(base + t.range[0])} – ${hex(base + t.range[1])}`, `offset ${t.offset}`);
-    fact('Alive', `$${int(t.alive[0])} – $${int(t.alive[1])}`, `life_start ${t.life[0]}, life_end ${t.life[1]} as printed; widened for lifelong tensors`);
+    fact('Alive', `$${int(t.alive[0])} – $${int(t.alive[1])}`, `life_start ${t.life[0]}, life_end ${t.life[1]} as printed; widened for lifelong tensors (the layout marks it)`);
     if (t.task) fact('Task address', `${hex(t.task[0])} (${bytes(t.task[1])})${t.task_mismatch ? ' — mismatch: not base + offset' : ''}`);
     const users = el('ul', { class: 'somas-users' });
     for (const n of q.nodes) {
       users.append(el('li', { data: { testid: 'query-node', role: n.role } }, el('span', { class: 'muted', text: `${ROLE[n.role] || n.role}: ` }), button(n.node, () => app.search(n.node), { class: 'link', title: 'query this node' })));
     }
-    const conflicts = q.overlapping_tensors.filter((o) => o.conflict);
-    const overlaps = el('div', { class: 'somas-chips' });
-    for (const o of q.overlapping_tensors.slice(0, 200)) {
-      overlaps.append(
-        button(`%${o.id}T`, () => app.select({ tensor: o.id }), {
-          class: `chip ${o.conflict ? 'bad' : o.lifetime_overlap ? 'warn' : ''}`,
-          title: o.conflict ? 'overwrite conflict: same memory while both alive' : o.lifetime_overlap ? 'same memory while both alive, by design (union group)' : 'same memory at other times (reuse)',
-          data: { testid: 'query-overlap', id: o.id, lifetimeOverlap: o.lifetime_overlap, conflict: o.conflict },
-        }),
-      );
-    }
+    // The answer first: who shares this memory while the tensor is alive (conflicts, then union
+    // partners by design); the tensors that reuse it at other times are the sortable table below.
+    const conflicts = lead.partners.filter((p) => p.conflict).length;
+    const partnerHead = lead.partners.length
+      ? `${conflicts ? `In conflict with ${plural(conflicts, 'tensor')}` : 'No conflict'}${lead.partners.length > conflicts ? `; ${plural(lead.partners.length - conflicts, 'union-group partner')} by design` : ''}`
+      : 'No tensor shares its memory while it is alive';
     const nodes = [
       el('h3', { text: `Tensor %${q.tensor_id}T` }),
-      facts,
-      el('h4', { text: `Used by ${plural(q.nodes.length, 'node')}` }),
-      users,
-      el('h4', { text: `${plural(q.overlapping_tensors.length, 'tensor')} ${q.overlapping_tensors.length === 1 ? 'shares' : 'share'} its memory${conflicts.length ? `, ${int(conflicts.length)} while both alive (${conflicts.length === 1 ? 'a conflict' : 'conflicts'})` : ''}` }),
-      overlaps,
+      el('h4', { class: conflicts ? 'bad' : '', data: { testid: 'query-lead' }, text: partnerHead }),
     ];
-    if (q.overlapping_tensors.length > 200) nodes.push(el('p', { class: 'muted', text: 'all of them in the table below' }));
+    if (lead.partners.length) {
+      const rows = lead.partners.map((p) =>
+        el(
+          'tr',
+          { class: p.conflict ? 'bad' : '', data: { testid: 'query-partner', id: p.id, conflict: p.conflict } },
+          el('td', {}, button(`%${p.id}T`, () => app.select({ tensor: p.id }), { class: 'link', title: 'select this tensor' })),
+          el('td', { text: p.conflict ? 'conflict' : 'union group' }),
+          el('td', { class: 'somas-related', text: p.node_name, title: p.node_name }),
+          el('td', { class: 'num', text: `${hex(base + p.shared[0])} – ${hex(base + p.shared[1])} (${bytes(p.shared[1] - p.shared[0])})` }),
+          el('td', { class: 'num', text: `$${int(p.together[0])} – $${int(p.together[1])}` }),
+        ),
+      );
+      nodes.push(el('table', { class: 'somas-io' }, el('thead', {}, el('tr', {}, ...['Tensor', 'Why', 'Source node', 'Shared memory', 'Both alive'].map((h) => el('th', { text: h })))), el('tbody', {}, ...rows)));
+    }
+    nodes.push(facts, el('h4', { text: `Used by ${plural(q.nodes.length, 'node')}` }), users);
+    nodes.push(el('h4', { data: { testid: 'query-reuse' }, text: lead.reuse ? `${plural(lead.reuse, 'tensor')} ${lead.reuse === 1 ? 'reuses' : 'reuse'} its memory at other times: every tensor sharing its memory is in the table below (click a header to sort)` : 'No other tensor reuses its memory' }));
     return {
       nodes,
-      data: { kind: 'tensor', tensor: String(q.tensor_id), overlapping: q.overlapping_tensors.map((o) => o.id).join(',') },
-      grid: q.overlapping_tensors.map((o) => o.id),
+      data: { kind: 'tensor', tensor: String(q.tensor_id), overlapping: q.overlapping_tensors.map((o) => o.id).join(','), partners: lead.partners.map((p) => p.id).join(',') },
+      grid: q.overlapping_tensors.length ? q.overlapping_tensors.map((o) => o.id) : null,
     };
   }
 

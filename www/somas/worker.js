@@ -82,6 +82,9 @@ export default function somasRequests(ctx) {
     'somas.tensorQuery'({ id }) {
       return ask('tensorQuery', { id });
     },
+    'somas.tensorLead'({ id }) {
+      return ask('tensorLead', { id });
+    },
     'somas.addressQuery'({ address }) {
       return ask('addressQuery', { address });
     },

@@ -247,3 +247,40 @@ impl Bulk for Frame {
         ]
     }
 }
+
+/// A tensor query led by its answer. A tensor's memory is shared by many tensors over the graph
+/// (reuse, the point of the plan); the few that share it *while it is alive* are what a user
+/// asking about the tensor looks for: an overwrite conflict, or a union-group partner by design.
+#[derive(Debug, Clone, Serialize)]
+pub struct TensorLead {
+    /// Dump id of the tensor asked about.
+    pub tensor_id: u32,
+    /// Its memory, `[start, end)` offsets from the SOMAS base.
+    pub range: [u64; 2],
+    /// Its widened lifetime, first and last execution index.
+    pub alive: [u32; 2],
+    /// Tensors sharing its memory while both are alive: conflicts first, then union-group
+    /// partners; by id within each.
+    pub partners: Vec<Partner>,
+    /// How many tensors share its memory only at other times (reuse).
+    pub reuse: usize,
+}
+
+/// A tensor sharing the memory of the tensor asked about while both are alive.
+#[derive(Debug, Clone, Serialize)]
+pub struct Partner {
+    /// Dump id.
+    pub id: u32,
+    /// An overwrite conflict (not in one union group with it).
+    pub conflict: bool,
+    /// Name of its source node.
+    pub node_name: String,
+    /// Its memory, `[start, end)` offsets.
+    pub range: [u64; 2],
+    /// Its widened lifetime.
+    pub alive: [u32; 2],
+    /// The bytes both hold, `[start, end)` offsets.
+    pub shared: [u64; 2],
+    /// The execution indices where both are alive.
+    pub together: [u32; 2],
+}

@@ -15,7 +15,8 @@ pub mod answers;
 pub mod requests;
 
 pub use answers::{
-    Curves, Extent, Frame, Info, NodeAt, Rects, Search, TableAnswer, Target, Timings,
+    Curves, Extent, Frame, Info, NodeAt, Partner, Rects, Search, TableAnswer, Target, TensorLead,
+    Timings,
 };
 pub use requests::{ExportRequest, Request, Subset, TableRequest};
 
@@ -178,6 +179,7 @@ impl SomasSession {
                 let row = self.tensor_row(*id)?;
                 Ok(queries::json::tensor(&self.model, &self.an, row).to_string())
             }
+            Request::TensorLead { id } => json_text(&self.tensor_lead(*id)?),
             Request::AddressQuery { address: a } => {
                 Ok(queries::json::address(&self.model, &self.an, address(a)?).to_string())
             }
@@ -354,6 +356,37 @@ impl SomasSession {
             o.insert("class".into(), json!(self.class_of(row)));
         }
         Ok(v.to_string())
+    }
+
+    fn tensor_lead(&self, id: u32) -> Result<TensorLead, String> {
+        let row = self.tensor_row(id)?;
+        let me = queries::tensor_info(&self.model, &self.an, row);
+        let all = queries::overlapping(&self.model, &self.an, row);
+        let reuse = all.iter().filter(|o| !o.lifetime_overlap).count();
+        let mut partners: Vec<Partner> = all
+            .iter()
+            .filter(|o| o.lifetime_overlap)
+            .map(|o| {
+                let u = queries::tensor_info(&self.model, &self.an, o.tensor_row);
+                Partner {
+                    id: u.id,
+                    conflict: o.conflict,
+                    shared: [me.range[0].max(u.range[0]), me.range[1].min(u.range[1])],
+                    together: [me.alive[0].max(u.alive[0]), me.alive[1].min(u.alive[1])],
+                    node_name: u.node_name,
+                    range: u.range,
+                    alive: u.alive,
+                }
+            })
+            .collect();
+        partners.sort_by_key(|p| (!p.conflict, p.id));
+        Ok(TensorLead {
+            tensor_id: me.id,
+            range: me.range,
+            alive: me.alive,
+            partners,
+            reuse,
+        })
     }
 
     fn node_at(&self, index: u32) -> NodeAt<'_> {

@@ -87,6 +87,12 @@ pub enum Request {
         /// Dump id.
         id: u32,
     },
+    /// A tensor query led by its answer ([`TensorLead`](super::TensorLead)): the tensors that
+    /// share its memory while it is alive, conflicts first, and how many reuse it at other times.
+    TensorLead {
+        /// Dump id.
+        id: u32,
+    },
     /// The CLI's `address_query` (hex text).
     AddressQuery {
         /// Address.

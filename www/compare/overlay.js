@@ -1,0 +1,212 @@
+// The two sides' curves on one axis with their difference shaded (red where the candidate holds
+// more, green where less): a profiler rank pair's framework allocator total over time, lined up at
+// each side's start or at the first step both hold; two SOMAS dumps' in-use along the candidate's
+// execution order. The core lines the curves up and reduces them (`CompareView.overlay`); this
+// only draws. Both curves are step functions: a value holds until the next point.
+import { el, cssVar } from '../ui/dom.js';
+import { Plot } from '../ui/plot.js';
+import { showTooltip, hideTooltip } from '../ui/tooltip.js';
+import { bytes, exactBytes, timeMs } from '../format.js';
+
+const MAX_POINTS = 4000;
+const signed = (n) => (n > 0 ? `+${bytes(n)}` : n < 0 ? `−${bytes(-n)}` : '0');
+
+/**
+ * Mounts the overlay of rank pair `pair` (profiler) or of the two dumps (SOMAS) into `parent`;
+ * `call(name, args)` asks the worker. Returns { destroy }.
+ */
+export function mountOverlay(parent, call, { family, pair = 0, steps = false }) {
+  const profiler = family === 'profiler';
+  const box = el('section', { class: 'compare-block compare-overlay', data: { testid: 'compare-overlay', state: 'loading' } });
+  const title = el('h3', { text: profiler ? 'Curves overlaid (framework allocator)' : 'In use along execution order, overlaid' });
+  const controls = el('div', { class: 'compare-overlay-controls' });
+  const metric = el('select', { data: { testid: 'compare-overlay-metric' } }, el('option', { value: 'allocated', text: 'allocated' }), el('option', { value: 'reserved', text: 'reserved' }));
+  const align = el('select', { data: { testid: 'compare-overlay-align' } }, el('option', { value: 'start', text: 'at the start' }), el('option', { value: 'step', text: 'by step' }));
+  if (profiler) {
+    controls.append(el('label', {}, 'Total ', metric), el('label', {}, 'Lined up ', align));
+    if (steps) align.disabled = true;
+  }
+  const legend = el(
+    'div',
+    { class: 'legend' },
+    el('span', { class: 'legend-item' }, el('span', { class: 'swatch line', style: { background: 'var(--compare-base)' } }), 'Baseline'),
+    el('span', { class: 'legend-item' }, el('span', { class: 'swatch line', style: { background: 'var(--compare-candidate)' } }), 'Candidate'),
+    el('span', { class: 'legend-item' }, el('span', { class: 'swatch', style: { background: 'var(--compare-grow)' } }), 'candidate more'),
+    el('span', { class: 'legend-item' }, el('span', { class: 'swatch', style: { background: 'var(--compare-shrink)' } }), 'candidate less'),
+  );
+  controls.append(legend);
+  const status = el('p', { class: 'muted compare-overlay-status', data: { testid: 'compare-overlay-status' }, text: 'Lining the curves up…' });
+  const body = el('div', { class: 'compare-overlay-plot' });
+  box.append(title, controls, body, status);
+  parent.append(box);
+
+  let data = null;
+  let hover = null;
+  // Profiler x is ns since the origin, drawn in ms; SOMAS x is the execution index.
+  const scale = profiler ? 1e-6 : 1;
+  const plot = new Plot(body, {
+    xKind: profiler ? 'ms' : 'index',
+    yKind: 'bytes',
+    label: 'Baseline and candidate curves overlaid',
+    height: 220,
+    onHover: (x, y, ev) => {
+      hover = at(x / scale);
+      plot.redraw();
+      if (hover === null || !data) return hideTooltip();
+      const k = hover;
+      const val = (v) => (v === null ? '–' : bytes(v));
+      showTooltip(ev.clientX, ev.clientY, [
+        [profiler ? 'at' : 'node', profiler ? timeMs(data.x[k] * scale) : String(data.x[k])],
+        ['baseline', val(data.base[k])],
+        ['candidate', val(data.candidate[k])],
+        ['difference', data.delta[k] === null ? '–' : `${signed(data.delta[k])} (${exactBytes(data.delta[k])})`],
+      ]);
+    },
+    onLeave: () => {
+      hover = null;
+      hideTooltip();
+      plot.redraw();
+    },
+    draw: (ctx, p) => draw(ctx, p),
+  });
+  plot.canvas.dataset.testid = 'compare-overlay-canvas';
+
+  /** Index of the point in force at x (the last at or before it). */
+  function at(x) {
+    if (!data || !data.x.length) return null;
+    let lo = 0;
+    let hi = data.x.length - 1;
+    if (x < data.x[0]) return null;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (data.x[mid] <= x) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  function draw(ctx, p) {
+    const d = data;
+    if (!d || !d.x.length) return;
+    const n = d.x.length;
+    const end = (k) => (k + 1 < n ? d.x[k + 1] : d.x[k] + (profiler ? 0 : 1));
+    // The difference: the area between the two curves, coloured by its sign.
+    const grow = cssVar('--compare-grow');
+    const shrink = cssVar('--compare-shrink');
+    for (let k = 0; k < n; k++) {
+      const dv = d.delta[k];
+      if (dv === null || dv === 0) continue;
+      const x0 = p.px(d.x[k] * scale);
+      const x1 = Math.max(x0 + 1, p.px(end(k) * scale));
+      const ya = p.py(d.base[k]);
+      const yb = p.py(d.candidate[k]);
+      ctx.fillStyle = dv > 0 ? grow : shrink;
+      ctx.fillRect(x0, Math.min(ya, yb), x1 - x0, Math.max(1, Math.abs(ya - yb)));
+    }
+    for (const [key, color, dash] of [
+      ['base', cssVar('--compare-base'), [5, 3]],
+      ['candidate', cssVar('--compare-candidate'), []],
+    ]) {
+      const ys = d[key];
+      ctx.strokeStyle = color;
+      ctx.lineWidth = 1.5;
+      ctx.setLineDash(dash);
+      ctx.beginPath();
+      let open = false;
+      for (let k = 0; k < n; k++) {
+        if (ys[k] === null) {
+          open = false;
+          continue;
+        }
+        const x0 = p.px(d.x[k] * scale);
+        const y = p.py(ys[k]);
+        if (!open) ctx.moveTo(x0, y);
+        else ctx.lineTo(x0, y);
+        ctx.lineTo(p.px(end(k) * scale), y);
+        open = true;
+      }
+      ctx.stroke();
+      ctx.setLineDash([]);
+    }
+    if (hover !== null) {
+      ctx.strokeStyle = cssVar('--muted');
+      ctx.lineWidth = 1;
+      const x = p.px(d.x[hover] * scale);
+      ctx.beginPath();
+      ctx.moveTo(x, 0);
+      ctx.lineTo(x, p.height);
+      ctx.stroke();
+    }
+  }
+
+  function show(d) {
+    data = d;
+    let top = 1;
+    let max = 0;
+    let min = 0;
+    let from = null;
+    let to = null;
+    for (let k = 0; k < d.x.length; k++) {
+      top = Math.max(top, d.base[k] ?? 0, d.candidate[k] ?? 0);
+      const v = d.delta[k];
+      if (v !== null && v > max) max = v;
+      if (v !== null && v < min) min = v;
+    }
+    // Where the largest growth holds: from its first point to the point after its last.
+    if (max > 0) {
+      for (let k = 0; k < d.x.length; k++) {
+        if (d.delta[k] !== max) continue;
+        if (from === null) from = d.x[k];
+        to = k + 1 < d.x.length ? d.x[k + 1] : d.x[k];
+      }
+    }
+    const x0 = d.x.length ? d.x[0] * scale : 0;
+    const x1 = d.x.length ? d.x[d.x.length - 1] * scale + (profiler ? 0 : 1) : 1;
+    plot.setDomain({ x0, x1: x1 > x0 ? x1 : x0 + 1, y0: 0, y1: top * 1.08 });
+    Object.assign(box.dataset, {
+      state: 'ready',
+      points: String(d.x.length),
+      exactPoints: String(d.exact_points),
+      reduced: String(d.reduced),
+      align: d.align,
+      maxDelta: String(max),
+      minDelta: String(min),
+      growFrom: from === null ? '' : String(from),
+      growTo: to === null ? '' : String(to),
+    });
+    const where = (x) => (profiler ? timeMs(x * scale) : `node ${x}`);
+    const parts = [];
+    if (max > 0) parts.push(`largest growth ${signed(max)} from ${where(from)} to ${where(to)}`);
+    if (min < 0) parts.push(`largest shrink ${signed(min)}`);
+    if (!parts.length) parts.push('the curves are equal wherever both have a value');
+    if (d.reduced) parts.push(`${d.x.length} of ${d.exact_points} points (each side's maximum per bucket)`);
+    status.textContent = [parts.join('; '), ...d.notes].join('. ') + '.';
+  }
+
+  let seq = 0;
+  async function load() {
+    const mine = ++seq;
+    box.dataset.state = 'loading';
+    status.textContent = 'Lining the curves up…';
+    try {
+      const json = await call('compare.overlay', { pair, metric: metric.value, align: align.value, maxPoints: MAX_POINTS });
+      if (mine !== seq) return;
+      show(JSON.parse(json));
+    } catch (err) {
+      if (mine !== seq) return;
+      box.dataset.state = 'error';
+      status.textContent = `The curves could not be drawn: ${err.message}`;
+    }
+  }
+  metric.addEventListener('change', load);
+  align.addEventListener('change', load);
+  load();
+  return {
+    destroy() {
+      seq++;
+      hideTooltip();
+      plot.destroy();
+      box.remove();
+    },
+  };
+}
