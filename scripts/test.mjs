@@ -46,6 +46,11 @@ main(async () => {
     await step('cargo clippy -D warnings (wasm layer)', () =>
       run('cargo', ['clippy', '--lib', '--target', 'wasm32-unknown-unknown', '--', '-D', 'warnings']),
     );
+    // The fuzz targets are built by nobody else: checking them here keeps them from rotting when
+    // the core's API changes (a few seconds once the fuzz crate's own target/ is warm).
+    await step('fuzz targets compile (cargo +nightly check, fuzz/)', () =>
+      run('cargo', ['+nightly', 'check', '--quiet', '--manifest-path', path.join(root, 'fuzz', 'Cargo.toml')]),
+    );
     await step('cargo test', () => run('cargo', ['test', '--all-targets']));
     await pythonTests();
   }

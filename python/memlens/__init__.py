@@ -24,21 +24,9 @@ __version__ = _native.__version__
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-#: The first twelve columns of `events()`: RL-Insight's MemoryEventRow, in its order.
-EVENT_CONTRACT_COLUMNS = (
-    "name",
-    "role",
-    "rank_id",
-    "call_stack",
-    "call_stack_top",
-    "size_kb",
-    "start_time_ms",
-    "duration_ms",
-    "total_allocated_mb",
-    "total_reserved_mb",
-    "total_active_mb",
-    "device_type",
-)
+#: The first twelve columns of `events()`: RL-Insight's MemoryEventRow, in its order (the core's
+#: list, as `memory_events.csv` writes it).
+EVENT_CONTRACT_COLUMNS = _native.EVENT_CONTRACT_COLUMNS
 
 
 def _paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[str]:

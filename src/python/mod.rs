@@ -306,6 +306,11 @@ fn read_summary_ranks(file: &str, text: &str) -> PyResult<Vec<String>> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MemlensError", m.py().get_type::<MemlensError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The Python tool's twelve columns, from the core's own list (the package re-exports it).
+    m.add(
+        "EVENT_CONTRACT_COLUMNS",
+        pyo3::types::PyTuple::new(m.py(), &exp::MEMORY_EVENTS_COLUMNS[..exp::CONTRACT_COLUMNS])?,
+    )?;
     m.add_class::<NativeJob>()?;
     m.add_class::<NativeSomas>()?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;

@@ -56,6 +56,8 @@ def test_events_equal_the_cli_csv(job, cli_csv):
 
 def test_events_have_the_contract_columns_and_dtypes(job, cli_csv):
     df = job.events()
+    # The contract as RL-Insight's MemoryEventRow declares it, in its order.
+    assert memlens.EVENT_CONTRACT_COLUMNS == tuple(CONTRACT_DTYPES)
     assert tuple(df.columns[:12]) == memlens.EVENT_CONTRACT_COLUMNS
     assert {c: str(df[c].dtype) for c in memlens.EVENT_CONTRACT_COLUMNS} == CONTRACT_DTYPES
     # A plain pd.read_csv of the CLI's file, as a notebook would do, gives the same dtypes.

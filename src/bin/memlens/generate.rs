@@ -226,9 +226,18 @@ pub fn run(what: What, ui: Ui) -> Result<ExitCode, String> {
             };
             match export {
                 Export::Text => memlens::profiler::generate::generate(&spec, &mut sink),
+                #[cfg(feature = "db-writer")]
                 Export::Db => {
                     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
                     memlens::profiler::generate::db::generate_db(&spec, &out, &mut sink)
+                }
+                #[cfg(not(feature = "db-writer"))]
+                Export::Db => {
+                    return Err(
+                        "--export db needs the SQLite writer: this memlens was built \
+                                without the `db-writer` feature"
+                            .to_string(),
+                    )
                 }
             }
             .map_err(|e| e.to_string())?;

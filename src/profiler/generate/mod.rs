@@ -11,7 +11,7 @@
 //!
 //! The generator also knows what it planted ([`Planted`]), so tests can check the analysis.
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(feature = "db-writer", not(target_arch = "wasm32")))]
 pub mod db;
 mod text;
 

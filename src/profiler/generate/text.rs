@@ -219,7 +219,7 @@ fn filler_event(job: &RankJob, k: u64, ct: i64, pyid: u64) -> String {
 }
 
 /// How many filler events the text trace of `job` gets (the db export writes as many rows).
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(feature = "db-writer", not(target_arch = "wasm32")))]
 pub(super) fn filler_events(job: &RankJob) -> u64 {
     let (head, pyid) = trace_head(job);
     let mut len = head.len() as u64;
