@@ -134,3 +134,35 @@ fn ascend_job_absurd_sizes_are_refused_not_summed() {
     assert_eq!(om.warnings.len(), 1);
     assert_eq!(om.warnings[0].line, Some(3));
 }
+
+/// profiler_db target, finding 1: a database whose MEMORY_RECORD rows and OP_MEMORY rows cover
+/// time ranges that do not overlap. The "do not overlap" warning named the run's
+/// `memory_record.csv` — a file a db run does not have — so it named no file at all and spoke of
+/// text files. It must name the db it read and its tables.
+#[test]
+fn profiler_db_disjoint_records_name_the_database() {
+    use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
+    use memlens::profiler::discover_job;
+    const RUN: &str = "job/actor/host_1_20250101000000000_ascend_pt";
+    const DB: &str = "ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_3.db";
+    let mut set = memlens::families::input_set();
+    set.add_bytes(&format!("{RUN}/profiler_info_3.json"), b"{}".to_vec());
+    set.add_bytes(
+        &format!("{RUN}/{DB}"),
+        fixture("profiler_db-disjoint-records.db"),
+    );
+    let job = discover_job(set.classify());
+    let a = analyze_job(&set, &job, &AnalyzeOptions::default(), &mut |_| {});
+    let w = a
+        .warnings
+        .iter()
+        .find(|w| w.message.contains("do not overlap"))
+        .expect("the disjoint records are reported");
+    assert_eq!(w.file, format!("{RUN}/{DB}"), "{w}");
+    assert!(w.message.contains("MEMORY_RECORD"), "{w}");
+    assert!(w.message.contains("OP_MEMORY"), "{w}");
+    assert!(!w.message.contains(".csv"), "{w}");
+    for w in &a.warnings {
+        assert!(!w.file.is_empty(), "every warning names a file: {w}");
+    }
+}

@@ -89,6 +89,17 @@ fn disjoint_files_of_one_run_are_named_and_the_axis_stays_on_the_allocations() {
     copy_run(&dir.path().join("rank0_ascend_pt"), true);
     let a = analyse(dir.path());
     let r = &a.ranks[0];
+    let named: Vec<&str> = a
+        .warnings
+        .iter()
+        .filter(|d| d.message.contains("do not overlap"))
+        .map(|d| d.file.as_str())
+        .collect();
+    assert_eq!(named.len(), 1, "{:?}", a.warnings);
+    assert!(
+        named[0].ends_with("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/memory_record.csv"),
+        "{named:?}"
+    );
     let w: Vec<&str> = a
         .warnings
         .iter()

@@ -408,8 +408,10 @@ fn us_text(ns: i64) -> String {
     format!("{}.{:03} us", ns.div_euclid(1000), ns.rem_euclid(1000))
 }
 
-/// A warning when the rank's memory_record.csv rows and operator_memory.csv rows cover time ranges
-/// that do not overlap at all: files copied together from different runs. None otherwise.
+/// A warning when the rank's memory records and allocation rows cover time ranges that do not
+/// overlap at all: files copied together from different runs. None otherwise. It names the file
+/// the records came from — a run's `memory_record.csv`, or its database export with the tables —
+/// so that a db run's warning points at the db and not at a text file it never read.
 fn disjoint_record(a: &RankAnalysis, input: &RankInput) -> Option<Diagnostic> {
     let rows = span(
         a.rows
@@ -421,17 +423,31 @@ fn disjoint_record(a: &RankAnalysis, input: &RankInput) -> Option<Diagnostic> {
     if rows.1 >= record.0 && record.1 >= rows.0 {
         return None;
     }
-    let file = input
+    let from_db = |run: &super::ProfilerRun| {
+        super::plan::run_plan(run)
+            .iter()
+            .find(|r| r.reader == super::plan::Reader::Database)
+            .map(|r| r.path.to_string())
+    };
+    let (file, records, allocations) = input
         .runs
         .iter()
-        .find_map(|r| r.files.memory_record.clone())
+        .zip(&a.run_sources)
+        .find_map(|(run, &source)| match source {
+            "db" => from_db(run).map(|f| (f, "its MEMORY_RECORD table", "its OP_MEMORY table")),
+            _ => run
+                .files
+                .memory_record
+                .clone()
+                .map(|f| (f, "memory_record.csv", "operator_memory.csv")),
+        })
         .unwrap_or_default();
     Some(Diagnostic::warning(
         file,
         format!(
-            "memory_record.csv covers {} – {} but operator_memory.csv covers {} – {}: the two \
-             files do not overlap in time (copied from different runs?); memory_record.csv is set \
-             aside and the memory curve and peak are rebuilt from operator_memory.csv",
+            "{records} covers {} – {} but {allocations} covers {} – {}: the two do not overlap \
+             in time (copied from different runs?); the memory records are set aside and the \
+             memory curve and peak are rebuilt from the allocations",
             us_text(record.0),
             us_text(record.1),
             us_text(rows.0),
