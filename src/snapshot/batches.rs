@@ -100,7 +100,9 @@ impl Batches {
             bytes,
             ..
         } = self;
-        table.insert_unique(h, i, |&j| hash(Self::span(bytes, entries[j as usize].bytes)));
+        table.insert_unique(h, i, |&j| {
+            hash(Self::span(bytes, entries[j as usize].bytes))
+        });
     }
 }
 

@@ -22,8 +22,8 @@
 //! the dispatch loop over about 60 opcodes with their bounds checks); its refusals and limits are
 //! easier to audit in one place.
 
-use super::build::Builder;
 use super::batches::Batches;
+use super::build::Builder;
 use crate::diag::Diagnostic;
 
 /// Errors travel boxed: the hot paths return `Result`s, and a small error keeps them cheap.
