@@ -20,7 +20,7 @@ use std::hash::BuildHasher;
 const MAX_BYTES: usize = 16 << 20;
 
 fn hash(bytes: &[u8]) -> u64 {
-    foldhash::fast::FixedState::with_seed(0xba7c_4e5).hash_one(bytes)
+    foldhash::fast::FixedState::with_seed(0x0ba7_c4e5).hash_one(bytes)
 }
 
 /// One cached run: its opcode bytes and the frame ids they resolved to, as spans of the arenas.

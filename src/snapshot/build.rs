@@ -331,6 +331,8 @@ struct Ctx {
     /// Emptied frame lists and trace-entry boxes, reused: a snapshot has millions of each, and
     /// taking them from here instead of the allocator saves two allocations per trace entry.
     spare_lists: Vec<Vec<u32>>,
+    // Boxed on purpose: a trace entry's state is a box, and these are those boxes, kept whole.
+    #[allow(clippy::vec_box)]
     spare_entries: Vec<Box<PTrace>>,
 }
 
