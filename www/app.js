@@ -84,7 +84,7 @@ let analysed = false;
 function compactDropZone() {
   const comparing = !$('compare-root').hidden;
   $('drop-zone').classList.toggle('compact', analysed || comparing);
-  $('drop-replace').textContent = analysed ? 'Drop files here to replace this analysis' : 'Drop files here to analyse them on their own (the Compare mode below has its own zones)';
+  $('drop-replace').textContent = analysed ? 'Drop files here to replace this analysis' : 'Drop files here to analyse them on their own';
 }
 
 /** Sends a file list to the worker and shows what it found. */
