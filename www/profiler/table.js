@@ -3,8 +3,8 @@
 // live-set or unreleased view) and sorted in Rust, paged into a virtualised table.
 import { el } from '../ui/dom.js';
 import { VirtualTable, rowsByName } from '../ui/virtual-table.js';
-import { bytes, exactBytes, int } from '../format.js';
-import { ms, duration, timeTitle, section, parseBytes, rankLabel, shortFrame } from './common.js';
+import { bytes, exactBytes, int, plural } from '../format.js';
+import { ms, duration, timeTitle, section, parseBytes, rankLabel, shortFrame, allocatorName } from './common.js';
 
 // Columns in display order; `key` names the cell in a row of the engine's allocation table
 // (src/profiler/view/allocations.rs). Where-in-the-code comes early; the allocator totals and ids
@@ -17,7 +17,7 @@ const COLUMNS = [
   { key: 'top_frame', name: 'Top user frame', kind: 'text', width: 'minmax(270px, 2.4fr)', sort: 'frame', fmt: 'frame', title: 'the first frame of the call stack in your code; sort by it' },
   { key: 'stack_source', name: 'Stack', kind: 'text', width: '84px', title: 'how the call stack was found: direct, via_forward, approximate, none' },
   { key: 'release', name: 'Released at', kind: 'ms', width: '96px', sort: 'release', fmt: 'time', title: 'ms since the capture start; empty = not released in the capture' },
-  { key: 'source', name: 'Source', kind: 'text', width: '52px', title: 'PTA (torch allocator) or GE (cann:: rows)' },
+  { key: 'source', name: 'Source', kind: 'text', width: '52px', fmt: 'source', title: 'the framework allocator (PTA for torch_npu, MindSpore) or GE (cann:: rows)' },
   { key: 'total_allocated', name: 'Total alloc.', kind: 'bytes', width: '80px', fmt: 'bytes', title: 'allocator total allocated when this block was allocated' },
   { key: 'total_reserved', name: 'Total res.', kind: 'bytes', width: '80px', fmt: 'bytes', title: 'allocator total reserved when this block was allocated' },
   { key: 'total_active', name: 'Total active', kind: 'bytes', width: '80px', fmt: 'bytes', title: 'allocator total active when this block was allocated' },
@@ -79,6 +79,8 @@ export function allocationsTable({ client, store, ranks, report, show }) {
     time: (v) => timeCell(v),
     duration: (v) => (v === null || v === undefined ? cell('', 'empty') : cell(duration(v), `${int(v)} ns`)),
     frame: (v) => (v ? cell(shortFrame(v), v) : cell('(no stack)', 'no call stack for this row')),
+    // The core says PTA for every framework-allocator row; a MindSpore rank's allocator is MindSpore.
+    source: (v) => (v === 'PTA' ? cell(allocatorName(report.ranks[requestedRank]), 'the framework allocator') : cell(v || '', v === 'GE' ? 'a cann:: row (CANN memory)' : 'empty')),
     name: (v, row) => cell(v || '(no name)', `${v}${row.unreleased ? '\nnot released in the capture' : ''}`),
   };
   const columns = COLUMNS.map((c) => {
@@ -148,7 +150,7 @@ export function allocationsTable({ client, store, ranks, report, show }) {
     try {
       await vt.refresh({ keepScroll });
       setHooks(s, vt.total);
-      vt.status.textContent = `${int(vt.total)} of ${int(report.ranks[s.rank].rows)} rows`;
+      vt.status.textContent = `${int(vt.total)} of ${plural(report.ranks[s.rank].rows, 'row')}`;
       box.dataset.state = 'ready';
       if (s.row !== null) await reveal(s.row);
     } catch (err) {
