@@ -73,9 +73,19 @@ function showErrors(messages) {
 // ---- loading ------------------------------------------------------------------------------
 let loadSeq = 0;
 
+// What the current analysis was made of: "Add files…" loads these and the new ones together.
+let loadedItems = [];
+
+/** `items` added to the loaded ones; a path given again is the new file. */
+function withLoaded(items) {
+  const paths = new Set(items.map((i) => i.path));
+  return [...loadedItems.filter((i) => !paths.has(i.path)), ...items];
+}
+
 /** Sends a file list to the worker and shows what it found. */
 async function load(items) {
   const seq = ++loadSeq;
+  loadedItems = items;
   // A served path (memlens serve) has no File: the native engine reads it where it lies.
   const files = items.filter((i) => i.file || i.served).map(({ path, file }) => ({ path, file }));
   const unreadable = items.filter((i) => !i.file && !i.served).map(({ path, size, error }) => ({ path, size, error }));
@@ -120,6 +130,10 @@ $('file-input').addEventListener('change', (ev) => {
 });
 $('folder-input').addEventListener('change', (ev) => {
   load(fromInput(ev.target.files));
+  ev.target.value = '';
+});
+$('add-input').addEventListener('change', (ev) => {
+  load(withLoaded(fromInput(ev.target.files)));
   ev.target.value = '';
 });
 
