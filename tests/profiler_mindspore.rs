@@ -6,7 +6,7 @@ use memlens::profiler::analysis::{analyze_job, AnalyzeOptions, RankAnalysis};
 use memlens::profiler::discover_job;
 use std::path::{Path, PathBuf};
 
-const MS_RUN: &str = "fixtures/ascend/runs/mindspore/worker0_20250101000000123_ascend_ms";
+const MS_RUN: &str = "fixtures/ascend/mindspore/worker0_20250101000000123_ascend_ms";
 const PT_RUN: &str = "fixtures/torch_npu/msinsight-level0/text/rank0_ascend_pt";
 
 fn fixture(rel: &str) -> PathBuf {

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { root, CLI, openBrowser, startServer, engineThreads, settled, filesUnder, dropFiles, foreignRequests } from './harness.mjs';
 
-const RUNS = path.join(root, 'fixtures', 'ascend', 'runs', 'mindspore');
+const RUNS = path.join(root, 'fixtures', 'ascend', 'mindspore');
 const RUN = path.join(RUNS, 'worker0_20250101000000123_ascend_ms');
 
 let server;
