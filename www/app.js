@@ -1,6 +1,6 @@
 // memlens page: wiring between the user's files, the analysis worker and the views.
 // Layout, drawing and interaction only; every figure comes from the Rust core in the worker.
-import { EngineClient } from './engine-client.js';
+import { EngineClient, Cancelled } from './engine-client.js';
 import { fromInput, fromDataTransfer } from './files.js';
 import { loadManifest, loadExampleFile } from './examples-source.js';
 import { renderInventory } from './inventory-view.js';
@@ -72,9 +72,37 @@ function showErrors(messages) {
 
 // ---- loading ------------------------------------------------------------------------------
 let loadSeq = 0;
+// True from a drop until its analyses are ready (or failed): the worker is busy with it.
+let busy = false;
+
+/**
+ * Stops the load in progress within moments, whatever the worker is doing: the worker is
+ * terminated (its memory goes with it) and a fresh one starts; the views of the stopped load go.
+ */
+function stopWork() {
+  loadSeq++;
+  busy = false;
+  client.restart();
+  for (const m of mounted) if (m.handle && m.handle.unmount) m.handle.unmount();
+  mounted = [];
+  $('analysis-panels').replaceChildren();
+  $('tabs').hidden = true;
+  hideProgress();
+}
+
+$('cancel-button').addEventListener('click', () => {
+  if (!busy) return;
+  stopWork();
+  $('inventory').hidden = true;
+  $('drop-zone').classList.remove('compact');
+  showErrors([]);
+  setStatus('cancelled', 'cancelled');
+});
 
 /** Sends a file list to the worker and shows what it found. */
 async function load(items) {
+  // A new drop while the previous one is still being read replaces it at once.
+  if (busy) stopWork();
   const seq = ++loadSeq;
   // A served path (memlens serve) has no File: the native engine reads it where it lies.
   const files = items.filter((i) => i.file || i.served).map(({ path, file }) => ({ path, file }));
@@ -85,6 +113,7 @@ async function load(items) {
   }
   showErrors([]);
   setStatus('loading', 'loading');
+  busy = true;
   const total = items.reduce((s, i) => s + (i.file ? i.file.size : i.served ? i.size || 0 : 0), 0);
   showProgress(`${plural(items.length, 'file')}, ${bytes(total)}`, 0, 0);
   try {
@@ -106,11 +135,14 @@ async function load(items) {
     showErrors([...problems, ...failed]);
     setStatus(failed.length ? 'error' : 'ready', failed.length ? 'error' : 'ready');
   } catch (err) {
-    if (seq !== loadSeq) return;
+    if (seq !== loadSeq || err instanceof Cancelled) return;
     setStatus('error', 'error');
     showErrors([err.message]);
   } finally {
-    if (seq === loadSeq) hideProgress();
+    if (seq === loadSeq) {
+      busy = false;
+      hideProgress();
+    }
   }
 }
 
