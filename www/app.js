@@ -86,6 +86,7 @@ function stopWork() {
   for (const m of mounted) if (m.handle && m.handle.unmount) m.handle.unmount();
   mounted = [];
   $('analysis-panels').replaceChildren();
+  $('tabs').replaceChildren();
   $('tabs').hidden = true;
   hideProgress();
 }
