@@ -15,7 +15,7 @@ fn text() -> String {
     std::fs::read_to_string(FILE).unwrap()
 }
 
-fn overview(view: &SummaryView) -> Value {
+fn overview(view: &mut SummaryView) -> Value {
     serde_json::from_str(&view.answer(&Request::Overview).unwrap()).unwrap()
 }
 
@@ -58,8 +58,8 @@ fn overview_ranks_are_the_cli_report_of_the_raw_job() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let view = SummaryView::from_text(FILE, &text()).unwrap();
-    let o = overview(&view);
+    let mut view = SummaryView::from_text(FILE, &text()).unwrap();
+    let o = overview(&mut view);
     let ranks = o["ranks"].as_array().unwrap();
     let cli_ranks = cli["ranks"].as_array().unwrap();
     assert_eq!(ranks.len(), cli_ranks.len());
@@ -85,6 +85,15 @@ fn overview_ranks_are_the_cli_report_of_the_raw_job() {
     ] {
         assert_eq!(o["totals"][key], cli["totals"][key], "totals.{key}");
     }
+    // One type of totals for both: the same keys, no failed rank in either.
+    let keys = |v: &Value| {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(&o["totals"]), keys(&cli["totals"]));
+    assert_eq!(o["totals"]["failed_ranks"], 0);
+    assert_eq!(cli["totals"]["failed_ranks"], 0);
     assert_eq!(o["summary"]["file"], FILE);
     // The peak's time after the curve's start, from the file's own numbers.
     let file: Value = serde_json::from_str(&text()).unwrap();
@@ -134,8 +143,8 @@ fn many_ranks(n: usize) -> (String, Vec<Value>) {
 #[test]
 fn totals_of_a_thousand_ranks_are_the_sums_of_the_file() {
     let (doc, ranks) = many_ranks(1200);
-    let view = SummaryView::from_text("job.memlens.json", &doc).unwrap();
-    let o = overview(&view);
+    let mut view = SummaryView::from_text("job.memlens.json", &doc).unwrap();
+    let o = overview(&mut view);
     let t = &o["totals"];
     let ok: Vec<&Value> = ranks.iter().filter(|r| r["status"] == "ok").collect();
     let max = ok
@@ -150,7 +159,9 @@ fn totals_of_a_thousand_ranks_are_the_sums_of_the_file() {
         .unwrap();
     assert_eq!(t["ranks"], 1201);
     assert_eq!(t["ranks_with_data"], 1200);
-    assert_eq!(t["rejected"], 1);
+    // The failed rank is a rank that failed, not a rejected file.
+    assert_eq!(t["failed_ranks"], 1);
+    assert_eq!(t["rejected"], 0);
     assert_eq!(t["roles"], 2);
     assert_eq!(t["peak_allocated_bytes"], max);
     assert_eq!(t["min_peak_allocated_bytes"], min);
@@ -183,7 +194,7 @@ fn totals_of_a_thousand_ranks_are_the_sums_of_the_file() {
     assert!(view
         .answer(&Request::Rank { rank: 5000 })
         .unwrap_err()
-        .contains("1201 rank(s)"));
+        .contains("the summary holds 1201 ranks"));
 }
 
 #[test]

@@ -510,6 +510,129 @@ fn a_memory_snapshot_picked_under_the_root_gives_the_clis_summary_and_export_byt
     assert_eq!(missing.status, 404, "{}", missing.text());
 }
 
+#[test]
+fn a_job_summary_picked_under_the_root_gives_the_overview_of_the_raw_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = dir.path().join("jobs");
+    std::fs::create_dir(&jobs).unwrap();
+    let text =
+        std::fs::read_to_string(fixtures().join("summary/msinsight-level0.memlens.json")).unwrap();
+    std::fs::write(jobs.join("job.memlens.json"), &text).unwrap();
+    // The same job with one more rank that failed where it ran.
+    let mut failed: Value = serde_json::from_str(&text).unwrap();
+    let reason = "job/actor/broken_ascend_pt/operator_memory.csv: line 3: expected 8 fields";
+    failed["ranks"].as_array_mut().unwrap().push(json!({
+        "role": "zz", "rank": 7, "step": null, "run_dirs": ["job/actor/broken_ascend_pt"],
+        "status": "error", "error": reason,
+        "peak_allocated_bytes": 0, "peak_reserved_bytes": 0, "report": null,
+        "curve": {"component": "", "t_ns": [], "allocated_bytes": [], "reserved_bytes": []},
+        "unreleased": [], "warnings": []
+    }));
+    std::fs::write(jobs.join("failed.memlens.json"), failed.to_string()).unwrap();
+    std::fs::write(
+        jobs.join("cut.memlens.json"),
+        &text.as_bytes()[..text.len() / 2],
+    )
+    .unwrap();
+    let s = serve(&[&jobs], &[]);
+    let session = s.call(json!({ "call": "session.new" })).json()["session"].clone();
+    let classify =
+        s.call(json!({ "call": "session.classify", "session": session, "files": ["jobs"] }));
+    assert_eq!(classify.status, 200, "{}", classify.text());
+    let inventory = s.wait(&classify.json()["job"]);
+    let summaries = inventory["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["kind"] == "job-summary")
+        .count();
+    assert_eq!(summaries, 3, "{inventory}");
+    let open = |path: &str| {
+        let r = s.call(json!({ "call": "summary.open", "session": session, "path": path }));
+        assert_eq!(r.status, 200, "{}", r.text());
+        r.json()["job"].clone()
+    };
+    let ask = |view: &Value, request: Value| {
+        let r = s.call(json!({
+            "call": "view.request", "session": session, "view": view,
+            "request": request.to_string(),
+        }));
+        assert_eq!(r.status, 200, "{}", r.text());
+        r.json()
+    };
+
+    // The overview's ranks, matrix and outliers are what the CLI prints for the raw job.
+    let view = s.wait(&open("jobs/job.memlens.json"))["view"].clone();
+    let overview = ask(&view, json!({ "method": "overview" }));
+    let cli = Command::new(env!("CARGO_BIN_EXE_memlens"))
+        .args([
+            "profiler",
+            "fixtures/torch_npu/msinsight-level0/text",
+            "--json",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(cli.status.code(), Some(0));
+    let cli: Value = serde_json::from_slice(&cli.stdout).unwrap();
+    let ranks = overview["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), cli["ranks"].as_array().unwrap().len());
+    for (r, c) in ranks.iter().zip(cli["ranks"].as_array().unwrap()) {
+        let mut r = r.clone();
+        let m = r.as_object_mut().unwrap();
+        assert_eq!(m.remove("status"), Some(json!("ok")));
+        assert_eq!(m.remove("error"), Some(Value::Null));
+        assert_eq!(&r, c);
+    }
+    assert_eq!(overview["matrix"], cli["matrix"]);
+    assert_eq!(overview["outliers"], cli["outliers"]);
+    assert_eq!(
+        overview["totals"]["peak_allocated_bytes"],
+        cli["totals"]["peak_allocated_bytes"]
+    );
+    assert_eq!(overview["summary"]["file"], "jobs/job.memlens.json");
+    // One rank whole: the file's rank as written (ranks ordered by role then rank, as the
+    // fixture's are).
+    let file: Value = serde_json::from_str(&text).unwrap();
+    let rank = ask(&view, json!({ "method": "rank", "params": { "rank": 1 } }));
+    assert_eq!(rank["curve"], file["ranks"][1]["curve"]);
+    assert_eq!(rank["unreleased"], file["ranks"][1]["unreleased"]);
+    let r = s.call(json!({
+        "call": "view.request", "session": session, "view": view,
+        "request": json!({ "method": "rank", "params": { "rank": 9 } }).to_string(),
+    }));
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(r.text().contains("holds 2 ranks"), "{}", r.text());
+
+    // A failed rank is counted as such, with its reason among the warnings.
+    let view = s.wait(&open("jobs/failed.memlens.json"))["view"].clone();
+    let overview = ask(&view, json!({ "method": "overview" }));
+    assert_eq!(
+        overview["totals"]["failed_ranks"], 1,
+        "{}",
+        overview["totals"]
+    );
+    assert_eq!(overview["totals"]["rejected"], 0);
+    assert_eq!(overview["totals"]["ranks"], 3);
+    assert_eq!(
+        overview["warnings"][0]["file"],
+        "job/actor/broken_ascend_pt"
+    );
+    assert_eq!(overview["warnings"][0]["message"], reason);
+
+    // A damaged file fails naming it; so does a path that is not among the served files.
+    let error_of = |job: Value| loop {
+        let state = s.get(&format!("/api/job?id={job}&seq=0")).json();
+        if state["done"] == true {
+            break state["error"].as_str().unwrap_or_default().to_string();
+        }
+    };
+    let error = error_of(open("jobs/cut.memlens.json"));
+    assert!(error.contains("jobs/cut.memlens.json"), "{error}");
+    let error = error_of(open("jobs/none.memlens.json"));
+    assert!(error.contains("jobs/none.memlens.json"), "{error}");
+}
+
 /// Reads one answer from a kept-alive connection: its status, or `None` when nothing complete
 /// came before the read timeout.
 fn read_answer(s: &mut TcpStream) -> Option<u16> {

@@ -21,7 +21,7 @@ fn run(data: &[u8]) {
             let again = merged.to_json().expect("a merged summary serialises");
             let back = read_ranks(name, &again).expect("a written summary reads back");
             assert_eq!(back, merged.ranks);
-            let view = SummaryView::from_text(name, &text).expect("read_ranks accepted it");
+            let mut view = SummaryView::from_text(name, &text).expect("read_ranks accepted it");
             view.answer(&Request::Overview).expect("the overview serialises");
             for rank in 0..view.job().ranks.len() {
                 view.answer(&Request::Rank { rank }).expect("a rank serialises");

@@ -20,7 +20,8 @@
 //! - [`queries`] answers questions about one analysed rank (live set at a time, leak candidates,
 //!   curves for a window, the rows a filter keeps);
 //! - [`summary`] makes the job summary file (compact rank summaries, merged anywhere);
-//!   [`summary_file`] recognises one among the inputs, [`summary_view`] answers the page about it;
+//!   [`summary_file`] recognises one among the inputs, [`summary_view`] answers the page about it,
+//!   [`summary_raw`] puts ranks opened from their raw run folders in place of their summaries;
 //! - [`view`] holds what the views of a front end ask (requests and answers as serde types, the
 //!   `--json` report with the job's totals, the allocation table, the timeline's layout);
 //! - [`generate`] writes deterministic synthetic jobs for tests, examples and benchmarks
@@ -47,6 +48,7 @@ pub mod run;
 pub mod run_folder;
 pub mod summary;
 pub mod summary_file;
+pub mod summary_raw;
 pub mod summary_view;
 pub mod trace;
 pub mod view;

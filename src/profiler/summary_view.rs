@@ -4,9 +4,12 @@
 //! page draws it with the same job overview as an analysed job.
 
 use super::summary::{read_ranks, JobSummary, RankStatus, RankSummary};
+use super::summary_raw::{replace_ranks, RawRank};
+use super::view::report::peak_index;
+use super::view::JobTotals;
 use crate::diag::Diagnostic;
 use crate::source::Source;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 /// The largest summary file the page reads: at a few kilobytes per rank this is hundreds of
@@ -24,44 +27,21 @@ pub enum Request {
         /// Index in the overview's `ranks`.
         rank: usize,
     },
+    /// Ranks analysed from their raw run folders (`profiler::view::Request::RankSummaries`)
+    /// take the place of the ranks they match; answers the overview, whose `raw` says what
+    /// became of each.
+    Raw {
+        /// The raw ranks' summaries.
+        ranks: Vec<RankSummary>,
+    },
 }
 
 /// An opened job summary: the merged job (ranks ordered, matrix and outliers recomputed).
 pub struct SummaryView {
     file: String,
     job: JobSummary,
-}
-
-/// The job's totals in the shape of the analysed job's (`profiler::view::JobTotals`), from the
-/// summaries alone: rows, warnings and unreleased figures are sums of the ranks' reports.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct SummaryTotals {
-    /// Ranks in the file.
-    pub ranks: usize,
-    /// Distinct roles.
-    pub roles: usize,
-    /// Allocation rows, summed.
-    pub rows: u64,
-    /// … of them `cann::` (GE) rows.
-    pub rows_ge: u64,
-    /// Diagnostics listed (rank warnings and the errors of failed ranks).
-    pub warnings: usize,
-    /// Files not analysed (none: the summary lists ranks only).
-    pub ignored: usize,
-    /// Ranks whose summary says `error`.
-    pub rejected: usize,
-    /// Ranks with `status` `ok`.
-    pub ranks_with_data: usize,
-    /// Bytes never released, summed.
-    pub unreleased_bytes: u64,
-    /// Allocations never released, summed.
-    pub unreleased_rows: u64,
-    /// Index of the rank with the highest peak allocated (the first on a tie).
-    pub peak_rank: Option<usize>,
-    /// The highest peak allocated.
-    pub peak_allocated_bytes: u64,
-    /// The lowest peak allocated among the ranks with data.
-    pub min_peak_allocated_bytes: u64,
+    /// What became of the ranks opened from raw run folders, in the order given.
+    raw: Vec<RawRank>,
 }
 
 fn u64_of(v: &Value, key: &str) -> u64 {
@@ -148,6 +128,7 @@ impl SummaryView {
         Ok(SummaryView {
             file: file.to_string(),
             job: JobSummary::merge(ranks),
+            raw: Vec::new(),
         })
     }
 
@@ -156,22 +137,42 @@ impl SummaryView {
         &self.job
     }
 
-    /// The job's totals.
-    pub fn totals(&self) -> SummaryTotals {
-        let ranks = &self.job.ranks;
-        let peak_rank =
-            ranks
-                .iter()
-                .enumerate()
-                .fold(None, |best: Option<usize>, (i, r)| match best {
-                    Some(b) if ranks[b].peak_allocated_bytes >= r.peak_allocated_bytes => Some(b),
-                    _ => Some(i),
+    /// Puts ranks analysed from their raw run folders in the place of the ranks they match (by
+    /// role, step and rank) and orders the job again; [`SummaryView::raw`] says what became of
+    /// each. Ranks replaced earlier stay replaced.
+    pub fn open_raw(&mut self, raw: Vec<RankSummary>) {
+        let mut ranks = std::mem::take(&mut self.job.ranks);
+        let mut outcomes = replace_ranks(&mut ranks, raw);
+        self.job = JobSummary::merge(ranks);
+        for o in &mut outcomes {
+            if o.outcome == "replaced" {
+                o.index = self.job.ranks.iter().position(|r| {
+                    r.role == o.role
+                        && r.step == o.step
+                        && r.rank == o.rank
+                        && r.run_dirs == o.run_dirs
                 });
+            }
+        }
+        self.raw = outcomes;
+    }
+
+    /// What became of the ranks last opened from raw run folders.
+    pub fn raw(&self) -> &[RawRank] {
+        &self.raw
+    }
+
+    /// The job's totals, from the summaries alone: rows, warnings and unreleased figures are
+    /// sums of the ranks' reports; no file was rejected or ignored (the file lists ranks only),
+    /// and the ranks that failed where they ran are `failed_ranks`.
+    pub fn totals(&self) -> JobTotals {
+        let ranks = &self.job.ranks;
+        let peak_rank = peak_index(ranks.iter().map(|r| r.peak_allocated_bytes));
         let ok: Vec<&RankSummary> = ranks
             .iter()
             .filter(|r| r.status == RankStatus::Ok)
             .collect();
-        SummaryTotals {
+        JobTotals {
             ranks: ranks.len(),
             roles: ranks
                 .iter()
@@ -182,7 +183,8 @@ impl SummaryView {
             rows_ge: ranks.iter().map(|r| u64_of(&r.report, "rows_ge")).sum(),
             warnings: self.warnings().len(),
             ignored: 0,
-            rejected: ranks.len() - ok.len(),
+            rejected: 0,
+            failed_ranks: ranks.len() - ok.len(),
             ranks_with_data: ok.len(),
             unreleased_bytes: ranks
                 .iter()
@@ -228,7 +230,8 @@ impl SummaryView {
 
     /// The overview: `memlens profiler --json`'s shape (ranks as their report objects, matrix,
     /// outliers, warnings, totals), `ignored` empty, `times` (per rank: its curve's start and the
-    /// peak's time after it) and `summary` naming the file.
+    /// peak's time after it), `raw` (what became of the ranks opened from raw run folders) and
+    /// `summary` naming the file.
     pub fn overview(&self) -> Value {
         json!({
             "ranks": self.job.ranks.iter().map(rank_report).collect::<Vec<_>>(),
@@ -238,6 +241,7 @@ impl SummaryView {
             "warnings": self.warnings(),
             "totals": self.totals(),
             "times": self.job.ranks.iter().map(rank_times).collect::<Vec<_>>(),
+            "raw": self.raw,
             "summary": {
                 "file": self.file,
                 "format": self.job.format,
@@ -251,17 +255,20 @@ impl SummaryView {
     /// One rank's summary, whole.
     pub fn rank(&self, index: usize) -> Result<&RankSummary, String> {
         self.job.ranks.get(index).ok_or_else(|| {
-            format!(
-                "no rank {index}: the summary holds {} rank(s)",
-                self.job.ranks.len()
-            )
+            let n = self.job.ranks.len();
+            let unit = if n == 1 { "rank" } else { "ranks" };
+            format!("no rank {index}: the summary holds {n} {unit}")
         })
     }
 
     /// Answers a request with JSON text.
-    pub fn answer(&self, request: &Request) -> Result<String, String> {
+    pub fn answer(&mut self, request: &Request) -> Result<String, String> {
         let value = match request {
             Request::Overview => self.overview(),
+            Request::Raw { ranks } => {
+                self.open_raw(ranks.clone());
+                self.overview()
+            }
             Request::Rank { rank } => {
                 serde_json::to_value(self.rank(*rank)?).map_err(|e| e.to_string())?
             }

@@ -24,7 +24,7 @@ impl JobSummaryView {
     }
 
     /// Answers a request (`{"method", "params"}`, see [`Request`]) with JSON text.
-    pub fn request(&self, request: &str) -> Result<String, JsError> {
+    pub fn request(&mut self, request: &str) -> Result<String, JsError> {
         let r: Request =
             serde_json::from_str(request).map_err(|e| err(format!("bad request: {e}")))?;
         self.view.answer(&r).map_err(err)

@@ -23,6 +23,7 @@ use super::attribution::{frames, is_library_frame};
 use super::discover::{job_of, Job};
 use super::memory_record::Metric;
 use super::plan::{job_plan, PlannedFile};
+use super::summary::rank_summaries;
 use crate::bulk::{f64s, flags, Bulk, Field};
 use crate::chart::Viewport;
 use crate::export::profiler as exp;
@@ -42,6 +43,10 @@ pub enum Request {
     Report {},
     /// Per-rank facts for the views ([`RankInfo`]s).
     Ranks {},
+    /// Each rank's compact summary, as a job summary file holds it
+    /// ([`crate::profiler::summary::RankSummary`]s): what a job summary opened beside these run
+    /// folders takes in their place.
+    RankSummaries {},
     /// Extent of a rank's allocation timeline ([`TimelineInfo`]).
     TimelineInfo {
         /// Rank index.
@@ -382,6 +387,7 @@ impl JobView {
             Request::Plan {} => json_text(&self.plan),
             Request::Report {} => json_text(&job_report(&self.analysis, &self.job)),
             Request::Ranks {} => json_text(&self.ranks()),
+            Request::RankSummaries {} => json_text(&rank_summaries(&self.analysis)),
             Request::TimelineInfo { rank } => {
                 let l = self.layout(*rank)?;
                 json_text(&TimelineInfo {

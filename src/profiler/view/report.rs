@@ -48,7 +48,9 @@ pub fn job_report<'a>(analysis: &'a JobAnalysis, job: &'a Job) -> JobReport<'a> 
     }
 }
 
-/// Figures of the whole job, summed over its ranks.
+/// Figures of the whole job, summed over its ranks: of an analysed job ([`job_totals`]) and of a
+/// job summary file (`profiler::summary_view::SummaryView::totals`), one type so the page and
+/// scripts read one set of figures.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct JobTotals {
     /// Ranks analysed.
@@ -66,6 +68,10 @@ pub struct JobTotals {
     /// Files of the job that could not be read at all (an error about the file itself: not the
     /// expected table, unreadable), each counted once however many errors it has.
     pub rejected: usize,
+    /// Ranks whose analysis failed where it ran: a job summary's ranks with `status` `error`
+    /// (their reasons are among the warnings). An analysed job has none: its failures are the
+    /// files it rejected.
+    pub failed_ranks: usize,
     /// Ranks with something to draw: at least one allocation row or an allocator curve. When it
     /// is 0 the page shows why instead of an empty dashboard.
     pub ranks_with_data: usize,
@@ -81,16 +87,21 @@ pub struct JobTotals {
     pub min_peak_allocated_bytes: u64,
 }
 
+/// The index of the highest of `peaks` (the first on a tie); `None` when there are none.
+pub(crate) fn peak_index(peaks: impl Iterator<Item = u64>) -> Option<usize> {
+    peaks
+        .enumerate()
+        .fold(None, |best: Option<(usize, u64)>, (i, p)| match best {
+            Some((b, top)) if top >= p => Some((b, top)),
+            _ => Some((i, p)),
+        })
+        .map(|(i, _)| i)
+}
+
 /// The totals of `analysis` (ranks discovered as `job`).
 pub fn job_totals(analysis: &JobAnalysis, job: &Job) -> JobTotals {
     let ranks: Vec<&RankReport> = analysis.ranks.iter().map(|r| &r.summary).collect();
-    let peak_rank = ranks
-        .iter()
-        .enumerate()
-        .fold(None, |best: Option<usize>, (i, r)| match best {
-            Some(b) if ranks[b].peak_allocated_bytes >= r.peak_allocated_bytes => Some(b),
-            _ => Some(i),
-        });
+    let peak_rank = peak_index(ranks.iter().map(|r| r.peak_allocated_bytes));
     JobTotals {
         ranks: ranks.len(),
         roles: ranks
@@ -109,6 +120,7 @@ pub fn job_totals(analysis: &JobAnalysis, job: &Job) -> JobTotals {
             .map(|d| d.file.as_str())
             .collect::<std::collections::BTreeSet<_>>()
             .len(),
+        failed_ranks: 0,
         ranks_with_data: ranks
             .iter()
             .filter(|r| r.rows > 0 || matches!(r.peak_source, "memory_record" | "operator_memory"))

@@ -1,11 +1,12 @@
 //! The native engine behind `memlens serve`: the same objects the wasm engine gives the page's
-//! worker (a session of files, a torch_npu job view, a SOMAS view, a memory snapshot), held here
-//! between requests, and the calls on them — converted from and to HTTP, like `src/wasm/`
-//! converts from and to JavaScript. The views' questions are the core's serde requests
-//! (`profiler::view::Request`, `somas::view::Request`, the snapshot view's request types),
-//! answered by the same core code; files are read under the served roots only.
+//! worker (a session of files, a torch_npu job view, a SOMAS view, a memory snapshot, a job
+//! summary file), held here between requests, and the calls on them — converted from and to HTTP,
+//! like `src/wasm/` converts from and to JavaScript. The views' questions are the core's serde
+//! requests (`profiler::view::Request`, `somas::view::Request`, the snapshot view's request types,
+//! `profiler::summary_view::Request`), answered by the same core code; files are read under the
+//! served roots only.
 //!
-//! Long calls (classifying, analysing, opening a dump or a snapshot) run on their own thread as a
+//! Long calls (classifying, analysing, opening a dump, a snapshot or a job summary) run on their own thread as a
 //! *job* whose progress the page's worker polls ([`Engine::poll`]), since its calls are
 //! synchronous.
 
@@ -13,6 +14,7 @@ use memlens::bulk::{self, Bulk};
 use memlens::chart::Viewport;
 use memlens::input::roots::{Refusal, ServedRoots};
 use memlens::input::{CountingOpener, FileOpener, InputSet};
+use memlens::profiler::summary_view::SummaryView;
 use memlens::profiler::view::JobView;
 use memlens::snapshot::view::{CurveRequest, HitRequest, SnapshotView, TableRequest, ViewRequest};
 use memlens::somas::view::{ExportRequest, SomasSession};
@@ -62,6 +64,8 @@ enum View {
     Somas(Box<SomasSession>),
     /// A memory snapshot, with the milliseconds reading it took.
     Snapshot(Box<SnapshotView>, f64),
+    /// A job summary file (`job.memlens.json`).
+    Summary(Box<SummaryView>),
 }
 
 /// The files of one drop (one page's worker) and the views opened on them.
@@ -258,6 +262,9 @@ impl Engine {
                     Some(View::Somas(v)) => serde_json::from_str(&request)
                         .map_err(|e| format!("bad request: {e}"))
                         .and_then(|r| v.answer(&r)),
+                    Some(View::Summary(v)) => serde_json::from_str(&request)
+                        .map_err(|e| format!("bad request: {e}"))
+                        .and_then(|r| v.answer(&r)),
                     Some(View::Snapshot(..)) => {
                         return Err(Failure::Bad(format!(
                             "view {view} is a memory snapshot: it answers snapshot.* calls"
@@ -423,6 +430,24 @@ impl Engine {
                 }))
             }
             name if name.starts_with("snapshot.") => self.snapshot(name, call),
+            "summary.open" => {
+                let path: String = arg(call, "path")?;
+                let session = self.session(call)?;
+                let id = self.id();
+                Ok(self.spawn(move |job| {
+                    let mut guard = lock(&session);
+                    let report = |name: &str, done: u64, total: u64| {
+                        job.report(&format!("reading {name}"), done as f64, total as f64)
+                    };
+                    let opened = {
+                        let opener = CountingOpener::new(&guard.set, &report);
+                        let source = opener.open(&path).map_err(|d| d.to_string())?;
+                        SummaryView::open(&*source).map_err(|d| d.to_string())?
+                    };
+                    guard.views.insert(id, View::Summary(Box::new(opened)));
+                    Ok(json!({ "view": id }).to_string())
+                }))
+            }
             "memory" => Ok(Answer::Json(resident_bytes().to_string())),
             other => Err(Failure::Bad(format!("unknown call {other}"))),
         }
