@@ -1,6 +1,6 @@
 // memlens page: wiring between the user's files, the analysis worker and the views.
 // Layout, drawing and interaction only; every figure comes from the Rust core in the worker.
-import { EngineClient } from './engine-client.js';
+import { EngineClient, Cancelled } from './engine-client.js';
 import { fromInput, fromDataTransfer } from './files.js';
 import { loadManifest, loadExampleFile } from './examples-source.js';
 import { renderInventory } from './inventory-view.js';
@@ -11,6 +11,8 @@ import { el } from './ui/dom.js';
 import { showServed } from './served-files.js';
 import { mountCompare } from './compare/page.js';
 import { comparablePair, showOffer } from './compare/offer.js';
+import { restoreNextDrop } from './somas/page.js';
+import { selectGroupOnNextView } from './profiler/state.js';
 
 const $ = (id) => document.getElementById(id);
 const client = new EngineClient();
@@ -72,6 +74,49 @@ function showErrors(messages) {
 
 // ---- loading ------------------------------------------------------------------------------
 let loadSeq = 0;
+// Whether a drop has been analysed (its tabs are shown below the drop zone).
+let analysed = false;
+
+/**
+ * The drop zone shrinks to one line once there is something under it: an analysed drop or the
+ * Compare mode. Its one line says what a drop does then.
+ */
+function compactDropZone() {
+  const comparing = !$('compare-root').hidden;
+  $('drop-zone').classList.toggle('compact', analysed || comparing);
+  // "Add files…" adds to an analysis: there is none to add to in the Compare mode alone.
+  $('drop-zone').classList.toggle('analysed', analysed);
+  $('drop-replace').textContent = analysed ? 'Drop files to replace this analysis' : 'Drop files to analyse them on their own';
+}
+
+// True from a drop until its analyses are ready (or failed): the worker is busy with it.
+let busy = false;
+
+/**
+ * Stops the load in progress within moments, whatever the worker is doing: the worker is
+ * terminated (its memory goes with it) and a fresh one starts; the views of the stopped load go.
+ */
+function stopWork() {
+  loadSeq++;
+  busy = false;
+  client.restart();
+  for (const m of mounted) if (m.handle && m.handle.unmount) m.handle.unmount();
+  mounted = [];
+  $('analysis-panels').replaceChildren();
+  $('tabs').replaceChildren();
+  $('tabs').hidden = true;
+  hideProgress();
+}
+
+$('cancel-button').addEventListener('click', () => {
+  if (!busy) return;
+  stopWork();
+  $('inventory').hidden = true;
+  analysed = false;
+  compactDropZone();
+  showErrors([]);
+  setStatus('cancelled', 'cancelled');
+});
 
 // What the current analysis was made of: "Add files…" loads these and the new ones together.
 let loadedItems = [];
@@ -84,6 +129,8 @@ function withLoaded(items) {
 
 /** Sends a file list to the worker and shows what it found. */
 async function load(items) {
+  // A new drop while the previous one is still being read replaces it at once.
+  if (busy) stopWork();
   const seq = ++loadSeq;
   loadedItems = items;
   // A served path (memlens serve) has no File: the native engine reads it where it lies.
@@ -95,6 +142,7 @@ async function load(items) {
   }
   showErrors([]);
   setStatus('loading', 'loading');
+  busy = true;
   const total = items.reduce((s, i) => s + (i.file ? i.file.size : i.served ? i.size || 0 : 0), 0);
   showProgress(`${plural(items.length, 'file')}, ${bytes(total)}`, 0, 0);
   try {
@@ -102,25 +150,72 @@ async function load(items) {
       if (seq === loadSeq) showProgress(p.label, p.done, p.total);
     });
     if (seq !== loadSeq) return;
-    renderInventory(inventory);
-    $('drop-zone').classList.add('compact');
-    mountAnalyses(inventory);
-    showOffer($('compare-offer'), comparablePair(inventory, items), (base, candidate) => openCompare().compare(base, candidate));
-    const problems = unreadable.map((u) => `${u.path}: ${u.error}`);
-    showErrors(problems);
-    // The analyses read their files after mounting; the page is ready when they all are.
-    setStatus('loading', 'analysing');
-    const outcomes = await Promise.allSettled(mounted.map((m) => m.handle && m.handle.ready));
+    await present(seq, inventory, comparablePair(inventory, items), unreadable.map((u) => `${u.path}: ${u.error}`));
+  } catch (err) {
+    if (seq !== loadSeq || err instanceof Cancelled) return;
+    setStatus('error', 'error');
+    showErrors([err.message]);
+  } finally {
+    if (seq === loadSeq) {
+      busy = false;
+      hideProgress();
+    }
+  }
+}
+
+/**
+ * Shows an analysed drop — its inputs table and one tab per analysis — with the "compare these"
+ * offer for `pair` (or none) and `problems`; the status is ready when every tab is.
+ */
+async function present(seq, inventory, pair, problems) {
+  renderInventory(inventory);
+  analysed = true;
+  compactDropZone();
+  mountAnalyses(inventory);
+  showOffer($('compare-offer'), pair, (base, candidate) => openCompare().compare(base, candidate));
+  showErrors(problems);
+  // The analyses read their files after mounting; the page is ready when they all are.
+  setStatus('loading', 'analysing');
+  const outcomes = await Promise.allSettled(mounted.map((m) => m.handle && m.handle.ready));
+  if (seq !== loadSeq) return;
+  const failed = outcomes.filter((o) => o.status === 'rejected').map((o) => (o.reason && o.reason.message) || String(o.reason));
+  showErrors([...problems, ...failed]);
+  setStatus(failed.length ? 'error' : 'ready', failed.length ? 'error' : 'ready');
+}
+
+// The hash keys of the torch_npu views that a link from the Compare mode sets or clears.
+const PROFILER_KEYS = ['rank', 'cmp', 'align', 'v0', 'v1', 'w0', 'w1', 'at', 'row', 'gk', 'gi', 'q', 'sq', 'smin', 'smax', 'nowin', 'unrel', 'sort', 'desc', 'hide'];
+
+/**
+ * A link from the Compare mode: side `side` (0 baseline, 1 candidate) of the comparison becomes the
+ * drop, already loaded in the worker, and its own view opens at `place`: { pair } (a profiler rank
+ * pair: that rank, at its peak), { pair, frame } (with that frame's live group picked) or { node } /
+ * { tensor } (SOMAS).
+ */
+async function openSide(side, place) {
+  const seq = ++loadSeq;
+  // A load still running is superseded (its answers are dropped), not stopped: stopping would
+  // restart the worker, and the comparison this side comes from lives there.
+  busy = false;
+  showErrors([]);
+  setStatus('loading', 'loading');
+  try {
+    const { inventory, rank } = await client.call('compare.open', { side, pair: place.pair ?? null });
     if (seq !== loadSeq) return;
-    const failed = outcomes.filter((o) => o.status === 'rejected').map((o) => (o.reason && o.reason.message) || String(o.reason));
-    showErrors([...problems, ...failed]);
-    setStatus(failed.length ? 'error' : 'ready', failed.length ? 'error' : 'ready');
+    if (place.pair !== undefined) {
+      hash.update({ ...Object.fromEntries(PROFILER_KEYS.map((k) => [k, null])), rank: rank ?? 0, tab: 'ascend' });
+      if (place.frame !== undefined) selectGroupOnNextView('live', place.frame);
+    } else {
+      hash.update({ 's.node': place.node ?? null, 's.tensor': place.tensor ?? null, 's.dump': null, 's.ti': null, tab: 'somas' });
+      restoreNextDrop();
+    }
+    const done = present(seq, inventory, null, []);
+    $('tabs').scrollIntoView({ block: 'start' });
+    await done;
   } catch (err) {
     if (seq !== loadSeq) return;
     setStatus('error', 'error');
     showErrors([err.message]);
-  } finally {
-    if (seq === loadSeq) hideProgress();
   }
 }
 
@@ -201,9 +296,12 @@ let compareMode = null;
 /** Shows the Compare mode (mounted on first use) or, with `toggle`, hides it when shown. */
 function openCompare(toggle = false) {
   const box = $('compare-root');
-  if (!compareMode) compareMode = mountCompare(box, client);
+  if (!compareMode) compareMode = mountCompare(box, client, openSide);
   box.hidden = toggle ? !box.hidden : false;
+  // Hidden: the comparison and its two loaded sides are freed (a side opened as the drop stays).
+  if (box.hidden) compareMode.close();
   $('compare-button').setAttribute('aria-expanded', String(!box.hidden));
+  compactDropZone();
   hash.update({ compare: box.hidden ? null : '1' });
   if (!box.hidden) box.scrollIntoView({ block: 'start' });
   return compareMode;
