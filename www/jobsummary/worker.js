@@ -22,6 +22,10 @@ export default function jobSummaryRequests(ctx) {
       // Linear memory only grows: after the load this is the peak the load needed.
       return { overview, ms: performance.now() - t0, memoryBytes: ctx.mod().memoryBytes() };
     },
+    /** Ranks analysed from their raw run folders replace the ranks they match; the new overview. */
+    'summary.raw'({ ranks }) {
+      return ask('raw', { ranks });
+    },
     /** One rank's summary whole (curve, attribution at the peak, unreleased, warnings). */
     'summary.rank'({ rank }) {
       return ask('rank', { rank });

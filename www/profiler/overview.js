@@ -28,7 +28,7 @@ export function overview({ report, ranks }, store) {
     ? el('button', { type: 'button', class: 'linkish', text: rankLabel(peak), title: 'Open this rank', on: { click: () => open(peakIdx) } })
     : null;
   const metrics = el('div', { class: 'metrics' },
-    metric('ascend-ranks', 'Ranks', totals.ranks, int(totals.ranks), `${totals.roles} role(s)`),
+    metric('ascend-ranks', 'Ranks', totals.ranks, int(totals.ranks), plural(totals.roles, 'role')),
     metric('ascend-rows', 'Allocation rows', totals.rows, int(totals.rows), `${int(totals.rows_ge)} of them cann:: (GE)`),
     metric('ascend-warnings', 'Warnings', totals.warnings, int(totals.warnings), filesLine(totals)),
     peak
@@ -37,7 +37,7 @@ export function overview({ report, ranks }, store) {
           el('div', { class: 'value', text: bytes(peak.peak_allocated_bytes) }),
           el('div', { class: 'sub' }, peakButton))
       : null,
-    metric('ascend-unreleased', 'Never released', totals.unreleased_bytes, bytes(totals.unreleased_bytes), `${int(totals.unreleased_rows)} allocation(s)`, exactBytes(totals.unreleased_bytes)),
+    metric('ascend-unreleased', 'Never released', totals.unreleased_bytes, bytes(totals.unreleased_bytes), plural(totals.unreleased_rows, 'allocation'), exactBytes(totals.unreleased_bytes)),
   );
   body.append(metrics);
 
@@ -204,9 +204,13 @@ function sourceBadge(source) {
   });
 }
 
-/** "2 files rejected, 1 file not analysed", or "every file read". */
+/**
+ * "2 ranks failed, 1 file rejected, 1 file not analysed", or "every file read". Failed ranks are a
+ * job summary's: ranks whose analysis failed where they ran (the reasons are among the warnings).
+ */
 function filesLine(totals) {
   const parts = [];
+  if (totals.failed_ranks) parts.push(`${plural(totals.failed_ranks, 'rank')} failed`);
   if (totals.rejected) parts.push(`${plural(totals.rejected, 'file')} rejected`);
   if (totals.ignored) parts.push(`${plural(totals.ignored, 'file')} not analysed`);
   return parts.length ? parts.join(', ') : 'every file read';
@@ -229,7 +233,7 @@ export function warningsBlock(report) {
   const ignored = el('ul', { class: 'warning-list ignored' });
   for (const f of report.ignored) ignored.append(el('li', {}, el('span', { class: 'where', text: f.path }), el('span', { class: 'msg', text: f.reason })));
   const details = el('details', { class: 'warnings-box', open: ws.some(isHint) || (ws.length > 0 && ws.length <= 5) },
-    el('summary', { text: `${int(ws.length)} warning(s), ${int(report.ignored.length)} file(s) not analysed` }),
+    el('summary', { text: `${plural(ws.length, 'warning')}, ${plural(report.ignored.length, 'file')} not analysed` }),
     ws.length ? list : el('p', { class: 'muted', text: 'No warnings.' }));
   if (report.ignored.length) details.append(el('h3', { text: 'Files not analysed' }), ignored);
   return details;

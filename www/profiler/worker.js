@@ -115,6 +115,10 @@ export default (ctx) => {
     'ascend.liveAt'({ rank, t }) {
       return ask('liveAt', { rank, t });
     },
+    /** Each rank's compact summary, as a job summary file holds it (for a summary opened beside). */
+    'ascend.rankSummaries'() {
+      return ask('rankSummaries');
+    },
     'ascend.unreleased'({ rank, start, end }) {
       return ask('unreleased', { rank, start: start ?? null, end: end ?? null });
     },
