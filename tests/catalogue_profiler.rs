@@ -762,6 +762,33 @@ fn case_31_two_runs_claim_the_same_rank() {
 }
 
 #[test]
+fn case_31b_two_runs_of_one_rank_in_two_directories() {
+    // The same rank 1 run twice, the copies in two directories (two runs dropped together): one
+    // rank is one run, so the rank is the first directory's run folder alone — its figures those
+    // of rank 1 loaded alone — and the other run folder is set aside, said in a warning naming
+    // both, and listed among the files not analysed.
+    let mut files = run_folder("job/good", 0, &[]);
+    files.extend(run_folder("job/bad", 1, &[]));
+    files.extend(run_folder("rerun/bad", 1, &[]));
+    let l = load(&files);
+    assert_eq!(&json(l.rank("job/good/")), good_alone());
+    assert_eq!(&json(l.rank(BAD)), rank1_alone());
+    assert_eq!(l.job.ranks.len(), 2);
+    let other = "rerun/bad/rank1_ascend_pt";
+    let reason = format!(
+        "another run of bad rank 1, in another directory than {BAD}: set aside (one rank is one \
+         run); compare the two runs instead (memlens compare, or Compare these on the page)"
+    );
+    assert_eq!(l.diags(other), [format!("{other}: warning: {reason}")]);
+    assert!(l.ignored().contains(&(other.to_string(), reason)));
+    assert!(l
+        .analysis
+        .ranks
+        .iter()
+        .all(|r| !r.summary.run_dirs.iter().any(|d| d == other)));
+}
+
+#[test]
 fn case_32_allocations_whose_op_is_not_in_the_trace() {
     // A trace that holds none of the rows' ops (dangling names): rows load, every stack is
     // "none", and that shows in the stack counts.

@@ -399,3 +399,34 @@ fn overlaid_curves_show_the_injected_block_over_its_life() {
         profiler_overlay(&a, &b, &opts, &missing, Metric::Allocated, Align::Start, 64).is_none()
     );
 }
+
+#[test]
+fn a_rank_pair_points_at_its_rank_in_each_side() {
+    // The baseline holds ranks 0 and 1, the candidate rank 1 alone: the one pair is rank 1, the
+    // second rank of the baseline's job and the first (only) of the candidate's — where a link from
+    // the comparison opens each side's view.
+    use memlens::compare::load::{pair_positions, Side};
+    let base = generated();
+    let only_rank1: Files = base
+        .iter()
+        .filter(|(p, _)| p.starts_with(&run_dir(0, 1)))
+        .cloned()
+        .collect();
+    let (b, c) = (analyze(&base), analyze(&only_rank1));
+    let cmp = compare_jobs(&b, &c, &CompareOptions::default());
+    assert_eq!(cmp.pairs.len(), 1);
+    let in_base = b
+        .ranks
+        .iter()
+        .position(|r| r.summary.rank == Some(1))
+        .unwrap();
+    assert_eq!(in_base, 1);
+    let key = cmp.pairs[0].key.clone();
+    let (sb, sc) = (Side::Profiler(b), Side::Profiler(c));
+    assert_eq!(pair_positions(&sb, &sc, &key), Some((in_base, 0)));
+    // A key no pair has, and the sides the other way round.
+    let mut other = key.clone();
+    other.rank = Some(7);
+    assert_eq!(pair_positions(&sb, &sc, &other), None);
+    assert_eq!(pair_positions(&sc, &sb, &key), Some((0, in_base)));
+}

@@ -2,6 +2,7 @@
 //! profiler runs it holds, else its single SOMAS dump. Every front end loads sides through here,
 //! so the CLI and a page compare the same things.
 
+use super::profiler::{matched_ranks, RankKey};
 use super::{compare_dumps, compare_jobs, CompareOptions, Comparison};
 use crate::input::{FileOpener, InputSet};
 use crate::profiler::analysis::{AnalyzeOptions, JobAnalysis};
@@ -105,4 +106,18 @@ pub fn compare_sides(
                 .into(),
         ),
     }
+}
+
+/// Where the rank pair `key` of a profiler comparison sits in each side's job: its position in
+/// the baseline's and the candidate's `ranks` (the order a single-input view lists them in), as
+/// [`compare_jobs`] pairs ranks. `None` when the sides are not profiler jobs or hold no such pair.
+pub fn pair_positions(base: &Side, candidate: &Side, key: &RankKey) -> Option<(usize, usize)> {
+    let (Side::Profiler(b), Side::Profiler(c)) = (base, candidate) else {
+        return None;
+    };
+    let (_, rb, rc) = matched_ranks(b, c, &mut Vec::new())
+        .into_iter()
+        .find(|(k, _, _)| k == key)?;
+    let at = |job: &JobAnalysis, r| job.ranks.iter().position(|x| std::ptr::eq(x, r));
+    Some((at(b, rb)?, at(c, rc)?))
 }

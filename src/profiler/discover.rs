@@ -24,7 +24,8 @@ pub struct RunInput {
     pub run: ProfilerRun,
 }
 
-/// All run folders of one (role, step, rank), in timestamp order.
+/// The run folders of one (role, step, rank) that sit in one directory, in timestamp order (the
+/// captures of one run; see [`discover_job`] for run folders of the rank found elsewhere).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RankInput {
     /// Role (empty when unknown).
@@ -49,6 +50,13 @@ pub struct Job {
 }
 
 /// Groups the run folders of `inventory` into ranks.
+///
+/// A rank's run folders in one directory are captures of one run (torch_npu writes each
+/// profiling cycle of a process as its own folder beside the others) and are read as one rank.
+/// Run folders of the same (role, step, rank) in another directory are another run of that rank
+/// — two runs dropped together — and merging them would mix two captures into one curve: the
+/// directory of the earliest folder is kept, the others are set aside (listed in `ignored` with a
+/// warning that names the kept one), and the two runs can be compared instead.
 pub fn discover_job(inventory: &Inventory) -> Job {
     let mut groups: BTreeMap<(String, Option<u32>, u32), Vec<ProfilerRun>> = BTreeMap::new();
     let mut job = Job::default();
@@ -88,6 +96,7 @@ pub fn discover_job(inventory: &Inventory) -> Job {
             (None, Some(_)) => std::cmp::Ordering::Greater,
             (None, None) => a.path.cmp(&b.path),
         });
+        set_aside_other_runs(&mut runs, &mut job);
         let rank = runs.first().and_then(|r| r.rank);
         job.ranks.push(RankInput {
             role,
@@ -97,4 +106,29 @@ pub fn discover_job(inventory: &Inventory) -> Job {
         });
     }
     job
+}
+
+/// Keeps the run folders of `runs` (sorted) that share the first one's directory; moves the others
+/// to `job.ignored` with a warning each.
+fn set_aside_other_runs(runs: &mut Vec<ProfilerRun>, job: &mut Job) {
+    let dir = |r: &ProfilerRun| r.path.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+    let Some(first) = runs.first() else { return };
+    let (kept_dir, kept_path) = (dir(first), first.path.clone());
+    let (kept, other): (Vec<ProfilerRun>, Vec<ProfilerRun>) =
+        runs.drain(..).partition(|r| dir(r) == kept_dir);
+    *runs = kept;
+    for r in other {
+        let rank = r.rank.map_or("unknown".to_string(), |n| n.to_string());
+        let who = match r.role.as_str() {
+            "" => format!("rank {rank}"),
+            role => format!("{role} rank {rank}"),
+        };
+        let reason = format!(
+            "another run of {who}, in another directory than {kept_path}: set aside (one rank is \
+             one run); compare the two runs instead (memlens compare, or Compare these on the page)"
+        );
+        job.warnings
+            .push(Diagnostic::warning(&r.path, reason.clone()));
+        job.ignored.push((r.path, reason));
+    }
 }
