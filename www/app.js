@@ -11,6 +11,8 @@ import { el } from './ui/dom.js';
 import { showServed } from './served-files.js';
 import { mountCompare } from './compare/page.js';
 import { comparablePair, showOffer } from './compare/offer.js';
+import { restoreNextDrop } from './somas/page.js';
+import { selectGroupOnNextView } from './profiler/state.js';
 
 const $ = (id) => document.getElementById(id);
 const client = new EngineClient();
@@ -72,6 +74,19 @@ function showErrors(messages) {
 
 // ---- loading ------------------------------------------------------------------------------
 let loadSeq = 0;
+// Whether a drop has been analysed (its tabs are shown below the drop zone).
+let analysed = false;
+
+/**
+ * The drop zone shrinks to one line once there is something under it: an analysed drop or the
+ * Compare mode. Its one line says what a drop does then.
+ */
+function compactDropZone() {
+  const comparing = !$('compare-root').hidden;
+  $('drop-zone').classList.toggle('compact', analysed || comparing);
+  $('drop-replace').textContent = analysed ? 'Drop files here to replace this analysis' : 'Drop files here to analyse them on their own';
+}
+
 // The job summary files of the last drop. A drop that brings run folders and no summary opens
 // them beside these (a rank's raw folder dropped after the summary of its job replaces that
 // rank's summary and opens its full views); any other drop replaces them.
@@ -112,25 +127,66 @@ async function load(items) {
     }
     const summaries = new Set(inventory.units.filter((u) => u.kind === 'job-summary').map((u) => u.path));
     keptSummaries = items.filter((i) => summaries.has(i.path));
-    renderInventory(inventory);
-    $('drop-zone').classList.add('compact');
-    mountAnalyses(inventory);
-    showOffer($('compare-offer'), comparablePair(inventory, items), (base, candidate) => openCompare().compare(base, candidate));
-    const problems = unreadable.map((u) => `${u.path}: ${u.error}`);
-    showErrors(problems);
-    // The analyses read their files after mounting; the page is ready when they all are.
-    setStatus('loading', 'analysing');
-    const outcomes = await Promise.allSettled(mounted.map((m) => m.handle && m.handle.ready));
-    if (seq !== loadSeq) return;
-    const failed = outcomes.filter((o) => o.status === 'rejected').map((o) => (o.reason && o.reason.message) || String(o.reason));
-    showErrors([...problems, ...failed]);
-    setStatus(failed.length ? 'error' : 'ready', failed.length ? 'error' : 'ready');
+    await present(seq, inventory, comparablePair(inventory, items), unreadable.map((u) => `${u.path}: ${u.error}`));
   } catch (err) {
     if (seq !== loadSeq) return;
     setStatus('error', 'error');
     showErrors([err.message]);
   } finally {
     if (seq === loadSeq) hideProgress();
+  }
+}
+
+/**
+ * Shows an analysed drop — its inputs table and one tab per analysis — with the "compare these"
+ * offer for `pair` (or none) and `problems`; the status is ready when every tab is.
+ */
+async function present(seq, inventory, pair, problems) {
+  renderInventory(inventory);
+  analysed = true;
+  compactDropZone();
+  mountAnalyses(inventory);
+  showOffer($('compare-offer'), pair, (base, candidate) => openCompare().compare(base, candidate));
+  showErrors(problems);
+  // The analyses read their files after mounting; the page is ready when they all are.
+  setStatus('loading', 'analysing');
+  const outcomes = await Promise.allSettled(mounted.map((m) => m.handle && m.handle.ready));
+  if (seq !== loadSeq) return;
+  const failed = outcomes.filter((o) => o.status === 'rejected').map((o) => (o.reason && o.reason.message) || String(o.reason));
+  showErrors([...problems, ...failed]);
+  setStatus(failed.length ? 'error' : 'ready', failed.length ? 'error' : 'ready');
+}
+
+// The hash keys of the torch_npu views that a link from the Compare mode sets or clears.
+const PROFILER_KEYS = ['rank', 'cmp', 'align', 'v0', 'v1', 'w0', 'w1', 'at', 'row', 'gk', 'gi', 'q', 'sq', 'smin', 'smax', 'nowin', 'unrel', 'sort', 'desc', 'hide'];
+
+/**
+ * A link from the Compare mode: side `side` (0 baseline, 1 candidate) of the comparison becomes the
+ * drop, already loaded in the worker, and its own view opens at `place`: { pair } (a profiler rank
+ * pair: that rank, at its peak), { pair, frame } (with that frame's live group picked) or { node } /
+ * { tensor } (SOMAS).
+ */
+async function openSide(side, place) {
+  const seq = ++loadSeq;
+  showErrors([]);
+  setStatus('loading', 'loading');
+  try {
+    const { inventory, rank } = await client.call('compare.open', { side, pair: place.pair ?? null });
+    if (seq !== loadSeq) return;
+    if (place.pair !== undefined) {
+      hash.update({ ...Object.fromEntries(PROFILER_KEYS.map((k) => [k, null])), rank: rank ?? 0, tab: 'ascend' });
+      if (place.frame !== undefined) selectGroupOnNextView('live', place.frame);
+    } else {
+      hash.update({ 's.node': place.node ?? null, 's.tensor': place.tensor ?? null, 's.dump': null, 's.ti': null, tab: 'somas' });
+      restoreNextDrop();
+    }
+    const done = present(seq, inventory, null, []);
+    $('tabs').scrollIntoView({ block: 'start' });
+    await done;
+  } catch (err) {
+    if (seq !== loadSeq) return;
+    setStatus('error', 'error');
+    showErrors([err.message]);
   }
 }
 
@@ -207,9 +263,12 @@ let compareMode = null;
 /** Shows the Compare mode (mounted on first use) or, with `toggle`, hides it when shown. */
 function openCompare(toggle = false) {
   const box = $('compare-root');
-  if (!compareMode) compareMode = mountCompare(box, client);
+  if (!compareMode) compareMode = mountCompare(box, client, openSide);
   box.hidden = toggle ? !box.hidden : false;
+  // Hidden: the comparison and its two loaded sides are freed (a side opened as the drop stays).
+  if (box.hidden) compareMode.close();
   $('compare-button').setAttribute('aria-expanded', String(!box.hidden));
+  compactDropZone();
   hash.update({ compare: box.hidden ? null : '1' });
   if (!box.hidden) box.scrollIntoView({ block: 'start' });
   return compareMode;

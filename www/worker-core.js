@@ -8,6 +8,10 @@
  * the analysis families add their requests this way. `ctx.mod()` is the wasm module, `ctx.session()`
  * the current Session (files of the last drop), `ctx.onReset(fn)` registers cleanup for a new drop,
  * `ctx.transfer(result)` returns `result` marked so its typed arrays move to the page uncopied.
+ * `ctx.hold(s)` / `ctx.release(s)` mark a Session another request keeps (the Compare mode's two
+ * sides): a new drop does not free a held session, and a released one is freed unless it has
+ * become the drop's; `ctx.adopt(s)` makes a held session the drop's (a link from a comparison into
+ * one side's own views) and returns its inventory.
  */
 export function serve(loadEngine, modules = []) {
   let engine = null;
@@ -27,6 +31,13 @@ export function serve(loadEngine, modules = []) {
     });
 
   const resets = [];
+  // Sessions another request keeps: not freed when the drop's session is replaced.
+  const held = new Set();
+  const replace = (next) => {
+    for (const fn of resets) fn();
+    if (session && session !== next && !held.has(session)) session.free();
+    session = next;
+  };
   // Results whose typed arrays the handler gave away (see ctx.transfer).
   const movable = new WeakSet();
   const ctx = {
@@ -38,13 +49,22 @@ export function serve(loadEngine, modules = []) {
       if (result && typeof result === 'object') movable.add(result);
       return result;
     },
+    hold: (s) => held.add(s),
+    release: (s) => {
+      held.delete(s);
+      if (s !== session) s.free();
+    },
+    adopt: (s) => {
+      replace(s);
+      const inventory = JSON.parse(s.classify(() => {}));
+      if (inventory.error) throw new Error(inventory.error);
+      return inventory;
+    },
   };
   const handlers = {
     /** Replaces the session with the given files, expands archives and classifies them. */
     load({ files, unreadable }, progress) {
-      for (const fn of resets) fn();
-      if (session) session.free();
-      session = new engine.mod.Session();
+      replace(new engine.mod.Session());
       for (const f of files) session.addFile(f.path, f.file);
       for (const u of unreadable || []) session.addUnreadable(u.path, u.size || 0, u.error || 'unreadable');
       // Archives are expanded here, once: their members are files of the drop from now on.

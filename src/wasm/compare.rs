@@ -5,7 +5,7 @@
 use super::err;
 use super::session::Session;
 use crate::compare::curves::{profiler_overlay, somas_overlay, Align};
-use crate::compare::load::{compare_sides, load_side, Side};
+use crate::compare::load::{compare_sides, load_side, pair_positions, Side};
 use crate::compare::{CompareOptions, Comparison};
 use crate::profiler::memory_record::Metric;
 use js_sys::{Array, Uint8Array};
@@ -69,6 +69,18 @@ impl CompareView {
             .find(|(n, _)| n == name)
             .map(|(_, b)| Uint8Array::from(b.as_slice()))
             .ok_or_else(|| err(format!("no export named {name}")))
+    }
+
+    /// Rank pair `pair`'s position in each side's job (`[baseline, candidate]`, the rank index
+    /// of each side's torch_npu view); `undefined` when there is no such pair.
+    #[wasm_bindgen(js_name = pairRanks)]
+    pub fn pair_ranks(&self, pair: u32) -> Option<Vec<u32>> {
+        let Comparison::Profiler(cmp) = &self.comparison else {
+            return None;
+        };
+        let key = &cmp.pairs.get(pair as usize)?.key;
+        let (b, c) = pair_positions(&self.sides.0, &self.sides.1, key)?;
+        Some(vec![u32::try_from(b).ok()?, u32::try_from(c).ok()?])
     }
 
     /// The two sides' curves overlaid with their difference, as JSON

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, readFileSync, readdirSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { bytes } from '../../www/format.js';
 import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, settled } from './harness.mjs';
 
 const SAMPLE = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
@@ -54,6 +55,8 @@ async function openCompare(b, viewport) {
   await engineThreads(page);
   await page.click('[data-testid="compare-button"]');
   await page.waitForSelector('[data-testid="compare"][data-state="empty"]');
+  // The drop zone shrinks to one line above the Compare mode, as it does above an analysis.
+  assert.ok(await page.$eval('#drop-zone', (z) => z.classList.contains('compact') && z.getBoundingClientRect().height < 60), 'drop zone not compact');
   return page;
 }
 
@@ -125,6 +128,10 @@ test('generated job with one block at a rank peak: figures = compare --json, exp
       const only = await page.$$eval('[data-testid="compare-only"]', (rows) => rows.map((r) => [r.dataset.side, r.dataset.name, Number(r.dataset.bytes)]));
       assert.deepEqual(only, [['candidate', injected.op_name, 48 << 20]]);
       assert.equal(await page.getAttribute('[data-testid="compare"]', 'data-differences'), String(json.differences));
+      // One count of the differences, in plain words (no "(s)").
+      assert.equal(await page.textContent('[data-testid="compare-message"]'), `${json.differences} difference${json.differences === 1 ? '' : 's'} found.`);
+      assert.equal((await page.textContent('[data-testid="compare"]')).split(`${json.differences} difference`).length, 2);
+      assert.doesNotMatch(await page.textContent('[data-testid="compare"]'), /\(s\)/);
       // The curves overlaid: the difference is the injected block, +48 MiB over exactly its life,
       // and nothing shrinks; lined up by step it is the same block.
       for (const align of ['start', 'step']) {
@@ -135,10 +142,47 @@ test('generated job with one block at a rank peak: figures = compare --json, exp
         assert.equal(o.minDelta, 0);
         assert.equal(o.reduced, 'false');
         assert.equal(o.growTo - o.growFrom, life);
+        // The block lives for a moment: its time is named once ("at …, for …"), never "from X to X".
+        const status = await page.textContent('[data-testid="compare-overlay-status"]');
+        assert.match(status, /^largest growth \+48(\.0+)? MiB (at [^,]+, for [\d.]+ (ns|µs|ms)|from \S+ \S+ to \S+ \S+ \([\d.]+ (ns|µs|ms)\))/, status);
+        const m = /from (\S+ \S+) to (\S+ \S+)/.exec(status);
+        if (m) assert.notEqual(m[1], m[2], status);
       }
       await shot(page, `compare-profiler-${scheme}-${tag}`);
       if (tag === '1440') {
         for (const name of Object.keys(files)) assert.ok((await exportFile(page, name)).equals(files[name]), name);
+        // Links into each side's own view: the selected pair's rank, at its peak, in the torch_npu
+        // tab of the candidate, then of the baseline (both kept loaded: no files are sent again).
+        const p = json.pairs.findIndex((x) => x.key.rank === 1);
+        for (const [side, figures] of [
+          ['candidate', json.pairs[p].candidate],
+          ['base', json.pairs[p].base],
+        ]) {
+          await page.click(`[data-testid="compare-detail"] .compare-open-line [data-testid="compare-open-${side}"]`);
+          assert.equal(await settled(page, 120000), 'ready');
+          assert.equal(await page.evaluate(() => new URLSearchParams(location.hash.slice(1)).get('tab')), 'ascend');
+          assert.ok(await page.isVisible('#panel-ascend [data-testid="rank-select"]'));
+          const selected = await page.$eval('#panel-ascend [data-testid="rank-select"]', (s) => s.selectedOptions[0].textContent);
+          assert.match(selected, /rank 1\b/, selected);
+          assert.equal(await page.getAttribute('#panel-ascend [data-metric="ascend-ranks"]', 'data-value'), '2');
+          // The rank's peak in its own view is the comparison's figure for that side.
+          const peak = await page.$eval('#panel-ascend [data-testid="rank-select"]', (s) => s.selectedOptions[0].textContent.split('peak ')[1]);
+          assert.equal(peak, bytes(figures.peak_allocated_bytes));
+          // The comparison is still there, still ready.
+          assert.equal(await page.getAttribute('[data-testid="compare"]', 'data-state'), 'ready');
+        }
+        // A frame row opens the rank at its peak with that frame's live group picked: the table
+        // is filtered to the injected frame's blocks.
+        await page.click('[data-testid="compare-frame"] [data-testid="compare-open-candidate"]');
+        assert.equal(await settled(page, 120000), 'ready');
+        assert.match(await page.$eval('#panel-ascend [data-testid="rank-select"]', (s) => s.selectedOptions[0].textContent), /rank 1\b/);
+        await page.waitForSelector('#panel-ascend [data-testid="chip-group"]', { timeout: 60000 });
+        const chipText = await page.textContent('#panel-ascend [data-testid="chip-group"]');
+        assert.ok(chipText.includes(`: ${injected.frame}`), chipText);
+        // Closing the Compare mode frees the comparison: the page is back to empty there.
+        await page.click('[data-testid="compare-button"]');
+        await page.click('[data-testid="compare-button"]');
+        assert.equal(await page.getAttribute('[data-testid="compare"]', 'data-state'), 'empty');
       }
       assert.deepEqual(foreignRequests(b.requests, server.origin), []);
       assert.deepEqual(b.consoleErrors, []);
@@ -190,6 +234,19 @@ test('the real sample against itself compares equal; two steps; a SOMAS pair; th
     const files = cliOut(a, c);
     for (const name of Object.keys(files)) assert.ok((await exportFile(page, name)).equals(files[name]), name);
     await shot(page, 'compare-somas-dark-1440');
+    // Links into a side's SOMAS view: the grown node in the baseline (not its peak node, so the
+    // selection comes from the link), then the grown tensor in the candidate.
+    assert.notEqual(json.node_differences[0].name, json.base.peak_node);
+    const hashOf = (k) => page.evaluate((key) => new URLSearchParams(location.hash.slice(1)).get(key), k);
+    await page.click('[data-testid="compare-node"] [data-testid="compare-open-base"]');
+    assert.equal(await settled(page, 120000), 'ready');
+    await page.waitForSelector('#panel-somas [data-testid="somas"]', { state: 'visible' });
+    assert.equal(await hashOf('tab'), 'somas');
+    await page.waitForFunction((n) => new URLSearchParams(location.hash.slice(1)).get('s.node') === n, String(json.node_differences[0].base_index), { timeout: 60000 });
+    await page.click('[data-testid="compare-tensor"] [data-testid="compare-open-candidate"]');
+    assert.equal(await settled(page, 120000), 'ready');
+    await page.waitForFunction((t) => new URLSearchParams(location.hash.slice(1)).get('s.tensor') === t, String(grown.tensor), { timeout: 60000 });
+    assert.equal(await page.getAttribute('[data-testid="compare"]', 'data-state'), 'ready');
 
     // A profiler run against a SOMAS dump: the error state names the problem.
     await page.setInputFiles('input[data-testid="compare-base-folder"]', SAMPLE);
@@ -219,6 +276,12 @@ test('two runs of one rank in one drop: "compare these" with a baseline choice a
     await engineThreads(page);
     await page.setInputFiles('input[data-testid="folder-input"]', pair);
     await page.waitForSelector('[data-testid="compare-offer"]:not([hidden])', { timeout: 120000 });
+    // The torch_npu view reads one of the two runs as the rank and says it set the other aside.
+    assert.equal(await settled(page, 120000), 'ready');
+    assert.equal(await page.getAttribute('#panel-ascend [data-metric="ascend-ranks"]', 'data-value'), '1');
+    const warnings = await page.$$eval('#panel-ascend [data-testid="ascend-warnings"] li', (li) => li.map((x) => x.textContent));
+    const aside = warnings.filter((w) => /another run of .*rank 0, in another directory than .*: set aside/.test(w));
+    assert.equal(aside.length, 1, warnings.join('\n'));
     // The inputs in the order the inventory lists them; the first is the baseline until swapped.
     const names = async () => [await page.textContent('[data-testid="offer-base"]'), await page.textContent('[data-testid="offer-candidate"]')];
     const [first, second] = await names();

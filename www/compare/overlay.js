@@ -9,7 +9,12 @@ import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { bytes, exactBytes, timeMs } from '../format.js';
 
 const MAX_POINTS = 4000;
+// The largest growth and shrink are drawn at least this wide (css px) with a marker above them, so
+// a difference that holds for a moment (a hairline at the chart's scale) is still seen.
+const MARK_WIDTH = 4;
 const signed = (n) => (n > 0 ? `+${bytes(n)}` : n < 0 ? `−${bytes(-n)}` : '0');
+/** A duration in ns, in a unit that shows it (a block alive for microseconds is not "0 ms"). */
+const duration = (ns) => (ns < 1e3 ? `${ns} ns` : ns < 1e6 ? `${+(ns / 1e3).toFixed(3)} µs` : timeMs(ns / 1e6));
 
 /**
  * Mounts the overlay of rank pair `pair` (profiler) or of the two dumps (SOMAS) into `parent`;
@@ -128,6 +133,29 @@ export function mountOverlay(parent, call, { family, pair = 0, steps = false }) 
       ctx.stroke();
       ctx.setLineDash([]);
     }
+    // The largest growth and shrink: a band at least MARK_WIDTH wide and a marker with its size.
+    for (const m of marks) {
+      let x0 = p.px(m.from * scale);
+      let x1 = p.px(m.to * scale);
+      const cx = (x0 + x1) / 2;
+      if (x1 - x0 < MARK_WIDTH) [x0, x1] = [cx - MARK_WIDTH / 2, cx + MARK_WIDTH / 2];
+      const ya = p.py(d.base[m.k]);
+      const yb = p.py(d.candidate[m.k]);
+      ctx.fillStyle = m.value > 0 ? grow : shrink;
+      ctx.fillRect(x0, Math.min(ya, yb), x1 - x0, Math.max(2, Math.abs(ya - yb)));
+      ctx.fillStyle = cssVar(m.value > 0 ? '--error' : '--ok');
+      ctx.beginPath();
+      ctx.moveTo(cx - 5, 0);
+      ctx.lineTo(cx + 5, 0);
+      ctx.lineTo(cx, 8);
+      ctx.closePath();
+      ctx.fill();
+      ctx.fillStyle = cssVar('--text');
+      ctx.font = '11px system-ui, sans-serif';
+      const label = signed(m.value);
+      const w = ctx.measureText(label).width;
+      ctx.fillText(label, cx + 8 + w > p.width ? cx - 8 - w : cx + 8, 9);
+    }
     if (hover !== null) {
       ctx.strokeStyle = cssVar('--muted');
       ctx.lineWidth = 1;
@@ -138,6 +166,9 @@ export function mountOverlay(parent, call, { family, pair = 0, steps = false }) 
       ctx.stroke();
     }
   }
+
+  // The largest growth and shrink, drawn with a marker: { k, from, to, value }.
+  let marks = [];
 
   function show(d) {
     data = d;
@@ -160,6 +191,9 @@ export function mountOverlay(parent, call, { family, pair = 0, steps = false }) 
         to = k + 1 < d.x.length ? d.x[k + 1] : d.x[k];
       }
     }
+    marks = [];
+    if (max > 0) marks.push(extent(d, max));
+    if (min < 0) marks.push(extent(d, min));
     const x0 = d.x.length ? d.x[0] * scale : 0;
     const x1 = d.x.length ? d.x[d.x.length - 1] * scale + (profiler ? 0 : 1) : 1;
     plot.setDomain({ x0, x1: x1 > x0 ? x1 : x0 + 1, y0: 0, y1: top * 1.08 });
@@ -174,13 +208,29 @@ export function mountOverlay(parent, call, { family, pair = 0, steps = false }) 
       growFrom: from === null ? '' : String(from),
       growTo: to === null ? '' : String(to),
     });
-    const where = (x) => (profiler ? timeMs(x * scale) : `node ${x}`);
     const parts = [];
-    if (max > 0) parts.push(`largest growth ${signed(max)} from ${where(from)} to ${where(to)}`);
-    if (min < 0) parts.push(`largest shrink ${signed(min)}`);
+    if (max > 0) parts.push(`largest growth ${signed(max)} ${span(from, to)}`);
+    if (min < 0) parts.push(`largest shrink ${signed(min)} ${span(marks[marks.length - 1].from, marks[marks.length - 1].to)}`);
     if (!parts.length) parts.push('the curves are equal wherever both have a value');
     if (d.reduced) parts.push(`${d.x.length} of ${d.exact_points} points (each side's maximum per bucket)`);
     status.textContent = [parts.join('; '), ...d.notes].join('. ') + '.';
+  }
+
+  /** The first point where the difference is `value`, and the x where that holds until. */
+  function extent(d, value) {
+    const k = d.delta.indexOf(value);
+    let j = k;
+    while (j + 1 < d.x.length && d.delta[j + 1] === value) j++;
+    return { k, from: d.x[k], to: j + 1 < d.x.length ? d.x[j + 1] : d.x[j] + (profiler ? 0 : 1), value };
+  }
+
+  /** Where a difference holds in words: "at 15.751 ms, for 2 µs", "from node 3 to node 9". */
+  function span(from, to) {
+    if (!profiler) return to - from <= 1 ? `at node ${from}` : `from node ${from} to node ${to - 1}`;
+    const a = timeMs(from * scale);
+    const b = timeMs(to * scale);
+    if (to <= from) return `at ${a}`;
+    return a === b ? `at ${a}, for ${duration(to - from)}` : `from ${a} to ${b} (${duration(to - from)})`;
   }
 
   let seq = 0;

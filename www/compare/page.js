@@ -5,7 +5,7 @@
 import { el, clear } from '../ui/dom.js';
 import { download } from '../ui/download.js';
 import { fromInput, fromDataTransfer } from '../files.js';
-import { bytes, exactBytes, int } from '../format.js';
+import { bytes, exactBytes, int, plural } from '../format.js';
 import { mountOverlay } from './overlay.js';
 
 const signed = (n) => (n > 0 ? `+${bytes(n)}` : n < 0 ? `−${bytes(-n)}` : '0');
@@ -15,7 +15,7 @@ const rankText = (k) => `${k.role || '-'} · rank ${k.rank === null ? 'unknown' 
 function table(testid, head, rows, onRow) {
   const tbody = el('tbody');
   for (const r of rows) {
-    const tr = el('tr', { data: { testid, ...r.data } }, ...r.cells.map((c, i) => el('td', { class: head[i].num ? 'num' : '', text: c.text ?? c, title: c.title })));
+    const tr = el('tr', { data: { testid, ...r.data } }, ...r.cells.map((c, i) => (c instanceof Node ? el('td', {}, c) : el('td', { class: head[i].num ? 'num' : '', text: c.text ?? c, title: c.title }))));
     if (onRow) {
       tr.tabIndex = 0;
       tr.addEventListener('click', () => onRow(r, tr));
@@ -32,12 +32,34 @@ function block(title, ...children) {
   return el('section', { class: 'compare-block' }, el('h3', { text: title }), ...children);
 }
 
+/** Two buttons that open the baseline's / the candidate's own view at a place (either may be absent). */
+function openButtons(open, what, base, candidate) {
+  const b = (side, label, place) =>
+    el('button', {
+      type: 'button',
+      class: 'link-button',
+      text: label,
+      title: `Open the ${side ? 'candidate' : 'baseline'}’s own view at this ${what}`,
+      disabled: place === null,
+      data: { testid: `compare-open-${side ? 'candidate' : 'base'}` },
+      on: {
+        click: (ev) => {
+          ev.stopPropagation();
+          open(side, place);
+        },
+      },
+    });
+  return el('span', { class: 'compare-open' }, b(0, 'baseline', base), b(1, 'candidate', candidate));
+}
+
 /**
- * Mounts the Compare mode into `root`; `client` is the page's EngineClient. Returns
- * { compare(base, candidate) }: sets both sides (file lists) and compares them, as the page's
- * "compare these" offer does for two inputs of one drop.
+ * Mounts the Compare mode into `root`; `client` is the page's EngineClient; `open(side, place)`
+ * opens side 0 (baseline) or 1 (candidate) as the drop, in its own view at `place` ({ pair },
+ * { node } or { tensor }). Returns { compare(base, candidate), close() }: `compare` sets both sides
+ * (file lists) and compares them, as the page's "compare these" offer does for two inputs of one
+ * drop; `close` frees the comparison (the mode was hidden).
  */
-export function mountCompare(root, client) {
+export function mountCompare(root, client, open) {
   const sides = { base: [], candidate: [] };
   const setters = {};
   const section = el('section', { class: 'panel compare', data: { testid: 'compare', state: 'empty' }, 'aria-label': 'Compare a baseline and a candidate' });
@@ -54,7 +76,7 @@ export function mountCompare(root, client) {
     const set = (items, label) => {
       sides[side] = items;
       const files = items.filter((i) => i.file);
-      summary.textContent = items.length ? `${int(items.length)} file(s), ${bytes(files.reduce((s, f) => s + f.file.size, 0))}${items[0] ? ` — ${label || items[0].path.split('/')[0]}` : ''}` : 'nothing chosen';
+      summary.textContent = items.length ? `${plural(items.length, 'file')}, ${bytes(files.reduce((s, f) => s + f.file.size, 0))}${items[0] ? ` — ${label || items[0].path.split('/')[0]}` : ''}` : 'nothing chosen';
       runButton.disabled = !(sides.base.length && sides.candidate.length);
       if (!runButton.disabled && section.dataset.state === 'empty') setMessage('empty', 'Both sides chosen: press Compare.');
     };
@@ -143,7 +165,7 @@ export function mountCompare(root, client) {
       if (c.family === 'profiler') showProfiler(c);
       else showSomas(c);
       showExports(answer.files, answer.json);
-      setMessage('ready', `${int(c.differences)} difference(s).`);
+      setMessage('ready', c.differences ? `${plural(c.differences, 'difference')} found.` : 'No difference: the two compare equal.');
     } catch (err) {
       if (mine !== seq) return;
       setMessage('error', err.message);
@@ -172,7 +194,7 @@ export function mountCompare(root, client) {
 
   function showProfiler(c) {
     const detail = el('div', { class: 'compare-detail', data: { testid: 'compare-detail' } });
-    result.append(el('p', { text: `${c.pairs.length} rank pair(s) compared (${c.mode === 'steps' ? 'steps' : 'whole runs'}), ${int(c.differences)} difference(s).` }));
+    result.append(el('p', { text: `${plural(c.pairs.length, 'rank pair')} compared (${c.mode === 'steps' ? 'steps' : 'whole runs'}).` }));
     for (const n of c.notes) result.append(el('p', { class: 'muted', text: `Note: ${n}` }));
     for (const [list, side] of [
       [c.only_base_ranks, 'baseline'],
@@ -231,7 +253,10 @@ export function mountCompare(root, client) {
     clear(detail);
     detail.dataset.rank = p.key.rank === null ? '' : String(p.key.rank);
     detail.dataset.role = p.key.role;
-    detail.append(el('h3', { text: `${rankText(p.key)}: peak ${bytes(p.base.peak_allocated_bytes)} → ${bytes(p.candidate.peak_allocated_bytes)} (${signed(p.peak_allocated_delta_bytes)})` }));
+    detail.append(
+      el('h3', { text: `${rankText(p.key)}: peak ${bytes(p.base.peak_allocated_bytes)} → ${bytes(p.candidate.peak_allocated_bytes)} (${signed(p.peak_allocated_delta_bytes)})` }),
+      el('p', { class: 'compare-open-line' }, el('span', { class: 'muted', text: 'Open this rank at its peak in its own view: ' }), openButtons(open, 'rank', { pair: index }, { pair: index })),
+    );
     overlay = mountOverlay(detail, call, { family: 'profiler', pair: index, steps: mode === 'steps' });
     const changed = p.live_at_peak.filter((f) => f.delta_bytes !== 0 || f.base_count !== f.candidate_count);
     detail.append(
@@ -239,10 +264,10 @@ export function mountCompare(root, client) {
         `Live at the peak by top user frame (${int(changed.length)} changed of ${int(p.live_at_peak.length)})`,
         table(
           'compare-frame',
-          [{ text: 'Frame' }, { text: 'Baseline', num: true }, { text: 'Candidate', num: true }, { text: 'Δ', num: true }, { text: 'Blocks', num: true }],
+          [{ text: 'Frame' }, { text: 'Baseline', num: true }, { text: 'Candidate', num: true }, { text: 'Δ', num: true }, { text: 'Blocks', num: true }, { text: 'Open at the peak' }],
           p.live_at_peak.map((f) => ({
             data: { frame: f.frame, base: f.base_bytes, candidate: f.candidate_bytes, delta: f.delta_bytes },
-            cells: [{ text: f.frame, title: f.frame }, bytes(f.base_bytes), bytes(f.candidate_bytes), signed(f.delta_bytes), `${int(f.base_count)} → ${int(f.candidate_count)}`],
+            cells: [{ text: f.frame, title: f.frame }, bytes(f.base_bytes), bytes(f.candidate_bytes), signed(f.delta_bytes), `${int(f.base_count)} → ${int(f.candidate_count)}`, openButtons(open, 'frame at the rank’s peak', f.base_count ? { pair: index, frame: f.frame } : null, f.candidate_count ? { pair: index, frame: f.frame } : null)],
           })),
         ),
       ),
@@ -296,7 +321,7 @@ export function mountCompare(root, client) {
       }),
     ];
     result.append(
-      el('p', { text: `${int(c.nodes_matched)} node(s) matched (${int(c.nodes_matched_by_order)} by order among repeated names), ${int(c.only_base_nodes.length)} only in the baseline, ${int(c.only_candidate_nodes.length)} only in the candidate; ${int(c.differences)} difference(s).` }),
+      el('p', { text: `${plural(c.nodes_matched, 'node')} matched (${int(c.nodes_matched_by_order)} by order among repeated names), ${int(c.only_base_nodes.length)} only in the baseline, ${int(c.only_candidate_nodes.length)} only in the candidate.` }),
       block('Figures', table('compare-figure', [{ text: '' }, { text: 'Baseline', num: true }, { text: 'Candidate', num: true }, { text: 'Δ', num: true }], rows)),
     );
     overlay = mountOverlay(result, call, { family: 'somas' });
@@ -308,8 +333,8 @@ export function mountCompare(root, client) {
         nodes.length
           ? table(
               'compare-node',
-              [{ text: 'Node' }, { text: 'Index', num: true }, { text: 'Baseline', num: true }, { text: 'Candidate', num: true }, { text: 'Δ', num: true }],
-              nodes.map((n) => ({ data: { index: n.candidate_index, delta: n.delta_bytes }, cells: [{ text: n.name, title: n.name }, `${n.base_index} → ${n.candidate_index}`, bytes(n.base_in_use), bytes(n.candidate_in_use), signed(n.delta_bytes)] })),
+              [{ text: 'Node' }, { text: 'Index', num: true }, { text: 'Baseline', num: true }, { text: 'Candidate', num: true }, { text: 'Δ', num: true }, { text: 'Open' }],
+              nodes.map((n) => ({ data: { index: n.candidate_index, delta: n.delta_bytes }, cells: [{ text: n.name, title: n.name }, `${n.base_index} → ${n.candidate_index}`, bytes(n.base_in_use), bytes(n.candidate_in_use), signed(n.delta_bytes), openButtons(open, 'node', { node: n.base_index }, { node: n.candidate_index })] })),
             )
           : el('p', { class: 'muted', text: 'none' }),
       ),
@@ -321,10 +346,10 @@ export function mountCompare(root, client) {
         tensors.length
           ? table(
               'compare-tensor',
-              [{ text: 'Change' }, { text: 'Source' }, { text: 'Slot' }, { text: 'Size', num: true }, { text: 'Lifetime' }, { text: 'At the peak', num: true }],
+              [{ text: 'Change' }, { text: 'Source' }, { text: 'Slot' }, { text: 'Size', num: true }, { text: 'Lifetime' }, { text: 'At the peak', num: true }, { text: 'Open' }],
               tensors.map(([kind, t]) => ({
                 data: { change: kind, id: t.candidate_id ?? t.base_id, sizeDelta: t.size_delta, effect: t.peak_effect_bytes },
-                cells: [kind, { text: t.source, title: t.source }, t.slot, `${bytes(t.base_size)} → ${bytes(t.candidate_size)}`, `${t.base_life ? t.base_life.join('–') : '–'} → ${t.candidate_life ? t.candidate_life.join('–') : '–'}`, signed(t.peak_effect_bytes)],
+                cells: [kind, { text: t.source, title: t.source }, t.slot, `${bytes(t.base_size)} → ${bytes(t.candidate_size)}`, `${t.base_life ? t.base_life.join('–') : '–'} → ${t.candidate_life ? t.candidate_life.join('–') : '–'}`, signed(t.peak_effect_bytes), openButtons(open, 'tensor', t.base_id === null ? null : { tensor: t.base_id }, t.candidate_id === null ? null : { tensor: t.candidate_id })],
               })),
             )
           : el('p', { class: 'muted', text: 'none' }),
@@ -333,6 +358,15 @@ export function mountCompare(root, client) {
   }
 
   return {
+    close() {
+      if (section.dataset.state === 'empty') return;
+      seq++;
+      dropOverlay();
+      clear(result);
+      clear(exports);
+      setMessage('empty', 'Both sides chosen: press Compare.');
+      client.call('compare.close', {}).catch(() => {});
+    },
     compare(base, candidate) {
       baseStep.value = '';
       candidateStep.value = '';

@@ -102,8 +102,10 @@ function groupsCanvas(title, groups, color) {
 function resolvePending(store, kind, groups, extra) {
   const s = store.get();
   if (s.group && s.group.pending && s.group.kind === kind) {
-    const g = groups[s.group.index];
-    store.set({ group: g && g.count > 0 ? { kind, index: s.group.index, frame: g.frame, ...extra } : null });
+    // A group wanted by its frame (a link from the Compare mode) is found by it.
+    const index = s.group.wantedFrame !== undefined ? groups.findIndex((x) => x.frame === s.group.wantedFrame) : s.group.index;
+    const g = groups[index];
+    store.set({ group: g && g.count > 0 ? { kind, index, frame: g.frame, ...extra } : null });
   }
 }
 

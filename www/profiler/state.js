@@ -5,11 +5,23 @@
 import * as hash from '../ui/hash-state.js';
 import { createStore } from '../ui/store.js';
 
+// A group to select by its frame once the next rank's groups arrive: set by a link from the
+// Compare mode, which knows the frame but not the group's position in this view's list (the hash
+// keeps positions only, never names from the user's files). Read once, by the next view built.
+let wantedGroup = null;
+
+/** The next torch_npu view built selects the `kind` ('live') group of `frame`, if it has one. */
+export function selectGroupOnNextView(kind, frame) {
+  wantedGroup = { kind, frame };
+}
+
 const num = (v) => (v === undefined || v === '' || v === null || !Number.isFinite(Number(v)) ? null : Number(v));
 
 /** The shared state of the views, read from the hash: the page's store (ui/store.js). */
 export function createState(rankCount) {
   const h = hash.getState();
+  const wanted = wantedGroup;
+  wantedGroup = null;
   const rank = Math.min(Math.max(0, num(h.rank) ?? 0), Math.max(0, rankCount - 1));
   const cmp = num(h.cmp);
   const state = {
@@ -25,7 +37,11 @@ export function createState(rankCount) {
     row: num(h.row),
     // Group filter from the at-the-peak / unreleased views: { kind, index, frame }; the frame is
     // resolved when the view's groups arrive (the hash keeps only kind and index).
-    group: h.gk === 'live' || h.gk === 'unreleased' ? { kind: h.gk, index: num(h.gi) ?? 0, frame: null, pending: true } : null,
+    group: wanted
+      ? { kind: wanted.kind, index: -1, frame: null, pending: true, wantedFrame: wanted.frame }
+      : h.gk === 'live' || h.gk === 'unreleased'
+        ? { kind: h.gk, index: num(h.gi) ?? 0, frame: null, pending: true }
+        : null,
     filters: {
       name: h.q || '',
       stack: h.sq || '',

@@ -61,6 +61,11 @@ function selectionStore() {
 // starts afresh.
 let firstDrop = true;
 
+/** The next drop restores its selection from the hash too (a link from the Compare mode sets it). */
+export function restoreNextDrop() {
+  firstDrop = true;
+}
+
 const HASH_KEYS = ['s.node', 's.tensor', 's.range', 's.pair', 's.lx0', 's.lx1', 's.ly0', 's.ly1', 's.cx0', 's.cx1', 's.table', 's.sort'];
 
 export const somasPage = {
