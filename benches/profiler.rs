@@ -47,6 +47,19 @@ fn vm_hwm_kb() -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU time of this process so far, all its threads, in seconds (Linux): on a shared machine the
+/// wall clock counts the other processes too, so the scan reports both.
+fn process_cpu_s() -> f64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0.0;
+    };
+    let ns: f64 = tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .sum();
+    ns / 1e9
+}
+
 fn job_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-profiler/job")
 }
@@ -119,13 +132,14 @@ fn e2e_runs(exe: &Path, runs: usize, csv: bool) -> ((f64, u64, u64), (f64, u64, 
 }
 
 /// Runs the CLI (`memlens profiler DIR ARGS`, stdout discarded) `runs` times under GNU `time`;
-/// the median of (wall seconds, peak RSS KiB), or `None` without `/usr/bin/time` or on failure.
-fn cli_runs(dir: &Path, args: &[&std::ffi::OsStr], runs: usize) -> Option<(f64, u64)> {
-    let mut v: Vec<(f64, u64)> = Vec::new();
+/// the median by wall time of (wall seconds, peak RSS KiB, CPU seconds: user + system), or `None`
+/// without `/usr/bin/time` or on failure.
+fn cli_runs(dir: &Path, args: &[&std::ffi::OsStr], runs: usize) -> Option<(f64, u64, f64)> {
+    let mut v: Vec<(f64, u64, f64)> = Vec::new();
     for _ in 0..runs.max(1) {
         let t = Instant::now();
         let o = Command::new("/usr/bin/time")
-            .args(["-f", "%M", env!("CARGO_BIN_EXE_memlens"), "profiler"])
+            .args(["-f", "%U %S %M", env!("CARGO_BIN_EXE_memlens"), "profiler"])
             .arg(dir)
             .args(args)
             .stdout(Stdio::null())
@@ -135,13 +149,17 @@ fn cli_runs(dir: &Path, args: &[&std::ffi::OsStr], runs: usize) -> Option<(f64, 
         if !o.status.success() {
             return None;
         }
-        let kb = String::from_utf8_lossy(&o.stderr)
+        let err = String::from_utf8_lossy(&o.stderr);
+        let f: Vec<f64> = err
             .lines()
             .last()?
-            .trim()
-            .parse()
-            .ok()?;
-        v.push((secs, kb));
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        let [user, sys, kb] = f[..] else {
+            return None;
+        };
+        v.push((secs, kb as u64, user + sys));
     }
     v.sort_by(|a, b| a.0.total_cmp(&b.0));
     v.get(v.len() / 2).copied()
@@ -198,34 +216,39 @@ fn main() {
         .and_then(|r| r.files.trace_view.clone())
         .expect("a trace");
     let disk = dir.parent().unwrap_or(&dir).join(&trace);
-    let scan = |threads: usize| -> (f64, u64) {
+    // (best wall seconds, bytes, CPU seconds of that run)
+    let scan = |threads: usize| -> (f64, u64, f64) {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .expect("pool");
         pool.install(|| {
-            let mut best = f64::MAX;
+            let (mut best, mut cpu) = (f64::MAX, 0.0);
             let mut bytes = 0;
             for _ in 0..3 {
                 let src = PathSource::open(&disk, trace.clone()).expect("open trace");
                 let (mut n, mut s) = (Interner::new(), Interner::new());
+                let c = process_cpu_s();
                 let t = Instant::now();
                 let tr =
                     read_trace(&src, &mut n, &mut s, TraceOptions::default(), None).expect("scan");
-                best = best.min(t.elapsed().as_secs_f64());
+                let wall = t.elapsed().as_secs_f64();
+                if wall < best {
+                    (best, cpu) = (wall, process_cpu_s() - c);
+                }
                 bytes = tr.bytes;
             }
-            (best, bytes)
+            (best, bytes, cpu)
         })
     };
     let threads = rayon::current_num_threads();
-    let (t1, bytes) = scan(1);
+    let (t1, bytes, c1) = scan(1);
     use_kernel(Kernel::NoAvx2);
-    let (t1_sse2, _) = scan(1);
+    let (t1_sse2, _, c1_sse2) = scan(1);
     use_kernel(Kernel::Scalar);
-    let (t1_scalar, _) = scan(1);
+    let (t1_scalar, _, c1_scalar) = scan(1);
     use_kernel(Kernel::Best);
-    let (tn, _) = scan(threads);
+    let (tn, _, cn) = scan(threads);
 
     // The CLI as a user runs it, same job.
     let cli_out = dir.parent().unwrap_or(&dir).join("cli-out");
@@ -280,10 +303,18 @@ fn main() {
         mbs(t1_scalar),
         t1_scalar / t1.max(1e-9)
     );
+    println!(
+        "trace scan per CPU second (the same runs): AVX2 {:.0} MB/s, SSE2 {:.0} MB/s, scalar {:.0} MB/s; {} threads {:.0} MB/s per CPU second",
+        mbs(c1),
+        mbs(c1_sse2),
+        mbs(c1_scalar),
+        threads,
+        mbs(cn)
+    );
     for (what, r) in [("--json", cli_json), ("--out DIR", cli_csv)] {
         match r {
-            Some((s, kb)) => println!(
-                "CLI memlens profiler JOB {what}: median {s:.3} s over {runs} runs, peak RSS {:.1} MB",
+            Some((s, kb, cpu)) => println!(
+                "CLI memlens profiler JOB {what}: median {s:.3} s over {runs} runs (CPU {cpu:.3} s), peak RSS {:.1} MB",
                 mb(kb)
             ),
             None => println!("CLI memlens profiler JOB {what}: not run (needs /usr/bin/time, GNU time)"),
