@@ -6,12 +6,16 @@
 //      only grows, so that is the peak).
 // Needs a built page (npm run build) and the release CLI (cargo build --release --bin memlens).
 //   node scripts/bench-profiler-page.mjs [--dir /tmp/memlens-bench] [--runs 2] [--skip-2g] [--keep]
+//                                        [--baseline OTHER_WWW]
+// --baseline serves a second built page (e.g. a copy of www/ built from an earlier commit) and
+// measures it in turn with this one, run by run, so that the two compare as ratios in one run.
 // Generated files are deleted at the end unless --keep.
 import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync, mkdirSync, statSync, readdirSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
 import { openBrowser, startServer, engineThreads } from '../tests/browser/harness.mjs';
+import { serve } from './serve.mjs';
 import { root } from './util.mjs';
 
 const args = process.argv.slice(2);
@@ -85,19 +89,32 @@ mkdirSync(base, { recursive: true });
 console.log(`machine: ${cpus().length} × ${cpus()[0].model}, ${mib(totalmem())} RAM, load ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${new Date().toISOString()}`);
 const isolated = await startServer({ isolate: true });
 const plain = await startServer({ isolate: false });
+const baselineDir = opt('--baseline', null);
+/** A server of the baseline page, or null without --baseline. */
+async function baselineServer(isolate) {
+  if (!baselineDir) return null;
+  const { server, url } = await serve({ dir: path.resolve(baselineDir), port: 0, isolate });
+  return { url, close: () => new Promise((r) => server.close(r)) };
+}
+const baseIsolated = await baselineServer(true);
+const basePlain = await baselineServer(false);
+/** The pages to measure for one engine: this build, and the baseline when given. */
+const variants = (server, base) => [['', server], ...(base ? [['baseline ', base]] : [])];
 try {
   const job = path.join(base, 'job-2x2');
   generate(job, ['--roles', '2', '--ranks', '2', '--trace-mb', '100', '--rows', '50000', '--steps', '2', '--seed', '3']);
   console.log(`job: ${mib(sizeOf(job))} on disk`);
-  for (const [name, server] of [['threaded', isolated], ['single-threaded', plain]]) {
+  for (const [name, server, base] of [['threaded', isolated, baseIsolated], ['single-threaded', plain, basePlain]]) {
     for (let run = 1; run <= runs; run++) {
-      const load = loadavg()[0].toFixed(1);
-      // The native CLI on the same files at the same moment: the machine's load moves both alike.
-      const t = performance.now();
-      execFileSync(CLI, ['profiler', '--json', job], { stdio: 'ignore' });
-      const native = performance.now() - t;
-      const m = await measure(server, job);
-      console.log(`${name} (${m.threads} thread(s)) run ${run} (load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)}, all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views, rows ${m.rows.join('/')}, worker ms ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
+      for (const [which, srv] of variants(server, base)) {
+        const load = loadavg()[0].toFixed(1);
+        // The native CLI on the same files at the same moment: the machine's load moves both alike.
+        const t = performance.now();
+        execFileSync(CLI, ['profiler', '--json', job], { stdio: 'ignore' });
+        const native = performance.now() - t;
+        const m = await measure(srv, job);
+        console.log(`${which}${name} (${m.threads} thread(s)) run ${run} (load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views, rows ${m.rows.join('/')}, worker ms ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
+      }
     }
   }
   if (!args.includes('--skip-2g')) {
@@ -113,5 +130,7 @@ try {
 } finally {
   await isolated.close();
   await plain.close();
+  if (baseIsolated) await baseIsolated.close();
+  if (basePlain) await basePlain.close();
   if (!args.includes('--keep')) rmSync(base, { recursive: true, force: true });
 }

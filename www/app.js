@@ -1,6 +1,6 @@
 // memlens page: wiring between the user's files, the analysis worker and the views.
 // Layout, drawing and interaction only; every figure comes from the Rust core in the worker.
-import { EngineClient } from './engine-client.js';
+import { EngineClient, Cancelled } from './engine-client.js';
 import { fromInput, fromDataTransfer } from './files.js';
 import { loadManifest, loadExampleFile } from './examples-source.js';
 import { renderInventory } from './inventory-view.js';
@@ -87,6 +87,35 @@ function compactDropZone() {
   $('drop-replace').textContent = analysed ? 'Drop files here to replace this analysis' : 'Drop files here to analyse them on their own';
 }
 
+// True from a drop until its analyses are ready (or failed): the worker is busy with it.
+let busy = false;
+
+/**
+ * Stops the load in progress within moments, whatever the worker is doing: the worker is
+ * terminated (its memory goes with it) and a fresh one starts; the views of the stopped load go.
+ */
+function stopWork() {
+  loadSeq++;
+  busy = false;
+  client.restart();
+  for (const m of mounted) if (m.handle && m.handle.unmount) m.handle.unmount();
+  mounted = [];
+  $('analysis-panels').replaceChildren();
+  $('tabs').replaceChildren();
+  $('tabs').hidden = true;
+  hideProgress();
+}
+
+$('cancel-button').addEventListener('click', () => {
+  if (!busy) return;
+  stopWork();
+  $('inventory').hidden = true;
+  analysed = false;
+  compactDropZone();
+  showErrors([]);
+  setStatus('cancelled', 'cancelled');
+});
+
 // The job summary files of the last drop. A drop that brings run folders and no summary opens
 // them beside these (a rank's raw folder dropped after the summary of its job replaces that
 // rank's summary and opens its full views); any other drop replaces them.
@@ -102,6 +131,8 @@ function loadRequest(items) {
 
 /** Sends a file list to the worker and shows what it found. */
 async function load(items) {
+  // A new drop while the previous one is still being read replaces it at once.
+  if (busy) stopWork();
   const seq = ++loadSeq;
   const { unreadable } = loadRequest(items);
   if (items.length === 0) {
@@ -110,6 +141,7 @@ async function load(items) {
   }
   showErrors([]);
   setStatus('loading', 'loading');
+  busy = true;
   const total = items.reduce((s, i) => s + (i.file ? i.file.size : i.served ? i.size || 0 : 0), 0);
   showProgress(`${plural(items.length, 'file')}, ${bytes(total)}`, 0, 0);
   try {
@@ -129,11 +161,14 @@ async function load(items) {
     keptSummaries = items.filter((i) => summaries.has(i.path));
     await present(seq, inventory, comparablePair(inventory, items), unreadable.map((u) => `${u.path}: ${u.error}`));
   } catch (err) {
-    if (seq !== loadSeq) return;
+    if (seq !== loadSeq || err instanceof Cancelled) return;
     setStatus('error', 'error');
     showErrors([err.message]);
   } finally {
-    if (seq === loadSeq) hideProgress();
+    if (seq === loadSeq) {
+      busy = false;
+      hideProgress();
+    }
   }
 }
 
@@ -168,6 +203,9 @@ const PROFILER_KEYS = ['rank', 'cmp', 'align', 'v0', 'v1', 'w0', 'w1', 'at', 'ro
  */
 async function openSide(side, place) {
   const seq = ++loadSeq;
+  // A load still running is superseded (its answers are dropped), not stopped: stopping would
+  // restart the worker, and the comparison this side comes from lives there.
+  busy = false;
   showErrors([]);
   setStatus('loading', 'loading');
   try {

@@ -2,22 +2,52 @@
 // callbacks while a request runs, and the engine announcement.
 import { spawnWorker } from './spawn-worker.js';
 
+/** The error a request gets when its work was cancelled (see `EngineClient.restart`). */
+export class Cancelled extends Error {
+  constructor() {
+    super('cancelled');
+    this.name = 'Cancelled';
+  }
+}
+
 export class EngineClient {
   constructor() {
-    this.worker = spawnWorker();
     this.nextId = 1;
     this.pending = new Map();
     this.engine = new Promise((resolve, reject) => {
       this.resolveEngine = resolve;
       this.rejectEngine = reject;
     });
-    this.worker.onmessage = (ev) => this.onMessage(ev.data);
-    this.worker.onerror = (ev) => {
+    this.start();
+  }
+
+  /** Starts a worker; the first one's engine announcement settles `this.engine`. */
+  start() {
+    const worker = spawnWorker();
+    this.worker = worker;
+    worker.onmessage = (ev) => {
+      if (worker === this.worker) this.onMessage(ev.data);
+    };
+    worker.onerror = (ev) => {
+      if (worker !== this.worker) return;
       const message = `the analysis worker failed: ${ev.message || 'unknown error'}`;
       this.rejectEngine(new Error(message));
       for (const p of this.pending.values()) p.reject(new Error(message));
       this.pending.clear();
     };
+  }
+
+  /**
+   * Stops whatever the worker is doing at once: terminates it (which frees all its memory, the
+   * wasm heap included), rejects every pending request with `Cancelled` and starts a fresh worker.
+   * A busy wasm call cannot be interrupted from inside, so this is the only way to stop one.
+   */
+  restart() {
+    this.worker.terminate();
+    const pending = [...this.pending.values()];
+    this.pending.clear();
+    this.start();
+    for (const p of pending) p.reject(new Cancelled());
   }
 
   onMessage(msg) {

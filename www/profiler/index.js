@@ -12,6 +12,7 @@ import { timeline } from './timeline.js';
 import { allocationsTable } from './table.js';
 import { reveal } from '../ui/reveal.js';
 import { mountedClient } from '../ui/mounted-client.js';
+import { throughput } from '../ui/throughput.js';
 import { callStack } from './stack.js';
 import { liveSet, unreleasedSet } from './groups.js';
 import { exportView } from './export.js';
@@ -31,7 +32,7 @@ function mount(panel, ctx) {
   let unmounted = false;
 
   // ---- loading: one line per file, bytes read / total --------------------------------------
-  const phase = el('div', { class: 'load-phase', text: 'Reading the torch_npu job…' });
+  const phase = el('div', { class: 'load-phase', 'data-testid': 'ascend-phase', text: 'Reading the torch_npu job…' });
   const fileList = el('ol', { class: 'load-files', 'data-testid': 'ascend-progress' });
   root.append(el('section', { class: 'panel ascend-loading' }, el('h2', { text: 'Loading' }), phase, fileList));
   let plan = [];
@@ -47,15 +48,25 @@ function mount(panel, ctx) {
     r.text.textContent = `${bytes(done)} / ${bytes(r.f.bytes)}`;
     r.li.classList.toggle('done', done >= r.f.bytes);
   };
+  // Throughput and time left of the reading phase (archives expand at another pace).
+  let pace = null;
   const onProgress = (p) => {
     if (unmounted) return;
+    if (p.phase === 'reading' && !pace) pace = throughput();
     if (p.files) {
       plan = p.files;
       root.dataset.files = JSON.stringify(plan.map((f) => f.path));
       rows = plan.map(fileRow);
       fileList.replaceChildren(...rows.map((r) => r.li));
     }
-    const text = `${p.phase === 'reading' ? 'Reading' : 'Expanding archives'}: ${bytes(p.done)} of ${bytes(p.total)} (${plan.length} file(s))`;
+    let text = `${p.phase === 'reading' ? 'Reading' : 'Expanding archives'}: ${bytes(p.done)} of ${bytes(p.total)} (${plan.length} file(s))`;
+    if (p.phase === 'reading') {
+      const speed = pace(p.done, p.total);
+      text += ` — ${speed.text}`;
+      phase.dataset.rate = speed.rate === null ? '' : String(Math.round(speed.rate));
+      phase.dataset.left = speed.left === null ? '' : speed.left.toFixed(1);
+    }
+    phase.dataset.done = String(p.done);
     phase.textContent = text;
     if (p.file !== undefined && rows[p.file]) {
       for (let k = 0; k < p.file; k++) setFile(rows[k], rows[k].f.bytes);
