@@ -84,7 +84,9 @@ let analysed = false;
 function compactDropZone() {
   const comparing = !$('compare-root').hidden;
   $('drop-zone').classList.toggle('compact', analysed || comparing);
-  $('drop-replace').textContent = analysed ? 'Drop files here to replace this analysis' : 'Drop files here to analyse them on their own';
+  // "Add files…" adds to an analysis: there is none to add to in the Compare mode alone.
+  $('drop-zone').classList.toggle('analysed', analysed);
+  $('drop-replace').textContent = analysed ? 'Drop files to replace this analysis' : 'Drop files to analyse them on their own';
 }
 
 // True from a drop until its analyses are ready (or failed): the worker is busy with it.
@@ -116,6 +118,15 @@ $('cancel-button').addEventListener('click', () => {
   setStatus('cancelled', 'cancelled');
 });
 
+// What the current analysis was made of: "Add files…" loads these and the new ones together.
+let loadedItems = [];
+
+/** `items` added to the loaded ones; a path given again is the new file. */
+function withLoaded(items) {
+  const paths = new Set(items.map((i) => i.path));
+  return [...loadedItems.filter((i) => !paths.has(i.path)), ...items];
+}
+
 // The job summary files of the last drop. A drop that brings run folders and no summary opens
 // them beside these (a rank's raw folder dropped after the summary of its job replaces that
 // rank's summary and opens its full views); any other drop replaces them.
@@ -134,6 +145,7 @@ async function load(items) {
   // A new drop while the previous one is still being read replaces it at once.
   if (busy) stopWork();
   const seq = ++loadSeq;
+  loadedItems = items;
   const { unreadable } = loadRequest(items);
   if (items.length === 0) {
     showErrors(['Nothing to load: the drop held no files.']);
@@ -154,6 +166,7 @@ async function load(items) {
     if (keptSummaries.length && has('ascend-run') && !has('job-summary')) {
       const kept = keptSummaries.filter((k) => !items.some((i) => i.path === k.path));
       items = [...kept, ...items];
+      loadedItems = items;
       inventory = await client.call('load', loadRequest(items), onProgress);
       if (seq !== loadSeq) return;
     }
@@ -234,6 +247,10 @@ $('file-input').addEventListener('change', (ev) => {
 });
 $('folder-input').addEventListener('change', (ev) => {
   load(fromInput(ev.target.files));
+  ev.target.value = '';
+});
+$('add-input').addEventListener('change', (ev) => {
+  load(withLoaded(fromInput(ev.target.files)));
   ev.target.value = '';
 });
 

@@ -60,10 +60,19 @@ function details(unit) {
       cell.append(ul);
     }
   } else if (unit.kind === 'somas' || unit.kind === 'task-info') {
-    const parts = [`${unit.family} ${unit.version}`];
+    // A SomasInfo dump's version is told by its tensor lines, which a large graph's parameters can
+    // push past the head the classifier reads: until the analysis has read the whole dump, the
+    // version says where it came from (confirmVersion puts the parsed one in its place).
+    const fromHead = unit.family === 'somas-info';
+    const parts = [`${unit.family} ${unit.version}${fromHead ? ' (from the file’s head)' : ''}`];
     if (unit.stage) parts.push(unit.stage);
     if (unit.graph_id !== null) parts.push(`graph ${unit.graph_id}`);
-    cell.append(el('div', { text: parts.join(' · ') }));
+    const line = el('div', { text: parts.join(' · '), 'data-testid': 'unit-version' });
+    if (fromHead) {
+      line.title = 'version read from the first 64 KiB of the file; the SOMAS tab reads the whole dump and names the exact version here';
+      line.dataset.versionFrom = 'head';
+    }
+    cell.append(line);
   } else if (unit.kind === 'snapshot') {
     cell.append(el('div', { text: `pickle protocol ${unit.protocol} · ${unit.layout === 'dict' ? 'segments and device traces' : 'a bare list of segments'}` }));
   } else {
@@ -75,6 +84,21 @@ function details(unit) {
 function formatTimestamp(ts) {
   // YYYYmmddHHMMSSmmm, local time of the profiled host.
   return `${ts.slice(0, 4)}-${ts.slice(4, 6)}-${ts.slice(6, 8)} ${ts.slice(8, 10)}:${ts.slice(10, 12)}:${ts.slice(12, 14)}.${ts.slice(14)}`;
+}
+
+/** The version the analysis read from the whole dump at `path` replaces the head's guess. */
+export function confirmVersion(unit, version) {
+  for (const tr of document.querySelectorAll('[data-testid="unit"]')) {
+    if (tr.dataset.path !== unit.path) continue;
+    const line = tr.querySelector('[data-testid="unit-version"]');
+    if (!line || line.dataset.versionFrom !== 'head') continue;
+    const parts = [`${unit.family} ${version}`];
+    if (unit.stage) parts.push(unit.stage);
+    if (unit.graph_id !== null && unit.graph_id !== undefined) parts.push(`graph ${unit.graph_id}`);
+    line.textContent = parts.join(' · ');
+    line.title = 'version read by the analysis of the whole dump';
+    line.dataset.versionFrom = 'parse';
+  }
 }
 
 /** Renders `inventory` into the inputs section. */
@@ -92,7 +116,7 @@ export function renderInventory(inventory) {
     if (unit.kind === 'unknown') tr.dataset.reason = unit.reason;
     const size = unit.kind === 'ascend-run' ? unit.bytes : unit.size;
     const sizeCell = el('td', { class: 'num', text: bytes(size), title: exactBytes(size) });
-    if (unit.kind === 'ascend-run') sizeCell.title += ` in ${int(unit.file_count)} files`;
+    if (unit.kind === 'ascend-run') sizeCell.title += ` in ${plural(unit.file_count, 'file')}`;
     tr.append(
       el('td', {}, el('span', { class: `kind kind-${unit.kind}`, text: kindLabel(unit) })),
       el('td', { class: 'path', text: unit.path || '(top level)' }),

@@ -169,6 +169,14 @@ pub struct RankReport {
     /// What was read: `text` (the CSV and JSON files), `db` (the database export), `text+db`
     /// (runs of both kinds), or `none`.
     pub source: &'static str,
+    /// Which framework wrote the rank: `MindSpore` (an `*_ascend_ms` folder, or a `MindSpore`
+    /// component in memory_record), `torch_npu` (an `*_ascend_pt` folder, or a `PTA` component),
+    /// or empty when nothing tells. The page names the allocator after it.
+    pub framework: &'static str,
+    /// The device every allocation row names (`Device Type` `NPU:N`), when they all name the same
+    /// one. A rank whose `profiler_info` gives no rank number (MindSpore's often do not) is still
+    /// told apart by it.
+    pub device: Option<u32>,
 }
 
 /// One rank: its data (columnar where large) and summary.
@@ -360,6 +368,8 @@ pub fn analyze_rank(
     a.row_ops.shrink_to_fit();
     a.joined_ops.shrink_to_fit();
     a.memory = memory;
+    a.summary.framework = framework_of(input, &a.memory);
+    a.summary.device = single_device(&a.rows, &a.names);
     if let Some(w) = disjoint_record(&a, input) {
         // The records would stretch the time axis over both ranges and put the peak outside the
         // allocations: they are set aside and the curve is rebuilt from the rows, with a warning.
@@ -386,13 +396,56 @@ pub fn analyze_rank(
     // rebuilt (also when memory_record.csv was read but holds no PTA/MindSpore rows).
     let from_record = any_record && a.framework().is_some();
     if !from_record {
-        if let Some(s) = reconstruct(&a.rows) {
+        if let Some(mut s) = reconstruct(&a.rows) {
+            if a.summary.framework == FRAMEWORK_MINDSPORE {
+                // MindSpore's allocator component is called MindSpore, not PTA.
+                s.component = "MindSpore".to_string();
+            }
             a.memory.push(s);
         }
     }
     a.capture_end_ns = capture_end(&a);
     summarize(&mut a, from_record);
     a
+}
+
+/// [`RankReport::framework`] of a MindSpore rank.
+pub const FRAMEWORK_MINDSPORE: &str = "MindSpore";
+/// [`RankReport::framework`] of a torch_npu rank.
+pub const FRAMEWORK_TORCH_NPU: &str = "torch_npu";
+
+/// The framework that wrote the rank: the run folders' name suffix first, then the framework
+/// component of the memory records; empty when neither tells.
+fn framework_of(input: &RankInput, memory: &[Series]) -> &'static str {
+    let folders: Vec<&str> = input.runs.iter().filter_map(|r| r.framework).collect();
+    if folders.contains(&"ms") {
+        FRAMEWORK_MINDSPORE
+    } else if folders.contains(&"pt") {
+        FRAMEWORK_TORCH_NPU
+    } else if memory.iter().any(|s| s.component == "MindSpore") {
+        FRAMEWORK_MINDSPORE
+    } else if memory.iter().any(|s| s.component == "PTA") {
+        FRAMEWORK_TORCH_NPU
+    } else {
+        ""
+    }
+}
+
+/// The device number all `rows` name (`NPU:N`), or None when there are none, they differ, or one
+/// is not of that form.
+fn single_device(rows: &[MemRow], names: &Interner) -> Option<u32> {
+    let mut ids = rows.iter().map(|r| r.device);
+    let first = ids.next()?;
+    if ids.any(|d| d != first) {
+        return None;
+    }
+    names
+        .get(first)
+        .trim()
+        .strip_prefix("NPU:")?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// `[first, last]` of `times`, or None when it is empty.

@@ -81,6 +81,8 @@ fn rank_report(r: &RankSummary) -> Value {
         "trace_ops": 0,
         "trace_events": 0,
         "source": "none",
+        "framework": "",
+        "device": null,
         "status": r.status,
         "error": r.error,
     })

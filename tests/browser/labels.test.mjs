@@ -1,8 +1,8 @@
 // Labels agree with each other and with the data: a MindSpore run folder (`*_ascend_ms`) is named
 // a MindSpore run on the Inputs tab, a torch_npu one (`*_ascend_pt`) a torch_npu run; a SOMAS dump
 // whose first 64 KiB hold no tensor line (a large graph's parameters fill them) is named with the
-// same version in the dump selector as in the overview — the version the CLI reads from the whole
-// dump. The expectations come from the folder names and from the CLI's JSON of the same files.
+// same version in the dump selector, the overview and the Inputs tab — the version the CLI reads
+// from the whole dump. The expectations come from the folder names and from the CLI's JSON of the same files.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -79,6 +79,10 @@ test('a SOMAS dump has one version: the selector says what the overview says', a
     });
     assert.equal(format, `somas-info ${version}`);
     assert.ok(option.includes(`somas-info ${version}`), `the selector "${option}" names ${version}`);
+    // The Inputs tab, which read only the head, says the same once the whole dump is read.
+    const inputs = await page.textContent('[data-testid="unit"][data-kind="somas"] [data-testid="unit-version"]');
+    assert.ok(inputs.startsWith(`somas-info ${version}`), `the Inputs tab's "${inputs}" names ${version}`);
+    assert.ok(!inputs.includes(inspect.units[0].version) || inspect.units[0].version === version, inputs);
   } finally {
     await b.close();
   }

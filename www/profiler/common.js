@@ -80,11 +80,28 @@ export function section(n, id, title, { help, tools = [] } = {}) {
   return { node, body, head, titleNode };
 }
 
-/** A label for a rank: "actor · rank 3 · step 2". */
+/** The rank part of a label: "rank 3", or "device 3" when profiler_info named no rank. */
+export function rankText(r) {
+  if (r.rank !== 'unknown') return `rank ${r.rank}`;
+  // No rank number in profiler_info (MindSpore often writes none): the device every row names.
+  return r.device !== null && r.device !== undefined ? `device ${r.device}` : 'rank unknown';
+}
+
+/** The framework allocator's name as its own files write it: MindSpore, or PTA (torch_npu). */
+export function allocatorName(r) {
+  return r && r.framework === 'MindSpore' ? 'MindSpore' : 'PTA';
+}
+
+/** The allocator in words, for help texts and the call-stack facts. */
+export function allocatorText(r) {
+  return r && r.framework === 'MindSpore' ? 'MindSpore (its memory pool)' : 'PTA (torch_npu caching allocator)';
+}
+
+/** "role · rank N · step S", or "device N" for a rank without a number. */
 export function rankLabel(r) {
   const parts = [];
   parts.push(r.role ? r.role : '(no role)');
-  parts.push(r.rank === 'unknown' ? 'rank unknown' : `rank ${r.rank}`);
+  parts.push(rankText(r));
   if (r.step !== null && r.step !== undefined) parts.push(`step ${r.step}`);
   if (r.source === 'db') parts.push('db');
   return parts.join(' · ');

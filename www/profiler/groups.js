@@ -3,7 +3,7 @@
 // user's code), as sorted bars with bytes and counts. Clicking a group filters the table to its
 // allocations.
 import { el } from '../ui/dom.js';
-import { bytes, exactBytes, int } from '../format.js';
+import { bytes, exactBytes, int, plural } from '../format.js';
 import { ms, timeTitle, colors, section, rankLabel, shortFrame } from './common.js';
 
 const SHOWN = 15;
@@ -29,7 +29,7 @@ function bars(box, groups, { testid, selectedIndex, onPick, color, all, onShowAl
       'data-count': String(g.count),
       'aria-disabled': pickable ? 'false' : 'true',
       title: pickable
-        ? `${g.frame}\n${exactBytes(g.bytes)} in ${int(g.count)} allocation(s) — ${((100 * g.bytes) / Math.max(1, total)).toFixed(1)} %\nclick: show them in the table`
+        ? `${g.frame}\n${exactBytes(g.bytes)} in ${plural(g.count, 'allocation')} — ${((100 * g.bytes) / Math.max(1, total)).toFixed(1)} %\nclick: show them in the table`
         : `${g.frame}\n${exactBytes(g.bytes)} counted by the allocator with no operator_memory row (allocated before the capture: weights, optimizer state…)`,
       on: {
         click: () => pickable && onPick(i, g),
@@ -54,7 +54,7 @@ function bars(box, groups, { testid, selectedIndex, onPick, color, all, onShowAl
   const kids = [...rows];
   if (groups.length > shown) {
     kids.push(el('div', { class: 'muted more' },
-      `${int(groups.length - shown)} smaller group(s) not shown `,
+      `${plural(groups.length - shown, 'smaller group')} not shown `,
       el('button', { type: 'button', class: 'small', text: 'show all', 'data-testid': 'show-all-groups', on: { click: onShowAll } })));
   }
   box.replaceChildren(...kids);
@@ -123,11 +123,11 @@ function groupNote(summary) {
 }
 
 /** View 6: the live set at the peak or at the clicked time. */
-export function liveSet({ client, store, ranks, report, show }) {
+export function liveSet({ client, store, ranks, report, show, rendered }) {
   const back = el('button', { type: 'button', class: 'small', text: 'Back to the peak', title: 'Show the live set at the rank’s peak (p)', hidden: true, on: { click: () => store.set({ at: null, group: null }) } });
   const { node, body, titleNode } = section(6, 'live', 'At the peak', {
     tools: [back],
-    help: 'PTA allocations alive at that moment, grouped by the first frame in your code. Click a time on the memory chart to see another moment; click a group to list its allocations in the table.',
+    help: 'Allocations of the framework allocator (PTA, or MindSpore’s) alive at that moment, grouped by the first frame in your code. Click a time on the memory chart to see another moment; click a group to list its allocations in the table.',
   });
   const caption = el('div', { class: 'chart-caption' });
   const box = el('div', { class: 'groups', 'data-testid': 'live-groups' });
@@ -165,7 +165,7 @@ export function liveSet({ client, store, ranks, report, show }) {
       el('span', { text: ms(t), title: timeTitle(info.origin_ns, t), class: 'time' }),
       s.at === null ? el('span', { class: 'muted', text: ' (the peak)' }) : null,
       el('span', {
-        text: `: ${bytes(tracked)} in ${int(count)} allocation(s) of the capture${total > tracked ? `, ${bytes(total - tracked)} allocated before it` : ''}.`,
+        text: `: ${bytes(tracked)} in ${plural(count, 'allocation')} of the capture${total > tracked ? `, ${bytes(total - tracked)} allocated before it` : ''}.`,
         title: `${exactBytes(tracked)} in allocation rows`,
       }),
       groupNote(summary),
@@ -175,6 +175,8 @@ export function liveSet({ client, store, ranks, report, show }) {
     box.dataset.state = 'ready';
     resolvePending(store, 'live', groups, { t });
     render(store.get());
+    // Brought into view by a chart click before its groups arrived: again at its real size.
+    if (rendered) rendered('live');
   }
 
   function render(s) {
@@ -235,8 +237,8 @@ export function unreleasedSet({ client, store, ranks, report, show }) {
     titleNode.textContent = title;
     caption.replaceChildren(el('span', {
       text: win
-        ? `${int(count)} allocation(s) made in the window and still held at its end: ${bytes(total)}`
-        : `${int(count)} allocation(s) never released in the capture: ${bytes(total)}`,
+        ? `${plural(count, 'allocation')} made in the window and still held at its end: ${bytes(total)}`
+        : `${plural(count, 'allocation')} never released in the capture: ${bytes(total)}`,
       title: exactBytes(total),
     }), ...[groupNote(report.ranks[rank])].filter(Boolean));
     box.dataset.totalBytes = String(total);

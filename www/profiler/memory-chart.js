@@ -6,7 +6,7 @@ import { el } from '../ui/dom.js';
 import { Plot } from '../ui/plot.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { bytes, exactBytes } from '../format.js';
-import { ms, absolute, colors, latest, section, rankLabel } from './common.js';
+import { ms, absolute, colors, latest, section, rankLabel, allocatorName } from './common.js';
 
 /** The curves a rank has, as { id, component, metric, label, color } (ids are fixed words). */
 export function seriesFor(info, c) {
@@ -58,7 +58,7 @@ export function alignShift(a, b, align) {
   return { shift: 0, step: null };
 }
 
-export function memoryChart({ client, store, ranks, report }) {
+export function memoryChart({ client, store, ranks, report, show }) {
   const legend = el('div', { class: 'legend toggles', 'data-testid': 'memory-legend' });
   const caption = el('div', { class: 'chart-caption muted' });
   const { node, body, titleNode } = section(2, 'memory', 'Memory over time', {
@@ -94,6 +94,8 @@ export function memoryChart({ client, store, ranks, report }) {
       const peakPx = info.peak !== null ? plot.px(info.peak / 1e6) : -1e9;
       if (Math.abs(peakPx - plot.px(x)) <= 4) store.set({ at: null, group: null });
       else store.set({ at: Math.round(x * 1e6), group: s.group && s.group.kind === 'live' ? null : s.group });
+      // The answer (what was alive then) is the live-set view, far below: it comes into view.
+      if (show) show('live');
     },
     draw: (g, p) => draw(g, p),
   });
@@ -180,7 +182,7 @@ export function memoryChart({ client, store, ranks, report }) {
     const r = report.ranks[s.rank];
     const parts = [];
     const db = r.source === 'db';
-    if (r.peak_source === 'none') parts.push(db ? 'No allocator data for this rank (no MEMORY_RECORD table and no PTA rows).' : 'No allocator data for this rank (no memory_record.csv and no PTA rows).');
+    if (r.peak_source === 'none') parts.push(db ? `No allocator data for this rank (no MEMORY_RECORD table and no ${allocatorName(r)} rows).` : `No allocator data for this rank (no memory_record.csv and no ${allocatorName(r)} rows).`);
     else {
       parts.push(`Peak allocated ${bytes(r.peak_allocated_bytes)} at ${ms(info.peak)}`);
       parts.push(`peak reserved ${bytes(r.peak_reserved_bytes)}`);

@@ -3,7 +3,7 @@
 // cell or a row selects that rank in every other view.
 import { el } from '../ui/dom.js';
 import { bytes, exactBytes, int, plural } from '../format.js';
-import { ms, timeTitle, rankLabel, section } from './common.js';
+import { ms, timeTitle, rankLabel, rankText, allocatorName, section } from './common.js';
 
 const rankKey = (r) => `${r.role}\u0000${r.step ?? ''}\u0000${r.rank}`;
 
@@ -60,12 +60,15 @@ export function overview({ report, ranks }, store) {
   const roleKeys = [...roleSet];
   const rankVals = [...rankSet];
   rankVals.sort((a, b) => (a === 'unknown') - (b === 'unknown') || Number(a) - Number(b));
+  // The column of ranks without a number is named by their device when they all name one.
+  const unknownDevices = new Set(summaries.filter((r) => r.rank === 'unknown').map((r) => r.device ?? null));
+  const rankHead = (v) => (v === 'unknown' && unknownDevices.size === 1 && !unknownDevices.has(null) ? `device ${[...unknownDevices][0]}` : v);
   // Heat spans the job's lowest to highest peak, so ranks a few percent apart still differ.
   const [minPeak, maxPeak] = [totals.min_peak_allocated_bytes, totals.peak_allocated_bytes];
   const outliers = new Map(report.outliers.map((o) => [rankKey(o), o]));
   const cells = [];
   const matrix = el('table', { class: 'ascend-matrix', 'data-testid': 'ascend-matrix' });
-  matrix.append(el('thead', {}, el('tr', {}, el('th', { text: 'role \\ rank' }), ...rankVals.map((v) => el('th', { class: 'num', text: v })))));
+  matrix.append(el('thead', {}, el('tr', {}, el('th', { text: 'role \\ rank' }), ...rankVals.map((v) => el('th', { class: 'num', text: rankHead(v) })))));
   const tbody = el('tbody');
   // The first rank of each (role, step, rank), found once: a job of thousands of ranks has
   // millions of (row, column) pairs.
@@ -149,9 +152,9 @@ export function overview({ report, ranks }, store) {
       on: { click: () => select(i), keydown: (ev) => ev.key === 'Enter' && select(i) },
     },
     el('td', { text: r.role || '(no role)', title: r.run_dirs.join('\n') }),
-    el('td', { class: 'num' }, String(r.rank), sourceBadge(r.source)),
+    el('td', { class: 'num', title: r.rank === 'unknown' ? 'profiler_info names no rank number' : '' }, r.rank === 'unknown' ? rankText(r) : String(r.rank), sourceBadge(r.source)),
     el('td', { class: 'num', text: r.step === null || r.step === undefined ? '' : String(r.step) }),
-    el('td', { class: 'num', text: int(r.rows), title: `${int(r.rows_pta)} PTA + ${int(r.rows_ge)} cann:: (GE)` }),
+    el('td', { class: 'num', text: int(r.rows), title: `${int(r.rows_pta)} ${allocatorName(r)} + ${int(r.rows_ge)} cann:: (GE)` }),
     el('td', {}, bar, el('div', { class: 'coverage-text', text: `${st.direct} direct · ${st.via_forward} via fwd · ${st.approximate} approx · ${st.none} none` })),
     el('td', { class: 'num strong', text: bytes(r.peak_allocated_bytes), title: `${exactBytes(r.peak_allocated_bytes)} (from ${r.peak_source})` }),
     el('td', { class: 'num', text: bytes(r.peak_reserved_bytes), title: exactBytes(r.peak_reserved_bytes) }),

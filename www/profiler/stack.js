@@ -2,10 +2,10 @@
 // writes them), user frames emphasised and the top user frame marked, and how the stack was
 // found, stated plainly.
 import { el } from '../ui/dom.js';
-import { bytes, exactBytes, int } from '../format.js';
-import { ms, duration, timeTitle, section, STACK_SOURCE_TEXT } from './common.js';
+import { bytes, exactBytes, int, plural } from '../format.js';
+import { ms, duration, timeTitle, section, allocatorText, STACK_SOURCE_TEXT } from './common.js';
 
-export function callStack({ client, store, ranks, rendered }) {
+export function callStack({ client, store, ranks, report, rendered }) {
   const copy = el('button', { type: 'button', class: 'small', text: 'Copy stack', title: 'Copy the frames as text', disabled: true });
   const { node, body } = section(5, 'stack', 'Call stack', {
     tools: [copy],
@@ -61,7 +61,7 @@ export function callStack({ client, store, ranks, rendered }) {
     fact('allocated at', ms(r.alloc), timeTitle(origin, r.alloc));
     fact('released at', r.release === null ? 'not released in the capture' : ms(r.release), r.release === null ? '' : timeTitle(origin, r.release));
     if (r.duration !== null) fact('held for', duration(r.duration), `${int(r.duration)} ns`);
-    fact('source', r.source === 'GE' ? 'GE (a cann:: row: CANN memory, no Python stack)' : 'PTA (torch_npu caching allocator)');
+    fact('source', r.source === 'GE' ? 'GE (a cann:: row: CANN memory, no Python stack)' : allocatorText(report && report.ranks[rank]));
     if (r.step !== null) fact('step', String(r.step));
     box.dataset.runSource = r.run_source;
     fact('file', r.run_source === 'db'
@@ -88,7 +88,7 @@ export function callStack({ client, store, ranks, rendered }) {
     }
     const kids = [facts, how];
     if (ops.children.length) kids.push(ops);
-    if (r.frames.length) kids.push(el('p', { class: 'muted small-print', text: `${r.frames.length} frames, innermost first; user frames in bold.` }), list);
+    if (r.frames.length) kids.push(el('p', { class: 'muted small-print', text: `${plural(r.frames.length, 'frame')}, innermost first; user frames in bold.` }), list);
     else kids.push(el('div', { class: 'empty-state', text: r.source === 'GE' ? 'cann:: rows have no Python call stack.' : 'No call stack was found for this allocation.' }));
     box.replaceChildren(...kids);
     rendered('stack');

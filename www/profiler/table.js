@@ -3,28 +3,47 @@
 // live-set or unreleased view) and sorted in Rust, paged into a virtualised table.
 import { el } from '../ui/dom.js';
 import { VirtualTable, rowsByName } from '../ui/virtual-table.js';
-import { bytes, exactBytes, int } from '../format.js';
-import { ms, duration, timeTitle, section, parseBytes, rankLabel, shortFrame } from './common.js';
+import { bytes, exactBytes, int, plural } from '../format.js';
+import { ms, duration, timeTitle, section, parseBytes, rankLabel, shortFrame, allocatorName } from './common.js';
 
 // Columns in display order; `key` names the cell in a row of the engine's allocation table
 // (src/profiler/view/allocations.rs). Where-in-the-code comes early; the allocator totals and ids
 // after.
+// `sample`: the widest value a fixed column usually holds; its width fits that and its header
+// (with the sort mark), so neither is cut off ("Allocated…", "14315…").
 const COLUMNS = [
-  { key: 'name', name: 'Name', kind: 'text', width: 'minmax(150px, 1.2fr)', sort: 'name', fmt: 'name' },
-  { key: 'size', name: 'Size', kind: 'bytes', width: '80px', sort: 'size', fmt: 'bytes' },
-  { key: 'start', name: 'Allocated at', kind: 'ms', width: '96px', sort: 'time', fmt: 'time', title: 'ms since the capture start; sort by allocation time' },
-  { key: 'duration', name: 'Duration', kind: 'ms', width: '76px', sort: 'duration', fmt: 'duration' },
-  { key: 'top_frame', name: 'Top user frame', kind: 'text', width: 'minmax(270px, 2.4fr)', sort: 'frame', fmt: 'frame', title: 'the first frame of the call stack in your code; sort by it' },
-  { key: 'stack_source', name: 'Stack', kind: 'text', width: '84px', title: 'how the call stack was found: direct, via_forward, approximate, none' },
-  { key: 'release', name: 'Released at', kind: 'ms', width: '96px', sort: 'release', fmt: 'time', title: 'ms since the capture start; empty = not released in the capture' },
-  { key: 'source', name: 'Source', kind: 'text', width: '52px', title: 'PTA (torch allocator) or GE (cann:: rows)' },
-  { key: 'total_allocated', name: 'Total alloc.', kind: 'bytes', width: '80px', fmt: 'bytes', title: 'allocator total allocated when this block was allocated' },
-  { key: 'total_reserved', name: 'Total res.', kind: 'bytes', width: '80px', fmt: 'bytes', title: 'allocator total reserved when this block was allocated' },
-  { key: 'total_active', name: 'Total active', kind: 'bytes', width: '80px', fmt: 'bytes', title: 'allocator total active when this block was allocated' },
-  { key: 'step', name: 'Step', kind: 'int', width: '44px' },
-  { key: 'stream', name: 'Stream', kind: 'text', width: '70px' },
-  { key: 'device', name: 'Device', kind: 'text', width: '60px' },
+  { key: 'name', name: 'Name', kind: 'text', width: 'minmax(140px, 1.2fr)', sort: 'name', fmt: 'name' },
+  { key: 'size', name: 'Size', kind: 'bytes', sample: '1023.99 MiB', sort: 'size', fmt: 'bytes' },
+  { key: 'start', name: 'Allocated at', kind: 'ms', sample: '99999.999 ms', sort: 'time', fmt: 'time', title: 'ms since the capture start; sort by allocation time' },
+  { key: 'duration', name: 'Duration', kind: 'ms', sample: '999.9 ms', sort: 'duration', fmt: 'duration' },
+  { key: 'top_frame', name: 'Top user frame', kind: 'text', width: 'minmax(200px, 2.4fr)', sort: 'frame', fmt: 'frame', title: 'the first frame of the call stack in your code; sort by it' },
+  { key: 'stack_source', name: 'Stack', kind: 'text', sample: 'approximate', title: 'how the call stack was found: direct, via_forward, approximate, none' },
+  { key: 'release', name: 'Released at', kind: 'ms', sample: '99999.999 ms', sort: 'release', fmt: 'time', title: 'ms since the capture start; empty = not released in the capture' },
+  { key: 'source', name: 'Source', kind: 'text', sample: 'MindSpore', fmt: 'source', title: 'the framework allocator (PTA for torch_npu, MindSpore) or GE (cann:: rows)' },
+  { key: 'total_allocated', name: 'Total alloc.', kind: 'bytes', sample: '1023.99 MiB', fmt: 'bytes', title: 'allocator total allocated when this block was allocated' },
+  { key: 'total_reserved', name: 'Total res.', kind: 'bytes', sample: '1023.99 MiB', fmt: 'bytes', title: 'allocator total reserved when this block was allocated' },
+  { key: 'total_active', name: 'Total active', kind: 'bytes', sample: '1023.99 MiB', fmt: 'bytes', title: 'allocator total active when this block was allocated' },
+  { key: 'step', name: 'Step', kind: 'int', sample: '9999' },
+  { key: 'stream', name: 'Stream', kind: 'text', sample: '1431569360' },
+  { key: 'device', name: 'Device', kind: 'text', sample: 'NPU:15' },
 ];
+
+let measurer = null;
+/** Width in px of `text` in the page's font at `weight` and `size`. */
+function textWidth(text, weight, size) {
+  measurer = measurer || document.createElement('canvas').getContext('2d');
+  measurer.font = `${weight} ${size}px ${getComputedStyle(document.body).fontFamily}`;
+  return measurer.measureText(text).width;
+}
+
+/** A fixed column's width: its header (with the sort mark when it sorts) or its sample value,
+ * whichever is wider, plus the padding. */
+function fitWidth(c) {
+  if (c.width) return c.width;
+  const head = textWidth(c.sort ? `${c.name} ▼` : c.name, 600, 12);
+  const value = textWidth(c.sample || '', 400, 12.5);
+  return `${Math.ceil(Math.max(head, value) + 16 + 4)}px`;
+}
 
 /** The worker query for the current state (times ns relative). */
 export function tableQuery(s) {
@@ -79,10 +98,12 @@ export function allocationsTable({ client, store, ranks, report, show }) {
     time: (v) => timeCell(v),
     duration: (v) => (v === null || v === undefined ? cell('', 'empty') : cell(duration(v), `${int(v)} ns`)),
     frame: (v) => (v ? cell(shortFrame(v), v) : cell('(no stack)', 'no call stack for this row')),
+    // The core says PTA for every framework-allocator row; a MindSpore rank's allocator is MindSpore.
+    source: (v) => (v === 'PTA' ? cell(allocatorName(report.ranks[requestedRank]), 'the framework allocator') : cell(v || '', v === 'GE' ? 'a cann:: row (CANN memory)' : 'empty')),
     name: (v, row) => cell(v || '(no name)', `${v}${row.unreleased ? '\nnot released in the capture' : ''}`),
   };
   const columns = COLUMNS.map((c) => {
-    const col = { ...c, sortable: !!c.sort };
+    const col = { ...c, sortable: !!c.sort, width: fitWidth(c) };
     const f = formats[c.fmt];
     col.format = (v, row) => (f ? f(v, row) : { text: v === null || v === undefined ? '' : String(v), title: v === null || v === undefined ? 'empty' : String(v) });
     return col;
@@ -148,7 +169,7 @@ export function allocationsTable({ client, store, ranks, report, show }) {
     try {
       await vt.refresh({ keepScroll });
       setHooks(s, vt.total);
-      vt.status.textContent = `${int(vt.total)} of ${int(report.ranks[s.rank].rows)} rows`;
+      vt.status.textContent = `${int(vt.total)} of ${plural(report.ranks[s.rank].rows, 'row')}`;
       box.dataset.state = 'ready';
       if (s.row !== null) await reveal(s.row);
     } catch (err) {

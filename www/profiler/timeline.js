@@ -6,13 +6,13 @@
 import { el } from '../ui/dom.js';
 import { Plot } from '../ui/plot.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
-import { bytes, exactBytes, int } from '../format.js';
-import { ms, duration, absolute, colors, latest, section, rankLabel } from './common.js';
+import { bytes, exactBytes, int, plural } from '../format.js';
+import { ms, duration, absolute, colors, latest, section, rankLabel, allocatorName } from './common.js';
 import { defaultView } from './memory-chart.js';
 
 const MERGED = 0xffffffff;
 
-export function timeline({ client, store, ranks, report }) {
+export function timeline({ client, store, ranks, report, show }) {
   const caption = el('div', { class: 'chart-caption muted' });
   const legend = el('div', { class: 'legend' });
   const { node, body, titleNode } = section(3, 'timeline', 'Allocation timeline', {
@@ -57,7 +57,7 @@ export function timeline({ client, store, ranks, report }) {
     (result) => {
       data = result;
       const { lod } = result;
-      caption.textContent = `${int(info ? info.count : 0)} allocations · ${int(lod.visible)} in view: ${int(lod.individual)} drawn one by one, ${int(lod.merged)} merged into pixel runs (too thin to see one by one)`;
+      caption.textContent = `${plural(info ? info.count : 0, 'allocation')} · ${int(lod.visible)} in view: ${int(lod.individual)} drawn one by one, ${int(lod.merged)} merged into pixel runs (too thin to see one by one)`;
       plot.redraw();
     },
     (err) => {
@@ -97,7 +97,11 @@ export function timeline({ client, store, ranks, report }) {
     },
     ({ id, row }, a) => {
       if (!a.hover) {
-        if (id >= 0) store.set({ row: id });
+        if (id >= 0) {
+          store.set({ row: id });
+          // The answer (the row's call stack) is a view below: it comes into view.
+          if (show) show('stack');
+        }
         return;
       }
       if (!lastPointer) return;
@@ -122,6 +126,7 @@ export function timeline({ client, store, ranks, report }) {
   async function setRank() {
     const s = store.get();
     titleNode.textContent = `Allocation timeline — ${rankLabel(report.ranks[s.rank])}`;
+    renderLegend();
     info = null;
     data = null;
     caption.textContent = 'laying out the allocations…';
@@ -148,7 +153,7 @@ export function timeline({ client, store, ranks, report }) {
       return el('span', {}, s, text);
     };
     legend.replaceChildren(
-      sw(c.pta, 'PTA allocation (released)'),
+      sw(c.pta, `${allocatorName(report.ranks[store.get().rank])} allocation (released)`),
       sw(c.geBar, 'cann:: (GE) allocation'),
       sw(c.unreleased, 'not released in the capture: runs to the end, marked ▶'),
       sw(c.select, 'selected'),
@@ -274,7 +279,6 @@ export function timeline({ client, store, ranks, report }) {
     if (changed.has('row')) updateRow(s);
   }
 
-  renderLegend();
   const ready = setRank();
   return { node, update, ready, canvas: () => plot.canvas, plot, focus: () => plot.canvas.focus(), recolor: renderLegend };
 }

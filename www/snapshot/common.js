@@ -2,6 +2,7 @@
 // only, never names from the user's files), request coalescing, section frames, class colours.
 import { el, cssVar } from '../ui/dom.js';
 import * as hash from '../ui/hash-state.js';
+import { plural } from '../format.js';
 
 const num = (v) => (v === undefined || v === null || v === '' || !Number.isFinite(Number(v)) ? null : Number(v));
 
@@ -138,6 +139,6 @@ export function stackLines(stack, n = 8) {
     else lines.push({ text, top: f.top, count: 1 });
   }
   const out = lines.slice(0, n).map((l) => `${l.top ? '▶ ' : '  '}${l.text}${l.count > 1 ? ` (×${l.count})` : ''}`);
-  out.push(`  ${stack.length} frames in all`);
+  out.push(`  ${plural(stack.length, 'frame')} in all`);
   return out;
 }

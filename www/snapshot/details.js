@@ -3,7 +3,7 @@
 // (summary.json = `memlens snapshot --json`, and the CSV files the CLI's --out writes).
 import { el } from '../ui/dom.js';
 import { download } from '../ui/download.js';
-import { bytes, exactBytes, int } from '../format.js';
+import { bytes, exactBytes, int, plural } from '../format.js';
 import { section, button, stateLine } from './common.js';
 
 const metric = (name, label, value, title) =>
@@ -37,7 +37,7 @@ export function overviewView({ store, info, place }) {
       ? el('ul', { class: 'snap-ooms', 'data-testid': 'snapshot-ooms' }, ...d.ooms.map((o) => el('li', { text: `OOM at entry ${int(o.trace_index)}: ${bytes(o.size)} requested, ${o.device_free === null ? 'free memory unknown' : `${bytes(o.device_free)} free on the device`}` })))
       : null;
     const warnings = s.warnings.length
-      ? el('details', { class: 'warnings', 'data-testid': 'snapshot-warnings' }, el('summary', { text: `${s.warnings.length} warning(s) while reading` }),
+      ? el('details', { class: 'warnings', 'data-testid': 'snapshot-warnings' }, el('summary', { text: `${plural(s.warnings.length, 'warning')} while reading` }),
         el('ul', {}, ...s.warnings.map((w) => el('li', { text: `${w.byte !== undefined ? `byte ${w.byte}: ` : ''}${w.message}${w.count > 1 ? ` (${w.count} times)` : ''}` }))))
       : null;
     body.replaceChildren(metrics, facts, ooms || '', warnings || '');
@@ -90,7 +90,7 @@ export function detailView({ client, store, onError, place }) {
         el('span', { class: 'frame-text', text: `${f.filename}:${f.line} ${f.name}` }), f.top ? el('span', { class: 'badge-top', text: 'top user frame' }) : null));
     }
     body.replaceChildren(facts, a.stack.length
-      ? el('div', {}, el('p', { class: 'muted small-print', text: `${a.stack.length} frames, innermost first; your code in bold.` }), list)
+      ? el('div', {}, el('p', { class: 'muted small-print', text: `${plural(a.stack.length, 'frame')}, innermost first; your code in bold.` }), list)
       : stateLine('empty', 'No stack was recorded for this allocation (allocated before recording began).'));
     node.dataset.selected = a.address;
   }

@@ -6,7 +6,7 @@ import { el } from '../ui/dom.js';
 import { Plot } from '../ui/plot.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { downloadCanvas } from '../ui/download.js';
-import { bytes, exactBytes, int } from '../format.js';
+import { bytes, exactBytes, int, plural } from '../format.js';
 import { section, button, latest, palette, stackLines, stateLine } from './common.js';
 
 const CLASSES = 5;
@@ -43,7 +43,7 @@ export function stateView({ client, store, info, onError, place }) {
     if (data && data.image) data.image.close();
     data = { view: v, image };
     const d = dinfo();
-    status.textContent = `${int(d.segments)} segments in ${int(d.state_rows)} rows; ${int(r.visible)} segments and blocks in view (${r.ms.toFixed(1)} ms in the engine)`;
+    status.textContent = `${plural(d.segments, 'segment')} in ${plural(d.state_rows, 'row')}; ${plural(r.visible, 'segment')} and blocks in view (${r.ms.toFixed(1)} ms in the engine)`;
     node.dataset.rendered = String(Number(node.dataset.rendered || 0) + 1);
     plot.redraw();
   }, onError);

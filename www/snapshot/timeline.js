@@ -7,7 +7,7 @@ import { el, cssVar } from '../ui/dom.js';
 import { Plot } from '../ui/plot.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { downloadCanvas } from '../ui/download.js';
-import { bytes, exactBytes, int } from '../format.js';
+import { bytes, exactBytes, int, plural } from '../format.js';
 import { section, button, latest, palette, stackLines, stateLine } from './common.js';
 
 const CLASSES = 12;
@@ -53,7 +53,7 @@ export function timelineView({ client, store, info, onError, place }) {
     if (data && data.image) data.image.close();
     data = { view: v, image };
     curve = { view: v, ...c };
-    status.textContent = `${int(r.visible)} bands in view: ${int(r.individual)} allocations drawn one by one, ${int(r.merged)} runs of thinner ones merged (${r.ms.toFixed(1)} ms in the engine)`;
+    status.textContent = `${plural(r.visible, 'band')} in view: ${plural(r.individual, 'allocation')} drawn one by one, ${int(r.merged)} runs of thinner ones merged (${r.ms.toFixed(1)} ms in the engine)`;
     node.dataset.rendered = String(Number(node.dataset.rendered || 0) + 1);
     plot.redraw();
   }, onError);

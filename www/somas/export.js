@@ -4,6 +4,7 @@
 import { el } from '../ui/dom.js';
 import { download, downloadCanvas } from '../ui/download.js';
 import { section, button } from './common.js';
+import { plural } from '../format.js';
 
 export class ExportView {
   constructor(app, parent, charts) {
@@ -69,7 +70,7 @@ export class ExportView {
       const paths = await this.app.call('exportList', { request });
       this.error.hidden = true;
       const flags = this.flags(request);
-      this.what.textContent = `${paths.length} files, as memlens somas FILE${flags ? ` ${flags}` : ''} --out DIR writes them`;
+      this.what.textContent = `${plural(paths.length, 'file')}, as memlens somas FILE${flags ? ` ${flags}` : ''} --out DIR writes them`;
       this.list.replaceChildren(
         ...paths.map((p) =>
           el('li', {}, button(p, () => this.downloadFile(request, p), { class: 'link', title: `download ${p}`, data: { testid: 'somas-export-file', path: p } })),

@@ -8,7 +8,7 @@ import * as hash from '../ui/hash-state.js';
 import { Plot } from '../ui/plot.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { downloadCanvas } from '../ui/download.js';
-import { bytes, exactBytes, int } from '../format.js';
+import { bytes, exactBytes, int, plural } from '../format.js';
 import { section, button, latest, hex, classColors, stateLine } from './common.js';
 
 // Individually drawn tensors per request; the rest are merged into runs.
@@ -63,7 +63,7 @@ export class Layout {
       performance.measure('somas-layout-roundtrip', { start: sent, duration: performance.now() - sent });
       if (this.data && this.data.image) this.data.image.close();
       this.data = { view: v, width, height, image };
-      this.status.textContent = `${int(r.visible)} tensors in view: ${int(r.individual)} drawn one by one, ${int(r.merged)} merged into ${int(r.runs)} pixel runs (${r.cached ? 'cached' : `${r.ms.toFixed(1)} ms in the engine`})`;
+      this.status.textContent = `${plural(r.visible, 'tensor')} in view: ${int(r.individual)} drawn one by one, ${int(r.merged)} merged into ${int(r.runs)} pixel runs (${r.cached ? 'cached' : `${r.ms.toFixed(1)} ms in the engine`})`;
       this.plot.redraw();
     }, null, app.error);
     this.request = request;

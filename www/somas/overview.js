@@ -49,7 +49,7 @@ export class Overview {
         metric('Peak node', peak.node_index, {
           metric: 'somas-peak-node-index',
           text: `$${int(peak.node_index)}`,
-          title: `execution index ${peak.node_index}; ${int(peak.alive_tensors)} tensors alive there`,
+          title: `execution index ${peak.node_index}; ${plural(peak.alive_tensors, 'tensor')} alive there`,
           sub: [link(peak.node_name || `index ${peak.node_index}`, () => app.select({ node: peak.node_index }), 'Select the peak node (p)')],
         }),
       );
@@ -108,7 +108,7 @@ export class Overview {
             `${int(sm.task.records)} task records, ${int(sm.task.unmatched_records)} unmatched`,
             sm.task_mismatches.length ? ' · ' : '',
             sm.task_mismatches.length
-              ? link('list them', () => app.showList(`${int(sm.task_mismatches.length)} tensors whose task address is not base + offset`, sm.task_mismatches, 'mismatches'), 'in the query panel')
+              ? link('list them', () => app.showList(`${plural(sm.task_mismatches.length, 'tensor')} whose task address is not base + offset`, sm.task_mismatches, 'mismatches'), 'in the query panel')
               : '',
           ],
         }),
@@ -116,7 +116,7 @@ export class Overview {
     }
     cards.push(
       metric('Data tensors', sm.tensors, { metric: 'somas-tensors', text: int(sm.tensors), title: `${sm.tensors} data tensors, ${sm.control_tensors} control tensors` , sub: `${int(sm.control_tensors)} control` }),
-      metric('Nodes', sm.nodes, { metric: 'somas-nodes', text: int(sm.nodes), title: `${sm.nodes} nodes (execution indices 0–${info.max_index})`, sub: `${int(sm.parameters)} parameters` }),
+      metric('Nodes', sm.nodes, { metric: 'somas-nodes', text: int(sm.nodes), title: `${sm.nodes} nodes (execution indices 0–${info.max_index})`, sub: `${plural(sm.parameters, 'parameter')}` }),
       metric('Unions · contiguous lists', sm.union_groups, {
         text: `${int(sm.union_groups)} · ${int(sm.contiguous_lists)}`,
         title: `${sm.union_groups} union groups (members share memory by design), ${sm.contiguous_lists} original contiguous lists, ${sm.merged_blocks} merged blocks`,

@@ -7,6 +7,7 @@ import { createStore } from '../ui/store.js';
 import { bytes } from '../format.js';
 import { stateLine } from './common.js';
 import { reveal } from '../ui/reveal.js';
+import { confirmVersion } from '../inventory-view.js';
 import { Overview } from './overview.js';
 import { Curves } from './curves.js';
 import { Layout } from './layout.js';
@@ -232,6 +233,8 @@ class SomasPage {
       // selector and the overview name the same version: the parsed one.
       const opt = this.dumpSelect.options[d];
       if (opt && res.summary.format) opt.textContent = dumpLabel(dump, res.summary.format.version);
+      // The Inputs tab says the same once the whole dump is read.
+      if (res.summary.format) confirmVersion(dump, res.summary.format.version);
       this.build(restore);
       this.setState('ready');
     } catch (err) {

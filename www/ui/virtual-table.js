@@ -68,7 +68,8 @@ export class VirtualTable {
         class: `vt-cell ${isNumeric(c.kind) ? 'num' : ''}${sortable ? '' : ' unsortable'}`,
         role: 'columnheader',
         text: c.name,
-        title: c.title || (sortable ? `Sort by ${c.name}` : c.name),
+        // The header's own name leads its tooltip: a narrow column may cut it off.
+        title: c.title ? `${c.name}: ${c.title}` : sortable ? `Sort by ${c.name}` : c.name,
         tabindex: '-1',
         on: sortable ? { click: () => this.toggleSort(i) } : {},
       });

@@ -1,0 +1,110 @@
+// A click inside a chart whose answer is a panel further down brings that panel into view, at
+// 1440×900 and 1024×700: a time picked on the memory chart fills "Live at …" (view 6), an
+// allocation picked on the timeline fills the call stack (view 5). Geometric: before the click the
+// panel's head is outside the viewport (else the test would show nothing); after it, inside,
+// below the sticky bars. The picked row is checked against the CLI's row count of the rank.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { root, CLI, openBrowser, startServer, engineThreads, settled, filesUnder, dropFiles, foreignRequests } from './harness.mjs';
+
+const TEXT = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
+const SIZES = [
+  { width: 1440, height: 900 },
+  { width: 1024, height: 700 },
+];
+
+let server;
+let cli;
+
+before(async () => {
+  server = await startServer({ isolate: true });
+  cli = JSON.parse(execFileSync(CLI, ['profiler', TEXT, '--json'], { encoding: 'utf8', maxBuffer: 1 << 28 }));
+});
+
+after(async () => {
+  await server.close();
+});
+
+/** Bottom of the bars that stay at the top of the viewport (the header, the profiler's rank bar). */
+function coveredTop(page) {
+  return page.evaluate(() => Math.max(0, ...[...document.querySelectorAll('header.top, .rank-bar')].map((n) => {
+    const r = n.getBoundingClientRect();
+    return getComputedStyle(n).position === 'sticky' && r.top <= 60 ? r.bottom : 0;
+  })));
+}
+
+/** Whether the box of `selector` lies inside the viewport, below the sticky bars. */
+async function inside(page, selector, size) {
+  const box = await page.locator(selector).first().boundingBox();
+  if (!box) return false;
+  const top = await coveredTop(page);
+  return box.x >= -0.5 && box.y >= top - 0.5 && box.x + box.width <= size.width + 0.5 && box.y + box.height <= size.height + 0.5;
+}
+
+/** Scrolls the window so that the top of `selector` sits just below the sticky bars. */
+async function scrollToTop(page, selector) {
+  await page.evaluate((sel) => {
+    const n = document.querySelector(sel);
+    window.scrollBy({ top: n.getBoundingClientRect().top - 120, behavior: 'instant' });
+  }, selector);
+}
+
+for (const size of SIZES) {
+  test(`profiler at ${size.width}×${size.height}: chart clicks bring their answer into view`, async () => {
+    const b = await openBrowser({ viewport: size });
+    try {
+      const page = await b.page();
+      await page.goto(server.url);
+      await engineThreads(page);
+      await dropFiles(page, filesUnder(TEXT));
+      assert.equal(await settled(page, 120000), 'ready');
+      await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
+      await page.waitForFunction(() => document.querySelector('[data-testid="live-groups"]')?.dataset.state === 'ready');
+
+      // The memory chart: a time picked in its middle; "Live at …" (below the fold) follows.
+      await scrollToTop(page, '#ascend-memory');
+      assert.equal(await inside(page, '#ascend-live .panel-head', size), false, 'the live-set head starts out of view');
+      const before = await page.getAttribute('[data-testid="live-groups"]', 'data-time');
+      const m = await page.locator('[data-testid="memory-canvas"]').boundingBox();
+      assert.ok(m.y + 100 < size.height, 'the memory chart is on screen');
+      await page.mouse.click(m.x + 72 + (m.width - 86) * 0.45, m.y + 100);
+      await page.waitForFunction((t) => {
+        const box = document.querySelector('[data-testid="live-groups"]');
+        return box.dataset.state === 'ready' && box.dataset.time !== t;
+      }, before);
+      await page.waitForTimeout(150);
+      assert.ok(await inside(page, '#ascend-live .panel-head', size), 'the live-set head is in view after the chart click');
+      assert.match(await page.textContent('#ascend-live .panel-head'), /^.*Live at/);
+
+      // The timeline: an allocation bar picked; its call stack (below the fold) follows.
+      await scrollToTop(page, '#ascend-timeline');
+      assert.equal(await inside(page, '#ascend-stack .panel-head', size), false, 'the call-stack head starts out of view');
+      const t = await page.locator('[data-testid="timeline-canvas"]').boundingBox();
+      let row = null;
+      // The bars are packed from the top of the plot: the first click that lands on one selects it.
+      for (const fy of [0.08, 0.15, 0.25, 0.35]) {
+        for (const fx of [0.1, 0.3, 0.5, 0.7, 0.9]) {
+          const y = t.y + 8 + (t.height - 40) * fy;
+          if (y > size.height - 4) continue;
+          await page.mouse.click(t.x + 72 + (t.width - 86) * fx, y);
+          await page.waitForTimeout(120);
+          row = await page.getAttribute('[data-testid="ascend-stack"]', 'data-row');
+          if (row) break;
+          if (!(await inside(page, '#ascend-timeline', size))) await scrollToTop(page, '#ascend-timeline');
+        }
+        if (row) break;
+      }
+      assert.ok(row, 'a click on the timeline selected an allocation');
+      const rank = Number(await page.getAttribute('[data-testid="ascend"]', 'data-rank'));
+      assert.ok(Number(row) >= 0 && Number(row) < cli.ranks[rank].rows, `row ${row} is one of the rank's ${cli.ranks[rank].rows} rows`);
+      await page.waitForTimeout(150);
+      assert.ok(await inside(page, '#ascend-stack .panel-head', size), 'the call-stack head is in view after the timeline click');
+      assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+      assert.deepEqual(b.consoleErrors, []);
+    } finally {
+      await b.close();
+    }
+  });
+}
