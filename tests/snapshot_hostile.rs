@@ -295,3 +295,63 @@ fn a_missing_memo_entry_is_named() {
         format!("{NAME} (byte 5): error: BINGET refers to memo entry 7, which was never stored (corrupt pickle)")
     );
 }
+
+#[test]
+fn a_frame_memo_entry_overwritten_between_equal_frame_lists_is_read_anew() {
+    // Protocol 2 with explicit memo indices. Trace entries whose frame lists are the same bytes
+    // (`MARK BINGET 11 APPENDS`) are read from a cache of such runs; between them the pickle
+    // stores another frame dict at memo 11 (`BINPUT 11`), as Python's unpickler allows. By
+    // pickle's rules a `BINGET 11` after that store is the second frame, so the entries' stacks
+    // are: fa (defines it), fa, fa, fb (defines it and overwrites memo 11), fb.
+    fn s(b: &mut Vec<u8>, text: &str) {
+        b.push(b'U');
+        b.push(text.len() as u8);
+        b.extend_from_slice(text.as_bytes());
+    }
+    fn frame(b: &mut Vec<u8>, name: &str) {
+        b.extend_from_slice(b"}q\x0b(");
+        s(b, "name");
+        s(b, name);
+        s(b, "filename");
+        s(b, "x.py");
+        s(b, "line");
+        b.extend_from_slice(b"K\x01u");
+    }
+    fn entry(b: &mut Vec<u8>, frames: impl Fn(&mut Vec<u8>)) {
+        b.extend_from_slice(b"}(");
+        s(b, "action");
+        s(b, "alloc");
+        s(b, "addr");
+        b.extend_from_slice(b"K\x10");
+        s(b, "size");
+        b.extend_from_slice(b"K\x08");
+        s(b, "frames");
+        b.extend_from_slice(b"](");
+        frames(b);
+        b.extend_from_slice(b"eu");
+    }
+    let mut b = b"\x80\x02}(".to_vec();
+    s(&mut b, "segments");
+    b.extend_from_slice(b"]");
+    s(&mut b, "device_traces");
+    b.extend_from_slice(b"]](");
+    let again = |b: &mut Vec<u8>| b.extend_from_slice(b"h\x0b");
+    entry(&mut b, |b| frame(b, "fa"));
+    entry(&mut b, again);
+    entry(&mut b, again);
+    entry(&mut b, |b| frame(b, "fb"));
+    entry(&mut b, again);
+    b.extend_from_slice(b"eau.");
+    let snap = read(&b).expect("reads");
+    let names: Vec<Vec<&str>> = snap.traces[0]
+        .stack
+        .iter()
+        .map(|&st| {
+            snap.stack_frames(st)
+                .map(|f| snap.strings.get(f.name))
+                .collect()
+        })
+        .collect();
+    assert_eq!(names, [["fa"], ["fa"], ["fa"], ["fb"], ["fb"]]);
+    assert!(snap.warnings.is_empty(), "{:?}", snap.warnings);
+}

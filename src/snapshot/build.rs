@@ -183,7 +183,7 @@ struct PHist {
 }
 
 /// A trace entry being read.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 struct PTrace {
     action: Option<(Action, u32)>,
     addr: u64,
@@ -328,7 +328,17 @@ struct Ctx {
     annotations: Vec<Annotation>,
     long_strings: (u64, u64),
     invalid_utf8: (u64, u64),
+    /// Emptied frame lists and trace-entry boxes, reused: a snapshot has millions of each, and
+    /// taking them from here instead of the allocator saves two allocations per trace entry.
+    spare_lists: Vec<Vec<u32>>,
+    // Boxed on purpose: a trace entry's state is a box, and these are those boxes, kept whole.
+    #[allow(clippy::vec_box)]
+    spare_entries: Vec<Box<PTrace>>,
 }
+
+/// Spares kept at most (each kind), and the longest frame list kept for reuse.
+const MAX_SPARES: usize = 64;
+const MAX_SPARE_LIST: usize = 4096;
 
 /// Builds a [`Snapshot`] from the calls of the pickle machine.
 pub(crate) struct Builder {
@@ -718,7 +728,12 @@ impl Ctx {
                 other => self.mismatch(at, kind, None, "a list of trace entries", other.describe()),
             },
             (State::Trace(t), _) => match v {
-                Fin::Rec(_, State::TraceEntry(e)) => self.push_entry(t, *e, at),
+                Fin::Rec(_, State::TraceEntry(e)) => {
+                    self.push_entry(t, *e, at);
+                    if self.spare_entries.len() < MAX_SPARES {
+                        self.spare_entries.push(e);
+                    }
+                }
                 other => self.mismatch(at, kind, None, "a trace entry dict", other.describe()),
             },
             (State::TraceEntry(e), _) => match k {
@@ -807,6 +822,8 @@ impl Builder {
                 annotations: Vec::new(),
                 long_strings: (0, 0),
                 invalid_utf8: (0, 0),
+                spare_lists: Vec::new(),
+                spare_entries: Vec::new(),
             },
             slots: Vec::new(),
             free: Vec::new(),
@@ -910,7 +927,17 @@ impl Builder {
             dict,
             fresh: true,
             memo: NO_MEMO,
-            state: State::new(kind),
+            state: match kind {
+                Kind::Frames => State::Frames(self.ctx.spare_lists.pop().unwrap_or_default()),
+                Kind::TraceEntry => State::TraceEntry(match self.ctx.spare_entries.pop() {
+                    Some(mut e) => {
+                        *e = PTrace::default();
+                        e
+                    }
+                    None => Box::default(),
+                }),
+                k => State::new(k),
+            },
         };
         Ok(match self.free.pop() {
             Some(i) => {
@@ -1042,10 +1069,17 @@ impl Builder {
                 Some(id) => Fin::Val(Val::Frame(id)),
                 None => return Err(self.limit(at, "frames")),
             },
-            State::Frames(list) => match self.ctx.stacks.intern(&list) {
-                Some(id) => Fin::Val(Val::Stack(id)),
-                None => return Err(self.limit(at, "stack frames")),
-            },
+            State::Frames(mut list) => {
+                let id = self.ctx.stacks.intern(&list);
+                if self.ctx.spare_lists.len() < MAX_SPARES && list.capacity() <= MAX_SPARE_LIST {
+                    list.clear();
+                    self.ctx.spare_lists.push(list);
+                }
+                match id {
+                    Some(id) => Fin::Val(Val::Stack(id)),
+                    None => return Err(self.limit(at, "stack frames")),
+                }
+            }
             st => Fin::Rec(kind, st),
         };
         if memo != NO_MEMO {

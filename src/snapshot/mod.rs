@@ -12,6 +12,7 @@
 //! [`analysis::analyse`] → summary JSON / views.
 
 pub mod analysis;
+mod batches;
 mod build;
 pub mod generate;
 pub mod intern;

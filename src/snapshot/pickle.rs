@@ -22,6 +22,7 @@
 //! the dispatch loop over about 60 opcodes with their bounds checks); its refusals and limits are
 //! easier to audit in one place.
 
+use super::batches::Batches;
 use super::build::Builder;
 use crate::diag::Diagnostic;
 
@@ -137,6 +138,8 @@ impl Slots {
 pub(crate) struct Memo {
     slots: Slots,
     side: Vec<Val>,
+    /// How often an entry holding a frame was overwritten (the frame-list cache's validity).
+    frame_overwrites: u64,
 }
 
 const TAG_SHIFT: u32 = 29;
@@ -207,6 +210,11 @@ impl Memo {
     /// Stores `v` at `idx`.
     pub(crate) fn set(&mut self, idx: usize, v: Val) {
         let h = self.encode(v);
+        if let Some(&old) = self.slots.get(idx) {
+            if old >> TAG_SHIFT == T_FRAME && old != h {
+                self.frame_overwrites += 1;
+            }
+        }
         self.slots.set(idx, h, T_SKIPPED << TAG_SHIFT);
     }
 }
@@ -439,6 +447,8 @@ pub(crate) struct Machine<'a> {
     scratch: Vec<Val>,
     /// Frame ids of the frame-list batch being read (reused).
     frame_ids: Vec<u32>,
+    /// Frame-list batches read before, by their bytes.
+    batches: Batches,
     /// The pickle protocol from the `PROTO` opcode.
     pub protocol: u8,
 }
@@ -453,6 +463,7 @@ impl<'a> Machine<'a> {
             memo: Memo::default(),
             scratch: Vec::with_capacity(1024),
             frame_ids: Vec::with_capacity(512),
+            batches: Batches::default(),
             protocol: 0,
         }
     }
@@ -554,6 +565,31 @@ impl<'a> Machine<'a> {
     /// else (a new frame dict, another value, the end of the buffer) it leaves the frames read so
     /// far on the stack and the main loop goes on as usual.
     fn frame_batch(&mut self, b: &mut Builder, slot: u32) {
+        // The run's extent (memo references up to APPENDS), then the cache of runs read before.
+        let start = self.input.pos;
+        let buf = &self.input.buf[..self.input.end];
+        let mut p = start;
+        let run_end = loop {
+            match buf.get(p) {
+                Some(b'h') => p += 2,
+                Some(b'j') => p += 5,
+                Some(b'e') => break Some(p),
+                _ => break None,
+            }
+        };
+        let mut key = None;
+        if let Some(e) = run_end {
+            self.batches.check(self.memo.frame_overwrites);
+            let h = Batches::hash(&buf[start..e]);
+            if let Some(ids) = self.batches.find(h, &buf[start..e]) {
+                self.input.pos = e + 1;
+                self.marks.pop();
+                self.stack.pop();
+                b.extend_frame_ids(slot, ids);
+                return;
+            }
+            key = Some((h, e));
+        }
         let mut ids = std::mem::take(&mut self.frame_ids);
         ids.clear();
         let mut pos = self.input.pos;
@@ -576,6 +612,9 @@ impl<'a> Machine<'a> {
             pos += len;
         };
         if done {
+            if let Some((h, e)) = key.filter(|&(_, e)| e == pos) {
+                self.batches.insert(h, &buf[start..e], &ids);
+            }
             // APPENDS: the mark and the batch are consumed here.
             self.input.pos = pos + 1;
             self.marks.pop();
