@@ -2,7 +2,8 @@
 //! folder analysed by the torch_npu view model (`rankSummaries`), then given to the summary's view
 //! (`raw`). The replaced rank's figures are those `memlens profiler --json` prints for the folder;
 //! a summary whose figures differ says on which, with both values; a folder whose rank the
-//! summary lacks is said to match no rank, and the summary's ranks stay as they were.
+//! summary lacks is said to match no rank, and the summary's ranks stay as they were. A folder
+//! dropped alone names no role: it matches by its number and its folder's name.
 
 use memlens::profiler::summary_view::{Request, SummaryView};
 use memlens::profiler::view::{JobView, Request as JobRequest};
@@ -184,4 +185,15 @@ fn a_folder_the_summary_lacks_matches_no_rank_and_changes_nothing() {
         detail.contains("critic") && detail.contains("text"),
         "{detail}"
     );
+    // The folder's name tells the two apart: the critic's rank 1 ran in another folder.
+    file["ranks"][2]["run_dirs"] = json!(["critic/rank1_other_ascend_pt"]);
+    let mut view = SummaryView::from_text("job.memlens.json", &file.to_string()).unwrap();
+    let o = open_raw(&mut view, raw_ranks("rank1_ascend_pt/"));
+    assert_eq!(o["raw"][0]["outcome"], "replaced");
+    assert_eq!(o["raw"][0]["role"], "text");
+    // A role-less folder of another name matches nothing, even where its number is unique.
+    file["ranks"].as_array_mut().unwrap().remove(1);
+    let mut view = SummaryView::from_text("job.memlens.json", &file.to_string()).unwrap();
+    let o = open_raw(&mut view, raw_ranks("rank1_ascend_pt/"));
+    assert_eq!(o["raw"][0]["outcome"], "unmatched");
 }

@@ -127,15 +127,26 @@ function withLoaded(items) {
   return [...loadedItems.filter((i) => !paths.has(i.path)), ...items];
 }
 
+// The job summary files of the last drop. A drop that brings run folders and no summary opens
+// them beside these (a rank's raw folder dropped after the summary of its job replaces that
+// rank's summary and opens its full views); any other drop replaces them.
+let keptSummaries = [];
+
+/** The worker's `load` request for a file list. */
+function loadRequest(items) {
+  // A served path (memlens serve) has no File: the native engine reads it where it lies.
+  const files = items.filter((i) => i.file || i.served).map(({ path, file }) => ({ path, file }));
+  const unreadable = items.filter((i) => !i.file && !i.served).map(({ path, size, error }) => ({ path, size, error }));
+  return { files, unreadable };
+}
+
 /** Sends a file list to the worker and shows what it found. */
 async function load(items) {
   // A new drop while the previous one is still being read replaces it at once.
   if (busy) stopWork();
   const seq = ++loadSeq;
   loadedItems = items;
-  // A served path (memlens serve) has no File: the native engine reads it where it lies.
-  const files = items.filter((i) => i.file || i.served).map(({ path, file }) => ({ path, file }));
-  const unreadable = items.filter((i) => !i.file && !i.served).map(({ path, size, error }) => ({ path, size, error }));
+  const { unreadable } = loadRequest(items);
   if (items.length === 0) {
     showErrors(['Nothing to load: the drop held no files.']);
     return;
@@ -146,10 +157,21 @@ async function load(items) {
   const total = items.reduce((s, i) => s + (i.file ? i.file.size : i.served ? i.size || 0 : 0), 0);
   showProgress(`${plural(items.length, 'file')}, ${bytes(total)}`, 0, 0);
   try {
-    const inventory = await client.call('load', { files, unreadable }, (p) => {
+    const onProgress = (p) => {
       if (seq === loadSeq) showProgress(p.label, p.done, p.total);
-    });
+    };
+    let inventory = await client.call('load', loadRequest(items), onProgress);
     if (seq !== loadSeq) return;
+    const has = (kind) => inventory.units.some((u) => u.kind === kind);
+    if (keptSummaries.length && has('ascend-run') && !has('job-summary')) {
+      const kept = keptSummaries.filter((k) => !items.some((i) => i.path === k.path));
+      items = [...kept, ...items];
+      loadedItems = items;
+      inventory = await client.call('load', loadRequest(items), onProgress);
+      if (seq !== loadSeq) return;
+    }
+    const summaries = new Set(inventory.units.filter((u) => u.kind === 'job-summary').map((u) => u.path));
+    keptSummaries = items.filter((i) => summaries.has(i.path));
     await present(seq, inventory, comparablePair(inventory, items), unreadable.map((u) => `${u.path}: ${u.error}`));
   } catch (err) {
     if (seq !== loadSeq || err instanceof Cancelled) return;

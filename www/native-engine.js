@@ -1,5 +1,5 @@
 // The native engine of `memlens serve`, behind the wasm module's interface: the worker's request
-// handlers call `Session`, `ProfilerView`, `SomasView`, `SnapshotSession` and `memoryBytes` the
+// handlers call `Session`, `ProfilerView`, `SomasView`, `SnapshotSession`, `JobSummaryView` and `memoryBytes` the
 // same way whichever engine answers. Each call is one synchronous request to the page's own
 // origin (a dedicated worker may block); long calls (classifying, analysing, opening a dump or a
 // snapshot) come back as a job that is polled for progress until it is done. The engine reads
@@ -241,6 +241,14 @@ class SnapshotSession extends View {
   }
 }
 
+/** An opened job summary file, with the methods of the wasm engine's `JobSummaryView`. */
+class JobSummaryView extends View {
+  constructor(session, path) {
+    const { job } = rpcJson({ call: 'summary.open', session: session.id, path });
+    super(session.id, wait(job).view);
+  }
+}
+
 /** The module the worker's handlers use, answered by the native engine described by `info`. */
 export function nativeModule(info) {
   return {
@@ -250,5 +258,6 @@ export function nativeModule(info) {
     ProfilerView,
     SomasView,
     SnapshotSession,
+    JobSummaryView,
   };
 }

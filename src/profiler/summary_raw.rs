@@ -30,8 +30,9 @@ pub struct RawRank {
     /// Its run folders, as dropped.
     pub run_dirs: Vec<String>,
     /// `replaced` (it took the place of the summary's rank), `unmatched` (no rank of the
-    /// summary has its role, step and rank), `ambiguous` (its folders name no role and several
-    /// ranks of the summary have its number) or `failed` (its folders hold no memory data; the
+    /// summary has its role, step and rank — or, when its folders name no role, its number and
+    /// run folder names), `ambiguous` (its folders name no role and several ranks of the summary
+    /// have its number and folder names) or `failed` (its folders hold no memory data; the
     /// summary's rank is kept).
     pub outcome: &'static str,
     /// Why, in words (the raw rank's error for `failed`; the candidates for `ambiguous`).
@@ -85,19 +86,33 @@ fn disagreements(summary: &RankSummary, raw: &RankSummary) -> Vec<Disagreement> 
     out
 }
 
+/// The last component of each run folder: `{host}_{pid}_{timestamp}_ascend_pt`, the run's own
+/// name wherever the folder lies.
+fn folder_names(dirs: &[String]) -> Vec<&str> {
+    dirs.iter()
+        .map(|d| d.trim_end_matches('/').rsplit('/').next().unwrap_or(d))
+        .collect()
+}
+
 /// The summary ranks a raw rank stands for: the same role, step and rank; or, when its folders
-/// name no role, every rank with its number (and its step, when it has one).
+/// name no role (a run folder dropped alone), the ranks of its number whose run folders have
+/// its folders' names.
 fn candidates(ranks: &[RankSummary], raw: &RankSummary) -> Vec<usize> {
     let exact: Vec<usize> = (0..ranks.len())
         .filter(|&i| {
             ranks[i].role == raw.role && ranks[i].step == raw.step && ranks[i].rank == raw.rank
         })
         .collect();
-    if !exact.is_empty() || !raw.role.is_empty() || raw.rank.is_none() {
+    if !exact.is_empty() || !raw.role.is_empty() {
         return exact;
     }
+    let names = folder_names(&raw.run_dirs);
     (0..ranks.len())
-        .filter(|&i| ranks[i].rank == raw.rank && (raw.step.is_none() || ranks[i].step == raw.step))
+        .filter(|&i| {
+            ranks[i].rank == raw.rank
+                && (raw.step.is_none() || ranks[i].step == raw.step)
+                && folder_names(&ranks[i].run_dirs) == names
+        })
         .collect()
 }
 
@@ -123,7 +138,7 @@ pub fn replace_ranks(ranks: &mut [RankSummary], raw: Vec<RankSummary>) -> Vec<Ra
                     out.outcome = "ambiguous";
                     let roles: Vec<&str> = found.iter().map(|&i| ranks[i].role.as_str()).collect();
                     out.detail = Some(format!(
-                        "its folders name no role, and the summary has this rank in the roles {}",
+                        "its folders name no role, and the summary has this rank and run folder in the roles {}",
                         roles.join(", ")
                     ));
                 }

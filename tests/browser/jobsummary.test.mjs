@@ -8,8 +8,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, dropFiles } from './harness.mjs';
+import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, dropFiles, filesUnder } from './harness.mjs';
 
 const FIXTURE = path.join(root, 'fixtures', 'summary', 'msinsight-level0.memlens.json');
 const RAW = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
@@ -70,6 +71,7 @@ function bigSummary() {
     unreleased: ok.reduce((a, r) => a + r.report.unreleased_bytes, 0),
     rows: ok.reduce((a, r) => a + r.report.rows, 0),
     cells: ranks.length, // the overview draws a cell per rank, the failed one at 0 B
+    failedReason: ranks[1200].error,
   };
   // The head's figures are left empty: the page recomputes them from the ranks.
   const text = JSON.stringify({ format: 'memlens-job-summary', version: 1, totals: {}, matrix: [], outliers: [], ranks });
@@ -123,6 +125,13 @@ test('a summary of 1,201 ranks: totals, matrix, the outlier and each rank as the
         assert.equal(cells, expect.cells);
         const flagged = await page.$$eval('[data-testid="jobsummary"] td.cell.outlier', (tds) => tds.map((t) => t.title.split('\n')[0]));
         assert.deepEqual(flagged, ['actor · rank 700']);
+        // The failed rank is worded as a failed rank with its reason, never as a rejected file.
+        assert.equal(await page.getAttribute('[data-testid="jobsummary-failed"]', 'data-failed'), '1');
+        assert.equal(await page.textContent('[data-testid="jobsummary-failed"] h2'), '1 rank failed');
+        const failedItems = await page.$$eval('[data-testid="jobsummary-failed"] li', (lis) => lis.map((li) => li.textContent));
+        assert.deepEqual(failedItems, [`actor · rank 1200${expect.failedReason}`]);
+        assert.equal(await page.textContent('[data-testid="jobsummary"] [data-metric="ascend-warnings"] .sub'), '1 rank failed');
+        assert.doesNotMatch(await page.textContent('[data-testid="jobsummary"]'), /rejected|\(s\)/);
         if (colorScheme === 'light' && viewport.width === 1440) {
           // A rank's detail: its curve and lists are the file's.
           const idx = await page.$eval('[data-testid="jobsummary"] [data-testid="rank-row"][data-role="critic"][data-rank="3"]', (t) => t.dataset.rankIndex);
@@ -176,5 +185,85 @@ test('a summary of another version is refused naming the file', async () => {
     assert.match(msg, /version/);
   } finally {
     await b.close();
+  }
+});
+
+test('a rank\'s run folder dropped after the summary replaces that rank with the figures of memlens profiler --json', async () => {
+  const tmp = mkdtempSync(path.join(tmpdir(), 'memlens-jobsummary-raw-'));
+  const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
+  try {
+    // A generated job of 2 roles × 2 ranks and the summary the CLI writes of it.
+    const job = path.join(tmp, 'job');
+    execFileSync(CLI, ['generate', 'profiler', '--out', job, '--roles', '2', '--ranks', '2', '--trace-mb', '0.2', '--rows', '600', '--steps', '2', '--seed', '5'], { stdio: 'ignore' });
+    const summaryPath = path.join(tmp, 'job.memlens.json');
+    execFileSync(CLI, ['profiler', job, '--summary', summaryPath], { stdio: 'ignore' });
+    const text = readFileSync(summaryPath, 'utf8');
+    const summary = JSON.parse(text);
+    const all = JSON.parse(execFileSync(CLI, ['profiler', job, '--json'], { encoding: 'utf8' }));
+    // The folder of the second rank of the first role, dropped alone (as a user drags it).
+    const target = all.ranks[1];
+    const folder = path.join(tmp, target.run_dirs[0]);
+    const cli = JSON.parse(execFileSync(CLI, ['profiler', folder, '--json'], { encoding: 'utf8' })).ranks[0];
+    assert.equal(cli.rank, target.rank);
+    assert.equal(summary.ranks.length, 4);
+
+    const page = await b.page();
+    const rowOf = (idx) => page.$eval(`[data-testid="jobsummary"] [data-testid="rank-row"][data-rank-index="${idx}"]`, (t) => [t.dataset.role, t.dataset.rank, t.dataset.peakAllocatedBytes, t.dataset.rows]);
+    const dropSummaryThenFolder = async (summaryText) => {
+      await fresh(page);
+      await dropFiles(page, [{ path: 'job.memlens.json', base64: b64(summaryText) }]);
+      assert.equal(await summarySettled(page), 'ready');
+      await dropFiles(page, filesUnder(folder));
+      await page.waitForFunction(() => document.querySelector('[data-testid="jobsummary-raw"]') || document.querySelector('[data-testid="jobsummary"]')?.dataset.state === 'error', null, { timeout: 120000 });
+      assert.equal(await summarySettled(page), 'ready');
+    };
+
+    // The summary as written: the folder's rank is replaced, its figures agree.
+    await dropSummaryThenFolder(text);
+    assert.equal(await page.getAttribute('[data-testid="jobsummary-raw"]', 'data-replaced'), '1');
+    const item = await page.$eval('[data-testid="jobsummary-raw"] li', (li) => [li.dataset.outcome, li.dataset.disagreements, li.textContent]);
+    assert.deepEqual(item.slice(0, 2), ['replaced', '0'], item[2]);
+    assert.match(item[2], new RegExp(`${target.role} · rank ${target.rank}`));
+    const idx = await page.$eval(`[data-testid="jobsummary"] [data-testid="rank-row"][data-role="${target.role}"][data-rank="${target.rank}"]`, (t) => t.dataset.rankIndex);
+    assert.deepEqual(await rowOf(idx), [target.role, String(cli.rank), String(cli.peak_allocated_bytes), String(cli.rows)]);
+    assert.equal(await page.$$eval('[data-testid="jobsummary"] [data-testid="rank-row"]', (t) => t.length), 4);
+    // Its full views opened beside: the torch_npu tab shows the folder's rank.
+    await page.waitForFunction(() => ['ready', 'empty', 'error'].includes(document.querySelector('[data-testid="ascend"]')?.dataset.state), null, { timeout: 120000 });
+    assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-state'), 'ready');
+    const ascendRows = await page.$$eval('[data-testid="ascend"] [data-testid="rank-row"]', (trs) => trs.map((t) => [t.dataset.rank, t.dataset.peakAllocatedBytes]));
+    assert.deepEqual(ascendRows, [[String(cli.rank), String(cli.peak_allocated_bytes)]]);
+    await page.click('[data-testid="jobsummary-raw"] li button');
+    await page.waitForSelector(`[data-testid="jobsummary-rank"][data-rank-index="${idx}"][data-state="ready"]`);
+    await page.screenshot({ path: path.join(SHOTS, 'jobsummary-raw-folder.png'), fullPage: false });
+
+    // A summary whose figure for that rank is stale, and which lacks another rank: the folder's
+    // figures replace the stale one, saying so with both values.
+    // Edited as text (one rank a line): nanosecond times exceed a double's integers, so a parse
+    // and a stringify here would change them too.
+    const lines = text.split('\n');
+    const k = lines.findIndex((l) => l.includes(`"run_dirs":${JSON.stringify(target.run_dirs)}`));
+    assert.ok(k > 0 && lines[k].endsWith(','), 'the target rank is a middle line of the file');
+    const stale = 1234567;
+    const edited = [...lines];
+    edited[k] = edited[k].replace(/"peak_allocated_bytes":\d+/, `"peak_allocated_bytes":${stale}`);
+    assert.notEqual(edited[k], lines[k]);
+    await dropSummaryThenFolder(edited.join('\n'));
+    const differs = await page.$eval('[data-testid="jobsummary-raw"] li', (li) => [li.dataset.outcome, li.dataset.disagreements, li.textContent]);
+    assert.deepEqual(differs.slice(0, 2), ['replaced', '1']);
+    assert.match(differs[2], /peak allocated: [^;]*\(1,234,567 bytes\) in the summary/);
+    assert.ok(differs[2].includes(`(${Number(cli.peak_allocated_bytes).toLocaleString('en-US')} bytes) from the folder`), differs[2]);
+    assert.deepEqual((await rowOf(idx)).slice(2), [String(cli.peak_allocated_bytes), String(cli.rows)]);
+
+    // A summary without that rank: the folder matches no rank, the summary's ranks are unchanged.
+    await dropSummaryThenFolder(lines.filter((_, j) => j !== k).join('\n'));
+    const unmatched = await page.$eval('[data-testid="jobsummary-raw"] li', (li) => [li.dataset.outcome, li.textContent]);
+    assert.equal(unmatched[0], 'unmatched');
+    assert.match(unmatched[1], /matches no rank of job\.memlens\.json/);
+    assert.equal(await page.$$eval('[data-testid="jobsummary"] [data-testid="rank-row"]', (t) => t.length), 3);
+    assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+    rmSync(tmp, { recursive: true, force: true });
   }
 });

@@ -5,13 +5,15 @@
 // for a path outside the served root is refused with 403; the page's CSP (the header `serve` sends)
 // still forbids any other origin, and no request leaves the page's origin.
 // A memory snapshot picked there shows the figures of `memlens snapshot --json`, and its
-// exports are byte for byte what `memlens snapshot --out` writes.
+// exports are byte for byte what `memlens snapshot --out` writes. A folder holding a job summary
+// and the run folders it summarises opens the Job summary tab on the native engine, each rank
+// replaced by its folder's figures, which agree with the summary and with the CLI's.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { spawn, execFileSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { mkdtempSync, rmSync, readFileSync, mkdirSync, copyFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, readFileSync, mkdirSync, copyFileSync, cpSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { root, CLI, SHOTS, openBrowser, foreignRequests, settled, unzip, readTree } from './harness.mjs';
 import { CSP } from '../../scripts/serve.mjs';
@@ -239,6 +241,47 @@ test('a memory snapshot picked from the served folders: the CLI\'s figures and e
       const [dl] = await Promise.all([page.waitForEvent('download'), page.click(`[data-testid="snapshot-export"] [data-file="${name}"]`)]);
       assert.ok(readFileSync(await dl.path()).equals(bytes), `${name} differs from memlens snapshot --out`);
     }
+    assert.deepEqual(b.consoleErrors, []);
+    assert.deepEqual(foreignRequests(b.requests, origin), []);
+  } finally {
+    await b.close();
+    own.kill();
+  }
+});
+
+test('a job summary picked with its run folders: the summary tab on the native engine, ranks from the folders', async () => {
+  // Its own server: one folder holding the sample's summary and the raw folders it summarises.
+  const dir = path.join(tmp, 'sj');
+  mkdirSync(dir);
+  copyFileSync(path.join(root, 'fixtures', 'summary', 'msinsight-level0.memlens.json'), path.join(dir, 'job.memlens.json'));
+  cpSync(TEXT, path.join(dir, 'text'), { recursive: true });
+  const own = spawn(CLI, ['serve', dir, '--port', '0', '--json', '--www', path.join(root, 'www')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const b = await openBrowser();
+  try {
+    const line = await new Promise((resolve) => createInterface({ input: own.stdout }).once('line', resolve));
+    const origin = new URL(JSON.parse(line).url).origin;
+    const page = await b.page();
+    await page.goto(JSON.parse(line).url, { timeout: 30000 });
+    await page.waitForFunction(() => document.querySelector('[data-testid="served"]')?.dataset.state === 'ready', null, { timeout: 30000 });
+    await page.click('[data-testid="served-entry"][data-path="sj"] [data-testid="served-open"]');
+    await page.waitForFunction(() => ['ready', 'error', 'empty'].includes(document.querySelector('[data-testid="jobsummary"]')?.dataset.state), null, { timeout: 120000 });
+    assert.equal(await page.getAttribute('[data-testid="jobsummary"]', 'data-state'), 'ready', await page.textContent('[data-testid="jobsummary"]'));
+    assert.equal(await page.getAttribute('[data-testid="engine"]', 'data-build'), 'native');
+    const cli = cliJson(TEXT);
+    const metrics = Object.fromEntries(await page.$$eval('[data-testid="jobsummary"] [data-metric^="ascend-"]', (els) => els.map((e) => [e.dataset.metric, e.dataset.value])));
+    assert.equal(metrics['ascend-ranks'], String(cli.totals.ranks));
+    assert.equal(metrics['ascend-rows'], String(cli.totals.rows));
+    assert.equal(metrics['ascend-peak'], String(cli.totals.peak_allocated_bytes));
+    const rows = await page.$$eval('[data-testid="jobsummary"] [data-testid="rank-row"]', (trs) => trs.map((t) => [t.dataset.rank, t.dataset.peakAllocatedBytes, t.dataset.rows]));
+    assert.deepEqual(rows, cli.ranks.map((r) => [String(r.rank), String(r.peak_allocated_bytes), String(r.rows)]));
+    // Both ranks come from their run folders, and agree with the summary.
+    assert.equal(await page.getAttribute('[data-testid="jobsummary-raw"]', 'data-replaced'), '2');
+    const outcomes = await page.$$eval('[data-testid="jobsummary-raw"] li', (lis) => lis.map((li) => [li.dataset.outcome, li.dataset.disagreements]));
+    assert.deepEqual(outcomes, [['replaced', '0'], ['replaced', '0']]);
+    // The torch_npu tab (the folders' full views) comes first; the summary's tab is beside it.
+    await page.click('[data-tab="summary"]');
+    await page.waitForSelector('[data-testid="jobsummary-rank"][data-state="ready"]');
+    await page.screenshot({ path: path.join(SHOTS, 'serve-jobsummary.png') });
     assert.deepEqual(b.consoleErrors, []);
     assert.deepEqual(foreignRequests(b.requests, origin), []);
   } finally {

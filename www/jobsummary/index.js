@@ -5,6 +5,7 @@
 // allocations never released. The figures are computed in Rust (src/profiler/summary_view.rs).
 import { el, cssVar } from '../ui/dom.js';
 import { createStore } from '../ui/store.js';
+import { mountedClient } from '../ui/mounted-client.js';
 import { bytes, exactBytes, int, plural } from '../format.js';
 import { overview } from '../profiler/overview.js';
 import { ms, rankLabel, section } from '../profiler/common.js';
@@ -23,14 +24,7 @@ function mount(panel, ctx) {
   const files = ctx.inventory.units.filter((u) => u.kind === 'job-summary');
   let unmounted = false;
   let unsubscribe = null;
-  const gone = () => new Promise(() => {});
-  const client = {
-    call: (method, params) =>
-      ctx.client.call(method, params).then(
-        (v) => (unmounted ? gone() : v),
-        (e) => (unmounted ? gone() : Promise.reject(e)),
-      ),
-  };
+  const client = mountedClient(ctx.client, () => unmounted);
   const picker = el('select', { 'aria-label': 'job summary file', 'data-testid': 'jobsummary-file' },
     ...files.map((f, i) => el('option', { value: String(i), text: `${f.path} (${bytes(f.size)})` })));
   picker.disabled = files.length < 2;
@@ -59,9 +53,20 @@ function mount(panel, ctx) {
         el('div', { class: 'error-state', 'data-testid': 'jobsummary-error', text: `This job summary cannot be read: ${err.message}` })));
       return;
     }
+    let report = answer.overview;
+    // Run folders dropped with the summary (or after it) replace the ranks they match; the
+    // torch_npu tab analyses them (the worker answers in order: its job is loaded by now).
+    let rawError = null;
+    if (ctx.inventory.units.some((u) => u.kind === 'ascend-run')) {
+      try {
+        const ranks = await client.call('ascend.rankSummaries', {});
+        report = await client.call('summary.raw', { ranks });
+      } catch (err) {
+        rawError = err.message;
+      }
+    }
     root.dataset.loadMs = String(Math.round(performance.now() - t0));
     root.dataset.memoryBytes = String(answer.memoryBytes);
-    const report = answer.overview;
     if (!report.ranks.length) {
       root.dataset.state = 'empty';
       content.replaceChildren(el('section', { class: 'panel' },
@@ -71,7 +76,9 @@ function mount(panel, ctx) {
     const store = createStore({ rank: report.totals.peak_rank ?? 0, cmp: null });
     const ov = overview({ report, ranks: report.times }, store);
     const detail = rankDetail(report, client);
-    content.replaceChildren(ov.node, detail.node);
+    const failed = failedRanks(report, (i) => store.set({ rank: i }));
+    const raw = rawFolders(report, f.path, rawError, (i) => store.set({ rank: i }));
+    content.replaceChildren(...[raw, failed].filter(Boolean), ov.node, detail.node);
     const paint = (s) => {
       ov.update(s);
       detail.show(s.rank);
@@ -98,6 +105,85 @@ function mount(panel, ctx) {
       if (unsubscribe) unsubscribe();
     },
   };
+}
+
+/** Words for the figures a raw folder and its summary may disagree on. */
+const FIGURES = {
+  status: 'status',
+  peak_allocated_bytes: 'peak allocated',
+  peak_reserved_bytes: 'peak reserved',
+  rows: 'allocation rows',
+  rows_ge: 'cann:: (GE) rows',
+  peak_time_ns: 'time of the peak (ns)',
+  fragmentation_bytes: 'fragmentation at the peak',
+  unreleased_rows: 'allocations never released',
+  unreleased_bytes: 'bytes never released',
+};
+
+const figureValue = (figure, v) => (v === null || v === undefined ? 'none' : figure.endsWith('_bytes') ? `${bytes(v)} (${exactBytes(v)})` : typeof v === 'number' && figure !== 'peak_time_ns' ? int(v) : String(v));
+
+/**
+ * The run folders opened beside the summary: which rank each replaced (and the figures on which
+ * the folder and the summary disagree), or why it replaced none; null when none was dropped.
+ */
+function rawFolders(report, file, rawError, select) {
+  const raw = report.raw || [];
+  if (!raw.length && !rawError) return null;
+  const label = (r) => rankLabel({ role: r.role, rank: r.rank ?? 'unknown', step: r.step });
+  const items = raw.map((r) => {
+    const dirs = r.run_dirs.join(', ');
+    const li = el('li', { class: r.outcome === 'replaced' && !r.disagreements.length ? 'info' : 'warning', data: { outcome: r.outcome, disagreements: String(r.disagreements.length) } });
+    if (r.outcome === 'replaced') {
+      li.append(el('button', { type: 'button', class: 'linkish where', text: label(r), title: 'Select this rank', on: { click: () => select(r.index) } }),
+        el('span', { class: 'msg', text: r.disagreements.length
+          ? `from ${dirs}: its figures replace the summary’s, and differ from them — ${r.disagreements.map((d) => `${FIGURES[d.figure] || d.figure}: ${figureValue(d.figure, d.summary)} in the summary, ${figureValue(d.figure, d.raw)} from the folder`).join('; ')}.`
+          : `from ${dirs}: its figures replace the summary’s and agree with them.` }));
+    } else {
+      const why = {
+        unmatched: `matches no rank of ${file}.`,
+        ambiguous: `could not be matched: ${r.detail}.`,
+        failed: `holds no memory data (${r.detail || 'no reason given'}); the summary’s figures are kept.`,
+      }[r.outcome] || r.outcome;
+      li.append(el('span', { class: 'where', text: `${dirs} (${label(r)})` }), el('span', { class: 'msg', text: why }));
+    }
+    return li;
+  });
+  const replaced = raw.filter((r) => r.outcome === 'replaced').length;
+  return el('section', { class: 'panel', 'data-testid': 'jobsummary-raw', data: { replaced: String(replaced), folders: String(raw.length) } },
+    el('h2', { text: 'Ranks opened from their run folders' }),
+    el('p', { class: 'muted', text: `${plural(replaced, 'rank')} of ${file} ${replaced === 1 ? 'is' : 'are'} shown from ${replaced === 1 ? 'its' : 'their'} dropped run folders; the torch_npu tab has the full views (allocations, timeline, call stacks) of every dropped folder.` }),
+    rawError ? el('div', { class: 'error-state', 'data-testid': 'jobsummary-raw-error', text: `The dropped run folders could not be set against the summary: ${rawError}` }) : null,
+    items.length ? el('ul', { class: 'warning-list rank-list' }, ...items) : null);
+}
+
+/** Failed ranks listed at most; the rest are counted (every reason is among the warnings). */
+const FAILED_LISTED = 50;
+
+/**
+ * The ranks whose analysis failed where they ran, counted and each with its reason (a damaged or
+ * missing file, a task or node that failed); null when every rank has a summary. A rank's button
+ * selects it.
+ */
+function failedRanks(report, select) {
+  const failed = [];
+  report.ranks.forEach((r, i) => {
+    if (r.status === 'error') failed.push(i);
+  });
+  if (!failed.length) return null;
+  const n = failed.length;
+  const list = el('ul', { class: 'warning-list rank-list' }, ...failed.slice(0, FAILED_LISTED).map((i) => {
+    const r = report.ranks[i];
+    return el('li', { class: 'error', 'data-rank-index': String(i) },
+      el('button', { type: 'button', class: 'linkish where', text: rankLabel(r), title: (r.run_dirs || []).join('\n'), on: { click: () => select(i) } }),
+      el('span', { class: 'msg', text: r.error || 'failed (no reason given)' }));
+  }));
+  const ok = report.ranks.length - n;
+  const rest = ok === 0 ? 'no rank of the job has figures' : ok === 1 ? 'the other rank is summarised in full' : `the other ${int(ok)} ranks are summarised in full`;
+  return el('section', { class: 'panel', 'data-testid': 'jobsummary-failed', data: { failed: String(n) } },
+    el('h2', { text: `${plural(n, 'rank')} failed` }),
+    el('p', { class: 'muted', text: `${n === 1 ? 'Its' : 'Their'} analysis failed where ${n === 1 ? 'it' : 'they'} ran, so the summary has no figures for ${n === 1 ? 'it' : 'them'}; ${rest}.` }),
+    list,
+    n > FAILED_LISTED ? el('p', { class: 'muted', text: `… and ${plural(n - FAILED_LISTED, 'more rank')} (every reason is listed among the warnings below).` }) : null);
 }
 
 /** The selected rank's summary: curve, attribution at the peak, unreleased, warnings. */

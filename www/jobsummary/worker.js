@@ -22,6 +22,14 @@ export default function jobSummaryRequests(ctx) {
       // Linear memory only grows: after the load this is the peak the load needed.
       return { overview, ms: performance.now() - t0, memoryBytes: ctx.mod().memoryBytes() };
     },
+    /**
+     * Ranks analysed from their raw run folders (`ranks`: the JSON text of `ascend.rankSummaries`,
+     * unparsed, so nanosecond times stay exact) replace the ranks they match; the new overview.
+     */
+    'summary.raw'({ ranks }) {
+      if (!view) throw new Error('no job summary is open');
+      return JSON.parse(view.request(`{"method":"raw","params":{"ranks":${ranks}}}`));
+    },
     /** One rank's summary whole (curve, attribution at the peak, unreleased, warnings). */
     'summary.rank'({ rank }) {
       return ask('rank', { rank });

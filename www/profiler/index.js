@@ -11,6 +11,7 @@ import { memoryChart } from './memory-chart.js';
 import { timeline } from './timeline.js';
 import { allocationsTable } from './table.js';
 import { reveal } from '../ui/reveal.js';
+import { mountedClient } from '../ui/mounted-client.js';
 import { throughput } from '../ui/throughput.js';
 import { callStack } from './stack.js';
 import { liveSet, unreleasedSet } from './groups.js';
@@ -98,14 +99,7 @@ function mount(panel, ctx) {
     }
     // Answers that arrive after these views were unmounted (a new drop) go nowhere: the worker
     // has closed their job, and the views are gone.
-    const gone = () => new Promise(() => {});
-    const client = {
-      call: (method, params, onProgress) =>
-        ctx.client.call(method, params, onProgress).then(
-          (v) => (unmounted ? gone() : v),
-          (e) => (unmounted ? gone() : Promise.reject(e)),
-        ),
-    };
+    const client = mountedClient(ctx.client, () => unmounted);
     await build(root, job, { ...ctx, client }, (d) => disposers.push(d));
   })();
 

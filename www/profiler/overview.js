@@ -207,9 +207,13 @@ function sourceBadge(source) {
   });
 }
 
-/** "2 files rejected, 1 file not analysed", or "every file read". */
+/**
+ * "2 ranks failed, 1 file rejected, 1 file not analysed", or "every file read". Failed ranks are a
+ * job summary's: ranks whose analysis failed where they ran (the reasons are among the warnings).
+ */
 function filesLine(totals) {
   const parts = [];
+  if (totals.failed_ranks) parts.push(`${plural(totals.failed_ranks, 'rank')} failed`);
   if (totals.rejected) parts.push(`${plural(totals.rejected, 'file')} rejected`);
   if (totals.ignored) parts.push(`${plural(totals.ignored, 'file')} not analysed`);
   return parts.length ? parts.join(', ') : 'every file read';

@@ -115,6 +115,14 @@ export default (ctx) => {
     'ascend.liveAt'({ rank, t }) {
       return ask('liveAt', { rank, t });
     },
+    /**
+     * Each rank's compact summary, as a job summary file holds it (for a summary opened beside),
+     * as JSON text: nanoseconds since the epoch exceed a double's integers, so it is passed on
+     * unparsed.
+     */
+    'ascend.rankSummaries'() {
+      return need().request(JSON.stringify({ method: 'rankSummaries', params: {} }));
+    },
     'ascend.unreleased'({ rank, start, end }) {
       return ask('unreleased', { rank, start: start ?? null, end: end ?? null });
     },

@@ -4,6 +4,7 @@
 // tables and the export, over one shared selection (device, group, allocation, block).
 import { el } from '../ui/dom.js';
 import * as hash from '../ui/hash-state.js';
+import { mountedClient } from '../ui/mounted-client.js';
 import { bytes } from '../format.js';
 import { createStore, stateLine } from './common.js';
 import { timelineView } from './timeline.js';
@@ -26,15 +27,7 @@ function mount(panel, ctx) {
   let unmounted = false;
   let views = [];
   let unsubscribe = null;
-  // Answers that arrive after this tab was replaced (a new drop) go nowhere.
-  const gone = () => new Promise(() => {});
-  const client = {
-    call: (method, params, onProgress) =>
-      ctx.client.call(method, params, onProgress).then(
-        (v) => (unmounted ? gone() : v),
-        (e) => (unmounted ? gone() : Promise.reject(e)),
-      ),
-  };
+  const client = mountedClient(ctx.client, () => unmounted);
   const onError = (err) => ctx.showErrors([err.message || String(err)]);
 
   const picker = el('select', { 'aria-label': 'snapshot file', 'data-testid': 'snapshot-file' },
