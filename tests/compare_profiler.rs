@@ -4,6 +4,8 @@
 //! Expectations come from the injection (its op name, frame, size and times, and the peaks it
 //! reads from the edited memory_record.csv text), not from the comparison.
 
+mod common;
+
 use memlens::compare::profiler::{AllocGroup, NewUnreleased};
 use memlens::compare::{compare_jobs, CompareOptions, ProfilerComparison};
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
@@ -35,27 +37,9 @@ fn generated() -> Files {
 }
 
 fn real_sample() -> Files {
-    let root =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/torch_npu/msinsight-level0/text");
-    let mut out = Vec::new();
-    let mut stack = vec![root.clone()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p
-                    .strip_prefix(&root)
-                    .unwrap()
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                out.push((rel, std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
+    common::files_under(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/torch_npu/msinsight-level0/text"),
+    )
 }
 
 fn analyze(files: &Files) -> JobAnalysis {

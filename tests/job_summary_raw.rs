@@ -5,6 +5,8 @@
 //! summary lacks is said to match no rank, and the summary's ranks stay as they were. A folder
 //! dropped alone names no role: it matches by its number and its folder's name.
 
+mod common;
+
 use memlens::profiler::summary_view::{Request, SummaryView};
 use memlens::profiler::view::{JobView, Request as JobRequest};
 use serde_json::{json, Value};
@@ -18,21 +20,8 @@ const RANK1: &str = "fixtures/torch_npu/msinsight-level0/text/rank1_ascend_pt";
 fn raw_ranks(prefix: &str) -> Value {
     let mut set = memlens::families::input_set();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(RANK1);
-    let mut stack = vec![root.clone()];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p
-                    .strip_prefix(&root)
-                    .unwrap()
-                    .to_string_lossy()
-                    .into_owned();
-                set.add_bytes(&format!("{prefix}{rel}"), std::fs::read(&p).unwrap());
-            }
-        }
+    for (rel, bytes) in common::files_under(&root) {
+        set.add_bytes(&format!("{prefix}{rel}"), bytes);
     }
     set.classify();
     let mut v = JobView::open(&mut set);

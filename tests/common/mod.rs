@@ -7,6 +7,30 @@ use memlens::profiler::analysis::{analyze_job, AnalyzeOptions, JobAnalysis, Rank
 use memlens::profiler::Job;
 use std::path::{Path, PathBuf};
 
+/// Every file under `root`: its path relative to `root` (with `/` between components) and its
+/// bytes, sorted by path (the directory listing's order is the file system's, not a set one).
+pub fn files_under(root: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// `fixtures/<rel>` of this repository.
 pub fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
