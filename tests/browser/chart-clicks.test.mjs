@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { root, CLI, openBrowser, startServer, engineThreads, settled, filesUnder, dropFiles, foreignRequests } from './harness.mjs';
+import { root, CLI, openSample, startServer, filesUnder, foreignRequests, boxOf, inViewport } from './harness.mjs';
 
 const TEXT = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
 const SIZES = [
@@ -27,21 +27,8 @@ after(async () => {
   await server.close();
 });
 
-/** Bottom of the bars that stay at the top of the viewport (the header, the profiler's rank bar). */
-function coveredTop(page) {
-  return page.evaluate(() => Math.max(0, ...[...document.querySelectorAll('header.top, .rank-bar')].map((n) => {
-    const r = n.getBoundingClientRect();
-    return getComputedStyle(n).position === 'sticky' && r.top <= 60 ? r.bottom : 0;
-  })));
-}
-
 /** Whether the box of `selector` lies inside the viewport, below the sticky bars. */
-async function inside(page, selector, size) {
-  const box = await page.locator(selector).first().boundingBox();
-  if (!box) return false;
-  const top = await coveredTop(page);
-  return box.x >= -0.5 && box.y >= top - 0.5 && box.x + box.width <= size.width + 0.5 && box.y + box.height <= size.height + 0.5;
-}
+const inside = async (page, selector) => inViewport(page, await boxOf(page, selector));
 
 /** Scrolls the window so that the top of `selector` sits just below the sticky bars. */
 async function scrollToTop(page, selector) {
@@ -53,19 +40,13 @@ async function scrollToTop(page, selector) {
 
 for (const size of SIZES) {
   test(`profiler at ${size.width}×${size.height}: chart clicks bring their answer into view`, async () => {
-    const b = await openBrowser({ viewport: size });
+    const { browser: b, page } = await openSample(server, filesUnder(TEXT), { viewport: size, view: 'ascend' });
     try {
-      const page = await b.page();
-      await page.goto(server.url);
-      await engineThreads(page);
-      await dropFiles(page, filesUnder(TEXT));
-      assert.equal(await settled(page, 120000), 'ready');
-      await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
       await page.waitForFunction(() => document.querySelector('[data-testid="live-groups"]')?.dataset.state === 'ready');
 
       // The memory chart: a time picked in its middle; "Live at …" (below the fold) follows.
       await scrollToTop(page, '#ascend-memory');
-      assert.equal(await inside(page, '#ascend-live .panel-head', size), false, 'the live-set head starts out of view');
+      assert.equal(await inside(page, '#ascend-live .panel-head'), false, 'the live-set head starts out of view');
       const before = await page.getAttribute('[data-testid="live-groups"]', 'data-time');
       const m = await page.locator('[data-testid="memory-canvas"]').boundingBox();
       assert.ok(m.y + 100 < size.height, 'the memory chart is on screen');
@@ -75,12 +56,12 @@ for (const size of SIZES) {
         return box.dataset.state === 'ready' && box.dataset.time !== t;
       }, before);
       await page.waitForTimeout(150);
-      assert.ok(await inside(page, '#ascend-live .panel-head', size), 'the live-set head is in view after the chart click');
+      assert.ok(await inside(page, '#ascend-live .panel-head'), 'the live-set head is in view after the chart click');
       assert.match(await page.textContent('#ascend-live .panel-head'), /^.*Live at/);
 
       // The timeline: an allocation bar picked; its call stack (below the fold) follows.
       await scrollToTop(page, '#ascend-timeline');
-      assert.equal(await inside(page, '#ascend-stack .panel-head', size), false, 'the call-stack head starts out of view');
+      assert.equal(await inside(page, '#ascend-stack .panel-head'), false, 'the call-stack head starts out of view');
       const t = await page.locator('[data-testid="timeline-canvas"]').boundingBox();
       let row = null;
       // The bars are packed from the top of the plot: the first click that lands on one selects it.
@@ -92,7 +73,7 @@ for (const size of SIZES) {
           await page.waitForTimeout(120);
           row = await page.getAttribute('[data-testid="ascend-stack"]', 'data-row');
           if (row) break;
-          if (!(await inside(page, '#ascend-timeline', size))) await scrollToTop(page, '#ascend-timeline');
+          if (!(await inside(page, '#ascend-timeline'))) await scrollToTop(page, '#ascend-timeline');
         }
         if (row) break;
       }
@@ -100,7 +81,7 @@ for (const size of SIZES) {
       const rank = Number(await page.getAttribute('[data-testid="ascend"]', 'data-rank'));
       assert.ok(Number(row) >= 0 && Number(row) < cli.ranks[rank].rows, `row ${row} is one of the rank's ${cli.ranks[rank].rows} rows`);
       await page.waitForTimeout(150);
-      assert.ok(await inside(page, '#ascend-stack .panel-head', size), 'the call-stack head is in view after the timeline click');
+      assert.ok(await inside(page, '#ascend-stack .panel-head'), 'the call-stack head is in view after the timeline click');
       assert.deepEqual(foreignRequests(b.requests, server.origin), []);
       assert.deepEqual(b.consoleErrors, []);
     } finally {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, mkdirSync, readFileSync, writeFileSync, cpSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { root, CLI, openBrowser, startServer, engineThreads, settled, filesUnder, dropFiles, foreignRequests } from './harness.mjs';
+import { root, CLI, openBrowser, openSample, startServer, engineThreads, settled, filesUnder, dropFiles, foreignRequests, boxOf, assertInViewport } from './harness.mjs';
 
 const TEXT = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
 const SIZES = [
@@ -36,27 +36,6 @@ after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-/** Bottom of the bars that stay at the top of the viewport (the header, the profiler's rank bar). */
-function coveredTop(page) {
-  return page.evaluate(() => Math.max(0, ...[...document.querySelectorAll('header.top, .rank-bar')].map((n) => {
-    const r = n.getBoundingClientRect();
-    return getComputedStyle(n).position === 'sticky' && r.top <= 60 ? r.bottom : 0;
-  })));
-}
-
-/** Asserts that the box (viewport coordinates) lies inside the viewport, below the sticky bars. */
-async function assertInside(page, box, size, what) {
-  assert.ok(box, `${what}: has a box`);
-  const eps = 0.5;
-  const top = await coveredTop(page);
-  assert.ok(box.x >= -eps && box.y >= top - eps && box.x + box.width <= size.width + eps && box.y + box.height <= size.height + eps,
-    `${what} at ${size.width}×${size.height}: box ${JSON.stringify(box)} is not inside the viewport below y=${top}`);
-}
-
-async function boxOf(page, selector) {
-  return page.locator(selector).first().boundingBox();
-}
-
 /** The on-screen box of the layout's selected tensor: the canvas box plus the drawn rectangle. */
 async function selectionBox(page) {
   const sel = await page.waitForFunction(() => document.querySelector('[data-testid="somas-layout"]')?.dataset.selection, null, { timeout: 20000 });
@@ -73,30 +52,23 @@ async function waitHash(page, key, value) {
 
 for (const size of SIZES) {
   test(`profiler at ${size.width}×${size.height}: a group click shows its rows, a row click shows its stack`, async () => {
-    const b = await openBrowser({ viewport: size });
+    const { browser: b, page } = await openSample(server, filesUnder(TEXT), { viewport: size, view: 'ascend' });
     try {
-      const page = await b.page();
-      await page.goto(server.url);
-      await engineThreads(page);
-      await dropFiles(page, filesUnder(TEXT));
-      assert.equal(await settled(page, 120000), 'ready');
-      await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
-
       // "At the peak": the group's rows are listed in the table, and the table comes into view.
       await page.locator('[data-testid="live-group"][aria-disabled="false"]').first().click();
       await page.waitForFunction(() => document.querySelector('[data-testid="chip-group"]') && document.querySelector('[data-testid="ascend-table"]').dataset.state === 'ready');
       assert.equal(await hashKey(page, 'gk'), 'live');
       await page.waitForTimeout(100);
-      await assertInside(page, await boxOf(page, '[data-testid="chip-group"]'), size, 'the group filter chip');
+      await assertInViewport(page, await boxOf(page, '[data-testid="chip-group"]'), 'the group filter chip');
       // The table scrolls sideways inside its panel at 1024 px: its first cell is what must show.
-      await assertInside(page, await boxOf(page, '[data-testid="alloc-row"] > :first-child'), size, 'the first row of the group');
+      await assertInViewport(page, await boxOf(page, '[data-testid="alloc-row"] > :first-child'), 'the first row of the group');
 
       // The captions hold no stray "null" (an optional part left out).
       for (const id of ['live', 'unreleased']) assert.doesNotMatch(await page.textContent(`#ascend-${id} .chart-caption`), /null/);
 
       // A number key puts the view's head below the sticky header and rank bar.
       await page.keyboard.press('2');
-      await assertInside(page, await boxOf(page, '#ascend-memory .panel-head'), size, 'the memory view head after 2');
+      await assertInViewport(page, await boxOf(page, '#ascend-memory .panel-head'), 'the memory view head after 2');
       await page.locator('[data-testid="alloc-row"]').first().scrollIntoViewIfNeeded();
 
       // A row: its call stack comes into view and the hash names the row.
@@ -105,8 +77,8 @@ for (const size of SIZES) {
       const row = await page.getAttribute('[data-testid="ascend-stack"]', 'data-row');
       await waitHash(page, 'row', row);
       await page.waitForTimeout(100);
-      await assertInside(page, await boxOf(page, '#ascend-stack .panel-head'), size, 'the call stack panel head');
-      await assertInside(page, await boxOf(page, '[data-testid="stack-source"]'), size, 'the stack source line');
+      await assertInViewport(page, await boxOf(page, '#ascend-stack .panel-head'), 'the call stack panel head');
+      await assertInViewport(page, await boxOf(page, '[data-testid="stack-source"]'), 'the stack source line');
       assert.deepEqual(foreignRequests(b.requests, server.origin), []);
       assert.deepEqual(b.consoleErrors, []);
     } finally {
@@ -134,7 +106,7 @@ for (const size of SIZES) {
       const [a, bId] = [Math.min(...j.conflicts[0].slice(0, 2)), Math.max(...j.conflicts[0].slice(0, 2))];
       await waitHash(page, 's.pair', `${a}-${bId}`);
       await waitHash(page, 's.tensor', a);
-      await assertInside(page, await selectionBox(page), size, 'the first conflict’s tensor');
+      await assertInViewport(page, await selectionBox(page), 'the first conflict’s tensor');
 
       // c from the top of the page: the next conflict, in view.
       await page.evaluate(() => window.scrollTo(0, 0));
@@ -142,13 +114,13 @@ for (const size of SIZES) {
       const next = j.conflicts[1].slice(0, 2);
       await waitHash(page, 's.pair', `${Math.min(...next)}-${Math.max(...next)}`);
       await page.waitForFunction((t) => document.querySelector('[data-testid="somas-layout"]').dataset.selectionTensor === String(t), Math.min(...next));
-      await assertInside(page, await selectionBox(page), size, 'the second conflict’s tensor');
+      await assertInViewport(page, await selectionBox(page), 'the second conflict’s tensor');
 
       // z from the bottom of the page: the layout zooms to the selection and comes into view.
       await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
       await page.keyboard.press('z');
       await page.waitForTimeout(300);
-      await assertInside(page, await selectionBox(page), size, 'the zoomed selection');
+      await assertInViewport(page, await selectionBox(page), 'the zoomed selection');
 
       // p from the bottom: the peak node's frame comes into view, and the hash names the node.
       await page.keyboard.press('Escape');
@@ -159,7 +131,7 @@ for (const size of SIZES) {
       await waitHash(page, 's.node', j.peak.node_index);
       await page.waitForFunction((i) => document.querySelector('[data-testid="somas-frame"]').dataset.node === String(i), j.peak.node_index);
       await page.waitForTimeout(100);
-      await assertInside(page, await boxOf(page, '[data-testid="somas-frame"] .panel-head, [data-testid="somas-frame"] h2'), size, 'the memory frame head');
+      await assertInViewport(page, await boxOf(page, '[data-testid="somas-frame"] .panel-head, [data-testid="somas-frame"] h2'), 'the memory frame head');
       assert.deepEqual(foreignRequests(b.requests, server.origin), []);
       assert.deepEqual(b.consoleErrors, []);
     } finally {
@@ -184,14 +156,8 @@ test('without trace_view.json the groups are op names, and the page says why', a
   assert.equal(r0.group_by, 'op_name');
   assert.ok(r0.live_at_peak.some((g) => g.frame.startsWith('aten::')), 'op names at the peak');
 
-  const b = await openBrowser();
+  const { browser: b, page } = await openSample(server, filesUnder(path.join(tmp, 'no-trace')), { view: 'ascend' });
   try {
-    const page = await b.page();
-    await page.goto(server.url);
-    await engineThreads(page);
-    await dropFiles(page, filesUnder(path.join(tmp, 'no-trace')));
-    assert.equal(await settled(page, 120000), 'ready');
-    await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
     const groups = await page.$$eval('[data-testid="live-group"]', (rows) => rows.map((r) => ({ frame: r.querySelector('.group-frame').dataset.frame, bytes: Number(r.dataset.bytes), count: Number(r.dataset.count) })));
     assert.deepEqual(groups, r0.live_at_peak.slice(0, groups.length));
     assert.ok(!groups.some((g) => g.frame === '(no stack)'));
@@ -244,7 +210,7 @@ test('the landing page says what to drop and how to produce it', async () => {
         assert.ok(text.includes(want), `${want} on the landing page`);
       }
       // It fits in the first screen, under the drop actions.
-      await assertInside(page, await boxOf(page, '[data-testid="drop-howto"]'), size, 'the how-to');
+      await assertInViewport(page, await boxOf(page, '[data-testid="drop-howto"]'), 'the how-to');
       assert.deepEqual(foreignRequests(b.requests, server.origin), []);
     } finally {
       await b.close();
@@ -266,14 +232,8 @@ test('operator_memory.csv and memory_record.csv from different runs: a warning w
     return f.join(',');
   }).join('\n');
   writeFileSync(rec, shifted);
-  const b = await openBrowser();
+  const { browser: b, page } = await openSample(server, filesUnder(path.join(tmp, 'disjoint')), { view: 'ascend' });
   try {
-    const page = await b.page();
-    await page.goto(server.url);
-    await engineThreads(page);
-    await dropFiles(page, filesUnder(path.join(tmp, 'disjoint')));
-    assert.equal(await settled(page, 120000), 'ready');
-    await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
     const warnings = await page.textContent('[data-testid="ascend-warnings"]');
     assert.match(warnings, /memory_record\.csv covers \d+\.\d{3} us – \d+\.\d{3} us but operator_memory\.csv covers \d+\.\d{3} us – \d+\.\d{3} us/);
     // The axis spans the allocations (seconds), not the 10,000 s between the files.

@@ -194,6 +194,61 @@ export async function dropFiles(page, files, failing = []) {
   );
 }
 
+/**
+ * Opens a browser at `viewport` in `colorScheme`, loads the page from `server`, waits for the
+ * engine, drops `files` and waits until the page is `ready` and, when `view` is given, until the
+ * element `[data-testid=view]` is `ready` too. Returns the browser (close it) and its page.
+ */
+export async function openSample(server, files, { viewport, colorScheme, view, timeout = 120000 } = {}) {
+  const browser = await openBrowser({ viewport, colorScheme });
+  try {
+    const page = await browser.page();
+    await page.goto(server.url);
+    await engineThreads(page);
+    await dropFiles(page, files);
+    assert.equal(await settled(page, timeout), 'ready', 'the dropped sample is analysed');
+    if (view) await page.waitForFunction((id) => document.querySelector(`[data-testid="${id}"]`)?.dataset.state === 'ready', view, { timeout });
+    return { browser, page };
+  } catch (err) {
+    await browser.close();
+    throw err;
+  }
+}
+
+/** The box of the first element `selector` matches, in viewport coordinates (null if none shows). */
+export function boxOf(page, selector) {
+  return page.locator(selector).first().boundingBox();
+}
+
+/** Bottom of the bars that stay at the top of the viewport (the header, the profiler's rank bar). */
+export function coveredTop(page) {
+  return page.evaluate(() => Math.max(0, ...[...document.querySelectorAll('header.top, .rank-bar')].map((n) => {
+    const r = n.getBoundingClientRect();
+    return getComputedStyle(n).position === 'sticky' && r.top <= 60 ? r.bottom : 0;
+  })));
+}
+
+/** Whether `inner` lies inside `outer` (boxes as {x, y, width, height}), half a pixel spared. */
+export function boxInside(inner, outer) {
+  const eps = 0.5;
+  return !!inner && !!outer && inner.x >= outer.x - eps && inner.y >= outer.y - eps
+    && inner.x + inner.width <= outer.x + outer.width + eps && inner.y + inner.height <= outer.y + outer.height + eps;
+}
+
+/** Whether `box` (viewport coordinates) lies inside the viewport, below the sticky bars. */
+export async function inViewport(page, box) {
+  const { width, height } = page.viewportSize();
+  const top = await coveredTop(page);
+  return boxInside(box, { x: 0, y: top, width, height: height - top });
+}
+
+/** Asserts that `box` lies inside the viewport, below the sticky bars; `what` names it. */
+export async function assertInViewport(page, box, what) {
+  assert.ok(box, `${what}: has a box`);
+  const { width, height } = page.viewportSize();
+  assert.ok(await inViewport(page, box), `${what} at ${width}×${height}: box ${JSON.stringify(box)} is not inside the viewport below y=${await coveredTop(page)}`);
+}
+
 /** Saves a screenshot for a human to look at (test-results/screenshots/<name>.png). */
 export async function screenshot(page, name) {
   mkdirSync(SHOTS, { recursive: true });

@@ -28,19 +28,23 @@ let server;
 let url;
 let tmp;
 
+/** Starts `memlens serve ROOTS…` on a free port; resolves to its { url, origin, kill }. */
+async function startServe(...roots) {
+  const proc = spawn(CLI, ['serve', ...roots, '--port', '0', '--json', '--www', path.join(root, 'www')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const line = await new Promise((resolve, reject) => {
+    createInterface({ input: proc.stdout }).once('line', resolve);
+    proc.once('exit', (code) => reject(new Error(`memlens serve exited with ${code}`)));
+  });
+  const served = JSON.parse(line).url;
+  return { url: served, origin: new URL(served).origin, kill: () => proc.kill() };
+}
+
 before(async () => {
   tmp = mkdtempSync(path.join(tmpdir(), 'memlens-serve-page-'));
   mkdirSync(path.join(tmp, 'dump'));
   for (const f of DUMP) copyFileSync(path.join(SOMAS, f), path.join(tmp, 'dump', f));
-  server = spawn(CLI, ['serve', TEXT, path.join(tmp, 'dump'), '--port', '0', '--json', '--www', path.join(root, 'www')], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const line = await new Promise((resolve, reject) => {
-    const rl = createInterface({ input: server.stdout });
-    rl.once('line', resolve);
-    server.once('exit', (code) => reject(new Error(`memlens serve exited with ${code}`)));
-  });
-  url = JSON.parse(line).url;
+  server = await startServe(TEXT, path.join(tmp, 'dump'));
+  url = server.url;
 });
 after(() => {
   server.kill();
@@ -48,8 +52,19 @@ after(() => {
 });
 
 /** Opens the served page (its first load must load: no retry). */
-function openServed(page) {
-  return page.goto(url, { timeout: 30000 });
+function openServed(page, at = url) {
+  return page.goto(at, { timeout: 30000 });
+}
+
+/**
+ * Opens the served folder `entry` from the page's list and waits for the view `[data-testid=view]`
+ * to settle; returns its state (ready, error or empty).
+ */
+async function openServedEntry(page, entry, view) {
+  await page.waitForFunction(() => document.querySelector('[data-testid="served"]')?.dataset.state === 'ready', null, { timeout: 30000 });
+  await page.click(`[data-testid="served-entry"][data-path="${entry}"] [data-testid="served-open"]`);
+  await page.waitForFunction((id) => ['ready', 'error', 'empty'].includes(document.querySelector(`[data-testid="${id}"]`)?.dataset.state), view, { timeout: 120000 });
+  return page.getAttribute(`[data-testid="${view}"]`, 'data-state');
 }
 
 function cliJson(...paths) {
@@ -75,11 +90,8 @@ test('a job picked from the served folders: native engine, the CLI\'s rank rows 
     mkdirSync(SHOTS, { recursive: true });
     await page.screenshot({ path: path.join(SHOTS, 'serve-served-list.png') });
 
-    await page.click('[data-testid="served-entry"][data-path="text"] [data-testid="served-open"]');
+    assert.notEqual(await openServedEntry(page, 'text', 'ascend'), 'error');
     assert.equal(await settled(page, 120000), 'ready');
-    await page.waitForFunction(() => ['ready', 'empty'].includes(document.querySelector('[data-testid="ascend"]')?.dataset.state), null, {
-      timeout: 120000,
-    });
     const rows = await page.$$eval('[data-testid="rank-row"]', (trs) =>
       trs.map((t) => ({ role: t.dataset.role, rank: t.dataset.rank, rows: t.dataset.rows, peak: t.dataset.peakAllocatedBytes })),
     );
@@ -147,12 +159,7 @@ test('a SOMAS dump picked from the served folders: the CLI\'s figures and export
   try {
     const page = await b.page();
     await openServed(page);
-    await page.waitForFunction(() => document.querySelector('[data-testid="served"]')?.dataset.state === 'ready', null, { timeout: 30000 });
-    await page.click('[data-testid="served-entry"][data-path="dump"] [data-testid="served-open"]');
-    await page.waitForFunction(() => ['ready', 'error', 'empty'].includes(document.querySelector('[data-testid="somas"]')?.dataset.state), null, {
-      timeout: 120000,
-    });
-    assert.equal(await page.getAttribute('[data-testid="somas"]', 'data-state'), 'ready');
+    assert.equal(await openServedEntry(page, 'dump', 'somas'), 'ready');
     // Run where the page's served paths name the same files, so names inside the files match.
     const rel = DUMP.map((f) => `dump/${f}`);
     const j = JSON.parse(execFileSync(CLI, ['somas', rel[0], '--task-info', rel[1], '--json'], { cwd: tmp, encoding: 'utf8' }));
@@ -210,17 +217,12 @@ test('a memory snapshot picked from the served folders: the CLI\'s figures and e
   const dir = path.join(tmp, 'snap');
   mkdirSync(dir);
   copyFileSync(path.join(root, 'fixtures', 'snapshots', 'cs336_tiny_mem_snapshot.pickle'), path.join(dir, 'tiny.pickle'));
-  const own = spawn(CLI, ['serve', dir, '--port', '0', '--json', '--www', path.join(root, 'www')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const own = await startServe(dir);
   const b = await openBrowser();
   try {
-    const line = await new Promise((resolve) => createInterface({ input: own.stdout }).once('line', resolve));
-    const origin = new URL(JSON.parse(line).url).origin;
     const page = await b.page();
-    await page.goto(JSON.parse(line).url, { timeout: 30000 });
-    await page.waitForFunction(() => document.querySelector('[data-testid="served"]')?.dataset.state === 'ready', null, { timeout: 30000 });
-    await page.click('[data-testid="served-entry"][data-path="snap"] [data-testid="served-open"]');
-    await page.waitForFunction(() => ['ready', 'error'].includes(document.querySelector('[data-testid="snapshot"]')?.dataset.state), null, { timeout: 60000 });
-    assert.equal(await page.getAttribute('[data-testid="snapshot"]', 'data-state'), 'ready', await page.textContent('[data-testid="snapshot"]'));
+    await openServed(page, own.url);
+    assert.equal(await openServedEntry(page, 'snap', 'snapshot'), 'ready', await page.textContent('[data-testid="snapshot"]'));
     assert.equal(await page.getAttribute('[data-testid="engine"]', 'data-build'), 'native');
     // Run where the page's served path names the same file, so names inside the file match.
     const j = JSON.parse(execFileSync(CLI, ['snapshot', 'snap/tiny.pickle', '--json'], { cwd: tmp, encoding: 'utf8' }));
@@ -242,7 +244,7 @@ test('a memory snapshot picked from the served folders: the CLI\'s figures and e
       assert.ok(readFileSync(await dl.path()).equals(bytes), `${name} differs from memlens snapshot --out`);
     }
     assert.deepEqual(b.consoleErrors, []);
-    assert.deepEqual(foreignRequests(b.requests, origin), []);
+    assert.deepEqual(foreignRequests(b.requests, own.origin), []);
   } finally {
     await b.close();
     own.kill();
@@ -255,17 +257,12 @@ test('a job summary picked with its run folders: the summary tab on the native e
   mkdirSync(dir);
   copyFileSync(path.join(root, 'fixtures', 'summary', 'msinsight-level0.memlens.json'), path.join(dir, 'job.memlens.json'));
   cpSync(TEXT, path.join(dir, 'text'), { recursive: true });
-  const own = spawn(CLI, ['serve', dir, '--port', '0', '--json', '--www', path.join(root, 'www')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const own = await startServe(dir);
   const b = await openBrowser();
   try {
-    const line = await new Promise((resolve) => createInterface({ input: own.stdout }).once('line', resolve));
-    const origin = new URL(JSON.parse(line).url).origin;
     const page = await b.page();
-    await page.goto(JSON.parse(line).url, { timeout: 30000 });
-    await page.waitForFunction(() => document.querySelector('[data-testid="served"]')?.dataset.state === 'ready', null, { timeout: 30000 });
-    await page.click('[data-testid="served-entry"][data-path="sj"] [data-testid="served-open"]');
-    await page.waitForFunction(() => ['ready', 'error', 'empty'].includes(document.querySelector('[data-testid="jobsummary"]')?.dataset.state), null, { timeout: 120000 });
-    assert.equal(await page.getAttribute('[data-testid="jobsummary"]', 'data-state'), 'ready', await page.textContent('[data-testid="jobsummary"]'));
+    await openServed(page, own.url);
+    assert.equal(await openServedEntry(page, 'sj', 'jobsummary'), 'ready', await page.textContent('[data-testid="jobsummary"]'));
     assert.equal(await page.getAttribute('[data-testid="engine"]', 'data-build'), 'native');
     const cli = cliJson(TEXT);
     const metrics = Object.fromEntries(await page.$$eval('[data-testid="jobsummary"] [data-metric^="ascend-"]', (els) => els.map((e) => [e.dataset.metric, e.dataset.value])));
@@ -283,7 +280,7 @@ test('a job summary picked with its run folders: the summary tab on the native e
     await page.waitForSelector('[data-testid="jobsummary-rank"][data-state="ready"]');
     await page.screenshot({ path: path.join(SHOTS, 'serve-jobsummary.png') });
     assert.deepEqual(b.consoleErrors, []);
-    assert.deepEqual(foreignRequests(b.requests, origin), []);
+    assert.deepEqual(foreignRequests(b.requests, own.origin), []);
   } finally {
     await b.close();
     own.kill();
