@@ -12,11 +12,11 @@ import { ms, duration, timeTitle, section, parseBytes, rankLabel, shortFrame, al
 // `sample`: the widest value a fixed column usually holds; its width fits that and its header
 // (with the sort mark), so neither is cut off ("Allocated…", "14315…").
 const COLUMNS = [
-  { key: 'name', name: 'Name', kind: 'text', width: 'minmax(140px, 1.2fr)', sort: 'name', fmt: 'name' },
+  { key: 'name', name: 'Name', kind: 'text', width: 'minmax(120px, 1.2fr)', sort: 'name', fmt: 'name' },
   { key: 'size', name: 'Size', kind: 'bytes', sample: '1023.99 MiB', sort: 'size', fmt: 'bytes' },
   { key: 'start', name: 'Allocated at', kind: 'ms', sample: '99999.999 ms', sort: 'time', fmt: 'time', title: 'ms since the capture start; sort by allocation time' },
   { key: 'duration', name: 'Duration', kind: 'ms', sample: '999.9 ms', sort: 'duration', fmt: 'duration' },
-  { key: 'top_frame', name: 'Top user frame', kind: 'text', width: 'minmax(200px, 2.4fr)', sort: 'frame', fmt: 'frame', title: 'the first frame of the call stack in your code; sort by it' },
+  { key: 'top_frame', name: 'Top user frame', kind: 'text', width: 'minmax(170px, 2.4fr)', sort: 'frame', fmt: 'frame', title: 'the first frame of the call stack in your code; sort by it' },
   { key: 'stack_source', name: 'Stack', kind: 'text', sample: 'approximate', title: 'how the call stack was found: direct, via_forward, approximate, none' },
   { key: 'release', name: 'Released at', kind: 'ms', sample: '99999.999 ms', sort: 'release', fmt: 'time', title: 'ms since the capture start; empty = not released in the capture' },
   { key: 'source', name: 'Source', kind: 'text', sample: 'MindSpore', fmt: 'source', title: 'the framework allocator (PTA for torch_npu, MindSpore) or GE (cann:: rows)' },
@@ -36,13 +36,26 @@ function textWidth(text, weight, size) {
   return measurer.measureText(text).width;
 }
 
-/** A fixed column's width: its header (with the sort mark when it sorts) or its sample value,
- * whichever is wider, plus the padding. */
+// A cell's padding on each side and the cells' font size in px (profiler.css gives the table's
+// cells the same): fourteen columns fit in 1440 px with them.
+const CELL_PAD = 5;
+const CELL_FONT = 12;
+
+/** A fixed column's width: the longest word of its header (headers wrap between words and before
+ * the sort mark) or its sample value, whichever is wider, plus the padding. */
 function fitWidth(c) {
   if (c.width) return c.width;
-  const head = textWidth(c.sort ? `${c.name} ▼` : c.name, 600, 12);
-  const value = textWidth(c.sample || '', 400, 12.5);
-  return `${Math.ceil(Math.max(head, value) + 16 + 4)}px`;
+  const words = `${c.name}${c.sort ? ' ▼' : ''}`.split(' ');
+  const head = Math.max(...words.map((w) => textWidth(w, 600, 12)));
+  const value = textWidth(c.sample || '', 400, CELL_FONT);
+  // 4 px of room for rounding.
+  return `${Math.ceil(Math.max(head, value) + 2 * CELL_PAD + 4)}px`;
+}
+
+/** The least width of a column: its px width, or the minimum of its `minmax(…)`. */
+function leastWidth(width) {
+  const m = /([\d.]+)px/.exec(width);
+  return m ? Number(m[1]) : 80;
 }
 
 /** The worker query for the current state (times ns relative). */
@@ -114,6 +127,10 @@ export function allocationsTable({ client, store, ranks, report, show }) {
   let requestedRank = s0.rank;
   const vt = new VirtualTable(box, {
     columns,
+    // All columns fit at 1440 px; a narrower table scrolls sideways with the name and the size
+    // kept in view.
+    minWidth: columns.reduce((sum, c) => sum + leastWidth(c.width), 0),
+    sticky: 2,
     label: 'Allocations of the selected rank',
     rowTestId: 'alloc-row',
     rowData: (row, id) => ({ row: id, unreleased: row.unreleased ? '1' : '' }),

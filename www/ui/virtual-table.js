@@ -43,6 +43,7 @@ export class VirtualTable {
    *   sort: { col, desc } (initial), rowHeight, label (aria-label)
    *   isSelected(row, id) → bool (highlight rows by content, besides select(id))
    *   minWidth (px: wider tables scroll sideways, the header with them)
+   *   sticky (how many leading columns stay in view while the table scrolls sideways)
    */
   constructor(container, opts) {
     this.opts = { rowHeight: 26, ...opts };
@@ -61,11 +62,12 @@ export class VirtualTable {
     const template = columns.map((c) => c.width || 'minmax(80px, 1fr)').join(' ');
     this.header = el('div', { class: 'vt-row vt-head', role: 'row' });
     this.header.style.gridTemplateColumns = template;
+    this.stickyLeft = [];
     columns.forEach((c, i) => {
       // `sortable: false` marks a column the data source cannot sort by.
       const sortable = c.sortable !== false;
       const cell = el('div', {
-        class: `vt-cell ${isNumeric(c.kind) ? 'num' : ''}${sortable ? '' : ' unsortable'}`,
+        class: `vt-cell ${isNumeric(c.kind) ? 'num' : ''}${sortable ? '' : ' unsortable'}${this.stickyClass(i)}`,
         role: 'columnheader',
         text: c.name,
         // The header's own name leads its tooltip: a narrow column may cut it off.
@@ -87,14 +89,42 @@ export class VirtualTable {
       this.spacer.style.width = w;
     }
     this.viewport.addEventListener('scroll', () => {
-      this.header.style.transform = `translateX(${-this.viewport.scrollLeft}px)`;
+      const x = this.viewport.scrollLeft;
+      this.header.style.transform = `translateX(${-x}px)`;
+      // The sticky header cells move back by as much as the header moved away.
+      this.header.style.setProperty('--vt-sx', `${x}px`);
+      this.box.classList.toggle('scrolled-x', x > 0);
       this.render();
     });
     this.viewport.addEventListener('keydown', (ev) => this.onKey(ev));
-    new ResizeObserver(() => this.render()).observe(this.viewport);
-    clear(this.container).append(el('div', { class: 'vt' }, el('div', { class: 'vt-head-clip' }, this.header), this.viewport, this.status));
+    this.headClip = el('div', { class: 'vt-head-clip' }, this.header);
+    new ResizeObserver(() => {
+      this.fitHeader();
+      this.render();
+    }).observe(this.viewport);
+    this.box = el('div', { class: 'vt' }, this.headClip, this.viewport, this.status);
+    clear(this.container).append(this.box);
     this.template = template;
     this.updateSortMarks();
+  }
+
+  /** ' sticky' (and ' sticky-last') for the leading columns that stay put, '' for the others. */
+  stickyClass(i) {
+    const n = this.opts.sticky || 0;
+    return i < n ? ` sticky${i === n - 1 ? ' sticky-last' : ''}` : '';
+  }
+
+  /**
+   * Lines the header up with the rows: the rows lose the width of the viewport's vertical scroll
+   * bar, so the header's box loses it too (else its `fr` columns come out wider than the rows').
+   * Measures where each sticky column starts.
+   */
+  fitHeader() {
+    const bar = this.viewport.offsetWidth - this.viewport.clientWidth;
+    this.headClip.style.paddingRight = `${Math.max(0, bar)}px`;
+    const n = this.opts.sticky || 0;
+    const cells = [...this.header.children];
+    this.stickyLeft = cells.slice(0, n).map((c) => c.offsetLeft - (cells[0] ? cells[0].offsetLeft : 0));
   }
 
   toggleSort(col) {
@@ -186,9 +216,11 @@ export class VirtualTable {
         if (this.opts.rowData) for (const [k, v] of Object.entries(this.opts.rowData(row, id))) tr.dataset[k] = String(v);
         if (id === this.selectedId || (this.opts.isSelected && this.opts.isSelected(row, id))) tr.classList.add('selected');
         if (i === this.cursor) tr.classList.add('cursor');
-        columns.forEach((c) => {
+        columns.forEach((c, k) => {
           const f = c.format ? c.format(row[c.key], row) : formatCell(c.kind, row[c.key]);
-          tr.append(el('div', { class: `vt-cell ${isNumeric(c.kind) ? 'num' : ''}`, role: 'gridcell', text: f.text, title: f.title }));
+          const td = el('div', { class: `vt-cell ${isNumeric(c.kind) ? 'num' : ''}${this.stickyClass(k)}`, role: 'gridcell', text: f.text, title: f.title });
+          if (k < this.stickyLeft.length) td.style.left = `${this.stickyLeft[k]}px`;
+          tr.append(td);
         });
         tr.addEventListener('click', () => {
           this.cursor = i;
