@@ -4,7 +4,7 @@
 // execution order. The core lines the curves up and reduces them (`CompareView.overlay`); this
 // only draws. Both curves are step functions: a value holds until the next point.
 import { el, cssVar } from '../ui/dom.js';
-import { Plot } from '../ui/plot.js';
+import { Plot, topEdgeMarker } from '../ui/plot.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { bytes, exactBytes, timeMs } from '../format.js';
 
@@ -144,12 +144,7 @@ export function mountOverlay(parent, call, { family, pair = 0, steps = false }) 
       ctx.fillStyle = m.value > 0 ? grow : shrink;
       ctx.fillRect(x0, Math.min(ya, yb), x1 - x0, Math.max(2, Math.abs(ya - yb)));
       ctx.fillStyle = cssVar(m.value > 0 ? '--error' : '--ok');
-      ctx.beginPath();
-      ctx.moveTo(cx - 5, 0);
-      ctx.lineTo(cx + 5, 0);
-      ctx.lineTo(cx, 8);
-      ctx.closePath();
-      ctx.fill();
+      topEdgeMarker(ctx, cx);
       ctx.fillStyle = cssVar('--text');
       ctx.font = '11px system-ui, sans-serif';
       const label = signed(m.value);

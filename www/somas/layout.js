@@ -5,7 +5,7 @@
 // its way the last one is redrawn under the new view.
 import { el, cssVar } from '../ui/dom.js';
 import * as hash from '../ui/hash-state.js';
-import { Plot } from '../ui/plot.js';
+import { Plot, topEdgeMarker } from '../ui/plot.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { downloadCanvas } from '../ui/download.js';
 import { bytes, exactBytes, int, plural } from '../format.js';
@@ -232,12 +232,7 @@ export class Layout {
       for (const [cx, cy] of marks) {
         const x = plot.px(cx + 0.5);
         if (x < -6 || x > plot.width + 6) continue;
-        ctx.beginPath();
-        ctx.moveTo(x - 5, 0);
-        ctx.lineTo(x + 5, 0);
-        ctx.lineTo(x, 7);
-        ctx.closePath();
-        ctx.fill();
+        topEdgeMarker(ctx, x, 7);
         const y = plot.py(cy);
         if (y >= 0 && y <= plot.height) {
           ctx.beginPath();

@@ -36,6 +36,19 @@ export function axisLabel(v, kind) {
   return String(+v.toPrecision(6));
 }
 
+/**
+ * A small down-pointing triangle hanging from the top edge at `x`, `height` px deep, filled with
+ * the context's fill style: marks a place on a chart too narrow to see (a conflict, a peak change).
+ */
+export function topEdgeMarker(ctx, x, height = 8) {
+  ctx.beginPath();
+  ctx.moveTo(x - 5, 0);
+  ctx.lineTo(x + 5, 0);
+  ctx.lineTo(x, height);
+  ctx.closePath();
+  ctx.fill();
+}
+
 export class Plot {
   /**
    * opts: xKind, yKind, label, height, zoomY (zoom/pan y too), brush (shift-drag selects x range),
