@@ -189,6 +189,8 @@ async function build(root, job, ctx, onDispose) {
   };
   onDispose(() => {
     views.memory.plot.destroy();
+    // The chart of the records set aside is a plot too: it listens for the colour scheme.
+    views.memory.aside.destroy();
     views.timeline.plot.destroy();
   });
   const rankSlug = () => {

@@ -376,5 +376,5 @@ export function memoryChart({ client, store, ranks, report, show }) {
     plot.redraw();
     aside.redraw();
   };
-  return { node, update, canvas: () => plot.canvas, plot, focus: () => plot.canvas.focus(), recolor };
+  return { node, update, canvas: () => plot.canvas, plot, aside, focus: () => plot.canvas.focus(), recolor };
 }

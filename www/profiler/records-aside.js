@@ -141,5 +141,5 @@ export function recordsAside({ client, ranks, seriesFor }) {
     showTooltip(ev.clientX, ev.clientY, lines);
   }
 
-  return { node, setRank, redraw: () => plot.redraw() };
+  return { node, setRank, redraw: () => plot.redraw(), destroy: () => plot.destroy() };
 }
