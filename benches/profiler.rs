@@ -131,8 +131,11 @@ fn best_and_median<T: Copy + Default>(v: &[(f64, T)]) -> ((f64, T), (f64, T)) {
     )
 }
 
-/// Runs `exe` `runs` times in child mode; (best, median) of (seconds, (rows, VmHWM KiB)).
-fn e2e_runs(exe: &Path, runs: usize, csv: bool) -> ((f64, (u64, u64)), (f64, (u64, u64))) {
+/// One in-process run: wall seconds, (rows, VmHWM KiB).
+type E2eRun = (f64, (u64, u64));
+
+/// Runs `exe` `runs` times in child mode; the best and the median run.
+fn e2e_runs(exe: &Path, runs: usize, csv: bool) -> (E2eRun, E2eRun) {
     let v = timed_runs(runs, || {
         let o = Command::new(exe)
             .env("MEMLENS_BENCH_CHILD", if csv { "csv" } else { "analyze" })
