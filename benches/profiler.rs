@@ -49,16 +49,24 @@ fn vm_hwm_kb() -> u64 {
 }
 
 /// CPU time of this process so far, all its threads, in seconds (Linux): on a shared machine the
-/// wall clock counts the other processes too, so the scan reports both.
+/// wall clock counts the other processes too, so the scan reports both. From `/proc/self/stat`
+/// (user + system time in the kernel's fixed 100 Hz ticks), which keeps the time of threads that
+/// have ended: each scan's thread pool is dropped after it, and a sum over the live threads' own
+/// counters then loses their time and can go backwards.
 fn process_cpu_s() -> f64 {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
         return 0.0;
     };
-    let ns: f64 = tasks
-        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().next()?.parse::<f64>().ok())
-        .sum();
-    ns / 1e9
+    // The fields after the command name (which may hold blanks, so split after its closing `)`).
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // `rest` starts at field 3, the state, which is not a number and drops out: fields 14 and
+    // 15 are then at indexes 10 and 11.
+    let ticks = f.get(10).copied().unwrap_or(0.0) + f.get(11).copied().unwrap_or(0.0);
+    ticks / 100.0
 }
 
 fn job_dir() -> PathBuf {
