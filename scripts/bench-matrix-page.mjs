@@ -5,9 +5,10 @@
 // it, p50/p95/max), the longest main-thread task during a hover sweep, the frame interval while
 // panning the matrix sideways, and the page's DOM node count.
 //
-//   node scripts/bench-matrix-page.mjs [--ranks 256,1201,4096] [--moves 200] [--clicks 20]
+//   node scripts/bench-matrix-page.mjs [--ranks 256,1201,4096] [--moves 200] [--clicks 20] [--single]
 //
-// Needs a built page (npm run build). Real mouse input (playwright's mouse), 1440×900, threaded.
+// Needs a built page (npm run build). Real mouse input (playwright's mouse), 1440×900, threaded
+// unless --single.
 import { readFileSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
@@ -19,6 +20,8 @@ const arg = (name, fallback) => {
 };
 const SIZES = arg('ranks', '256,1201,4096').split(',').map(Number);
 const MOVES = Number(arg('moves', 200));
+// --single: the page without cross-origin isolation (the single-threaded engine).
+const ISOLATE = !process.argv.includes('--single');
 const CLICKS = Number(arg('clicks', 20));
 const FIXTURE = path.join(root, 'fixtures', 'summary', 'msinsight-level0.memlens.json');
 
@@ -58,14 +61,29 @@ async function matrixBox(page) {
   });
 }
 
-// Latency of an input event: from the event's time stamp to a task queued by the frame after its
-// handlers (so style, layout and paint of that frame are inside).
+// Per input event, two figures: the latency (from the event's time stamp to a task queued after
+// the next frame, so it includes the wait for that frame: up to one frame interval even when
+// nothing is done) and the main-thread work it caused (its handlers, from the first listener on
+// the window to the last, plus the frame after it: animation-frame callbacks, style, layout,
+// paint), which is what has to stay under a frame for the page to keep up with the pointer.
 const LISTEN = () => {
   window.__lat = { click: [], mousemove: [] };
+  window.__work = { click: [], mousemove: [] };
   for (const type of ['click', 'mousemove']) {
+    let start = 0;
+    let end = 0;
     window.addEventListener(type, (ev) => {
-      requestAnimationFrame(() => setTimeout(() => window.__lat[type].push(performance.now() - ev.timeStamp), 0));
+      start = performance.now();
+      requestAnimationFrame(() => {
+        const f0 = performance.now();
+        setTimeout(() => {
+          const now = performance.now();
+          window.__lat[type].push(now - ev.timeStamp);
+          window.__work[type].push(end - start + (now - f0));
+        }, 0);
+      });
     }, { capture: true });
+    window.addEventListener(type, () => { end = performance.now(); });
   }
   window.__worst = 0;
   new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__worst = Math.max(window.__worst, e.duration); }).observe({ type: 'longtask' });
@@ -87,7 +105,7 @@ async function once(url, n) {
     const nodes = await page.evaluate(() => document.getElementsByTagName('*').length);
     // Select: clicks spread over the visible cells; the matrix is brought back into view (outside
     // the measured time) since a click scrolls to the rank's detail.
-    await page.evaluate(() => { window.__lat.click = []; });
+    await page.evaluate(() => { window.__lat.click = []; window.__work.click = []; });
     for (let k = 0; k < CLICKS; k++) {
       const box = await matrixBox(page);
       await page.waitForTimeout(50);
@@ -97,10 +115,11 @@ async function once(url, n) {
       await page.waitForTimeout(120);
     }
     const select = stats(await page.evaluate(() => window.__lat.click));
+    const selectWork = stats(await page.evaluate(() => window.__work.click));
     // Hover sweep: real pointer moves over the visible matrix, one per frame.
     const box = await matrixBox(page);
     await page.waitForTimeout(300);
-    await page.evaluate(() => { window.__lat.mousemove = []; window.__worst = 0; });
+    await page.evaluate(() => { window.__lat.mousemove = []; window.__work.mousemove = []; window.__worst = 0; });
     for (let k = 0; k < MOVES; k++) {
       const x = box.left + (((k * 37) % MOVES) / MOVES) * (box.right - box.left);
       const y = box.top + (box.bottom - box.top) * (((k * 13) % 10) / 10 + 0.05);
@@ -108,6 +127,7 @@ async function once(url, n) {
     }
     await page.waitForTimeout(300);
     const hover = stats(await page.evaluate(() => window.__lat.mousemove));
+    const hoverWork = stats(await page.evaluate(() => window.__work.mousemove));
     const worst = await page.evaluate(() => window.__worst);
     // Pan: the matrix scrolled sideways by 120 px a frame for 60 frames.
     const pan = stats(await page.evaluate(async () => {
@@ -125,13 +145,13 @@ async function once(url, n) {
       return out;
     }));
     const nodesAfter = await page.evaluate(() => document.getElementsByTagName('*').length);
-    return { n, threads, first, loadMs, nodes, nodesAfter, select, hover, worst, pan };
+    return { n, threads, first, loadMs, nodes, nodesAfter, select, selectWork, hover, hoverWork, worst, pan };
   } finally {
     await b.close();
   }
 }
 
-const server = await startServer({ isolate: true });
+const server = await startServer({ isolate: ISOLATE });
 console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model || 'unknown CPU'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB; load ${loadavg().map((x) => x.toFixed(1)).join(' ')}; ${new Date().toISOString()}`);
 try {
   for (const n of SIZES) {
@@ -139,8 +159,8 @@ try {
     console.log(`\n${n} ranks (${r.threads} threads)`);
     console.log(`  drop → first drawn overview: ${ms(r.first)} (summary read in ${r.loadMs} ms)`);
     console.log(`  DOM nodes: ${r.nodes} after the load, ${r.nodesAfter} after the sweeps`);
-    console.log(`  select a rank (click): ${line(r.select)}`);
-    console.log(`  hover: ${line(r.hover)}; longest task during the sweep ${ms(r.worst)}`);
+    console.log(`  select a rank (click), work: ${line(r.selectWork)}; latency to the next frame: ${line(r.select)}`);
+    console.log(`  hover, work: ${line(r.hoverWork)}; latency: ${line(r.hover)}; longest task during the sweep ${ms(r.worst)}`);
     console.log(`  pan, frame interval: ${line(r.pan)}`);
   }
 } finally {
