@@ -48,11 +48,13 @@ const GRID = '[data-testid="jobsummary"] [data-testid="ascend-matrix"]';
  * geometry is the one the matrix states on its element.
  */
 async function cellBox(page, row, col) {
-  return page.$eval(GRID, (g, [row, col]) => {
+  return page.$eval(GRID, async (g, [row, col]) => {
     const d = Object.fromEntries(['labelWidth', 'headHeight', 'cellWidth', 'cellHeight'].map((k) => [k, Number(g.dataset[k])]));
     g.scrollIntoView({ block: 'center' });
     g.scrollLeft = Math.max(0, col * d.cellWidth - 2 * d.cellWidth);
     g.scrollTop = Math.max(0, row * d.cellHeight - d.cellHeight);
+    // The scroll events (which hide the tooltip) are dispatched before the pointer comes.
+    await new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res)));
     const r = g.getBoundingClientRect();
     return {
       x: r.left + d.labelWidth + col * d.cellWidth - g.scrollLeft + d.cellWidth / 2,

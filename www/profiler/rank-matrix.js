@@ -330,10 +330,15 @@ export function rankMatrix(report, open) {
     const cellKey = [...grid].find(([, i]) => i === cell);
     return cellKey ? { r: Math.floor(cellKey[0] / cols), c: cellKey[0] % cols } : { r: 0, c: 0 };
   };
+  // Focus by a click must not scroll the matrix under the pointer before the click lands: only
+  // a focus from the keyboard brings the active cell into view.
+  let pressed = false;
+  scroller.addEventListener('mousedown', () => { pressed = true; });
+  scroller.addEventListener('mouseup', () => { pressed = false; });
   scroller.addEventListener('focus', () => {
     focused = true;
     const at = active || activeFromSelection();
-    setActive(at.r, at.c, true);
+    setActive(at.r, at.c, !pressed);
   });
   scroller.addEventListener('blur', () => {
     focused = false;
