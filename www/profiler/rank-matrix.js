@@ -205,7 +205,9 @@ export function rankMatrix(report, open) {
         if (o) {
           g.font = p.flag;
           g.fillStyle = p.peak;
-          g.fillText(outlierFlag(o), right, y + 45);
+          // "▲ 199 % vs role", or "▲ 199 %" when that is wider than the cell.
+          const flag = outlierFlag(o);
+          g.fillText(g.measureText(flag).width <= cw - 10 ? flag : flag.replace(/ vs role$/, ''), right, y + 45);
         }
         // Borders: outlier, hovered, compared (dashed), selected (double), focused (dotted).
         const frame = (colour, lw, dash, inset) => {
