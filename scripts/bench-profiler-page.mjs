@@ -6,7 +6,7 @@
 //      only grows, so that is the peak).
 // Needs a built page (npm run build) and the release CLI (cargo build --release --bin memlens).
 //   node scripts/bench-profiler-page.mjs [--dir /tmp/memlens-bench] [--runs 2] [--skip-2g] [--keep]
-//                                        [--baseline OTHER_WWW]
+//                                        [--baseline OTHER_WWW] [--pools Q1,Q2] [--job64]
 // --pools 'workers=2,workers=2&poolEngine=threads' also measures the page with each query string
 // (a worker pool of N readers, see www/worker-pool.js) beside the page's one worker, in the same
 // runs; the overview then comes from the readers' rank summaries and one rank is opened.
@@ -119,6 +119,25 @@ try {
         const m = await measure(srv, job, { query });
         const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')}` : '';
         console.log(`${which}${name} (${m.threads} thread(s)) run ${run} (load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}, rows ${m.rows.join('/')}, worker ms ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
+      }
+    }
+  }
+  if (args.includes('--job64')) {
+    // Bounded memory per job: 64 ranks (2 roles × 32, 16 MiB traces) read by the page's one
+    // worker, which holds every rank's analysis, and by each pool of --pools, which holds the
+    // rank summaries and one opened rank.
+    const wide = path.join(base, 'job-64');
+    generate(wide, ['--roles', '2', '--ranks', '32', '--trace-mb', '16', '--rows', '20000', '--steps', '2', '--seed', '11']);
+    console.log(`64-rank job: ${mib(sizeOf(wide))} on disk`);
+    for (const [name, server] of [['threaded', isolated], ['single-threaded', plain]]) {
+      for (const [which, srv, query] of variants(server, null)) {
+        const load = loadavg()[0].toFixed(1);
+        const t = performance.now();
+        execFileSync(CLI, ['profiler', '--json', wide], { stdio: 'ignore' });
+        const native = performance.now() - t;
+        const m = await measure(srv, wide, { query });
+        const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')}` : '';
+        console.log(`64 ranks, ${which}${name} (${m.threads} thread(s), load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), all views ready ${s(m.readyMs)}, page worker's wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}${m.errors ? `, errors: ${m.errors}` : ''}`);
       }
     }
   }

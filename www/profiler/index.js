@@ -225,7 +225,12 @@ async function build(root, job, ctx, onDispose, options = {}) {
     ],
   });
   const order = ['overview', 'memory', 'timeline', 'table', 'stack', 'live', 'unreleased', 'export'];
-  if (options.overview === false) views.overview.node.hidden = true;
+  // A pooled tab's opened rank is the only rank here: the overview above chooses it.
+  if (options.overview === false) {
+    views.overview.node.hidden = true;
+    for (const l of bar.querySelectorAll('label')) l.hidden = true;
+    alignSelect.hidden = true;
+  }
   root.replaceChildren(
     views.overview.node,
     bar,

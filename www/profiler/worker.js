@@ -150,7 +150,7 @@ export default (ctx) => {
       if (overviewView) overviewView.free();
       overviewView = null;
       overviewView = ctx.mod().JobSummaryView.fromRanks(ranks);
-      return JSON.parse(overviewView.request(JSON.stringify({ method: 'overview', params: {} })));
+      return JSON.parse(overviewView.request('{"method":"overview"}'));
     },
     /** The job of `ascend.overviewOf` as a job summary file (what `memlens profiler --summary` writes). */
     'ascend.summaryFile'() {
