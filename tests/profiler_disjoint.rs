@@ -1,6 +1,7 @@
 //! operator_memory.csv and memory_record.csv of one run that cover disjoint time ranges (copied
 //! together from different runs) are detected: a warning names both ranges, the records are set
-//! aside and the time axis spans the allocations only. The run is the real rank-0 sample with its
+//! aside and the time axis spans the allocations only; the records are kept and drawn on their own
+//! range, with their own peak. The run is the real rank-0 sample with its
 //! memory_record.csv shifted by 10,000 s here, by rewriting the timestamp column as text.
 
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
@@ -77,6 +78,37 @@ fn rows_span() -> (i64, i64) {
     (*times.iter().min().unwrap(), *times.iter().max().unwrap())
 }
 
+/// First and last timestamp of every record of the shifted memory_record.csv, and the highest
+/// `Total Allocated(MB)` of its `PTA` rows (bytes, MB = 2^20 bytes) with the first time it is
+/// reached (ns), all read by a plain line split.
+fn shifted_records(run: &Path) -> ((i64, i64), (u64, i64)) {
+    let csv =
+        std::fs::read_to_string(run.join("ASCEND_PROFILER_OUTPUT/memory_record.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |n: &str| header.iter().position(|h| h.trim() == n).unwrap();
+    let (cc, ct, ca) = (
+        col("Component"),
+        col("Timestamp(us)"),
+        col("Total Allocated(MB)"),
+    );
+    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+    let mut peak: Option<(u64, i64)> = None;
+    for l in lines.filter(|l| !l.trim().is_empty()) {
+        let f: Vec<&str> = l.split(',').collect();
+        let t = ns(f[ct]);
+        lo = lo.min(t);
+        hi = hi.max(t);
+        if f[cc].trim() == "PTA" && !f[ca].trim().is_empty() {
+            let b = (f[ca].trim().parse::<f64>().unwrap() * 1048576.0).round() as u64;
+            if peak.is_none_or(|p| b > p.0) {
+                peak = Some((b, t));
+            }
+        }
+    }
+    ((lo, hi), peak.unwrap())
+}
+
 fn analyse(dir: &Path) -> memlens::profiler::analysis::JobAnalysis {
     let mut inputs = memlens::families::input_set_from_paths(&[dir.to_path_buf()]);
     let job = discover_job(inputs.classify());
@@ -126,6 +158,74 @@ fn disjoint_files_of_one_run_are_named_and_the_axis_stays_on_the_allocations() {
     assert!(width < SHIFT_US * 1000 / 100, "{width} ns");
     // Every part of the peak is within the rows' range.
     assert!(r.summary.peak_time_ns >= lo && r.summary.peak_time_ns <= hi);
+
+    // The records are kept, on their own range, with their own peak.
+    let ((rlo, rhi), (peak, peak_t)) = shifted_records(&dir.path().join("rank0_ascend_pt"));
+    assert!(rlo > hi, "the fixture's records are after the rows");
+    let aside = r
+        .summary
+        .records_aside
+        .as_ref()
+        .expect("records kept aside");
+    assert!(aside.file.ends_with("memory_record.csv"), "{}", aside.file);
+    assert_eq!((aside.start_ns, aside.end_ns), (rlo, rhi));
+    assert_eq!(
+        (aside.peak_allocated_bytes, aside.peak_time_ns),
+        (peak, peak_t)
+    );
+    assert!(r.memory.iter().all(|s| s.ts.iter().all(|&t| t <= hi)));
+}
+
+#[test]
+fn the_view_draws_the_records_aside_on_their_own_axis() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_run(&dir.path().join("rank0_ascend_pt"), true);
+    let ((rlo, rhi), (peak, peak_t)) = shifted_records(&dir.path().join("rank0_ascend_pt"));
+    let mut inputs = memlens::families::input_set_from_paths(&[dir.path().to_path_buf()]);
+    let mut view = memlens::profiler::view::JobView::open(&mut inputs);
+    view.analyze(&inputs);
+    let info = &view.ranks()[0];
+    let aside = info
+        .records_aside
+        .as_ref()
+        .expect("records aside in the rank's facts");
+    assert_eq!(aside.origin_ns, rlo.to_string());
+    assert_eq!(aside.end, (rhi - rlo) as f64);
+    assert_eq!(aside.peak, Some((peak_t - rlo) as f64));
+    assert_eq!(aside.peak_bytes, peak as f64);
+    // The main axis stays on the allocations.
+    let (lo, hi) = rows_span();
+    assert!(info.end < (hi - lo) as f64 * 100.0, "{}", info.end);
+    // The curve of the records over their own range: its highest point is their peak, and one
+    // column per pixel spans them all.
+    let curves = view
+        .curves(0, 0.0, aside.end + 1.0, 400, "aside:PTA:allocated")
+        .unwrap();
+    let top = curves[0]
+        .max
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, f64::max);
+    assert_eq!(top, peak as f64);
+}
+
+#[test]
+fn json_names_the_records_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_run(&dir.path().join("rank0_ascend_pt"), true);
+    let ((rlo, rhi), (peak, _)) = shifted_records(&dir.path().join("rank0_ascend_pt"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_memlens"))
+        .args(["profiler", "--json"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let aside = &v["ranks"][0]["records_aside"];
+    assert_eq!(aside["start_ns"].as_i64(), Some(rlo));
+    assert_eq!(aside["end_ns"].as_i64(), Some(rhi));
+    assert_eq!(aside["peak_allocated_bytes"].as_u64(), Some(peak));
+    assert_eq!(v["ranks"][0]["peak_source"], "operator_memory");
 }
 
 #[test]
@@ -138,4 +238,6 @@ fn the_unshifted_run_has_no_such_warning() {
         .iter()
         .all(|d| !d.message.contains("do not overlap")));
     assert_eq!(a.ranks[0].summary.peak_source, "memory_record");
+    assert!(a.ranks[0].summary.records_aside.is_none());
+    assert!(a.ranks[0].memory_aside.is_empty());
 }

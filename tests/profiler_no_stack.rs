@@ -4,7 +4,8 @@
 //! split of operator_memory.csv, independently of the code under test.
 
 use memlens::profiler::analysis::{
-    analyze_job, AnalyzeOptions, GROUP_BY_FRAME, GROUP_BY_OP_NAME, NO_STACK, UNTRACKED,
+    analyze_job, AnalyzeOptions, GROUP_BY_FRAME, GROUP_BY_OP_NAME, GROUP_BY_SIZE_CLASS, NO_STACK,
+    UNTRACKED,
 };
 use memlens::profiler::discover_job;
 use std::collections::BTreeMap;
@@ -149,4 +150,131 @@ fn with_the_trace_the_groups_stay_frames() {
         .live_at_peak
         .iter()
         .any(|g| g.frame.contains("/imagenet_script/")));
+}
+
+/// `[2^k, 2^(k+1) - 1]` holding `b` (`[0, 0]` for 0), by doubling.
+fn class_of(b: u64) -> [u64; 2] {
+    if b == 0 {
+        return [0, 0];
+    }
+    let mut lo = 1u64;
+    while lo <= b / 2 {
+        lo *= 2;
+    }
+    [lo, lo * 2 - 1]
+}
+
+fn by_class<'a>(rows: impl Iterator<Item = &'a Row>) -> BTreeMap<[u64; 2], (u64, u64)> {
+    let mut m: BTreeMap<[u64; 2], (u64, u64)> = BTreeMap::new();
+    for r in rows {
+        let g = m.entry(class_of(r.bytes)).or_default();
+        g.0 += r.bytes;
+        g.1 += 1;
+    }
+    m
+}
+
+fn classes(groups: &[memlens::profiler::analysis::FrameGroup]) -> BTreeMap<[u64; 2], (u64, u64)> {
+    groups
+        .iter()
+        .filter(|g| g.frame != UNTRACKED)
+        .map(|g| (g.size_range.expect("a size range"), (g.bytes, g.count)))
+        .collect()
+}
+
+#[test]
+fn size_classes_are_a_choice_beside_op_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_without_trace(dir.path());
+    let mut inputs = memlens::families::input_set_from_paths(std::slice::from_ref(&run));
+    let job = discover_job(inputs.classify());
+    let a = analyze_job(&inputs, &job, &AnalyzeOptions::default(), &mut |_| {});
+    let rank = &a.ranks[0];
+    let s = &rank.summary;
+    assert_eq!(s.group_by, GROUP_BY_OP_NAME);
+    let rows = csv_rows(&run);
+    let t = s.peak_time_ns;
+    let live = by_class(rows.iter().filter(|r| {
+        !r.name.starts_with("cann::") && r.alloc <= t && r.release.is_none_or(|x| x > t)
+    }));
+    let got = rank.live_groups_by(t, Some(s.peak_allocated_bytes), GROUP_BY_SIZE_CLASS);
+    assert!(live.len() > 1, "several size classes alive at the peak");
+    assert_eq!(classes(&got), live);
+    // The groups still add up to the allocator's total at the peak.
+    assert_eq!(
+        got.iter().map(|g| g.bytes).sum::<u64>(),
+        s.peak_allocated_bytes.max(live.values().map(|v| v.0).sum())
+    );
+    // Labels name the class in binary units, upper bound excluded.
+    let one_mib = got
+        .iter()
+        .find(|g| g.size_range == Some([1 << 20, (2 << 20) - 1]));
+    if let Some(g) = one_mib {
+        assert_eq!(g.frame, "1 MiB – 2 MiB");
+    }
+    let never = by_class(rows.iter().filter(|r| r.release.is_none()));
+    assert_eq!(
+        classes(&rank.unreleased_groups_by(None, None, GROUP_BY_SIZE_CLASS)),
+        never
+    );
+    // The default grouping is untouched by the choice, and op-name groups carry no size range.
+    assert!(rank
+        .unreleased_groups(None, None)
+        .iter()
+        .all(|g| g.size_range.is_none()));
+}
+
+#[test]
+fn without_stacks_and_names_the_groups_are_size_classes() {
+    // The run without its trace, with every op name blanked out (as a tool that drops names would).
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_without_trace(dir.path());
+    let p = run.join("ASCEND_PROFILER_OUTPUT/operator_memory.csv");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let blanked: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                format!("{l}\n")
+            } else {
+                let (_, rest) = l.split_once(',').unwrap_or(("", l));
+                format!(",{rest}\n")
+            }
+        })
+        .collect();
+    std::fs::write(&p, blanked).unwrap();
+    let mut inputs = memlens::families::input_set_from_paths(std::slice::from_ref(&run));
+    let job = discover_job(inputs.classify());
+    let a = analyze_job(&inputs, &job, &AnalyzeOptions::default(), &mut |_| {});
+    let rank = &a.ranks[0];
+    assert_eq!(rank.summary.group_by, GROUP_BY_SIZE_CLASS);
+    let rows = csv_rows(&run);
+    assert!(rows.iter().all(|r| r.name.is_empty()));
+    assert_eq!(
+        classes(&rank.unreleased_groups(None, None)),
+        by_class(rows.iter().filter(|r| r.release.is_none()))
+    );
+    let t = rank.summary.peak_time_ns;
+    // Without names, cann:: rows cannot be told apart by name: the live set is the PTA rows the
+    // analysis read, so the check is on the unreleased groups above and on the labels here.
+    for g in rank
+        .summary
+        .live_at_peak
+        .iter()
+        .filter(|g| g.frame != UNTRACKED)
+    {
+        let [lo, hi] = g.size_range.expect("a size range");
+        assert_eq!(class_of(lo), [lo, hi]);
+        assert!(g.frame.contains(" – ") || g.frame == "0 B", "{}", g.frame);
+    }
+    assert!(t > 0);
+    // The group filter of the table keeps exactly a class's rows.
+    let g = &rank.unreleased_groups(None, None)[0];
+    let f = memlens::profiler::queries::RowFilter {
+        unreleased: true,
+        top_frame: Some(g.frame.clone()),
+        ..Default::default()
+    };
+    assert_eq!(rank.rows_matching(&f).len() as u64, g.count);
 }

@@ -43,6 +43,10 @@ pub struct FrameGroup {
     pub bytes: u64,
     /// Allocations alive.
     pub count: u64,
+    /// `[min, max]` sizes (bytes) of a size-class group ([`GROUP_BY_SIZE_CLASS`]); absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_range: Option<[u64; 2]>,
 }
 
 /// The group of rows without a call stack (`cann::` rows, unattributed PTA rows).
@@ -56,8 +60,30 @@ pub const GROUP_BY_FRAME: &str = "frame";
 /// allocation is the next best hint of what holds the memory.
 pub const GROUP_BY_OP_NAME: &str = "op_name";
 
+/// Groups by size class (power-of-two ranges, see [`super::size_class`]): what a rank without
+/// call stacks and without op names still tells, and a choice beside op names.
+pub const GROUP_BY_SIZE_CLASS: &str = "size_class";
+
 /// The op-name group of rows without a name.
 pub const NO_NAME: &str = "(no name)";
+
+/// Memory records of a rank drawn on their own time range: they do not overlap the allocation
+/// rows in time, so one axis for both would span the gap between two runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RecordsAside {
+    /// The file they came from (`memory_record.csv`, or the database export).
+    pub file: String,
+    /// First record (ns).
+    pub start_ns: i64,
+    /// Last record (ns).
+    pub end_ns: i64,
+    /// Highest framework-allocator allocated bytes among them (0 without framework records).
+    pub peak_allocated_bytes: u64,
+    /// When it was first reached (ns).
+    pub peak_time_ns: i64,
+    /// Highest framework-allocator reserved bytes among them.
+    pub peak_reserved_bytes: u64,
+}
 
 /// An op the attribution join picked for a row (the op containing the allocation time, or the op
 /// whose stack is shown), kept so a view can say which op it was.
@@ -153,10 +179,16 @@ pub struct RankReport {
     /// Their bytes.
     pub unreleased_bytes: u64,
     /// How the live-set and unreleased groups are formed: [`GROUP_BY_FRAME`], or
-    /// [`GROUP_BY_OP_NAME`] when no row of the rank has a call stack (no trace_view.json was read).
+    /// [`GROUP_BY_OP_NAME`] when no row of the rank has a call stack (no trace_view.json was read),
+    /// or [`GROUP_BY_SIZE_CLASS`] when no row has an op name either.
     pub group_by: &'static str,
     /// PTA allocations alive at the peak, grouped as `group_by` says, largest first.
     pub live_at_peak: Vec<FrameGroup>,
+    /// The memory records set aside because they cover a time range disjoint from the
+    /// allocations' (files copied together from different runs); absent otherwise. The peak
+    /// above is then the allocations'; this is the records' own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub records_aside: Option<RecordsAside>,
     /// Per-step peaks (when `ProfilerStep#N` spans exist).
     pub step_peaks: Vec<StepPeak>,
     /// Peak reserved bytes per CANN module (npu_module_mem.csv), largest first, modules that
@@ -210,6 +242,9 @@ pub struct RankAnalysis {
     /// memory_record series per component (all runs), sorted by time; reconstructed `PTA` when
     /// there was no memory_record.
     pub memory: Vec<Series>,
+    /// memory_record series set aside: they cover a time range disjoint from the allocation
+    /// rows' ([`RankReport::records_aside`]); empty otherwise.
+    pub memory_aside: Vec<Series>,
     /// npu_module_mem series.
     pub modules: Vec<ModuleSeries>,
     /// Step spans.
@@ -370,11 +405,13 @@ pub fn analyze_rank(
     a.memory = memory;
     a.summary.framework = framework_of(input, &a.memory);
     a.summary.device = single_device(&a.rows, &a.names);
-    if let Some(w) = disjoint_record(&a, input) {
-        // The records would stretch the time axis over both ranges and put the peak outside the
-        // allocations: they are set aside and the curve is rebuilt from the rows, with a warning.
+    if let Some((w, file)) = disjoint_record(&a, input) {
+        // One axis for both would span the gap between two runs and put the peak outside the
+        // allocations: the records are kept aside, drawn on their own range, and the curve of
+        // the allocations is rebuilt from the rows, with a warning naming both ranges.
         a.warnings.push(w);
-        a.memory.clear();
+        a.memory_aside = std::mem::take(&mut a.memory);
+        a.summary.records_aside = Some(records_aside(&a.memory_aside, file));
         any_record = false;
     }
     a.stack_frames = attribution::frame_table(&a.stacks, &mut a.frames);
@@ -465,7 +502,7 @@ fn us_text(ns: i64) -> String {
 /// overlap at all: files copied together from different runs. None otherwise. It names the file
 /// the records came from — a run's `memory_record.csv`, or its database export with the tables —
 /// so that a db run's warning points at the db and not at a text file it never read.
-fn disjoint_record(a: &RankAnalysis, input: &RankInput) -> Option<Diagnostic> {
+fn disjoint_record(a: &RankAnalysis, input: &RankInput) -> Option<(Diagnostic, String)> {
     let rows = span(
         a.rows
             .iter()
@@ -495,18 +532,39 @@ fn disjoint_record(a: &RankAnalysis, input: &RankInput) -> Option<Diagnostic> {
                 .map(|f| (f, "memory_record.csv", "operator_memory.csv")),
         })
         .unwrap_or_default();
-    Some(Diagnostic::warning(
-        file,
+    let w = Diagnostic::warning(
+        file.clone(),
         format!(
             "{records} covers {} – {} but {allocations} covers {} – {}: the two do not overlap \
-             in time (copied from different runs?); the memory records are set aside and the \
-             memory curve and peak are rebuilt from the allocations",
+             in time (copied from different runs?); the memory records are drawn on their own \
+             range, and the memory curve and peak of the allocations are rebuilt from them",
             us_text(record.0),
             us_text(record.1),
             us_text(rows.0),
             us_text(rows.1)
         ),
-    ))
+    );
+    Some((w, file))
+}
+
+/// The range and peaks of records set aside (`memory` non-empty, sorted by time).
+fn records_aside(memory: &[Series], file: String) -> RecordsAside {
+    let (start_ns, end_ns) =
+        span(memory.iter().flat_map(|s| s.ts.iter().copied())).unwrap_or_default();
+    let fw = ["PTA", "MindSpore"]
+        .iter()
+        .find_map(|c| memory.iter().find(|x| x.component == *c));
+    let peak = fw.and_then(|s| s.peak(Metric::Allocated));
+    RecordsAside {
+        file,
+        start_ns,
+        end_ns,
+        peak_allocated_bytes: peak.map_or(0, |p| p.bytes),
+        peak_time_ns: peak.map_or(start_ns, |p| p.time_ns),
+        peak_reserved_bytes: fw
+            .and_then(|s| s.peak(Metric::Reserved))
+            .map_or(0, |p| p.bytes),
+    }
 }
 
 /// Records, for every row of `attr`, the ops the join picked (copied out of the run's trace,
@@ -624,7 +682,11 @@ fn summarize(a: &mut RankAnalysis, from_record: bool) {
     }
     s.group_by = if s.rows > 0 && s.stacks.direct + s.stacks.via_forward + s.stacks.approximate == 0
     {
-        GROUP_BY_OP_NAME
+        if a.rows.iter().all(|r| a.names.get(r.name).trim().is_empty()) {
+            GROUP_BY_SIZE_CLASS
+        } else {
+            GROUP_BY_OP_NAME
+        }
     } else {
         GROUP_BY_FRAME
     };

@@ -46,6 +46,7 @@ pub mod plan;
 pub mod queries;
 pub mod run;
 pub mod run_folder;
+pub mod size_class;
 pub mod summary;
 pub mod summary_file;
 pub mod summary_raw;

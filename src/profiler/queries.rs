@@ -1,9 +1,13 @@
 //! Questions about one analysed rank: names and frames of a row, the live set at a time, leak
 //! candidates, curves for a window, and the rows a view's filter keeps.
 
-use super::analysis::{FrameGroup, RankAnalysis, GROUP_BY_OP_NAME, NO_NAME, NO_STACK, UNTRACKED};
+use super::analysis::{
+    FrameGroup, RankAnalysis, GROUP_BY_OP_NAME, GROUP_BY_SIZE_CLASS, NO_NAME, NO_STACK, UNTRACKED,
+};
 use super::memory_record::{Metric, Series};
 use super::operator_memory::RowSource;
+use super::size_class::SizeClass;
+use std::borrow::Cow;
 
 /// Which allocation rows a view asks for, in the terms of the analysis (absolute ns). Text
 /// filters and sorting are the table's ([`crate::table`]); this is what needs the rows' meaning.
@@ -78,18 +82,39 @@ impl RankAnalysis {
     /// The rows `ids` grouped by [`RankAnalysis::group_of`]: bytes (saturating) and count per
     /// group, largest first, ties by frame.
     pub fn frame_groups(&self, ids: impl Iterator<Item = usize>) -> Vec<FrameGroup> {
-        let mut groups: std::collections::HashMap<&str, (u64, u64)> = Default::default();
+        self.groups_by(ids, self.summary.group_by)
+    }
+
+    /// The rows `ids` grouped as `by` says ([`GROUP_BY_FRAME`](super::analysis::GROUP_BY_FRAME),
+    /// [`GROUP_BY_OP_NAME`] or [`GROUP_BY_SIZE_CLASS`]; anything else: the rank's own
+    /// `group_by`), largest first, ties by label. Size-class groups carry their size range, so a
+    /// view filters the table to a group with the size filter.
+    pub fn groups_by(&self, ids: impl Iterator<Item = usize>, by: &str) -> Vec<FrameGroup> {
+        let by = match by {
+            GROUP_BY_OP_NAME | GROUP_BY_SIZE_CLASS | super::analysis::GROUP_BY_FRAME => by,
+            _ => self.summary.group_by,
+        };
+        let mut groups: std::collections::HashMap<Cow<'_, str>, (u64, u64, Option<SizeClass>)> =
+            Default::default();
         for i in ids {
-            let g = groups.entry(self.group_of(i)).or_default();
-            g.0 = g.0.saturating_add(self.rows.get(i).map_or(0, |r| r.size));
+            let size = self.rows.get(i).map_or(0, |r| r.size);
+            let (label, class) = if by == GROUP_BY_SIZE_CLASS {
+                let c = SizeClass::of(size);
+                (Cow::Owned(c.label()), Some(c))
+            } else {
+                (self.group_label(i, by), None)
+            };
+            let g = groups.entry(label).or_insert((0, 0, class));
+            g.0 = g.0.saturating_add(size);
             g.1 += 1;
         }
         let mut out: Vec<FrameGroup> = groups
             .into_iter()
-            .map(|(frame, (bytes, count))| FrameGroup {
-                frame: frame.to_string(),
+            .map(|(frame, (bytes, count, class))| FrameGroup {
+                frame: frame.into_owned(),
                 bytes,
                 count,
+                size_range: class.map(|c| [c.min, c.max]),
             })
             .collect();
         out.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.frame.cmp(&b.frame)));
@@ -101,13 +126,19 @@ impl RankAnalysis {
     /// before the capture started (weights, optimizer state) have no operator_memory row, and
     /// with this group the groups add up to the allocator's total.
     pub fn live_groups(&self, t: i64, allocated: Option<u64>) -> Vec<FrameGroup> {
-        let mut live = self.live_at(t);
+        self.live_groups_by(t, allocated, self.summary.group_by)
+    }
+
+    /// [`RankAnalysis::live_groups`] grouped as `by` says (see [`RankAnalysis::groups_by`]).
+    pub fn live_groups_by(&self, t: i64, allocated: Option<u64>, by: &str) -> Vec<FrameGroup> {
+        let mut live = self.groups_by((0..self.rows.len()).filter(|&i| self.is_live(i, t)), by);
         let seen = live.iter().fold(0u64, |a, g| a.saturating_add(g.bytes));
         if let Some(total) = allocated.filter(|&v| v > seen) {
             live.push(FrameGroup {
                 frame: UNTRACKED.to_string(),
                 bytes: total - seen,
                 count: 0,
+                size_range: None,
             });
             live.sort_by(|x, y| y.bytes.cmp(&x.bytes).then(x.frame.cmp(&y.frame)));
         }
@@ -117,11 +148,7 @@ impl RankAnalysis {
     /// Points `(ts, bytes)` of `metric` of `component` (for curves; reduce them to a pixel width
     /// with the chart module's step envelope).
     pub fn curve(&self, component: &str, metric: Metric) -> (Vec<i64>, Vec<u64>) {
-        self.memory
-            .iter()
-            .find(|s| s.component == component)
-            .map(|s| s.points(metric))
-            .unwrap_or_default()
+        points_of(&self.memory, component, metric)
     }
 
     /// The curve of `metric` of `component` over `[x_start, x_end)` reduced to `columns` pixel
@@ -134,8 +161,7 @@ impl RankAnalysis {
         x_end: i64,
         columns: usize,
     ) -> crate::chart::Envelope {
-        let (xs, ys) = self.curve(component, metric);
-        crate::chart::step_envelope(&xs, &ys, x_start, x_end, columns)
+        curve_window_of(&self.memory, component, metric, x_start, x_end, columns)
     }
 
     /// True when row `i` is an allocation (not a legacy negative row) still held at `end`:
@@ -151,19 +177,28 @@ impl RankAnalysis {
         })
     }
 
-    /// The group label of row `i` in live-set and unreleased groupings: its top user frame, or
-    /// [`NO_STACK`]; its op name (or [`NO_NAME`]) when the rank groups by op name
-    /// ([`GROUP_BY_OP_NAME`]: no row has a stack).
-    pub fn group_of(&self, i: usize) -> &str {
-        if self.summary.group_by == GROUP_BY_OP_NAME {
-            let n = self.name(i);
-            return if n.is_empty() { NO_NAME } else { n };
-        }
-        let f = self.top_frame(i);
-        if f.is_empty() {
-            NO_STACK
-        } else {
-            f
+    /// The group label of row `i` in live-set and unreleased groupings, as the rank's
+    /// `group_by` says: its top user frame, or [`NO_STACK`]; its op name (or [`NO_NAME`]) when
+    /// the rank groups by op name ([`GROUP_BY_OP_NAME`]: no row has a stack); its size class
+    /// when it groups by size class ([`GROUP_BY_SIZE_CLASS`]: no stack and no op name either).
+    pub fn group_of(&self, i: usize) -> Cow<'_, str> {
+        self.group_label(i, self.summary.group_by)
+    }
+
+    /// The group label of row `i` when grouped as `by` says.
+    fn group_label(&self, i: usize, by: &str) -> Cow<'_, str> {
+        match by {
+            GROUP_BY_OP_NAME => {
+                let n = self.name(i);
+                Cow::Borrowed(if n.is_empty() { NO_NAME } else { n })
+            }
+            GROUP_BY_SIZE_CLASS => {
+                Cow::Owned(SizeClass::of(self.rows.get(i).map_or(0, |r| r.size)).label())
+            }
+            _ => {
+                let f = self.top_frame(i);
+                Cow::Borrowed(if f.is_empty() { NO_STACK } else { f })
+            }
         }
     }
 
@@ -194,13 +229,23 @@ impl RankAnalysis {
     /// released, without `end`). The rows are exactly those [`RankAnalysis::rows_matching`] keeps for the
     /// same window and `unreleased`, so a group's count is what the filtered table lists.
     pub fn unreleased_groups(&self, start: Option<i64>, end: Option<i64>) -> Vec<FrameGroup> {
+        self.unreleased_groups_by(start, end, self.summary.group_by)
+    }
+
+    /// [`RankAnalysis::unreleased_groups`] grouped as `by` says (see [`RankAnalysis::groups_by`]).
+    pub fn unreleased_groups_by(
+        &self,
+        start: Option<i64>,
+        end: Option<i64>,
+        by: &str,
+    ) -> Vec<FrameGroup> {
         let f = RowFilter {
             start_ns: start,
             end_ns: end,
             unreleased: true,
             ..RowFilter::default()
         };
-        self.frame_groups(self.rows_matching(&f).into_iter().map(|i| i as usize))
+        self.groups_by(self.rows_matching(&f).into_iter().map(|i| i as usize), by)
     }
 
     /// The rows `f` keeps, in row order: the part of the allocation table's filter that needs
@@ -225,4 +270,27 @@ impl RankAnalysis {
             })
             .collect()
     }
+}
+
+/// Points `(ts, bytes)` of `metric` of `component` among `memory`.
+fn points_of(memory: &[Series], component: &str, metric: Metric) -> (Vec<i64>, Vec<u64>) {
+    memory
+        .iter()
+        .find(|s| s.component == component)
+        .map(|s| s.points(metric))
+        .unwrap_or_default()
+}
+
+/// The curve of `metric` of `component` among `memory` (a rank's series, or those set aside)
+/// over `[x_start, x_end)` reduced to `columns` pixel columns.
+pub fn curve_window_of(
+    memory: &[Series],
+    component: &str,
+    metric: Metric,
+    x_start: i64,
+    x_end: i64,
+    columns: usize,
+) -> crate::chart::Envelope {
+    let (xs, ys) = points_of(memory, component, metric);
+    crate::chart::step_envelope(&xs, &ys, x_start, x_end, columns)
 }

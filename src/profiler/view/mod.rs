@@ -25,6 +25,7 @@ use super::attribution::{frames, is_library_frame};
 use super::discover::{job_of, Job};
 use super::memory_record::Metric;
 use super::plan::{job_plan, PlannedFile};
+use super::queries::curve_window_of;
 use super::summary::rank_summaries;
 use crate::bulk::{f64s, flags, Bulk, Field};
 use crate::chart::Viewport;
@@ -106,6 +107,10 @@ pub enum Request {
         rank: usize,
         /// Time.
         t: f64,
+        /// How to group ([`crate::profiler::analysis::GROUP_BY_SIZE_CLASS`], …); the rank's own
+        /// `group_by` when absent.
+        #[serde(default)]
+        by: Option<String>,
     },
     /// Allocations of a window not released by its end, grouped by top user frame.
     Unreleased {
@@ -117,6 +122,9 @@ pub enum Request {
         /// Window end.
         #[serde(default)]
         end: Option<f64>,
+        /// How to group, as in [`Request::LiveAt`].
+        #[serde(default)]
+        by: Option<String>,
     },
 }
 
@@ -138,6 +146,27 @@ pub struct RankInfo {
     pub components: Vec<ComponentInfo>,
     /// Step spans, relative (ns).
     pub steps: Vec<StepInfo>,
+    /// The memory records set aside on their own time range (they do not overlap the
+    /// allocations), or null. Curves of them are asked for as `aside:component:metric`.
+    pub records_aside: Option<AsideInfo>,
+}
+
+/// Memory records of a rank kept on their own time range ([`super::analysis::RecordsAside`]), for a chart of
+/// their own: times relative to their first record.
+#[derive(Debug, Clone, Serialize)]
+pub struct AsideInfo {
+    /// The file they came from.
+    pub file: String,
+    /// Absolute time of their first record (ns) as a decimal string: their origin.
+    pub origin_ns: String,
+    /// Their last record, relative (ns).
+    pub end: f64,
+    /// Their framework-allocator allocated peak, relative (ns), when they have one.
+    pub peak: Option<f64>,
+    /// Its bytes.
+    pub peak_bytes: f64,
+    /// Their components, as [`RankInfo::components`].
+    pub components: Vec<ComponentInfo>,
 }
 
 /// A memory_record component.
@@ -422,23 +451,33 @@ impl JobView {
                 Ok(view.position(*row).map_or(-1, |p| p as i64).to_string())
             }
             Request::Row { rank, row } => json_text(&self.row(*rank, *row)?),
-            Request::LiveAt { rank, t } => {
+            Request::LiveAt { rank, t, by } => {
                 let r = self.rank(*rank)?;
+                let by = by.as_deref().unwrap_or(r.summary.group_by);
                 let at = abs_ns(self.origin(*rank), *t);
-                if r.summary.peak_source != "none" && at == r.summary.peak_time_ns {
+                if r.summary.peak_source != "none"
+                    && at == r.summary.peak_time_ns
+                    && by == r.summary.group_by
+                {
                     return json_text(&r.summary.live_at_peak);
                 }
                 let total = r
                     .framework()
                     .and_then(|s| s.value_at(Metric::Allocated, at));
-                json_text(&r.live_groups(at, total))
+                json_text(&r.live_groups_by(at, total, by))
             }
-            Request::Unreleased { rank, start, end } => {
+            Request::Unreleased {
+                rank,
+                start,
+                end,
+                by,
+            } => {
                 let origin = self.origin(*rank);
                 let r = self.rank(*rank)?;
-                json_text(&r.unreleased_groups(
+                json_text(&r.unreleased_groups_by(
                     start.map(|s| abs_ns(origin, s)),
                     end.map(|e| abs_ns(origin, e)),
+                    by.as_deref().unwrap_or(r.summary.group_by),
                 ))
             }
         }
@@ -465,18 +504,7 @@ impl JobView {
                         .min()
                         .map_or(0.0, |t| rel(origin, t)),
                     peak: (s.peak_source != "none").then(|| rel(origin, s.peak_time_ns)),
-                    components: r
-                        .memory
-                        .iter()
-                        .map(|m| ComponentInfo {
-                            component: m.component.clone(),
-                            metrics: [Metric::Allocated, Metric::Reserved, Metric::Active]
-                                .into_iter()
-                                .filter_map(|k| m.peak(k).map(|p| (k, p.bytes as f64)))
-                                .collect(),
-                            points: m.ts.len(),
-                        })
-                        .collect(),
+                    components: component_infos(&r.memory),
                     steps: r
                         .steps
                         .iter()
@@ -486,13 +514,23 @@ impl JobView {
                             end: rel(origin, st.end),
                         })
                         .collect(),
+                    records_aside: s.records_aside.as_ref().map(|x| AsideInfo {
+                        file: x.file.clone(),
+                        origin_ns: x.start_ns.to_string(),
+                        end: rel(x.start_ns, x.end_ns),
+                        peak: (x.peak_allocated_bytes > 0).then(|| rel(x.start_ns, x.peak_time_ns)),
+                        peak_bytes: x.peak_allocated_bytes as f64,
+                        components: component_infos(&r.memory_aside),
+                    }),
                 }
             })
             .collect()
     }
 
     /// Curves of rank `rank` over `[x0, x1)` (relative ns) reduced to `columns` pixel columns.
-    /// `spec` lists `component:metric` pairs, comma-separated (`PTA:allocated,GE:reserved`).
+    /// `spec` lists `component:metric` pairs, comma-separated (`PTA:allocated,GE:reserved`);
+    /// `aside:component:metric` is a curve of the records set aside, its times relative to their
+    /// own first record ([`RankInfo::records_aside`]).
     pub fn curves(
         &self,
         rank: usize,
@@ -512,7 +550,15 @@ impl JobView {
                     .ok_or_else(|| format!("bad curve {item:?}: expected component:metric"))?;
                 let m: Metric = serde_json::from_value(serde_json::Value::from(metric))
                     .map_err(|e| e.to_string())?;
-                let env = r.curve_window(component, m, a, b, columns.min(16_384) as usize);
+                let columns = columns.min(16_384) as usize;
+                let env = match (component.strip_prefix("aside:"), &r.summary.records_aside) {
+                    (Some(c), Some(x)) => {
+                        let (a, b) = (abs_ns(x.start_ns, x0), abs_ns(x.start_ns, x1));
+                        curve_window_of(&r.memory_aside, c, m, a, b, columns)
+                    }
+                    (Some(_), None) => return Err(format!("rank {rank} has no records aside")),
+                    _ => r.curve_window(component, m, a, b, columns),
+                };
                 Ok(CurveAnswer {
                     component: component.to_string(),
                     metric: metric.to_string(),
@@ -701,4 +747,19 @@ impl JobView {
             .map(|(_, _, v)| v)
             .ok_or_else(|| "no table view".to_string())
     }
+}
+
+/// [`ComponentInfo`]s of series.
+fn component_infos(memory: &[crate::profiler::memory_record::Series]) -> Vec<ComponentInfo> {
+    memory
+        .iter()
+        .map(|m| ComponentInfo {
+            component: m.component.clone(),
+            metrics: [Metric::Allocated, Metric::Reserved, Metric::Active]
+                .into_iter()
+                .filter_map(|k| m.peak(k).map(|p| (k, p.bytes as f64)))
+                .collect(),
+            points: m.ts.len(),
+        })
+        .collect()
 }
