@@ -71,6 +71,8 @@ export class WorkerPool {
     const one = async (indices, k) => {
       if (this.stopped) throw new Cancelled();
       const reader = new EngineClient(this.params);
+      // An engine that fails to start fails the reader's requests, which say why.
+      reader.engine.catch(() => {});
       this.readers.add(reader);
       try {
         await reader.call('load', load);
