@@ -259,6 +259,8 @@ async function build(root, job, ctx, onDispose, options = {}) {
     if (s.at !== null) items.push(chip(`live set at ${ms(s.at)}`, 'Time shown by the live-set view (p: back to the peak)', () => store.set({ at: null, group: null }), 'chip-at'));
     if (s.row !== null) items.push(chip(`allocation #${s.row}`, 'Selected allocation', () => store.set({ row: null }), 'chip-row'));
     chips.replaceChildren(...items);
+    // Without rank choices (a pooled tab's opened rank) the bar shows only while something is selected.
+    if (options.overview === false) bar.hidden = items.length === 0;
     root.dataset.rank = String(s.rank);
   }
 
