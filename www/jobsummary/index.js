@@ -288,7 +288,7 @@ function curveChart(curve, r) {
 
 function liveAtPeak(r) {
   const groups = r.live_at_peak || [];
-  const by = r.group_by === 'op_name' ? 'Op' : 'Top user frame';
+  const by = { op_name: 'Op', size_class: 'Size class' }[r.group_by] || 'Top user frame';
   const table = el('table', { class: 'summary-table', 'data-testid': 'jobsummary-live' },
     el('thead', {}, el('tr', {}, el('th', { text: by }), el('th', { class: 'num', text: 'Allocations' }), el('th', { class: 'num', text: 'Bytes' }))),
     el('tbody', {}, ...groups.map((gr) => el('tr', {},

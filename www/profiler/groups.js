@@ -1,7 +1,8 @@
 // Views 6 and 7: who holds memory at the peak (or at any clicked time), and what was never
 // released in the window — allocations grouped by their top user frame (the source line in the
-// user's code), as sorted bars with bytes and counts. Clicking a group filters the table to its
-// allocations.
+// user's code), as sorted bars with bytes and counts. Without call stacks the core groups by op
+// name (or by size class when names are missing too), and the views offer size classes beside op
+// names. Clicking a group filters the table to its allocations.
 import { el } from '../ui/dom.js';
 import { bytes, exactBytes, int, plural } from '../format.js';
 import { ms, timeTitle, colors, section, rankLabel, shortFrame } from './common.js';
@@ -105,28 +106,70 @@ function resolvePending(store, kind, groups, extra) {
     // A group wanted by its frame (a link from the Compare mode) is found by it.
     const index = s.group.wantedFrame !== undefined ? groups.findIndex((x) => x.frame === s.group.wantedFrame) : s.group.index;
     const g = groups[index];
-    store.set({ group: g && g.count > 0 ? { kind, index, frame: g.frame, ...extra } : null });
+    store.set({ group: g && g.count > 0 ? { kind, index, frame: g.frame, size: g.size_range || null, ...extra } : null });
   }
 }
 
+/** How the groups of a rank are formed now: the core's choice, or size classes when picked. */
+function groupingOf(summary, s) {
+  return summary && summary.group_by === 'op_name' && s.groupBy === 'size_class' ? 'size_class' : summary ? summary.group_by : 'frame';
+}
+
+/** The `by` of a group request: only a choice the user made is sent. */
+function byParam(summary, s) {
+  return groupingOf(summary, s) === 'size_class' && summary.group_by !== 'size_class' ? { by: 'size_class' } : {};
+}
+
 /**
- * Why the groups are op names, when they are: the rank has no call stack at all (the core groups
- * by op name then, see `group_by` in the job report). Empty otherwise.
+ * Why the groups are not call-stack frames, when they are not: the rank has no call stack at all
+ * (the core groups by op name then, or by size class when names are missing too, see `group_by`
+ * in the job report). Empty otherwise.
  */
-function groupNote(summary) {
-  if (!summary || summary.group_by !== 'op_name') return null;
-  return el('div', {
-    class: 'group-note',
-    'data-testid': 'group-note',
-    text: 'No call stacks in this rank (its trace_view.json was not dropped, or holds no stacks): the groups are operator names. Drop the run folder with trace_view.json to group by the line of your code.',
+function groupNote(summary, s) {
+  if (!summary || summary.group_by === 'frame') return null;
+  const by = groupingOf(summary, s);
+  const text = summary.group_by === 'size_class'
+    ? 'No call stacks and no operator names in this rank: the groups are size classes (power-of-two ranges of allocation sizes). Drop the run folder with trace_view.json to group by the line of your code.'
+    : by === 'size_class'
+      ? 'No call stacks in this rank (its trace_view.json was not dropped, or holds no stacks): the groups are size classes, power-of-two ranges of allocation sizes. Drop the run folder with trace_view.json to group by the line of your code.'
+      : 'No call stacks in this rank (its trace_view.json was not dropped, or holds no stacks): the groups are operator names. Drop the run folder with trace_view.json to group by the line of your code.';
+  return el('div', { class: 'group-note', 'data-testid': 'group-note', text });
+}
+
+/**
+ * The choice "by operator / by size class" of a rank without call stacks that has op names; a
+ * hidden node otherwise. Shared by both views through the store's `groupBy`.
+ */
+function groupChoice(store) {
+  const button = (value, text, title) => el('button', {
+    type: 'button',
+    class: 'small',
+    text,
+    title,
+    'data-by': value,
+    on: { click: () => store.set({ groupBy: value === 'size_class' ? 'size_class' : null, group: null }) },
   });
+  const box = el('span', { class: 'group-choice', role: 'group', 'aria-label': 'Group by', 'data-testid': 'group-choice', hidden: true },
+    el('span', { class: 'muted', text: 'group by ' }),
+    button('op_name', 'operator', 'Group by the name of the operator that made the allocation'),
+    button('size_class', 'size class', 'Group by power-of-two ranges of allocation sizes'));
+  return {
+    node: box,
+    /** Shows the choice for `summary` (only when it groups by op name) with the current value. */
+    render(summary, s) {
+      box.hidden = !summary || summary.group_by !== 'op_name';
+      const by = groupingOf(summary, s);
+      for (const b of box.querySelectorAll('button')) b.setAttribute('aria-pressed', String(b.dataset.by === by));
+    },
+  };
 }
 
 /** View 6: the live set at the peak or at the clicked time. */
 export function liveSet({ client, store, ranks, report, show, rendered }) {
   const back = el('button', { type: 'button', class: 'small', text: 'Back to the peak', title: 'Show the live set at the rank’s peak (p)', hidden: true, on: { click: () => store.set({ at: null, group: null }) } });
+  const choice = groupChoice(store);
   const { node, body, titleNode } = section(6, 'live', 'At the peak', {
-    tools: [back],
+    tools: [choice.node, back],
     help: 'Allocations of the framework allocator (PTA, or MindSpore’s) alive at that moment, grouped by the first frame in your code. Click a time on the memory chart to see another moment; click a group to list its allocations in the table.',
   });
   const caption = el('div', { class: 'chart-caption' });
@@ -148,9 +191,11 @@ export function liveSet({ client, store, ranks, report, show, rendered }) {
       return;
     }
     const rank = s.rank;
+    const by = byParam(report.ranks[rank], s);
+    choice.render(report.ranks[rank], s);
     box.dataset.state = 'loading';
-    const result = await client.call('ascend.liveAt', { rank, t });
-    if (store.get().rank !== rank || (store.get().at ?? info.peak) !== t) return;
+    const result = await client.call('ascend.liveAt', { rank, t, ...by });
+    if (store.get().rank !== rank || (store.get().at ?? info.peak) !== t || store.get().groupBy !== s.groupBy) return;
     groups = result;
     showAll = false;
     const total = groups.reduce((a, g) => a + g.bytes, 0);
@@ -168,9 +213,10 @@ export function liveSet({ client, store, ranks, report, show, rendered }) {
         text: `: ${bytes(tracked)} in ${plural(count, 'allocation')} of the capture${total > tracked ? `, ${bytes(total - tracked)} allocated before it` : ''}.`,
         title: `${exactBytes(tracked)} in allocation rows`,
       }),
-      groupNote(summary),
+      groupNote(summary, s),
     ].filter(Boolean));
     box.dataset.time = String(t);
+    box.dataset.by = groupingOf(summary, s);
     box.dataset.totalBytes = String(total);
     box.dataset.state = 'ready';
     resolvePending(store, 'live', groups, { t });
@@ -191,7 +237,7 @@ export function liveSet({ client, store, ranks, report, show, rendered }) {
       selectedIndex: sel,
       color: colors().allocated,
       onPick: (i, g) => {
-        store.set({ group: { kind: 'live', index: i, frame: g.frame, t } });
+        store.set({ group: { kind: 'live', index: i, frame: g.frame, size: g.size_range || null, t } });
         show('table');
       },
       all: showAll,
@@ -203,7 +249,7 @@ export function liveSet({ client, store, ranks, report, show, rendered }) {
   }
 
   function update(s, changed) {
-    if (changed.has('rank') || changed.has('at')) load(s);
+    if (changed.has('rank') || changed.has('at') || changed.has('groupBy')) load(s);
     else if (changed.has('group')) render(s);
   }
   const ready = load(store.get());
@@ -212,7 +258,9 @@ export function liveSet({ client, store, ranks, report, show, rendered }) {
 
 /** View 7: allocations of the window never released in it. */
 export function unreleasedSet({ client, store, ranks, report, show }) {
+  const choice = groupChoice(store);
   const { node, body, titleNode } = section(7, 'unreleased', 'Unreleased', {
+    tools: [choice.node],
     help: 'Allocations made in the window (brushed on a chart; else the whole capture) and not released by its end: leak candidates, grouped by the first frame in your code.',
   });
   const caption = el('div', { class: 'chart-caption' });
@@ -225,10 +273,12 @@ export function unreleasedSet({ client, store, ranks, report, show }) {
   async function load(s) {
     const rank = s.rank;
     const win = s.window;
+    const summary = report.ranks[rank];
+    choice.render(summary, s);
     box.dataset.state = 'loading';
-    const result = await client.call('ascend.unreleased', { rank, start: win ? win[0] : null, end: win ? win[1] : null });
+    const result = await client.call('ascend.unreleased', { rank, start: win ? win[0] : null, end: win ? win[1] : null, ...byParam(summary, s) });
     const now = store.get();
-    if (now.rank !== rank || now.window !== win) return;
+    if (now.rank !== rank || now.window !== win || now.groupBy !== s.groupBy) return;
     groups = result;
     showAll = false;
     const total = groups.reduce((a, g) => a + g.bytes, 0);
@@ -240,7 +290,8 @@ export function unreleasedSet({ client, store, ranks, report, show }) {
         ? `${plural(count, 'allocation')} made in the window and still held at its end: ${bytes(total)}`
         : `${plural(count, 'allocation')} never released in the capture: ${bytes(total)}`,
       title: exactBytes(total),
-    }), ...[groupNote(report.ranks[rank])].filter(Boolean));
+    }), ...[groupNote(summary, s)].filter(Boolean));
+    box.dataset.by = groupingOf(summary, s);
     box.dataset.totalBytes = String(total);
     box.dataset.count = String(count);
     box.dataset.state = 'ready';
@@ -259,7 +310,7 @@ export function unreleasedSet({ client, store, ranks, report, show }) {
       selectedIndex: sel,
       color: colors().unreleased,
       onPick: (i, g) => {
-        store.set({ group: { kind: 'unreleased', index: i, frame: g.frame, window: s.window } });
+        store.set({ group: { kind: 'unreleased', index: i, frame: g.frame, size: g.size_range || null, window: s.window } });
         show('table');
       },
       all: showAll,
@@ -271,7 +322,7 @@ export function unreleasedSet({ client, store, ranks, report, show }) {
   }
 
   function update(s, changed) {
-    if (changed.has('rank') || changed.has('window')) load(s);
+    if (changed.has('rank') || changed.has('window') || changed.has('groupBy')) load(s);
     else if (changed.has('group')) render(s);
   }
   const ready = load(store.get());

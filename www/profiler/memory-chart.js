@@ -7,6 +7,8 @@ import { Plot } from '../ui/plot.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { bytes, exactBytes } from '../format.js';
 import { ms, absolute, colors, latest, section, rankLabel, allocatorName } from './common.js';
+import { drawEnvelope, vline } from './curve-draw.js';
+import { recordsAside } from './records-aside.js';
 
 /** The curves a rank has, as { id, component, metric, label, color } (ids are fixed words). */
 export function seriesFor(info, c) {
@@ -100,6 +102,9 @@ export function memoryChart({ client, store, ranks, report, show }) {
     draw: (g, p) => draw(g, p),
   });
   plot.canvas.dataset.testid = 'memory-canvas';
+  // The memory records the core set aside (they do not overlap the allocations): their own chart.
+  const aside = recordsAside({ client, ranks, seriesFor });
+  body.append(aside.node);
 
   const request = latest(
     async (a) => {
@@ -175,6 +180,7 @@ export function memoryChart({ client, store, ranks, report, show }) {
     renderLegend();
     renderCaption();
     plot.redraw();
+    aside.setRank(s.rank);
   }
 
   function renderCaption() {
@@ -189,7 +195,9 @@ export function memoryChart({ client, store, ranks, report, show }) {
       parts.push(`reserved − allocated at the peak ${bytes(r.fragmentation_bytes)}`);
       parts.push(r.peak_source === 'memory_record'
         ? (db ? 'from the database’s MEMORY_RECORD table' : 'from memory_record.csv')
-        : (db ? 'rebuilt from the OP_MEMORY rows (no MEMORY_RECORD table)' : 'rebuilt from operator_memory.csv (no memory_record.csv)'));
+        : r.records_aside
+          ? `rebuilt from ${db ? 'the OP_MEMORY rows' : 'operator_memory.csv'} (${db ? 'the MEMORY_RECORD table' : 'memory_record.csv'} covers another time range: drawn below on its own)`
+          : (db ? 'rebuilt from the OP_MEMORY rows (no MEMORY_RECORD table)' : 'rebuilt from operator_memory.csv (no memory_record.csv)'));
     }
     if (s.cmp !== null && ranks[s.cmp]) {
       const { step } = alignShift(info, ranks[s.cmp], s.align);
@@ -223,56 +231,6 @@ export function memoryChart({ client, store, ranks, report, show }) {
       extra.push(el('span', {}, sw, `${rankLabel(report.ranks[s.cmp])} allocated`));
     }
     legend.replaceChildren(...items, ...extra);
-  }
-
-  function drawEnvelope(g, p, win, s, color, dash, shift = 0) {
-    const n = s.min.length;
-    if (!n) return;
-    const span = win.x1 - win.x0;
-    g.strokeStyle = color;
-    g.lineWidth = 1.5;
-    g.setLineDash(dash || []);
-    g.beginPath();
-    let started = false;
-    for (let c = 0; c < n; c++) {
-      if (!s.defined[c]) {
-        started = false;
-        continue;
-      }
-      const xa = p.px((win.x0 + (c * span) / n - shift) / 1e6);
-      const xb = p.px((win.x0 + ((c + 1) * span) / n - shift) / 1e6);
-      if (!started) g.moveTo(xa, p.py(s.first[c]));
-      else g.lineTo(xa, p.py(s.first[c]));
-      started = true;
-      // The column's whole range, so an instantaneous peak still shows.
-      g.lineTo(xa, p.py(s.max[c]));
-      g.lineTo(xa, p.py(s.min[c]));
-      g.lineTo(xa, p.py(s.last[c]));
-      g.lineTo(xb, p.py(s.last[c]));
-    }
-    g.stroke();
-    g.setLineDash([]);
-  }
-
-  function vline(g, p, xNs, color, dash, label) {
-    const x = Math.round(p.px(xNs / 1e6)) + 0.5;
-    if (x < -1 || x > p.width + 1) return;
-    g.strokeStyle = color;
-    g.lineWidth = 1;
-    g.setLineDash(dash || []);
-    g.beginPath();
-    g.moveTo(x, 0);
-    g.lineTo(x, p.height);
-    g.stroke();
-    g.setLineDash([]);
-    if (label) {
-      g.fillStyle = color;
-      g.font = '11px system-ui, sans-serif';
-      g.textBaseline = 'top';
-      const w = g.measureText(label).width;
-      g.textAlign = x + 4 + w > p.width ? 'right' : 'left';
-      g.fillText(label, g.textAlign === 'right' ? x - 4 : x + 4, 4);
-    }
   }
 
   function draw(g, p) {
@@ -416,6 +374,7 @@ export function memoryChart({ client, store, ranks, report, show }) {
   const recolor = () => {
     renderLegend();
     plot.redraw();
+    aside.redraw();
   };
   return { node, update, canvas: () => plot.canvas, plot, focus: () => plot.canvas.focus(), recolor };
 }

@@ -1,11 +1,10 @@
 // View 1, the job overview: headline figures, the role × rank matrix of peaks (heat-coloured,
-// outliers marked), one row per rank with its call-stack coverage, and the warnings. Clicking a
+// outliers marked; drawn by rank-matrix.js), one row per rank with its call-stack coverage, and the warnings. Clicking a
 // cell or a row selects that rank in every other view.
 import { el } from '../ui/dom.js';
 import { bytes, exactBytes, int, plural } from '../format.js';
 import { ms, timeTitle, rankLabel, rankText, allocatorName, section } from './common.js';
-
-const rankKey = (r) => `${r.role}\u0000${r.step ?? ''}\u0000${r.rank}`;
+import { rankMatrix } from './rank-matrix.js';
 
 /** Renders the overview into a section; returns { node, update(state) }. */
 export function overview({ report, ranks }, store) {
@@ -49,68 +48,12 @@ export function overview({ report, ranks }, store) {
   };
   const select = (i) => store.set({ rank: i, cmp: store.get().cmp === i ? null : store.get().cmp, view: null, window: null, at: null, row: null, group: null });
 
-  // ---- matrix: roles (and steps) × ranks ----
-  // Sets keep first-seen order and find in constant time (thousands of ranks).
-  const roleSet = new Set();
-  const rankSet = new Set();
-  for (const r of summaries) {
-    roleSet.add(`${r.role}\u0000${r.step ?? ''}`);
-    rankSet.add(String(r.rank));
-  }
-  const roleKeys = [...roleSet];
-  const rankVals = [...rankSet];
-  rankVals.sort((a, b) => (a === 'unknown') - (b === 'unknown') || Number(a) - Number(b));
-  // The column of ranks without a number is named by their device when they all name one.
-  const unknownDevices = new Set(summaries.filter((r) => r.rank === 'unknown').map((r) => r.device ?? null));
-  const rankHead = (v) => (v === 'unknown' && unknownDevices.size === 1 && !unknownDevices.has(null) ? `device ${[...unknownDevices][0]}` : v);
-  // Heat spans the job's lowest to highest peak, so ranks a few percent apart still differ.
+  // ---- matrix: roles (and steps) × ranks, on a canvas (see rank-matrix.js) ----
   const [minPeak, maxPeak] = [totals.min_peak_allocated_bytes, totals.peak_allocated_bytes];
-  const outliers = new Map(report.outliers.map((o) => [rankKey(o), o]));
-  const cells = [];
-  const matrix = el('table', { class: 'ascend-matrix', 'data-testid': 'ascend-matrix' });
-  matrix.append(el('thead', {}, el('tr', {}, el('th', { text: 'role \\ rank' }), ...rankVals.map((v) => el('th', { class: 'num', text: rankHead(v) })))));
-  const tbody = el('tbody');
-  // The first rank of each (role, step, rank), found once: a job of thousands of ranks has
-  // millions of (row, column) pairs.
-  const cellIndex = new Map();
-  summaries.forEach((r, i) => {
-    const key = `${r.role}\u0000${r.step ?? ''}\u0000${r.rank}`;
-    if (!cellIndex.has(key)) cellIndex.set(key, i);
-  });
-  for (const rk of roleKeys) {
-    const [role, step] = rk.split('\u0000');
-    const tr = el('tr', {}, el('th', { class: 'role', text: `${role || '(no role)'}${step ? ` · step ${step}` : ''}` }));
-    for (const v of rankVals) {
-      const i = cellIndex.get(`${role}\u0000${step}\u0000${v}`) ?? -1;
-      if (i < 0) {
-        tr.append(el('td', { class: 'empty', text: '' }));
-        continue;
-      }
-      const r = summaries[i];
-      const o = outliers.get(rankKey(r));
-      const heat = maxPeak > minPeak ? (r.peak_allocated_bytes - minPeak) / (maxPeak - minPeak) : 1;
-      const td = el('td', {
-        class: `cell${o ? ' outlier' : ''}`,
-        tabindex: '0',
-        data: { rankIndex: i },
-        title: `${rankLabel(r)}\npeak allocated ${exactBytes(r.peak_allocated_bytes)}\npeak reserved ${exactBytes(r.peak_reserved_bytes)}${
-          o ? `\nstands out: ${o.deviation_permille > 0 ? '+' : ''}${(o.deviation_permille / 10).toFixed(1)} % from the role's median ${bytes(o.role_median_bytes)}` : ''}`,
-        on: { click: () => open(i), keydown: (ev) => ev.key === 'Enter' && open(i) },
-      },
-      el('div', { class: 'alloc', text: bytes(r.peak_allocated_bytes) }),
-      el('div', { class: 'reserved', text: `res. ${bytes(r.peak_reserved_bytes)}` }),
-      o ? el('div', { class: 'flag', text: `${o.deviation_permille > 0 ? '▲' : '▼'} ${(Math.abs(o.deviation_permille) / 10).toFixed(0)} % vs role` }) : null);
-      // Heat: the share of the job's highest peak, as the cell's background strength.
-      td.style.setProperty('--heat', `${Math.round(8 + heat * 60)}%`);
-      cells.push(td);
-      tr.append(td);
-    }
-    tbody.append(tr);
-  }
-  matrix.append(tbody);
+  const matrix = rankMatrix(report, open);
   body.append(el('div', { class: 'matrix-wrap' },
     el('h3', { text: 'Peak allocated (and reserved) by role and rank' }),
-    el('div', { class: 'scroll-x' }, matrix),
+    matrix.node,
     el('div', { class: 'legend' },
       el('span', {}, el('span', { class: 'swatch heat-lo' }), `lowest peak (${bytes(minPeak)})`),
       el('span', {}, el('span', { class: 'swatch heat-hi' }), `highest peak (${bytes(maxPeak)})`),
@@ -175,23 +118,17 @@ export function overview({ report, ranks }, store) {
   // ---- warnings ----
   body.append(warningsBlock(report));
 
-  // Only the rows and cells whose marks change are touched, so selecting a rank of a job of
-  // thousands restyles four elements, not every one.
-  const cellOf = new Map(cells.map((td) => [Number(td.dataset.rankIndex), td]));
+  // Only the rows whose marks change are touched, so selecting a rank of a job of thousands
+  // restyles two rows, not every one; the matrix repaints the cells in view.
   let shown = null;
   function update(s) {
-    if (shown && shown.rank === s.rank && shown.cmp === s.cmp) return;
-    const touch = shown ? [shown.rank, shown.cmp, s.rank, s.cmp] : summaries.map((_, i) => i);
+    matrix.update(s);
+    if (shown && shown.rank === s.rank) return;
+    const touch = shown ? [shown.rank, s.rank] : summaries.map((_, i) => i);
     for (const i of touch) {
-      if (i === null || i === undefined) continue;
-      if (rows[i]) rows[i].classList.toggle('selected', i === s.rank);
-      const td = cellOf.get(i);
-      if (td) {
-        td.classList.toggle('selected', i === s.rank);
-        td.classList.toggle('compared', i === s.cmp);
-      }
+      if (i !== null && i !== undefined && rows[i]) rows[i].classList.toggle('selected', i === s.rank);
     }
-    shown = { rank: s.rank, cmp: s.cmp };
+    shown = { rank: s.rank };
   }
   return { node, update };
 }

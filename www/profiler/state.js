@@ -42,6 +42,9 @@ export function createState(rankCount) {
       : h.gk === 'live' || h.gk === 'unreleased'
         ? { kind: h.gk, index: num(h.gi) ?? 0, frame: null, pending: true }
         : null,
+    // How the live-set and unreleased views group a rank without call stacks: null (as the core
+    // chose: op names) or 'size_class'.
+    groupBy: h.gb === 'size' ? 'size_class' : null,
     filters: {
       name: h.q || '',
       stack: h.sq || '',
@@ -68,6 +71,7 @@ export function createState(rankCount) {
         row: s.row ?? '',
         gk: s.group ? s.group.kind : '',
         gi: s.group ? s.group.index : '',
+        gb: s.groupBy === 'size_class' ? 'size' : '',
         q: s.filters.name,
         sq: s.filters.stack,
         smin: s.filters.min ?? '',

@@ -54,11 +54,20 @@ export function tableQuery(s) {
   if (f.min !== null && f.min !== undefined) q.min_size = f.min;
   if (f.max !== null && f.max !== undefined) q.max_size = f.max;
   const g = s.group && s.group.frame !== null && s.group.frame !== undefined ? s.group : null;
+  // A size-class group is its size range (within the size filter, when there is one).
+  const groupRows = () => {
+    if (!g.size) {
+      q.frame = g.frame;
+      return;
+    }
+    q.min_size = Math.max(g.size[0], q.min_size ?? 0);
+    q.max_size = Math.min(g.size[1], q.max_size ?? Infinity);
+  };
   if (g && g.kind === 'live') {
-    q.frame = g.frame;
+    groupRows();
     q.live_at = g.t;
   } else if (g && g.kind === 'unreleased') {
-    q.frame = g.frame;
+    groupRows();
     q.unreleased = true;
     if (g.window) [q.start, q.end] = g.window;
   } else {

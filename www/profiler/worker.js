@@ -181,8 +181,8 @@ export default (ctx) => {
     'ascend.row'({ rank, row }) {
       return ask('row', { rank, row });
     },
-    'ascend.liveAt'({ rank, t }) {
-      return ask('liveAt', { rank, t });
+    'ascend.liveAt'({ rank, t, by }) {
+      return ask('liveAt', { rank, t, by: by ?? null });
     },
     /**
      * Each rank's compact summary, as a job summary file holds it (for a summary opened beside),
@@ -192,8 +192,8 @@ export default (ctx) => {
     'ascend.rankSummaries'() {
       return need().request(JSON.stringify({ method: 'rankSummaries', params: {} }));
     },
-    'ascend.unreleased'({ rank, start, end }) {
-      return ask('unreleased', { rank, start: start ?? null, end: end ?? null });
+    'ascend.unreleased'({ rank, start, end, by }) {
+      return ask('unreleased', { rank, start: start ?? null, end: end ?? null, by: by ?? null });
     },
     'ascend.export'({ name }) {
       return need().export(name);

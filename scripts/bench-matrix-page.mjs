@@ -1,0 +1,168 @@
+// Browser benchmark of the job overview's rank matrix (not a test): job summaries of 256, 1,201
+// and 4,096 ranks (made here from the sample summary's two ranks, each copy its own role, rank and
+// peak) are dropped on the page; reports the time from the drop to the first drawn overview, the
+// latency of selecting a rank by a click and of hovering a cell (input event to the frame after
+// it, p50/p95/max), the longest main-thread task during a hover sweep, the frame interval while
+// panning the matrix sideways, and the page's DOM node count.
+//
+//   node scripts/bench-matrix-page.mjs [--ranks 256,1201,4096] [--moves 200] [--clicks 20] [--single]
+//
+// Needs a built page (npm run build). Real mouse input (playwright's mouse), 1440×900, threaded
+// unless --single.
+import { readFileSync } from 'node:fs';
+import { cpus, totalmem, loadavg } from 'node:os';
+import path from 'node:path';
+import { root, openBrowser, startServer, engineThreads, dropFiles } from '../tests/browser/harness.mjs';
+
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+const SIZES = arg('ranks', '256,1201,4096').split(',').map(Number);
+const MOVES = Number(arg('moves', 200));
+// --single: the page without cross-origin isolation (the single-threaded engine).
+const ISOLATE = !process.argv.includes('--single');
+const CLICKS = Number(arg('clicks', 20));
+const FIXTURE = path.join(root, 'fixtures', 'summary', 'msinsight-level0.memlens.json');
+
+/** A job summary of `n` ranks in two roles (a third critics), peaks 1.00–1.05 GB, one outlier. */
+function summary(n) {
+  const base = JSON.parse(readFileSync(FIXTURE, 'utf8')).ranks;
+  const ranks = [];
+  for (let k = 0; k < n; k++) {
+    const r = structuredClone(base[k % base.length]);
+    const role = k % 3 === 0 ? 'critic' : 'actor';
+    const peak = k === Math.floor(n / 2) + 1 ? 3_000_000_000 : 1_000_000_000 + ((k * 7919) % 50_000_000);
+    Object.assign(r, { role, rank: k, peak_allocated_bytes: peak });
+    Object.assign(r.report, { role, rank: k, peak_allocated_bytes: peak, unreleased_bytes: k * 1000, rows: k + 5 });
+    ranks.push(r);
+  }
+  return JSON.stringify({ format: 'memlens-job-summary', version: 1, totals: {}, matrix: [], outliers: [], ranks });
+}
+
+const stats = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
+  return { n: s.length, p50: q(0.5), p95: q(0.95), max: s[s.length - 1] };
+};
+const ms = (v) => (v === undefined ? '–' : `${v.toFixed(1)} ms`);
+const line = (s) => `p50 ${ms(s.p50)}, p95 ${ms(s.p95)}, max ${ms(s.max)} (n ${s.n})`;
+
+/** The visible part of the matrix in viewport pixels, below its header row. */
+async function matrixBox(page) {
+  return page.evaluate(() => {
+    const m = document.querySelector('[data-testid="jobsummary"] [data-testid="ascend-matrix"]');
+    m.scrollIntoView({ block: 'center' });
+    const r = m.getBoundingClientRect();
+    const clip = m.closest('.scroll-x, .matrix-scroll')?.getBoundingClientRect() || r;
+    const left = Math.max(r.left, clip.left) + 170;
+    const right = Math.min(r.right, clip.right, innerWidth) - 10;
+    return { left, right, top: Math.max(r.top, 0) + 30, bottom: Math.min(r.bottom, innerHeight) - 6 };
+  });
+}
+
+// Per input event, two figures: the latency (from the event's time stamp to a task queued after
+// the next frame, so it includes the wait for that frame: up to one frame interval even when
+// nothing is done) and the main-thread work it caused (its handlers, from the first listener on
+// the window to the last, plus the frame after it: animation-frame callbacks, style, layout,
+// paint), which is what has to stay under a frame for the page to keep up with the pointer.
+const LISTEN = () => {
+  window.__lat = { click: [], mousemove: [] };
+  window.__work = { click: [], mousemove: [] };
+  for (const type of ['click', 'mousemove']) {
+    let start = 0;
+    let end = 0;
+    window.addEventListener(type, (ev) => {
+      start = performance.now();
+      requestAnimationFrame(() => {
+        const f0 = performance.now();
+        setTimeout(() => {
+          const now = performance.now();
+          window.__lat[type].push(now - ev.timeStamp);
+          window.__work[type].push(end - start + (now - f0));
+        }, 0);
+      });
+    }, { capture: true });
+    window.addEventListener(type, () => { end = performance.now(); });
+  }
+  window.__worst = 0;
+  new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__worst = Math.max(window.__worst, e.duration); }).observe({ type: 'longtask' });
+};
+
+async function once(url, n) {
+  const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
+  try {
+    const page = await b.page();
+    await page.goto(url);
+    const threads = await engineThreads(page);
+    await page.evaluate(LISTEN);
+    const text = summary(n);
+    await page.evaluate(() => { window.__t0 = performance.now(); });
+    await dropFiles(page, [{ path: `bench/job-${n}.memlens.json`, base64: Buffer.from(text).toString('base64') }]);
+    await page.waitForFunction(() => ['ready', 'error', 'empty'].includes(document.querySelector('[data-testid="jobsummary"]')?.dataset.state), null, { timeout: 600000 });
+    const first = await page.evaluate(() => new Promise((res) => requestAnimationFrame(() => setTimeout(() => res(performance.now() - window.__t0), 0))));
+    const loadMs = Number(await page.getAttribute('[data-testid="jobsummary"]', 'data-load-ms'));
+    const nodes = await page.evaluate(() => document.getElementsByTagName('*').length);
+    // Select: clicks spread over the visible cells; the matrix is brought back into view (outside
+    // the measured time) since a click scrolls to the rank's detail.
+    await page.evaluate(() => { window.__lat.click = []; window.__work.click = []; });
+    for (let k = 0; k < CLICKS; k++) {
+      const box = await matrixBox(page);
+      await page.waitForTimeout(50);
+      const x = box.left + ((k + 0.5) / CLICKS) * (box.right - box.left);
+      const y = box.top + (box.bottom - box.top) * (k % 2 ? 0.3 : 0.75);
+      await page.mouse.click(x, y);
+      await page.waitForTimeout(120);
+    }
+    const select = stats(await page.evaluate(() => window.__lat.click));
+    const selectWork = stats(await page.evaluate(() => window.__work.click));
+    // Hover sweep: real pointer moves over the visible matrix, one per frame.
+    const box = await matrixBox(page);
+    await page.waitForTimeout(300);
+    await page.evaluate(() => { window.__lat.mousemove = []; window.__work.mousemove = []; window.__worst = 0; });
+    for (let k = 0; k < MOVES; k++) {
+      const x = box.left + (((k * 37) % MOVES) / MOVES) * (box.right - box.left);
+      const y = box.top + (box.bottom - box.top) * (((k * 13) % 10) / 10 + 0.05);
+      await page.mouse.move(x, y);
+    }
+    await page.waitForTimeout(300);
+    const hover = stats(await page.evaluate(() => window.__lat.mousemove));
+    const hoverWork = stats(await page.evaluate(() => window.__work.mousemove));
+    const worst = await page.evaluate(() => window.__worst);
+    // Pan: the matrix scrolled sideways by 120 px a frame for 60 frames.
+    const pan = stats(await page.evaluate(async () => {
+      const m = document.querySelector('[data-testid="jobsummary"] [data-testid="ascend-matrix"]');
+      const sc = m.closest('.scroll-x, .matrix-scroll') || m;
+      const out = [];
+      let last = performance.now();
+      for (let i = 0; i < 60; i++) {
+        sc.scrollLeft += 120;
+        await new Promise((r) => requestAnimationFrame(r));
+        const now = performance.now();
+        out.push(now - last);
+        last = now;
+      }
+      return out;
+    }));
+    const nodesAfter = await page.evaluate(() => document.getElementsByTagName('*').length);
+    return { n, threads, first, loadMs, nodes, nodesAfter, select, selectWork, hover, hoverWork, worst, pan };
+  } finally {
+    await b.close();
+  }
+}
+
+const server = await startServer({ isolate: ISOLATE });
+console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model || 'unknown CPU'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB; load ${loadavg().map((x) => x.toFixed(1)).join(' ')}; ${new Date().toISOString()}`);
+try {
+  for (const n of SIZES) {
+    const r = await once(server.url, n);
+    console.log(`\n${n} ranks (${r.threads} threads)`);
+    console.log(`  drop → first drawn overview: ${ms(r.first)} (summary read in ${r.loadMs} ms)`);
+    console.log(`  DOM nodes: ${r.nodes} after the load, ${r.nodesAfter} after the sweeps`);
+    console.log(`  select a rank (click), work: ${line(r.selectWork)}; latency to the next frame: ${line(r.select)}`);
+    console.log(`  hover, work: ${line(r.hoverWork)}; latency: ${line(r.hover)}; longest task during the sweep ${ms(r.worst)}`);
+    console.log(`  pan, frame interval: ${line(r.pan)}`);
+  }
+} finally {
+  await server.close();
+}
