@@ -6,8 +6,9 @@
 //! measures:
 //! - end to end (discover, read, join, analyse, write `memory_events.csv`), in a child process so
 //!   its peak RSS (`VmHWM`) is the analysis alone, not the generator's;
-//! - trace scanning speed with 1 thread (with each structural scan: blocks with AVX2, blocks with
-//!   SSE2, the scalar reference) and with all threads;
+//! - trace scanning speed with 1 thread (with each structural scan: blocks with AVX2, the same
+//!   without the cursor that keeps a block's masks between events, blocks with SSE2, the scalar
+//!   reference) and with all threads;
 //! - the CLI itself, `memlens profiler JOB --json` and `--out DIR`, wall time and peak RSS (GNU
 //!   `time`), as a user runs it;
 //! - the Python re-implementation `benches/rl_insight_memory_parser.py` on the same job, in the
@@ -48,16 +49,24 @@ fn vm_hwm_kb() -> u64 {
 }
 
 /// CPU time of this process so far, all its threads, in seconds (Linux): on a shared machine the
-/// wall clock counts the other processes too, so the scan reports both.
+/// wall clock counts the other processes too, so the scan reports both. From `/proc/self/stat`
+/// (user + system time in the kernel's fixed 100 Hz ticks), which keeps the time of threads that
+/// have ended: each scan's thread pool is dropped after it, and a sum over the live threads' own
+/// counters then loses their time and can go backwards.
 fn process_cpu_s() -> f64 {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
         return 0.0;
     };
-    let ns: f64 = tasks
-        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().next()?.parse::<f64>().ok())
-        .sum();
-    ns / 1e9
+    // The fields after the command name (which may hold blanks, so split after its closing `)`).
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // `rest` starts at field 3, the state, which is not a number and drops out: fields 14 and
+    // 15 are then at indexes 10 and 11.
+    let ticks = f.get(10).copied().unwrap_or(0.0) + f.get(11).copied().unwrap_or(0.0);
+    ticks / 100.0
 }
 
 fn job_dir() -> PathBuf {
@@ -107,36 +116,52 @@ fn child_e2e(dir: &Path, out: &Path, csv: bool) {
     println!("{} {} {}", t.elapsed().as_secs_f64(), rows, vm_hwm_kb());
 }
 
-/// Runs `exe` `runs` times in child mode; returns (best, median) of (seconds, rows, VmHWM KiB).
-fn e2e_runs(exe: &Path, runs: usize, csv: bool) -> ((f64, u64, u64), (f64, u64, u64)) {
-    let mut v: Vec<(f64, u64, u64)> = Vec::new();
-    for _ in 0..runs.max(1) {
-        let o = Command::new(exe)
-            .env("MEMLENS_BENCH_CHILD", if csv { "csv" } else { "analyze" })
-            .output()
-            .expect("run child");
-        let text = String::from_utf8_lossy(&o.stdout);
-        let x: Vec<f64> = text
-            .split_whitespace()
-            .filter_map(|x| x.parse().ok())
-            .collect();
-        if let [s, r, k] = x[..] {
-            v.push((s, r as u64, k as u64));
-        }
-    }
+/// The numbers of `line`, split at blanks.
+fn numbers(line: &str) -> Vec<f64> {
+    line.split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect()
+}
+
+/// Calls `once` `runs` times (at least once); the runs that gave a result, sorted by their wall
+/// seconds (the first element), so `[0]` is the best and `[len / 2]` the median.
+fn timed_runs<T>(runs: usize, mut once: impl FnMut() -> Option<(f64, T)>) -> Vec<(f64, T)> {
+    let mut v: Vec<(f64, T)> = (0..runs.max(1)).filter_map(|_| once()).collect();
     v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    v
+}
+
+/// The best and the median run.
+fn best_and_median<T: Copy + Default>(v: &[(f64, T)]) -> ((f64, T), (f64, T)) {
     (
         v.first().copied().unwrap_or_default(),
         v.get(v.len() / 2).copied().unwrap_or_default(),
     )
 }
 
+/// One in-process run: wall seconds, (rows, VmHWM KiB).
+type E2eRun = (f64, (u64, u64));
+
+/// Runs `exe` `runs` times in child mode; the best and the median run.
+fn e2e_runs(exe: &Path, runs: usize, csv: bool) -> (E2eRun, E2eRun) {
+    let v = timed_runs(runs, || {
+        let o = Command::new(exe)
+            .env("MEMLENS_BENCH_CHILD", if csv { "csv" } else { "analyze" })
+            .output()
+            .ok()?;
+        let [s, rows, kb] = numbers(&String::from_utf8_lossy(&o.stdout))[..] else {
+            return None;
+        };
+        Some((s, (rows as u64, kb as u64)))
+    });
+    best_and_median(&v)
+}
+
 /// Runs the CLI (`memlens profiler DIR ARGS`, stdout discarded) `runs` times under GNU `time`;
-/// the median by wall time of (wall seconds, peak RSS KiB, CPU seconds: user + system), or `None`
-/// without `/usr/bin/time` or on failure.
-fn cli_runs(dir: &Path, args: &[&std::ffi::OsStr], runs: usize) -> Option<(f64, u64, f64)> {
-    let mut v: Vec<(f64, u64, f64)> = Vec::new();
-    for _ in 0..runs.max(1) {
+/// the median by wall time of (wall seconds, (peak RSS KiB, CPU seconds: user + system)), or
+/// `None` without `/usr/bin/time` or on failure.
+fn cli_runs(dir: &Path, args: &[&std::ffi::OsStr], runs: usize) -> Option<(f64, (u64, f64))> {
+    let v = timed_runs(runs, || {
         let t = Instant::now();
         let o = Command::new("/usr/bin/time")
             .args(["-f", "%U %S %M", env!("CARGO_BIN_EXE_memlens"), "profiler"])
@@ -144,29 +169,24 @@ fn cli_runs(dir: &Path, args: &[&std::ffi::OsStr], runs: usize) -> Option<(f64, 
             .args(args)
             .stdout(Stdio::null())
             .output()
-            .ok()?;
+            .ok()
+            .filter(|o| o.status.success())?;
         let secs = t.elapsed().as_secs_f64();
-        if !o.status.success() {
-            return None;
-        }
-        let err = String::from_utf8_lossy(&o.stderr);
-        let f: Vec<f64> = err
-            .lines()
-            .last()?
-            .split_whitespace()
-            .filter_map(|x| x.parse().ok())
-            .collect();
-        let [user, sys, kb] = f[..] else {
+        let [user, sys, kb] = numbers(String::from_utf8_lossy(&o.stderr).lines().last()?)[..]
+        else {
             return None;
         };
-        v.push((secs, kb as u64, user + sys));
+        Some((secs, (kb as u64, user + sys)))
+    });
+    // Every run must have succeeded for the figure to stand.
+    if v.len() < runs.max(1) {
+        return None;
     }
-    v.sort_by(|a, b| a.0.total_cmp(&b.0));
     v.get(v.len() / 2).copied()
 }
 
-/// Runs the Python re-implementation; returns (seconds, rows, peak RSS KiB, pandas).
-fn python(script: &Path, dir: &Path, out: &Path, write: bool) -> Option<(f64, u64, u64, bool)> {
+/// Runs the Python re-implementation; returns (seconds, (rows, peak RSS KiB, pandas)).
+fn python(script: &Path, dir: &Path, out: &Path, write: bool) -> Option<(f64, (u64, u64, bool))> {
     let mut cmd = Command::new("python3");
     cmd.arg(script).arg(dir).arg(out);
     if !write {
@@ -177,10 +197,22 @@ fn python(script: &Path, dir: &Path, out: &Path, write: bool) -> Option<(f64, u6
     let rss = v["maxrss_self_kb"].as_u64()? + v["maxrss_children_kb"].as_u64()?;
     Some((
         v["seconds"].as_f64()?,
-        v["rows"].as_u64()?,
-        rss,
-        v["pandas"].as_bool()?,
+        (v["rows"].as_u64()?, rss, v["pandas"].as_bool()?),
     ))
+}
+
+/// One line of ratios against the Python tool: its time over ours (speed-up) and our peak RSS
+/// over its, for the two runs named in `what` (each a pair of wall seconds and peak RSS KiB).
+fn vs_python(what: &str, python: [(f64, u64); 2], ours: [(f64, u64); 2]) {
+    let speed = |k: usize| python[k].0 / ours[k].0.max(1e-9);
+    let rss = |k: usize| ours[k].1 as f64 / python[k].1.max(1) as f64;
+    println!(
+        "{what}: {:.1}x and {:.1}x faster; peak RSS {:.2}x and {:.2}x of python's",
+        speed(0),
+        speed(1),
+        rss(0),
+        rss(1)
+    );
 }
 
 fn main() {
@@ -243,6 +275,8 @@ fn main() {
     };
     let threads = rayon::current_num_threads();
     let (t1, bytes, c1) = scan(1);
+    use_kernel(Kernel::Uncached);
+    let (t1_uncached, _, c1_uncached) = scan(1);
     use_kernel(Kernel::NoAvx2);
     let (t1_sse2, _, c1_sse2) = scan(1);
     use_kernel(Kernel::Scalar);
@@ -263,9 +297,9 @@ fn main() {
         .unwrap_or(&dir)
         .join("python_memory_events.csv");
     let best_of = |write: bool| {
-        (0..2)
-            .filter_map(|_| python(&script, &dir, &py_out, write))
-            .min_by(|a, b| a.0.total_cmp(&b.0))
+        timed_runs(2, || python(&script, &dir, &py_out, write))
+            .into_iter()
+            .next()
     };
     let py_mem = best_of(false);
     let py_csv = best_of(true);
@@ -281,13 +315,13 @@ fn main() {
     );
     println!(
         "memlens to in-memory result: best {:.3} s, median {:.3} s over {runs} runs ({} rows), peak RSS {:.1} MB",
-        best.0, median.0, best.1, mb(median.2)
+        best.0, median.0, best.1 .0, mb(median.1 .1)
     );
     println!(
         "memlens incl. writing memory_events.csv: best {:.3} s, median {:.3} s, peak RSS {:.1} MB",
         best_csv.0,
         median_csv.0,
-        mb(median_csv.2)
+        mb(median_csv.1 .1)
     );
     println!(
         "trace scan: {:.0} MB/s with 1 thread; {:.0} MB/s with {} threads ({:.0} MB/s per core)",
@@ -297,15 +331,18 @@ fn main() {
         mbs(tn) / threads as f64
     );
     println!(
-        "trace scan, 1 thread, by structural scan: blocks (best: AVX2 where the processor has it) {:.0} MB/s, blocks SSE2 {:.0} MB/s, scalar reference {:.0} MB/s ({:.2}x)",
+        "trace scan, 1 thread, by structural scan: blocks (best: AVX2 where the processor has it) {:.0} MB/s, blocks each classified from the event's start (no cursor) {:.0} MB/s ({:.2}x), blocks SSE2 {:.0} MB/s, scalar reference {:.0} MB/s ({:.2}x)",
         mbs(t1),
+        mbs(t1_uncached),
+        t1_uncached / t1.max(1e-9),
         mbs(t1_sse2),
         mbs(t1_scalar),
         t1_scalar / t1.max(1e-9)
     );
     println!(
-        "trace scan per CPU second (the same runs): AVX2 {:.0} MB/s, SSE2 {:.0} MB/s, scalar {:.0} MB/s; {} threads {:.0} MB/s per CPU second",
+        "trace scan per CPU second (the same runs): AVX2 {:.0} MB/s, no cursor {:.0} MB/s, SSE2 {:.0} MB/s, scalar {:.0} MB/s; {} threads {:.0} MB/s per CPU second",
         mbs(c1),
+        mbs(c1_uncached),
         mbs(c1_sse2),
         mbs(c1_scalar),
         threads,
@@ -313,7 +350,7 @@ fn main() {
     );
     for (what, r) in [("--json", cli_json), ("--out DIR", cli_csv)] {
         match r {
-            Some((s, kb, cpu)) => println!(
+            Some((s, (kb, cpu))) => println!(
                 "CLI memlens profiler JOB {what}: median {s:.3} s over {runs} runs (CPU {cpu:.3} s), peak RSS {:.1} MB",
                 mb(kb)
             ),
@@ -324,27 +361,24 @@ fn main() {
         (Some(m), Some(c)) => {
             println!(
                 "python re-implementation to DataFrame: {:.2} s, {} rows, peak RSS {:.1} MB (parent + largest worker), pandas {}",
-                m.0, m.1, mb(m.2), m.3
+                m.0, m.1 .0, mb(m.1 .1), m.1 .2
             );
             println!(
                 "python re-implementation incl. CSV: {:.2} s, peak RSS {:.1} MB",
                 c.0,
-                mb(c.2)
+                mb(c.1 .1)
             );
-            println!(
-                "speed-up (median): {:.1}x to the in-memory result, {:.1}x incl. CSV; memory: {:.2}x and {:.2}x of python's",
-                m.0 / median.0.max(1e-9),
-                c.0 / median_csv.0.max(1e-9),
-                median.2 as f64 / m.2.max(1) as f64,
-                median_csv.2 as f64 / c.2.max(1) as f64
+            let py = [(m.0, m.1 .1), (c.0, c.1 .1)];
+            vs_python(
+                "speed-up (median): to the in-memory result, incl. CSV",
+                py,
+                [(median.0, median.1 .1), (median_csv.0, median_csv.1 .1)],
             );
             if let (Some(j), Some(o)) = (cli_json, cli_csv) {
-                println!(
-                    "CLI vs python: {:.1}x with --json, {:.1}x with --out; peak RSS {:.2}x and {:.2}x of python's",
-                    m.0 / j.0.max(1e-9),
-                    c.0 / o.0.max(1e-9),
-                    j.1 as f64 / m.2.max(1) as f64,
-                    o.1 as f64 / c.2.max(1) as f64
+                vs_python(
+                    "CLI vs python: --json, --out",
+                    py,
+                    [(j.0, j.1 .0), (o.0, o.1 .0)],
                 );
             }
         }

@@ -1,9 +1,11 @@
 //! The block scan (`jsonscan::blocks`, SIMD where the build has it) against the scalar scan it
 //! replaces (`jsonscan::lex::skip_nested_scalar`, the reference): the same end, cut or not, from
 //! every bracket of the real and generated traces, from every offset of generated JSON full of
-//! escapes and brackets inside strings, of damaged text, and with the buffer cut at every length.
+//! escapes and brackets inside strings, of damaged text, and with the buffer cut at every length;
+//! and the scan that keeps a block's masks between calls (`blocks::Cursor`) from the same offsets,
+//! one cursor per buffer, called in file order (as the event scanner does) and in a random order.
 
-use memlens::jsonscan::blocks::skip_nested_blocks;
+use memlens::jsonscan::blocks::{skip_nested_blocks, Cursor};
 use memlens::jsonscan::lex::{skip_nested, skip_nested_scalar, Scan};
 use std::path::{Path, PathBuf};
 
@@ -17,6 +19,37 @@ fn same(b: &[u8], i: usize, what: &str) {
         b.len()
     );
     assert_eq!(skip_nested(b, i), want, "{what}: skip_nested from {i}");
+    assert_eq!(
+        Cursor::default().skip_nested(b, i),
+        want,
+        "{what}: a new cursor from {i}"
+    );
+}
+
+/// One cursor over `b` from each of `starts` in their order, then a new one in a random order,
+/// against the scalar scan.
+fn walk(b: &[u8], starts: &[usize], what: &str) {
+    let mut cur = Cursor::default();
+    for &i in starts {
+        let want = skip_nested_scalar(b, i);
+        assert_eq!(cur.skip_nested(b, i), want, "{what}: kept cursor from {i}");
+    }
+    let mut shuffled = starts.to_vec();
+    fastrand::Rng::with_seed(b.len() as u64).shuffle(&mut shuffled);
+    let mut cur = Cursor::default();
+    for &i in &shuffled {
+        let want = skip_nested_scalar(b, i);
+        assert_eq!(
+            cur.skip_nested(b, i),
+            want,
+            "{what}: kept cursor, random order, from {i}"
+        );
+    }
+}
+
+/// Every offset of `b`.
+fn every(b: &[u8]) -> Vec<usize> {
+    (0..b.len()).collect()
 }
 
 fn traces(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -41,12 +74,14 @@ fn every_bracket_of_the_fixture_traces() {
     let mut done = 0;
     for f in &files {
         let b = std::fs::read(f).expect("trace readable");
-        for (i, &c) in b.iter().enumerate() {
-            if matches!(c, b'{' | b'[') {
-                same(&b, i, &f.display().to_string());
-                done += 1;
-            }
+        let starts: Vec<usize> = (0..b.len())
+            .filter(|&i| matches!(b[i], b'{' | b'['))
+            .collect();
+        for &i in &starts {
+            same(&b, i, &f.display().to_string());
         }
+        walk(&b, &starts, &f.display().to_string());
+        done += starts.len();
     }
     assert!(done > 10_000, "{done} brackets compared");
 }
@@ -79,6 +114,7 @@ fn generated_trace_every_bracket_and_every_cut() {
     for &i in &starts {
         same(&trace, i, "generated trace");
     }
+    walk(&trace, &starts, "generated trace");
     // Cuts: every length from each of the first events to past its end.
     let mut events = 0;
     for &i in &starts {
@@ -170,6 +206,7 @@ fn random_json_with_escapes_every_offset_and_every_cut() {
         for i in 0..b.len() {
             same(&b, i, &format!("random JSON round {round}"));
         }
+        walk(&b, &every(&b), &format!("random JSON round {round}"));
         // Every cut of the shorter events (a cut inside a long one is no different).
         for &(s, e) in events.iter().filter(|(s, e)| e - s < 700) {
             for k in s..(e + 8).min(b.len()) {
@@ -193,6 +230,7 @@ fn damaged_text_every_offset() {
         for i in 0..b.len() {
             same(&b, i, "damaged text");
         }
+        walk(&b, &every(&b), "damaged text");
     }
 }
 
@@ -208,6 +246,7 @@ fn escapes_across_block_edges() {
             for i in 0..b.len() {
                 same(&b, i, &format!("pad {pad}, {run} backslashes"));
             }
+            walk(&b, &every(&b), &format!("pad {pad}, {run} backslashes"));
         }
     }
 }

@@ -2,15 +2,16 @@
 //! events, strings, numbers and escapes are cut at every position) and several parallel pieces, against one
 //! whole-buffer read of the same bytes. Nothing may panic; warnings name the file and a byte
 //! inside it; a clean file (no warning in the whole read) gives exactly the same ops, steps,
-//! queue events and event count whatever the chunking. The block skip (SIMD) and the scalar skip
-//! it replaced find the same end from the first brackets of the input.
+//! queue events and event count whatever the chunking. The block skip (SIMD), the block skip that
+//! keeps a block's masks between calls (one cursor over the input, as the event scanner uses it)
+//! and the scalar skip they replaced find the same end from the first brackets of the input.
 #![no_main]
 
 #[path = "common/mod.rs"]
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use memlens::jsonscan::blocks::skip_nested_blocks;
+use memlens::jsonscan::blocks::{skip_nested_blocks, Cursor};
 use memlens::jsonscan::lex::skip_nested_scalar;
 use memlens::profiler::trace::{read_trace, Trace, TraceOptions};
 use memlens::profiler::Interner;
@@ -88,18 +89,17 @@ fn run(data: &[u8]) {
     // of the thread pool, and cut events are scanned again from their start).
     let batch = (usize::from(ctl & 0x3F) + 1).max(body.len() / 256);
     let pieces = usize::from(ctl >> 6) * 2 + 1;
-    // The two skips agree (from the first brackets only: each skip may run to the end).
+    // The skips agree (from the first brackets only: each skip may run to the end).
+    let mut cursor = Cursor::default();
     for (i, _) in body
         .iter()
         .enumerate()
         .filter(|(_, &c)| matches!(c, b'{' | b'['))
         .take(32)
     {
-        assert_eq!(
-            skip_nested_blocks(body, i),
-            skip_nested_scalar(body, i),
-            "from {i}"
-        );
+        let want = skip_nested_scalar(body, i);
+        assert_eq!(skip_nested_blocks(body, i), want, "from {i}");
+        assert_eq!(cursor.skip_nested(body, i), want, "cursor from {i}");
     }
     let whole = read(body, 1 << 30, 1);
     let small = read(body, batch, pieces);

@@ -18,6 +18,7 @@ from typing import Any, Iterator, List, Optional, Sequence, Union
 
 from . import _native
 from ._native import MemlensError
+from ._words import plural as _plural
 
 __all__ = ["analyze", "somas", "Job", "Somas", "MemlensError", "EVENT_CONTRACT_COLUMNS"]
 __version__ = _native.__version__
@@ -76,7 +77,7 @@ class Job(Mapping):
         return len(self._report)
 
     def __repr__(self) -> str:
-        return f"<memlens.Job: {len(self._report.get('ranks', []))} rank(s), {len(self.warnings)} warning(s)>"
+        return f"<memlens.Job: {_plural(len(self._report.get('ranks', [])), 'rank')}, {_plural(len(self.warnings), 'warning')}>"
 
     @property
     def report(self) -> dict:

@@ -23,6 +23,7 @@ import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import _native
+from ._words import plural
 
 __all__ = ["analyze_job", "main"]
 
@@ -155,7 +156,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     a = p.parse_args(argv)
     s = analyze_job(a.root, address=a.address, out=a.out, rerun=a.rerun)
     t = s["totals"]
-    print(f"{t['ranks']} rank(s): {t['ok']} summarised, {t['failed']} failed; written to {a.out}")
+    print(f"{plural(t['ranks'], 'rank')}: {t['ok']:,} summarised, {t['failed']:,} failed; written to {a.out}")
     for n in s["nodes"]:
         if "error" in n:
             print(f"  node {n['node_id']}: discovery failed: {n['error']}", file=sys.stderr)

@@ -145,13 +145,22 @@ struct State {
 }
 
 impl State {
-    /// One block (`len` of its 64 bytes are real) starting at `pos`; `Some(end)` when the value
-    /// ends in it.
+    /// One block starting at `pos`, of which bytes `from..len` are scanned (`from < 64`, `len <=
+    /// 64`: a value may start inside a block, and the buffer may end inside one); `Some(end)` when
+    /// the value ends in it.
     #[inline(always)]
-    fn block(&mut self, m: Masks, bytes: &[u8], pos: usize, len: usize) -> Option<usize> {
-        let valid = if len >= 64 { !0 } else { (1u64 << len) - 1 };
+    fn block(
+        &mut self,
+        m: Masks,
+        bytes: &[u8],
+        pos: usize,
+        from: usize,
+        len: usize,
+    ) -> Option<usize> {
+        let below_len = if len >= 64 { !0 } else { (1u64 << len) - 1 };
+        let valid = below_len & (!0u64 << (from & 63));
         if self.esc || m.backslash & valid != 0 {
-            return self.bytewise(bytes, pos, len);
+            return self.bytewise(bytes, pos + from, len.saturating_sub(from));
         }
         let quote = m.quote & valid;
         let mut inside = prefix_xor(quote);
@@ -221,7 +230,7 @@ fn skip_with(b: &[u8], i: usize, classify: impl Fn(&[u8; 64]) -> Masks) -> Scan 
     while let Some(block) = b.get(pos..pos + 64) {
         let mut arr = [0u8; 64];
         arr.copy_from_slice(block);
-        if let Some(end) = st.block(classify(&arr), b, pos, 64) {
+        if let Some(end) = st.block(classify(&arr), b, pos, 0, 64) {
             return Scan::Done(end);
         }
         pos += 64;
@@ -233,11 +242,117 @@ fn skip_with(b: &[u8], i: usize, classify: impl Fn(&[u8; 64]) -> Masks) -> Scan 
         if let Some(head) = arr.get_mut(..rest.len()) {
             head.copy_from_slice(rest);
         }
-        if let Some(end) = st.block(classify(&arr), b, pos, rest.len()) {
+        if let Some(end) = st.block(classify(&arr), b, pos, 0, rest.len()) {
             return Scan::Done(end);
         }
     }
     Scan::Cut
+}
+
+/// The masks of the block a scan last classified in one buffer. The events of a piece follow one
+/// another within a few hundred bytes, so an event mostly starts in the block where the previous
+/// one ended: with those masks kept, and blocks aligned to the buffer rather than to each event's
+/// start, each 64-byte block of a piece is classified about once instead of once per event that
+/// touches it.
+///
+/// A cursor belongs to one buffer: a scan of another buffer takes a new one.
+#[derive(Debug, Clone, Copy)]
+pub struct Cursor {
+    /// Offset of the kept block in the buffer (`usize::MAX`: none yet).
+    at: usize,
+    masks: Masks,
+}
+
+impl Default for Cursor {
+    fn default() -> Self {
+        Cursor {
+            at: usize::MAX,
+            masks: Masks::default(),
+        }
+    }
+}
+
+impl Cursor {
+    /// End of the object or array starting at `b[i]`: the same result as
+    /// [`super::lex::skip_nested`] on any input, with the scan that chooses.
+    pub fn skip_nested(&mut self, b: &[u8], i: usize) -> Scan {
+        match kernel() {
+            _ if !HAS_SIMD => return super::lex::skip_nested_scalar(b, i),
+            Kernel::Scalar => return super::lex::skip_nested_scalar(b, i),
+            Kernel::Uncached => return skip_nested_blocks(b, i),
+            Kernel::Best | Kernel::NoAvx2 => {}
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            if avx2() {
+                // SAFETY: AVX2 was detected on this processor.
+                return unsafe { skip_cached_avx2(b, i, self) };
+            }
+            skip_cached_with(b, i, self, classify_sse2)
+        }
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        {
+            skip_cached_with(b, i, self, classify_simd128)
+        }
+        #[cfg(not(any(
+            target_arch = "x86_64",
+            all(target_arch = "wasm32", target_feature = "simd128")
+        )))]
+        {
+            skip_cached_with(b, i, self, classify_scalar)
+        }
+    }
+}
+
+/// The scan loop of [`Cursor::skip_nested`] over a classifier: blocks at multiples of 64 in `b`,
+/// the first one scanned from `i`, each classified unless it is the cursor's.
+#[inline(always)]
+fn skip_cached_with(
+    b: &[u8],
+    i: usize,
+    cur: &mut Cursor,
+    classify: impl Fn(&[u8; 64]) -> Masks,
+) -> Scan {
+    let mut st = State::default();
+    let mut pos = i - i % 64;
+    let mut from = i % 64;
+    while pos < b.len() {
+        let len = (b.len() - pos).min(64);
+        let m = if cur.at == pos {
+            cur.masks
+        } else {
+            let m = match b
+                .get(pos..pos + 64)
+                .and_then(|s| <&[u8; 64]>::try_from(s).ok())
+            {
+                Some(block) => classify(block),
+                None => {
+                    // The buffer's last block, padded with blanks (which are not structural).
+                    let mut arr = [b' '; 64];
+                    if let (Some(dst), Some(src)) = (arr.get_mut(..len), b.get(pos..)) {
+                        dst.copy_from_slice(src);
+                    }
+                    classify(&arr)
+                }
+            };
+            *cur = Cursor { at: pos, masks: m };
+            m
+        };
+        if let Some(end) = st.block(m, b, pos, from, len) {
+            return Scan::Done(end);
+        }
+        pos += 64;
+        from = 0;
+    }
+    Scan::Cut
+}
+
+/// [`skip_cached_with`] compiled for AVX2, so the classifier inlines into the loop.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn skip_cached_avx2(b: &[u8], i: usize, cur: &mut Cursor) -> Scan {
+    // SAFETY (of the calls below): this function only runs where AVX2 was detected.
+    skip_cached_with(b, i, cur, |a| classify_avx2(a))
 }
 
 /// End of the object or array starting at `b[i]`, by blocks; the same result as
@@ -283,6 +398,9 @@ pub enum Kernel {
     Scalar,
     /// The block scan without AVX2 (SSE2 on x86_64).
     NoAvx2,
+    /// The block scan with the best classifier, each value's blocks classified from its own
+    /// start ([`Cursor`] keeps nothing between calls): the scan before the cursor, to compare.
+    Uncached,
 }
 
 static KERNEL: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
@@ -293,6 +411,7 @@ pub fn use_kernel(k: Kernel) {
         Kernel::Best => 0,
         Kernel::Scalar => 1,
         Kernel::NoAvx2 => 2,
+        Kernel::Uncached => 3,
     };
     KERNEL.store(v, std::sync::atomic::Ordering::Relaxed);
 }
@@ -302,6 +421,7 @@ pub fn kernel() -> Kernel {
     match KERNEL.load(std::sync::atomic::Ordering::Relaxed) {
         1 => Kernel::Scalar,
         2 => Kernel::NoAvx2,
+        3 => Kernel::Uncached,
         _ => Kernel::Best,
     }
 }

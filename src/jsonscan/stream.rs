@@ -3,6 +3,7 @@
 //! to be real skipped without keeping them, damage reported by byte offset and skipped to the next
 //! event. What an event means is the [`EventSink`]'s business.
 
+use super::blocks::Cursor;
 use super::lex::{describe_byte, is_ws, next_after_garbage, next_boundary, skip_ws, Scan, Skipper};
 use crate::diag::Diagnostic;
 use crate::source::Source;
@@ -22,8 +23,10 @@ pub struct Found {
 /// (`{`) and says where it ends, keeping what it needs in itself. One sink per piece; pieces run
 /// in parallel, so a sink keeps piece-local ids that its reader merges in file order.
 pub trait EventSink: Default + Send {
-    /// Scans the event starting at `b[i]`.
-    fn event(&mut self, b: &[u8], i: usize, found: &mut Found) -> Scan;
+    /// Scans the event starting at `b[i]`. `skip` finds where a value of `b` ends
+    /// ([`Cursor::skip_nested`]); it is the piece's one cursor, so the blocks the previous event
+    /// ended in are not classified again.
+    fn event(&mut self, b: &[u8], i: usize, skip: &mut Cursor, found: &mut Found) -> Scan;
 }
 
 /// One piece's scan.
@@ -75,6 +78,7 @@ fn scan_piece<S: EventSink>(b: &[u8], start: usize, limit: usize, event: &str) -
         ..Piece::default()
     };
     let mut i = start;
+    let mut cursor = Cursor::default();
     loop {
         // Between events: blanks, commas (a trailing `,]` included), the opening `[`.
         while let Some(&c) = b.get(i) {
@@ -95,7 +99,7 @@ fn scan_piece<S: EventSink>(b: &[u8], start: usize, limit: usize, event: &str) -
                 out.stop = i + 1;
                 return out;
             }
-            Some(b'{') => match out.sink.event(b, i, &mut out.found) {
+            Some(b'{') => match out.sink.event(b, i, &mut cursor, &mut out.found) {
                 Scan::Done(e) => {
                     out.events += 1;
                     if e - i > MAX_EVENT_BYTES {
@@ -548,7 +552,7 @@ mod tests {
     struct Ids(Vec<String>);
 
     impl EventSink for Ids {
-        fn event(&mut self, b: &[u8], i: usize, _found: &mut Found) -> Scan {
+        fn event(&mut self, b: &[u8], i: usize, _skip: &mut Cursor, _found: &mut Found) -> Scan {
             let mut id = None;
             let r = scan_object(b, i, &mut |k, s, e| {
                 if k == b"id" {

@@ -24,7 +24,8 @@
 use super::csv_common::parse_scaled;
 use super::Interner;
 use crate::diag::Diagnostic;
-use crate::jsonscan::lex::{scan_object, skip_nested, str_lossy, unquote};
+use crate::jsonscan::blocks::Cursor;
+use crate::jsonscan::lex::{scan_object, str_lossy, unquote};
 use crate::jsonscan::{scan_stream, EventSink, Found, Scan, StreamOptions};
 use crate::source::Source;
 
@@ -174,14 +175,14 @@ struct TorchSink {
 impl EventSink for TorchSink {
     /// Finds the end of the event at `i`; parses it fully only if its bytes mention one of the
     /// kept categories (most events do not, and are skipped without reading their members).
-    fn event(&mut self, b: &[u8], i: usize, found: &mut Found) -> Scan {
+    fn event(&mut self, b: &[u8], i: usize, skip: &mut Cursor, found: &mut Found) -> Scan {
         // torch_npu writes `cat` before `args`, so in a kept event the category shows within its
         // first few hundred bytes: parse such an event directly instead of skipping it first and
         // parsing it again (a wrong guess only costs a full parse of one small event).
         if self.cands.hit(b, i, i.saturating_add(256)) {
             return scan_event(b, i, self, found);
         }
-        let end = match skip_nested(b, i) {
+        let end = match skip.skip_nested(b, i) {
             Scan::Done(e) => e,
             other => return other,
         };

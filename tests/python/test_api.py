@@ -189,3 +189,9 @@ def test_stub_lists_the_public_api():
     stub = (ROOT / "python" / "memlens" / "__init__.pyi").read_text()
     for name in memlens.__all__:
         assert f"def {name}(" in stub or f"class {name}(" in stub or f"{name}:" in stub, name
+
+
+def test_job_repr_counts_ranks_and_warnings_in_words(job):
+    ranks, warnings = len(job["ranks"]), len(job.warnings)
+    want = f"<memlens.Job: {ranks} rank{'' if ranks == 1 else 's'}, {warnings} warning{'' if warnings == 1 else 's'}>"
+    assert repr(job) == want
