@@ -6,7 +6,10 @@
 //      only grows, so that is the peak).
 // Needs a built page (npm run build) and the release CLI (cargo build --release --bin memlens).
 //   node scripts/bench-profiler-page.mjs [--dir /tmp/memlens-bench] [--runs 2] [--skip-2g] [--keep]
-//                                        [--baseline OTHER_WWW]
+//                                        [--baseline OTHER_WWW] [--pools Q1,Q2] [--job64]
+// --pools 'workers=2,workers=2&poolEngine=threads' also measures the page with each query string
+// (a worker pool of N readers, see www/worker-pool.js) beside the page's one worker, in the same
+// runs; the overview then comes from the readers' rank summaries and one rank is opened.
 // --baseline serves a second built page (e.g. a copy of www/ built from an earlier commit) and
 // measures it in turn with this one, run by run, so that the two compare as ratios in one run.
 // Generated files are deleted at the end unless --keep.
@@ -50,11 +53,11 @@ function sizeOf(dir) {
 }
 
 /** Picks `dir` in the page and times the overview and the ready state (ms from the pick). */
-async function measure(server, dir, { timeout = 600000 } = {}) {
+async function measure(server, dir, { timeout = 600000, query = '' } = {}) {
   const b = await openBrowser();
   try {
     const page = await b.page();
-    await page.goto(server.url);
+    await page.goto(query ? `${server.url}?${query}` : server.url);
     const threads = await engineThreads(page);
     // Timestamps taken in the page, so that polling does not add to them.
     await page.evaluate(() => {
@@ -73,10 +76,10 @@ async function measure(server, dir, { timeout = 600000 } = {}) {
     await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.memoryReadyBytes, null, { timeout: 60000 }).catch(() => {});
     const r = await page.evaluate(() => {
       const a = document.querySelector('[data-testid="ascend"]');
-      return { ...window.__bench, timings: a?.dataset.timings, memoryBytes: Number(a?.dataset.memoryBytes || 0), memoryReadyBytes: Number(a?.dataset.memoryReadyBytes || 0), rows: [...document.querySelectorAll('[data-testid="rank-row"]')].map((t) => t.dataset.rows) };
+      return { ...window.__bench, timings: a?.dataset.timings, memoryBytes: Number(a?.dataset.memoryBytes || 0), memoryReadyBytes: Number(a?.dataset.memoryReadyBytes || 0), readerMemory: JSON.parse(a?.dataset.readerMemoryBytes || '[]'), rows: [...document.querySelectorAll('[data-testid="rank-row"]')].map((t) => t.dataset.rows) };
     });
     const errors = await page.textContent('#error-list');
-    return { timings: r.timings, threads, overviewMs: r.overview - r.pick, readyMs: r.ready - r.pick, memoryBytes: r.memoryBytes, memoryReadyBytes: r.memoryReadyBytes, rows: r.rows, errors };
+    return { timings: r.timings, threads, overviewMs: r.overview - r.pick, readyMs: r.ready - r.pick, memoryBytes: r.memoryBytes, memoryReadyBytes: r.memoryReadyBytes, readerMemory: r.readerMemory, rows: r.rows, errors };
   } finally {
     await b.close();
   }
@@ -99,21 +102,42 @@ async function baselineServer(isolate) {
 const baseIsolated = await baselineServer(true);
 const basePlain = await baselineServer(false);
 /** The pages to measure for one engine: this build, and the baseline when given. */
-const variants = (server, base) => [['', server], ...(base ? [['baseline ', base]] : [])];
+const pools = (opt('--pools', '') || '').split(',').filter(Boolean);
+const variants = (server, base) => [['', server, ''], ...pools.map((q) => [`${q} `, server, q]), ...(base ? [['baseline ', base, '']] : [])];
 try {
   const job = path.join(base, 'job-2x2');
   generate(job, ['--roles', '2', '--ranks', '2', '--trace-mb', '100', '--rows', '50000', '--steps', '2', '--seed', '3']);
   console.log(`job: ${mib(sizeOf(job))} on disk`);
   for (const [name, server, base] of [['threaded', isolated, baseIsolated], ['single-threaded', plain, basePlain]]) {
     for (let run = 1; run <= runs; run++) {
-      for (const [which, srv] of variants(server, base)) {
+      for (const [which, srv, query] of variants(server, base)) {
         const load = loadavg()[0].toFixed(1);
         // The native CLI on the same files at the same moment: the machine's load moves both alike.
         const t = performance.now();
         execFileSync(CLI, ['profiler', '--json', job], { stdio: 'ignore' });
         const native = performance.now() - t;
-        const m = await measure(srv, job);
-        console.log(`${which}${name} (${m.threads} thread(s)) run ${run} (load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views, rows ${m.rows.join('/')}, worker ms ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
+        const m = await measure(srv, job, { query });
+        const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')}` : '';
+        console.log(`${which}${name} (${m.threads} thread(s)) run ${run} (load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}, rows ${m.rows.join('/')}, worker ms ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
+      }
+    }
+  }
+  if (args.includes('--job64')) {
+    // Bounded memory per job: 64 ranks (2 roles × 32, 16 MiB traces) read by the page's one
+    // worker, which holds every rank's analysis, and by each pool of --pools, which holds the
+    // rank summaries and one opened rank.
+    const wide = path.join(base, 'job-64');
+    generate(wide, ['--roles', '2', '--ranks', '32', '--trace-mb', '16', '--rows', '20000', '--steps', '2', '--seed', '11']);
+    console.log(`64-rank job: ${mib(sizeOf(wide))} on disk`);
+    for (const [name, server] of [['threaded', isolated], ['single-threaded', plain]]) {
+      for (const [which, srv, query] of variants(server, null)) {
+        const load = loadavg()[0].toFixed(1);
+        const t = performance.now();
+        execFileSync(CLI, ['profiler', '--json', wide], { stdio: 'ignore' });
+        const native = performance.now() - t;
+        const m = await measure(srv, wide, { query });
+        const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')}` : '';
+        console.log(`64 ranks, ${which}${name} (${m.threads} thread(s), load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), all views ready ${s(m.readyMs)}, page worker's wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}${m.errors ? `, errors: ${m.errors}` : ''}`);
       }
     }
   }

@@ -172,7 +172,7 @@ async function load(items) {
     }
     const summaries = new Set(inventory.units.filter((u) => u.kind === 'job-summary').map((u) => u.path));
     keptSummaries = items.filter((i) => summaries.has(i.path));
-    await present(seq, inventory, comparablePair(inventory, items), unreadable.map((u) => `${u.path}: ${u.error}`));
+    await present(seq, inventory, comparablePair(inventory, items), unreadable.map((u) => `${u.path}: ${u.error}`), items);
   } catch (err) {
     if (seq !== loadSeq || err instanceof Cancelled) return;
     setStatus('error', 'error');
@@ -189,11 +189,11 @@ async function load(items) {
  * Shows an analysed drop — its inputs table and one tab per analysis — with the "compare these"
  * offer for `pair` (or none) and `problems`; the status is ready when every tab is.
  */
-async function present(seq, inventory, pair, problems) {
+async function present(seq, inventory, pair, problems, items = null) {
   renderInventory(inventory);
   analysed = true;
   compactDropZone();
-  mountAnalyses(inventory);
+  mountAnalyses(inventory, items);
   showOffer($('compare-offer'), pair, (base, candidate) => openCompare().compare(base, candidate));
   showErrors(problems);
   // The analyses read their files after mounting; the page is ready when they all are.
@@ -274,12 +274,15 @@ document.addEventListener('drop', async (ev) => {
 // ---- tabs: the inputs table and one tab per analysis family that accepts the drop ---------
 let mounted = [];
 
-function mountAnalyses(inventory) {
+function mountAnalyses(inventory, items) {
   for (const m of mounted) if (m.handle && m.handle.unmount) m.handle.unmount();
   mounted = [];
   const panels = $('analysis-panels');
   panels.replaceChildren();
-  const ctx = { client, inventory, setStatus, showProgress, hideProgress, showErrors };
+  // `shared`: what one tab hands to another (the torch_npu tab's rank summaries); `dropped()`:
+  // the drop as the worker's `load` request, for a tab that reads it with workers of its own
+  // (null for a side of a comparison: its files are in the worker alone).
+  const ctx = { client, inventory, setStatus, showProgress, hideProgress, showErrors, shared: {}, dropped: items ? () => loadRequest(items) : null };
   for (const a of analyses) {
     if (!a.accepts(inventory)) continue;
     const panel = el('section', { id: `panel-${a.id}`, class: 'analysis', role: 'tabpanel' });

@@ -11,7 +11,9 @@ export class Cancelled extends Error {
 }
 
 export class EngineClient {
-  constructor() {
+  /** `params` go to each worker it starts (see `spawnWorker`). */
+  constructor(params = {}) {
+    this.params = params;
     this.nextId = 1;
     this.pending = new Map();
     this.engine = new Promise((resolve, reject) => {
@@ -23,7 +25,7 @@ export class EngineClient {
 
   /** Starts a worker; the first one's engine announcement settles `this.engine`. */
   start() {
-    const worker = spawnWorker();
+    const worker = spawnWorker(this.params);
     this.worker = worker;
     worker.onmessage = (ev) => {
       if (worker === this.worker) this.onMessage(ev.data);
@@ -50,6 +52,18 @@ export class EngineClient {
     for (const p of pending) p.reject(new Cancelled());
   }
 
+  /**
+   * Stops the worker for good (a pool's reader whose work is done or cancelled): its memory is
+   * freed and pending requests fail with `Cancelled`; no worker replaces it.
+   */
+  terminate() {
+    this.worker.terminate();
+    this.worker = null;
+    const pending = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of pending) p.reject(new Cancelled());
+  }
+
   onMessage(msg) {
     if (msg.type === 'engine') return this.resolveEngine(msg);
     if (msg.type === 'engine-error') return this.rejectEngine(new Error(msg.message));
@@ -67,6 +81,7 @@ export class EngineClient {
   /** Sends `method(params)` to the worker; resolves with its answer. */
   call(method, params, onProgress) {
     const id = this.nextId++;
+    if (!this.worker) return Promise.reject(new Cancelled());
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onProgress });
       this.worker.postMessage({ id, method, params });

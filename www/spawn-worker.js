@@ -2,8 +2,12 @@
 // starts the same code from a Blob URL, because file:// pages cannot load module workers.
 // A page served by `memlens serve` carries <meta name="memlens-engine" content="native">: its worker
 // then sends the analyses to that engine.
-export function spawnWorker() {
+// `params` (optional) go to the worker in its URL: `threads` caps the threaded engine's pool,
+// `engine: 'single'` asks for the single-threaded engine (the readers of a worker pool).
+export function spawnWorker(params = {}) {
   const native = document.querySelector('meta[name="memlens-engine"]')?.content === 'native';
-  const url = new URL(native ? './worker.js?engine=native' : './worker.js', import.meta.url);
+  const url = new URL('./worker.js', import.meta.url);
+  if (native) url.searchParams.set('engine', 'native');
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) url.searchParams.set(k, String(v));
   return new Worker(url, { type: 'module', name: 'memlens' });
 }

@@ -6,18 +6,23 @@ import { modules } from './worker-modules.js';
 import { probeNative, nativeModule } from './native-engine.js';
 
 serve(async () => {
-  if (new URLSearchParams(self.location.search).get('engine') === 'native') {
+  const query = new URLSearchParams(self.location.search);
+  if (query.get('engine') === 'native') {
     const info = await probeNative();
     if (info) return { mod: nativeModule(info), build: 'native', reason: null };
   }
   const isolated = self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
   let reason = isolated ? null : 'page is not cross-origin isolated';
-  if (isolated) {
+  // A reader of a worker pool may be asked for the single-threaded engine, or for fewer threads
+  // than the cores (the pool shares them among its workers).
+  if (isolated && query.get('engine') === 'single') reason = 'a reader of a worker pool';
+  const threads = Math.max(1, Number(query.get('threads')) || navigator.hardwareConcurrency || 2);
+  if (isolated && query.get('engine') !== 'single') {
     try {
       const mod = await import('./pkg-threads/memlens.js');
       await mod.default();
       // rayon's pool must exist before the first parallel call, or it silently runs on one thread.
-      await mod.initThreadPool(navigator.hardwareConcurrency || 2);
+      await mod.initThreadPool(threads);
       return { mod, build: 'threads', reason: null };
     } catch (err) {
       reason = `threaded engine failed to start: ${err && err.message ? err.message : err}`;

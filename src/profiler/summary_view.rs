@@ -127,11 +127,18 @@ impl SummaryView {
     /// Reads a job summary from its text (`file` names it in diagnostics).
     pub fn from_text(file: &str, text: &str) -> Result<SummaryView, Diagnostic> {
         let ranks = read_ranks(file, text)?;
-        Ok(SummaryView {
+        Ok(SummaryView::from_ranks(file, ranks))
+    }
+
+    /// A job of rank summaries already at hand (the page's parallel readers each send the
+    /// summaries of their ranks; `file` names the job in diagnostics). The order they come in
+    /// does not matter: the merge orders the ranks.
+    pub fn from_ranks(file: &str, ranks: Vec<RankSummary>) -> SummaryView {
+        SummaryView {
             file: file.to_string(),
             job: JobSummary::merge(ranks),
             raw: Vec::new(),
-        })
+        }
     }
 
     /// The merged job.

@@ -4,6 +4,7 @@
 
 use super::err;
 use super::session::Session;
+use crate::profiler::summary::RankSummary;
 use crate::profiler::summary_view::{Request, SummaryView};
 use wasm_bindgen::prelude::*;
 
@@ -21,6 +22,24 @@ impl JobSummaryView {
         let src = session.source(path).map_err(err)?;
         let view = SummaryView::open(&*src).map_err(err)?;
         Ok(JobSummaryView { view })
+    }
+
+    /// The job of the rank summaries in `ranks` (a JSON array of rank summaries, as text so that
+    /// nanoseconds since the epoch stay exact), in any order.
+    #[wasm_bindgen(js_name = fromRanks)]
+    pub fn from_ranks(ranks: &str) -> Result<JobSummaryView, JsError> {
+        let ranks: Vec<RankSummary> = serde_json::from_str(ranks)
+            .map_err(|e| err(format!("not a list of rank summaries: {e}")))?;
+        Ok(JobSummaryView {
+            view: SummaryView::from_ranks("the dropped job", ranks),
+        })
+    }
+
+    /// The job as a job summary file holds it, byte for byte what `memlens profiler --summary`
+    /// writes for the same ranks.
+    #[wasm_bindgen(js_name = fileText)]
+    pub fn file_text(&self) -> Result<String, JsError> {
+        self.view.job().to_json().map_err(err)
     }
 
     /// Answers a request (`{"method", "params"}`, see [`Request`]) with JSON text.

@@ -26,6 +26,22 @@ impl ProfilerView {
         }
     }
 
+    /// The job's ranks as units of reading (JSON list of `RankPart`: role, rank, step, run
+    /// folders, bytes), for the page to share them among its workers.
+    pub fn parts(&self, session: &Session) -> Result<String, JsError> {
+        serde_json::to_string(&self.view.parts(session.set())).map_err(err)
+    }
+
+    /// Keeps only the ranks with a run folder among `run_dirs` (a JSON list of paths); call
+    /// before `analyze`, then `request` answers the plan of what is kept.
+    #[wasm_bindgen(js_name = keepRanks)]
+    pub fn keep_ranks(&mut self, session: &Session, run_dirs: &str) -> Result<(), JsError> {
+        let dirs: Vec<String> = serde_json::from_str(run_dirs)
+            .map_err(|e| err(format!("not a list of run folders: {e}")))?;
+        self.view.keep_ranks(session.set(), &dirs);
+        Ok(())
+    }
+
     /// Reads and analyses every rank (`progress(path, done, total)` per chunk read).
     pub fn analyze(&mut self, session: &Session, progress: &Function) {
         let report = |path: &str, done: u64, total: u64| {

@@ -136,3 +136,42 @@ test('a new drop while a job is read replaces it: the old read stops, the new dr
     await b.close();
   }
 });
+
+test('with a pool of readers (?workers=2) Cancel terminates every reader and the page’s worker', async () => {
+  const total = bytesUnder(BIG);
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(`${server.url}?workers=2`);
+    await engineThreads(page);
+    const before = page.workers().length;
+    await whileReading(page, false);
+    // The readers are running now: the page's worker (and its threads) and two more.
+    const workers = page.workers();
+    assert.ok(workers.length >= before + 2, `${workers.length} workers while the pool reads, ${before} before`);
+    let timer;
+    const late = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error('the readers of the stopped load still run')), 30000);
+    });
+    const closed = Promise.race([late, Promise.all(workers.map((w) => new Promise((r) => w.once('close', r))))]).finally(() => clearTimeout(timer));
+    const seen = await page.evaluate(() => {
+      const phase = document.querySelector('[data-testid="ascend-phase"]');
+      const info = { text: phase.textContent, done: Number(phase.dataset.done) };
+      document.querySelector('[data-testid="cancel"]').click();
+      return info;
+    });
+    assert.ok(seen.done > 0 && seen.done < total, `part of the job read: ${seen.done} of ${total}`);
+    assert.match(seen.text, /^Reading: [\d.]+ [KMG]iB of [\d.]+ [KMG]iB \(2 ranks, 2 workers\) — /);
+    assert.equal(await page.getAttribute('[data-testid="status"]', 'data-state'), 'cancelled');
+    await closed;
+    // The next drop is read by a fresh pool.
+    await page.setInputFiles('input[data-testid="folder-input"]', TEXT);
+    assert.equal(await settled(page, 120000), 'ready');
+    await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
+    assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-readers'), '2');
+    assert.equal(await page.textContent('#error-list'), '');
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});

@@ -80,6 +80,8 @@ before(async () => {
     out: { ...a.files, 'summary.json': a.stdout },
   };
   assert.deepEqual(Object.keys(a.files).sort(), ASCEND_FILES.filter((n) => n.endsWith('.csv')).sort());
+  run(['profiler', 'job', 'text', '--summary', 'job.memlens.json', '--json'], 2);
+  ascend.summaryFile = readFileSync(path.join(tmp, 'job.memlens.json'));
 });
 
 after(async () => {
@@ -163,4 +165,43 @@ for (const engine of ENGINES) {
       await b.close();
     }
   });
+}
+
+// The job read by a pool of workers (`?workers=N`): the job summary it makes of the readers'
+// rank summaries is what `memlens profiler --summary` writes, and the opened rank's exports are
+// the same bytes, whatever the number of readers and the engine they run.
+const POOLED = [];
+for (const engine of ENGINES.slice(0, 2)) {
+  for (const workers of [1, 3]) {
+    test(`torch_npu with ${workers} reader(s) of the ${engine.name}: the job summary is the CLI's, byte for byte`, async () => {
+      const b = await openBrowser();
+      try {
+        const page = await b.page();
+        const { url, origin } = where(engine);
+        await page.goto(`${url}?workers=${workers}`);
+        assert.ok(engine.threads(await engineThreads(page)));
+        await dropFiles(page, ascend.files);
+        assert.equal(await settled(page, 180000), 'ready');
+        await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 180000 });
+        assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-readers'), String(workers));
+        const summary = await downloadOf(page, '[data-testid="export-job-summary"]');
+        assert.ok(summary.equals(ascend.summaryFile), `${engine.name}, ${workers} reader(s): job.memlens.json differs from memlens profiler --summary`);
+        const opened = {};
+        for (const name of ASCEND_FILES) {
+          const id = name.replace(/[._]/g, '-').replace(/-csv$/, '');
+          opened[name] = await downloadOf(page, `[data-testid="ascend-opened"] [data-testid="export-${id}"]`);
+        }
+        // The opened rank is the job's peak rank: its exports hold its rows alone.
+        assert.ok(opened['memory_events.csv'].length > 0 && opened['memory_events.csv'].length < ascend.out['memory_events.csv'].length);
+        POOLED.push({ what: `${engine.name}, ${workers} reader(s)`, opened });
+        for (const other of POOLED) {
+          for (const name of ASCEND_FILES) assert.ok(other.opened[name].equals(opened[name]), `${name} of the opened rank: ${other.what} and ${engine.name}, ${workers} reader(s) differ`);
+        }
+        if (origin !== 'file://') assert.deepEqual(foreignRequests(b.requests, origin), []);
+        assert.deepEqual(pageErrors(b), []);
+      } finally {
+        await b.close();
+      }
+    });
+  }
 }

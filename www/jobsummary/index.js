@@ -55,11 +55,12 @@ function mount(panel, ctx) {
     }
     let report = answer.overview;
     // Run folders dropped with the summary (or after it) replace the ranks they match; the
-    // torch_npu tab analyses them (the worker answers in order: its job is loaded by now).
+    // torch_npu tab analyses them and hands their summaries over once it has them.
     let rawError = null;
     if (ctx.inventory.units.some((u) => u.kind === 'ascend-run')) {
       try {
-        const ranks = await client.call('ascend.rankSummaries', {});
+        if (!ctx.shared || !ctx.shared.rankSummaries) throw new Error('the torch_npu tab is not open');
+        const ranks = await ctx.shared.rankSummaries();
         report = await client.call('summary.raw', { ranks });
       } catch (err) {
         rawError = err.message;

@@ -16,6 +16,8 @@ import { throughput } from '../ui/throughput.js';
 import { callStack } from './stack.js';
 import { liveSet, unreleasedSet } from './groups.js';
 import { exportView } from './export.js';
+import { mountPooled } from './pooled.js';
+import { poolSize } from '../worker-pool.js';
 
 /** The analysis module (see www/analyses.js). */
 export const profiler = {
@@ -28,6 +30,19 @@ export const profiler = {
 function mount(panel, ctx) {
   const root = el('div', { class: 'ascend', 'data-testid': 'ascend', 'data-state': 'loading' });
   panel.append(root);
+  // The job's rank summaries, handed to the other tabs explicitly (the job summary tab sets a
+  // dropped rank's folder against its summary): they must not rely on the order in which a
+  // worker answers, as there may be several.
+  const size = ctx.dropped ? poolSize() : null;
+  if (size) {
+    let settle;
+    const summaries = new Promise((resolve, reject) => {
+      settle = (v) => (v instanceof Error ? reject(v) : resolve(v));
+    });
+    summaries.catch(() => {});
+    if (ctx.shared) ctx.shared.rankSummaries = () => summaries;
+    return mountPooled(root, ctx, size, { build, emptyJob, handOver: settle });
+  }
   let disposers = [];
   let unmounted = false;
 
@@ -103,6 +118,7 @@ function mount(panel, ctx) {
     await build(root, job, { ...ctx, client }, (d) => disposers.push(d));
   })();
 
+  if (ctx.shared) ctx.shared.rankSummaries = () => ready.then(() => ctx.client.call('ascend.rankSummaries', {}));
   return {
     ready,
     shown() {
@@ -143,7 +159,11 @@ function emptyJob(root, job) {
     warningsBlock(report)));
 }
 
-async function build(root, job, ctx, onDispose) {
+/**
+ * Draws the views of an analysed `job` in `root`. `options.overview === false` leaves out the job
+ * overview (a pooled tab draws the whole job's above one opened rank).
+ */
+async function build(root, job, ctx, onDispose, options = {}) {
   const { report, ranks } = job;
   const store = createState(report.ranks.length);
   // An action's answer is brought into view (ui/reveal.js); a view whose content arrives later
@@ -207,6 +227,12 @@ async function build(root, job, ctx, onDispose) {
     ],
   });
   const order = ['overview', 'memory', 'timeline', 'table', 'stack', 'live', 'unreleased', 'export'];
+  // A pooled tab's opened rank is the only rank here: the overview above chooses it.
+  if (options.overview === false) {
+    views.overview.node.hidden = true;
+    for (const l of bar.querySelectorAll('label')) l.hidden = true;
+    alignSelect.hidden = true;
+  }
   root.replaceChildren(
     views.overview.node,
     bar,
@@ -235,6 +261,8 @@ async function build(root, job, ctx, onDispose) {
     if (s.at !== null) items.push(chip(`live set at ${ms(s.at)}`, 'Time shown by the live-set view (p: back to the peak)', () => store.set({ at: null, group: null }), 'chip-at'));
     if (s.row !== null) items.push(chip(`allocation #${s.row}`, 'Selected allocation', () => store.set({ row: null }), 'chip-row'));
     chips.replaceChildren(...items);
+    // Without rank choices (a pooled tab's opened rank) the bar shows only while something is selected.
+    if (options.overview === false) bar.hidden = items.length === 0;
     root.dataset.rank = String(s.rank);
   }
 

@@ -2,6 +2,7 @@
 // here between requests; the page asks for what it draws, and every question but the typed-array
 // ones is one request to the core's view model (src/profiler/view). Times are ns relative to each
 // rank's capture start.
+import { joinLists } from '../json-lists.js';
 
 /** Progress of a load: per-file bytes read, posted as `{done, total, label, phase, files?, file}`. */
 function tracker(progress) {
@@ -50,9 +51,13 @@ function tracker(progress) {
 
 export default (ctx) => {
   let view = null;
+  // The job overview made of rank summaries the readers of a worker pool sent (a JobSummaryView).
+  let overviewView = null;
   ctx.onReset(() => {
     if (view) view.free();
     view = null;
+    if (overviewView) overviewView.free();
+    overviewView = null;
   });
   const need = () => {
     if (!view) throw new Error('no torch_npu job is loaded');
@@ -60,8 +65,11 @@ export default (ctx) => {
   };
   const ask = (method, params = {}, v = need()) => JSON.parse(v.request(JSON.stringify({ method, params })));
   return {
-    /** Loads the torch_npu job of the current drop. */
-    'ascend.open'(_params, progress) {
+    /**
+     * Loads the torch_npu job of the current drop; with `runDirs` (a list of run folders) only
+     * the ranks with a folder among them (a rank opened from the job overview of a worker pool).
+     */
+    'ascend.open'({ runDirs } = {}, progress) {
       const mod = ctx.mod();
       const session = ctx.session();
       if (!session) throw new Error('nothing was dropped yet');
@@ -70,6 +78,7 @@ export default (ctx) => {
       const t = tracker(progress);
       const t0 = performance.now();
       const v = new mod.ProfilerView(session);
+      if (runDirs) v.keepRanks(session, JSON.stringify(runDirs));
       const plan = ask('plan', {}, v);
       const t1 = performance.now();
       t.start('reading', plan);
@@ -87,6 +96,66 @@ export default (ctx) => {
         plan,
         memoryBytes: mod.memoryBytes(),
       };
+    },
+    /**
+     * The job's ranks as units of reading — role, rank, step, run folders, bytes — for a worker
+     * pool to share among its readers.
+     */
+    'ascend.parts'() {
+      const session = ctx.session();
+      if (!session) throw new Error('nothing was dropped yet');
+      const v = new (ctx.mod().ProfilerView)(session);
+      try {
+        return JSON.parse(v.parts(session));
+      } finally {
+        v.free();
+      }
+    },
+    /**
+     * A pool reader's work: the summaries of the ranks `parts` (lists of run folders), read one
+     * rank at a time so that only one rank's analysis is held at once, as the JSON text of a list
+     * (nanoseconds since the epoch exceed a double's integers). Progress: bytes of all of them.
+     */
+    'ascend.summarize'({ parts, bytes }, progress) {
+      const mod = ctx.mod();
+      const session = ctx.session();
+      if (!session) throw new Error('nothing was dropped yet');
+      let before = 0;
+      const seen = new Map();
+      const texts = [];
+      for (const dirs of parts) {
+        const v = new mod.ProfilerView(session);
+        try {
+          v.keepRanks(session, JSON.stringify(dirs));
+          seen.clear();
+          v.analyze(session, (path, d) => {
+            seen.set(path, d);
+            let n = before;
+            for (const x of seen.values()) n += x;
+            progress(Math.min(n, bytes), bytes, 'reading');
+          });
+          for (const x of seen.values()) before += x;
+          texts.push(v.request(JSON.stringify({ method: 'rankSummaries', params: {} })));
+        } finally {
+          v.free();
+        }
+      }
+      return { ranks: joinLists(texts), memoryBytes: mod.memoryBytes() };
+    },
+    /**
+     * The job overview of the rank summaries a pool's readers sent (`ranks`: the JSON text of a
+     * list, in any order), built by the core as for a job summary file.
+     */
+    'ascend.overviewOf'({ ranks }) {
+      if (overviewView) overviewView.free();
+      overviewView = null;
+      overviewView = ctx.mod().JobSummaryView.fromRanks(ranks);
+      return JSON.parse(overviewView.request('{"method":"overview"}'));
+    },
+    /** The job of `ascend.overviewOf` as a job summary file (what `memlens profiler --summary` writes). */
+    'ascend.summaryFile'() {
+      if (!overviewView) throw new Error('no job overview was made');
+      return overviewView.fileText();
     },
     'ascend.curves'({ rank, x0, x1, columns, spec }) {
       return need().curves(rank, x0, x1, columns, spec);
@@ -134,3 +203,4 @@ export default (ctx) => {
     },
   };
 };
+

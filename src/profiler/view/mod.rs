@@ -14,9 +14,11 @@
 pub mod allocations;
 pub mod layout;
 pub mod report;
+pub mod subset;
 
 pub use layout::{lifetime_layout, LifetimeLayout};
 pub use report::{job_report, job_totals, JobReport, JobTotals};
+pub use subset::RankPart;
 
 use super::analysis::{analyze_job, AnalyzeOptions, JobAnalysis, RankAnalysis, NO_OP};
 use super::attribution::{frames, is_library_frame};

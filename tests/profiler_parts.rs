@@ -1,0 +1,139 @@
+//! A job split among parallel readers, as the page's worker pool reads it: every reader
+//! classifies the whole drop, keeps the ranks it was given (`JobView::keep_ranks`) and sends their
+//! summaries; the job overview is built from the summaries in whatever order they arrive
+//! (`SummaryView::from_ranks`). The overview's ranks, matrix, outliers and totals are what
+//! `memlens profiler --json` prints for the whole job read at once, and each part's bytes are the
+//! sizes on disk of the files its reading plan names.
+
+mod common;
+
+use memlens::input::InputSet;
+use memlens::profiler::summary_view::{Request, SummaryView};
+use memlens::profiler::view::{JobView, Request as JobRequest};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::Command;
+
+const RAW: &str = "fixtures/torch_npu/msinsight-level0/text";
+
+fn dropped() -> InputSet {
+    let mut set = memlens::families::input_set();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(RAW);
+    for (rel, bytes) in common::files_under(&root) {
+        set.add_bytes(&format!("text/{rel}"), bytes);
+    }
+    set.classify();
+    set
+}
+
+/// The summaries of the ranks with a run folder among `dirs`, read by a reader of its own.
+fn summaries_of(dirs: &[String]) -> (Vec<String>, Vec<Value>) {
+    let mut set = dropped();
+    let mut v = JobView::open(&mut set);
+    v.keep_ranks(&set, dirs);
+    let planned = v.plan().iter().map(|f| f.path.clone()).collect();
+    v.analyze(&set);
+    let r: JobRequest =
+        serde_json::from_value(json!({ "method": "rankSummaries", "params": {} })).unwrap();
+    let ranks: Vec<Value> = serde_json::from_str(&v.answer(&r).unwrap()).unwrap();
+    (planned, ranks)
+}
+
+#[test]
+fn parts_name_each_rank_with_the_bytes_of_its_plan() {
+    let mut set = dropped();
+    let v = JobView::open(&mut set);
+    let parts = v.parts(&set);
+    assert_eq!(parts.len(), 2);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(RAW);
+    for (k, p) in parts.iter().enumerate() {
+        assert_eq!(p.rank, Some(k as u32));
+        assert_eq!(p.run_dirs, vec![format!("text/rank{k}_ascend_pt")]);
+        // The files the whole job's plan reads under this rank's folder, sized on disk.
+        let on_disk: u64 = v
+            .plan()
+            .iter()
+            .filter(|f| f.path.starts_with(&format!("{}/", p.run_dirs[0])))
+            .map(|f| {
+                let rel = f.path.strip_prefix("text/").unwrap();
+                std::fs::metadata(root.join(rel)).unwrap().len()
+            })
+            .sum();
+        assert!(on_disk > 0);
+        assert_eq!(p.bytes, on_disk, "bytes of {}", p.run_dirs[0]);
+    }
+}
+
+#[test]
+fn a_job_read_in_parts_has_the_overview_of_the_whole_job() {
+    let out = Command::new(env!("CARGO_BIN_EXE_memlens"))
+        .args(["profiler", RAW, "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
+
+    let (plan0, mut ranks) = summaries_of(&["text/rank0_ascend_pt".to_string()]);
+    let (plan1, ranks1) = summaries_of(&["text/rank1_ascend_pt".to_string()]);
+    assert!(!plan0.is_empty() && !plan1.is_empty());
+    assert!(
+        plan0.iter().all(|p| p.starts_with("text/rank0_ascend_pt/")),
+        "{plan0:?}"
+    );
+    assert!(
+        plan1.iter().all(|p| p.starts_with("text/rank1_ascend_pt/")),
+        "{plan1:?}"
+    );
+    assert_eq!((ranks.len(), ranks1.len()), (1, 1));
+    // The second reader's answer arrives first.
+    let mut all = ranks1;
+    all.append(&mut ranks);
+    let all = serde_json::from_value(Value::Array(all)).unwrap();
+    let mut view = SummaryView::from_ranks("the dropped job", all);
+    let o: Value = serde_json::from_str(&view.answer(&Request::Overview).unwrap()).unwrap();
+
+    let ranks = o["ranks"].as_array().unwrap();
+    let cli_ranks = cli["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), cli_ranks.len());
+    for (k, (r, c)) in ranks.iter().zip(cli_ranks).enumerate() {
+        let mut r = r.clone();
+        let m = r.as_object_mut().unwrap();
+        assert_eq!(m.remove("status"), Some(json!("ok")));
+        assert_eq!(m.remove("error"), Some(Value::Null));
+        // The CLI names folders from the path it was given; the drop from its own root.
+        let dirs = |v: &Value| -> Vec<String> {
+            v["run_dirs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d.as_str().unwrap().rsplit('/').next().unwrap().to_string())
+                .collect()
+        };
+        let ours = m.remove("run_dirs").unwrap();
+        // The page opens a rank of the overview by these folders (`JobView::keep_ranks`).
+        assert_eq!(ours, json!([format!("text/rank{k}_ascend_pt")]));
+        assert_eq!(dirs(&json!({ "run_dirs": ours })), dirs(c));
+        let mut c = c.clone();
+        c.as_object_mut().unwrap().remove("run_dirs");
+        assert_eq!(r, c);
+    }
+    assert_eq!(o["matrix"], cli["matrix"]);
+    assert_eq!(o["outliers"], cli["outliers"]);
+    for key in [
+        "ranks",
+        "rows",
+        "rows_ge",
+        "unreleased_bytes",
+        "peak_rank",
+        "peak_allocated_bytes",
+    ] {
+        assert_eq!(o["totals"][key], cli["totals"][key], "totals.{key}");
+    }
+}
+
+#[test]
+fn a_reader_given_no_known_folder_reads_nothing() {
+    let (plan, ranks) = summaries_of(&["text/elsewhere".to_string()]);
+    assert!(plan.is_empty());
+    assert!(ranks.is_empty());
+}

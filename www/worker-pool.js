@@ -1,0 +1,110 @@
+// Several dedicated workers reading one job's ranks at the same time. Each reader gets the whole
+// drop (a File crosses to a worker as a handle, not its bytes), classifies it as the page's own
+// worker does, and reads only the ranks it was given, one rank at a time; it answers their compact
+// summaries as JSON text and is terminated as soon as it has answered, so its memory is freed.
+import { EngineClient, Cancelled } from './engine-client.js';
+
+/**
+ * How many readers the page's URL asks for (`?workers=N`, N ≥ 1; `?workers=auto`: the cores the
+ * browser reports), or null: the job is then read by the page's one worker. A page served by
+ * `memlens serve` reads with the native engine, which is parallel already: null there too.
+ */
+export function poolSize(search = location.search) {
+  if (document.querySelector('meta[name="memlens-engine"]')?.content === 'native') return null;
+  const v = new URLSearchParams(search).get('workers');
+  if (v === null) return null;
+  if (v === 'auto') return Math.max(1, navigator.hardwareConcurrency || 2);
+  const n = Math.floor(Number(v));
+  return Number.isFinite(n) && n >= 1 ? Math.min(n, 64) : null;
+}
+
+/**
+ * The engine the readers run (`?poolEngine=single` or `threads`): by default the single-threaded
+ * one when there are as many readers as cores, else the threaded one with the cores shared out.
+ */
+export function readerParams(size, search = location.search) {
+  const cores = Math.max(1, navigator.hardwareConcurrency || 2);
+  const asked = new URLSearchParams(search).get('poolEngine');
+  const single = asked === 'single' || (asked !== 'threads' && size >= cores);
+  return single ? { engine: 'single' } : { threads: Math.max(1, Math.floor(cores / size)) };
+}
+
+/**
+ * Shares `parts` (each `{ bytes }`) among `n` readers, largest first to the least loaded one, so
+ * that they finish at about the same time; returns the parts' indices per reader (empty readers
+ * dropped). Ties go to the lower reader, so the split depends on the sizes alone.
+ */
+export function share(parts, n) {
+  const order = parts.map((p, i) => i).sort((a, b) => parts[b].bytes - parts[a].bytes || a - b);
+  const load = Array(n).fill(0);
+  const out = Array.from({ length: n }, () => []);
+  for (const i of order) {
+    let k = 0;
+    for (let j = 1; j < n; j++) if (load[j] < load[k]) k = j;
+    load[k] += parts[i].bytes;
+    out[k].push(i);
+  }
+  for (const o of out) o.sort((a, b) => a - b);
+  return out.filter((o) => o.length);
+}
+
+export class WorkerPool {
+  /** `size` readers at most, each started with `params` (see `spawnWorker`). */
+  constructor(size, params = {}) {
+    this.size = size;
+    this.params = params;
+    this.readers = new Set();
+    this.stopped = false;
+  }
+
+  /**
+   * Reads `parts` (from `ascend.parts`) of the drop `load` (the worker's `load` request) in
+   * parallel. `onProgress({ done, total, parts: [bytes done per part] })` as bytes are read.
+   * Resolves with `{ texts: [JSON text of a list of rank summaries, per reader], memoryBytes:
+   * [wasm bytes per reader], readers }`; rejects with `Cancelled` when stopped.
+   */
+  async summarize(load, parts, onProgress = () => {}) {
+    const groups = share(parts, Math.max(1, Math.min(this.size, parts.length)));
+    const total = parts.reduce((s, p) => s + p.bytes, 0);
+    const done = groups.map(() => 0);
+    const report = () => onProgress({ done: done.reduce((a, b) => a + b, 0), total });
+    const one = async (indices, k) => {
+      if (this.stopped) throw new Cancelled();
+      const reader = new EngineClient(this.params);
+      // An engine that fails to start fails the reader's requests, which say why.
+      reader.engine.catch(() => {});
+      this.readers.add(reader);
+      try {
+        await reader.call('load', load);
+        const bytes = indices.reduce((s, i) => s + parts[i].bytes, 0);
+        const answer = await reader.call('ascend.summarize', { parts: indices.map((i) => parts[i].run_dirs), bytes }, (p) => {
+          done[k] = p.done;
+          report();
+        });
+        done[k] = bytes;
+        report();
+        return answer;
+      } finally {
+        // Done or failed: its memory goes now, not when the tab goes.
+        this.readers.delete(reader);
+        if (reader.worker) reader.terminate();
+      }
+    };
+    let answers;
+    try {
+      answers = await Promise.all(groups.map(one));
+    } catch (err) {
+      // One reader failed or was stopped: the others' work is of no use any more.
+      this.terminate();
+      throw err;
+    }
+    return { texts: answers.map((a) => a.ranks), memoryBytes: answers.map((a) => a.memoryBytes), readers: groups.length };
+  }
+
+  /** Terminates every reader at once (their memory goes with them); pending work fails with `Cancelled`. */
+  terminate() {
+    this.stopped = true;
+    for (const r of this.readers) if (r.worker) r.terminate();
+    this.readers.clear();
+  }
+}
