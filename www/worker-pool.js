@@ -5,17 +5,18 @@
 import { EngineClient, Cancelled } from './engine-client.js';
 
 /**
- * How many readers the page's URL asks for (`?workers=N`, N ≥ 1; `?workers=auto`: the cores the
- * browser reports), or null: the job is then read by the page's one worker. A page served by
+ * How many readers share a job's ranks: the cores the browser reports (`?workers=auto`, the
+ * default; the pool never starts more readers than the job has ranks), or N (`?workers=N`, N ≥ 2),
+ * or null (`?workers=1`): the job is then read by the page's one worker. A page served by
  * `memlens serve` reads with the native engine, which is parallel already: null there too.
  */
 export function poolSize(search = location.search) {
   if (document.querySelector('meta[name="memlens-engine"]')?.content === 'native') return null;
-  const v = new URLSearchParams(search).get('workers');
-  if (v === null) return null;
+  const v = new URLSearchParams(search).get('workers') ?? 'auto';
   if (v === 'auto') return Math.max(1, navigator.hardwareConcurrency || 2);
   const n = Math.floor(Number(v));
-  return Number.isFinite(n) && n >= 1 ? Math.min(n, 64) : null;
+  if (!Number.isFinite(n) || n < 1) return Math.max(1, navigator.hardwareConcurrency || 2);
+  return n === 1 ? null : Math.min(n, 64);
 }
 
 /**
@@ -60,8 +61,9 @@ export class WorkerPool {
   /**
    * Reads `parts` (from `ascend.parts`) of the drop `load` (the worker's `load` request) in
    * parallel. `onProgress({ done, total, parts: [bytes done per part] })` as bytes are read.
-   * Resolves with `{ texts: [JSON text of a list of rank summaries, per reader], memoryBytes:
-   * [wasm bytes per reader], readers }`; rejects with `Cancelled` when stopped.
+   * Resolves with `{ texts: [JSON text of a list of rank summaries, per reader], infos: [per
+   * reader, per part: `{ runDirs, ranks }`, the views' facts of its ranks], memoryBytes: [wasm
+   * bytes per reader], readers }`; rejects with `Cancelled` when stopped.
    */
   async summarize(load, parts, onProgress = () => {}) {
     const groups = share(parts, Math.max(1, Math.min(this.size, parts.length)));
@@ -98,7 +100,7 @@ export class WorkerPool {
       this.terminate();
       throw err;
     }
-    return { texts: answers.map((a) => a.ranks), memoryBytes: answers.map((a) => a.memoryBytes), readers: groups.length };
+    return { texts: answers.map((a) => a.ranks), infos: answers.map((a) => a.infos), memoryBytes: answers.map((a) => a.memoryBytes), readers: groups.length };
   }
 
   /** Terminates every reader at once (their memory goes with them); pending work fails with `Cancelled`. */

@@ -41,8 +41,22 @@ function mount(panel, ctx) {
     });
     summaries.catch(() => {});
     if (ctx.shared) ctx.shared.rankSummaries = () => summaries;
-    return mountPooled(root, ctx, size, { build, emptyJob, handOver: settle });
+    // A job of one rank is read by the page's worker alone; it hands its summaries over itself.
+    const single = () => mountOne(root, { ...ctx, shared: null });
+    return mountPooled(root, ctx, size, { build, emptyJob, failed, handOver: settle, single });
   }
+  return mountOne(root, ctx);
+}
+
+/** The error panel of a job that could not be analysed. */
+function failed(root, err) {
+  root.dataset.state = 'error';
+  root.replaceChildren(el('section', { class: 'panel' }, el('h2', { text: 'torch_npu / MindSpore profiler' }),
+    el('div', { class: 'error-state', 'data-testid': 'ascend-error', text: `The job could not be analysed: ${err.message}` })));
+}
+
+/** The tab reading the whole job in the page's one worker (per-file progress). */
+function mountOne(root, ctx) {
   let disposers = [];
   let unmounted = false;
 
@@ -98,9 +112,7 @@ function mount(panel, ctx) {
       job = await ctx.client.call('ascend.open', {}, onProgress);
     } catch (err) {
       if (unmounted) return;
-      root.dataset.state = 'error';
-      root.replaceChildren(el('section', { class: 'panel' }, el('h2', { text: 'torch_npu / MindSpore profiler' }),
-        el('div', { class: 'error-state', 'data-testid': 'ascend-error', text: `The job could not be analysed: ${err.message}` })));
+      failed(root, err);
       throw err;
     }
     if (unmounted) return;
@@ -160,8 +172,8 @@ function emptyJob(root, job) {
 }
 
 /**
- * Draws the views of an analysed `job` in `root`. `options.overview === false` leaves out the job
- * overview (a pooled tab draws the whole job's above one opened rank).
+ * Draws the views of an analysed `job` in `root`; `options.before` and `options.after` are nodes
+ * shown before and after them (a pooled tab's ranks left unread, its job summary file).
  */
 async function build(root, job, ctx, onDispose, options = {}) {
   const { report, ranks } = job;
@@ -227,13 +239,8 @@ async function build(root, job, ctx, onDispose, options = {}) {
     ],
   });
   const order = ['overview', 'memory', 'timeline', 'table', 'stack', 'live', 'unreleased', 'export'];
-  // A pooled tab's opened rank is the only rank here: the overview above chooses it.
-  if (options.overview === false) {
-    views.overview.node.hidden = true;
-    for (const l of bar.querySelectorAll('label')) l.hidden = true;
-    alignSelect.hidden = true;
-  }
   root.replaceChildren(
+    ...[options.before].filter(Boolean),
     views.overview.node,
     bar,
     views.memory.node,
@@ -242,6 +249,7 @@ async function build(root, job, ctx, onDispose, options = {}) {
     views.stack.node,
     el('div', { class: 'grid2' }, views.live.node, views.unreleased.node),
     views.export.node,
+    ...[options.after].filter(Boolean),
   );
   // PNG buttons next to each chart too.
   for (const [id, c] of [['memory', views.memory], ['timeline', views.timeline], ['live', views.live], ['unreleased', views.unreleased]]) {
@@ -261,8 +269,6 @@ async function build(root, job, ctx, onDispose, options = {}) {
     if (s.at !== null) items.push(chip(`live set at ${ms(s.at)}`, 'Time shown by the live-set view (p: back to the peak)', () => store.set({ at: null, group: null }), 'chip-at'));
     if (s.row !== null) items.push(chip(`allocation #${s.row}`, 'Selected allocation', () => store.set({ row: null }), 'chip-row'));
     chips.replaceChildren(...items);
-    // Without rank choices (a pooled tab's opened rank) the bar shows only while something is selected.
-    if (options.overview === false) bar.hidden = items.length === 0;
     root.dataset.rank = String(s.rank);
   }
 

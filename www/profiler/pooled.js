@@ -1,28 +1,33 @@
-// The torch_npu tab when the page reads a job with a worker pool (`?workers=N`, see
-// www/worker-pool.js): the readers send each rank's compact summary, the page's worker makes the
-// job overview of them (the core's job-summary view model, as for a job summary file), and a
-// rank's full views (memory over time, timeline, allocations, call stacks, export) are built when
-// the rank is opened, by the page's worker reading that rank's files alone. One rank is held open
-// at a time, so the tab holds the summaries of the job and one rank's detail.
+// The torch_npu tab when the page reads a job with a worker pool (see www/worker-pool.js): the
+// readers send each rank's compact summary and the facts the views need of it (origin, end, peak
+// time, steps), the page's worker makes the job overview of the summaries (the core's job-summary
+// view model, as for a job summary file), and the views are the ones the page's one worker draws.
+// Their questions about a rank go to the page's worker, which reads that rank's files alone when
+// first asked and holds the two ranks asked about last (the opened one and the one compared with
+// it), so the tab holds the summaries of the job and two ranks' detail. The job-wide exports are
+// made by a worker started for them alone, which reads the whole job and is gone afterwards.
 import { el } from '../ui/dom.js';
-import { createStore } from '../ui/store.js';
 import { bytes, plural } from '../format.js';
 import { throughput } from '../ui/throughput.js';
 import { mountedClient } from '../ui/mounted-client.js';
+import { EngineClient } from '../engine-client.js';
 import { WorkerPool, readerParams } from '../worker-pool.js';
 import { joinLists } from '../json-lists.js';
 import { download } from '../ui/download.js';
-import { overview } from './overview.js';
 import { rankLabel } from './common.js';
 
 /**
  * Mounts the pooled tab in `root` with `size` readers. `build(root, job, ctx, onDispose,
- * options)` draws an opened rank's full views; `emptyJob(root, job)` a job without ranks.
- * `handOver(text|error)` gives the job's rank summaries to the other tabs once they are known.
+ * options)` draws the views of a job, `emptyJob(root, job)` a job without ranks, `failed(root,
+ * err)` the error panel. `handOver(text|error|promise)` gives the job's rank summaries to the
+ * other tabs once they are known. A job of fewer than two ranks has nothing to share out: it is
+ * read by `single()` (the one-worker tab, mounted in `root`) instead.
  */
-export function mountPooled(root, ctx, size, { build, emptyJob, handOver }) {
+export function mountPooled(root, ctx, size, { build, emptyJob, failed, handOver, single }) {
   let unmounted = false;
   let disposers = [];
+  let inner = null;
+  const exporters = new Set();
   const pool = new WorkerPool(size, readerParams(size));
   root.dataset.workers = String(size);
   const client = mountedClient(ctx.client, () => unmounted);
@@ -32,18 +37,47 @@ export function mountPooled(root, ctx, size, { build, emptyJob, handOver }) {
   const list = el('ol', { class: 'load-files', 'data-testid': 'ascend-progress' });
   root.append(el('section', { class: 'panel ascend-loading' }, el('h2', { text: 'Loading' }), phase, list));
 
+  // Exports of the whole job: read by a worker of their own, so that the page's worker never
+  // holds more than two ranks.
+  const exportJob = async (name) => {
+    const worker = new EngineClient();
+    worker.engine.catch(() => {});
+    exporters.add(worker);
+    try {
+      await worker.call('load', ctx.dropped());
+      return await worker.call('ascend.exportJob', { name });
+    } finally {
+      exporters.delete(worker);
+      if (worker.worker) worker.terminate();
+    }
+  };
+
   const ready = (async () => {
     const t0 = performance.now();
-    let report;
+    let job;
     let parts;
+    let notice = null;
     try {
-      parts = await client.call('ascend.parts', {});
-      if (!parts.length) {
-        // Nothing to share out: the page's worker says why (rejected files, no memory data).
-        const job = await client.call('ascend.open', {});
-        handOver(await client.call('ascend.rankSummaries', {}));
-        emptyJob(root, job);
+      const all = await client.call('ascend.parts', {});
+      // Ranks with a file larger than a tab can hold are not read: the page says which, and why.
+      const limit = fileLimit();
+      const dropped = ctx.dropped().files;
+      const big = all.map((p) => largeFiles(dropped, p.run_dirs, limit));
+      parts = all.filter((p, i) => !big[i].length);
+      notice = tooLarge(all, big, limit);
+      if (notice && !parts.length) {
+        root.dataset.state = 'error';
+        root.replaceChildren(notice);
+        handOver(new Error('every rank of the job has a file larger than a tab can hold'));
         return;
+      }
+      if (all.length < 2) {
+        // One rank (or none: the one worker says why) is read by the page's worker alone.
+        root.replaceChildren();
+        delete root.dataset.workers;
+        inner = single();
+        handOver(inner.ready.then(() => ctx.client.call('ascend.rankSummaries', {})));
+        return inner.ready;
       }
       const rows = parts.map((p) => {
         const bar = el('span', { class: 'load-bar' });
@@ -68,93 +102,110 @@ export function mountPooled(root, ctx, size, { build, emptyJob, handOver }) {
       const read = await pool.summarize(ctx.dropped(), parts, onProgress);
       const ranks = joinLists(read.texts);
       handOver(ranks);
-      report = await client.call('ascend.overviewOf', { ranks });
+      const report = await client.call('ascend.overviewOf', { ranks });
       for (const r of rows) r.bar.style.width = '100%';
       root.dataset.readers = String(read.readers);
       root.dataset.readerMemoryBytes = JSON.stringify(read.memoryBytes);
+      if (report.totals.ranks_with_data === 0) {
+        // Nothing to draw: the page's worker reads the drop to say which files it rejected, and why.
+        emptyJob(root, await client.call('ascend.open', {}));
+        return;
+      }
+      await client.call('ascend.openRanks', { runDirs: report.ranks.map((r) => r.run_dirs) });
+      job = { report, ranks: rankInfos(report, read.infos), memoryBytes: read.memoryBytes };
     } catch (err) {
       handOver(err);
       if (unmounted) return;
-      root.dataset.state = 'error';
-      root.replaceChildren(el('section', { class: 'panel' }, el('h2', { text: 'torch_npu / MindSpore profiler' }),
-        el('div', { class: 'error-state', 'data-testid': 'ascend-error', text: `The job could not be analysed: ${err.message}` })));
+      failed(root, err);
       throw err;
     }
     if (unmounted) return;
     root.dataset.overviewMs = String(Math.round(performance.now() - t0));
-    const store = createStore({ rank: report.totals.peak_rank ?? 0, cmp: null });
-    const ov = overview({ report, ranks: report.times }, store);
-    const opened = el('div', { class: 'ascend-opened', 'data-testid': 'ascend-opened' });
-    root.replaceChildren(ov.node, saveSummary(client, parts.length), opened);
-    ov.update(store.get(), new Set());
-    root.dataset.state = 'overview';
-    const first = openRank(opened, report, store.get().rank);
-    store.on((s, changed) => {
-      ov.update(s, changed);
-      if (!changed || !changed.has || changed.has('rank')) openRank(opened, report, s.rank);
-    });
-    await first;
+    const views = mountedClient({
+      call: (method, params, onProgress) => (method === 'ascend.export' ? exportJob(params.name) : ctx.client.call(method, params, onProgress)),
+    }, () => unmounted);
+    await build(root, job, { ...ctx, client: views }, (d) => disposers.push(d), { before: notice, after: saveSummary(client, job.report.ranks.length) });
     if (unmounted) return;
     root.dataset.loadMs = String(Math.round(performance.now() - t0));
-    root.dataset.state = 'ready';
+    // For the benchmark: the page's worker's wasm memory with the first rank's views drawn.
+    client.call('ascend.memory', {}).then((m) => (root.dataset.memoryBytes = String(m)), () => {});
   })();
-
-  // The rank whose views are open (one at a time: opening another frees it in the worker).
-  let openSeq = 0;
-  let openedIndex = -1;
-  async function openRank(box, report, index) {
-    if (index === openedIndex) return;
-    openedIndex = index;
-    const my = ++openSeq;
-    for (const d of disposers) d();
-    disposers = [];
-    const r = report.ranks[index];
-    box.dataset.rankIndex = String(index);
-    box.dataset.state = 'loading';
-    box.replaceChildren(el('section', { class: 'panel' },
-      el('div', { class: 'loading-state', 'data-testid': 'ascend-opening', text: `Opening ${rankLabel(r)}: reading ${r.run_dirs.join(', ')}…` })));
-    if (r.status === 'error') {
-      box.dataset.state = 'failed';
-      box.replaceChildren(el('section', { class: 'panel' },
-        el('div', { class: 'error-state', text: `${rankLabel(r)} has no figures: ${r.error || 'its analysis failed'}` })));
-      return;
-    }
-    let job;
-    try {
-      job = await client.call('ascend.open', { runDirs: r.run_dirs });
-    } catch (err) {
-      if (my !== openSeq || unmounted) return;
-      box.dataset.state = 'error';
-      box.replaceChildren(el('section', { class: 'panel' },
-        el('div', { class: 'error-state', 'data-testid': 'ascend-error', text: `${rankLabel(r)} could not be opened: ${err.message}` })));
-      return;
-    }
-    if (my !== openSeq || unmounted) return;
-    box.dataset.memoryBytes = String(job.memoryBytes);
-    root.dataset.memoryBytes = String(job.memoryBytes);
-    const views = el('div', { class: 'ascend' });
-    box.replaceChildren(views);
-    // A later rank's views replace these: answers for these go nowhere then.
-    const mine = mountedClient(ctx.client, () => unmounted || my !== openSeq);
-    await build(views, job, { ...ctx, client: mine }, (d) => disposers.push(d), { overview: false });
-    if (my !== openSeq) return;
-    box.dataset.state = 'ready';
-    // For the benchmark: the page's worker's wasm memory with the opened rank's views drawn.
-    mine.call('ascend.memory', {}).then((m) => (root.dataset.memoryReadyBytes = String(m)), () => {});
-  }
 
   return {
     ready,
     shown() {
-      window.dispatchEvent(new Event('resize'));
+      if (inner) inner.shown();
+      else window.dispatchEvent(new Event('resize'));
     },
     unmount() {
       unmounted = true;
       pool.terminate();
+      for (const w of exporters) if (w.worker) w.terminate();
+      exporters.clear();
+      if (inner) inner.unmount();
       for (const d of disposers) d();
       disposers = [];
     },
   };
+}
+
+/**
+ * The most a page reads of one file whose rows it holds (operator_memory.csv, memory_record.csv,
+ * a db export): 2 GiB. WebAssembly memory is 4 GiB at most (wasm32), the rows of such a file take
+ * about as much memory as its text, and the views' indexes more. trace_view.json is not limited:
+ * it is scanned as it streams by and only some of its events are kept (a 2 GiB trace reads in a
+ * few hundred MiB). `?fileLimit=BYTES` sets the limit lower (the tests use files of a few KiB).
+ */
+const FILE_LIMIT = 2 ** 31;
+
+/** Files read as they stream by, whatever their size. */
+const STREAMED = /(^|\/)trace_view\.json$/;
+
+/** The per-file limit this page applies. */
+export function fileLimit(search = location.search) {
+  const n = Math.floor(Number(new URLSearchParams(search).get('fileLimit')));
+  return Number.isFinite(n) && n > 0 ? Math.min(n, FILE_LIMIT) : FILE_LIMIT;
+}
+
+/**
+ * The dropped `files` (`{ path, file }`) under the run folders `runDirs` larger than `limit`,
+ * streamed ones aside.
+ */
+export function largeFiles(files, runDirs, limit) {
+  return files.filter((f) => f.file && f.file.size > limit && !STREAMED.test(f.path) && runDirs.some((d) => f.path.startsWith(`${d}/`)));
+}
+
+/**
+ * The panel that names the ranks left unread (`big[i]`: the files of `parts[i]` over the limit),
+ * each file with its size, and says what reads them instead; null when every rank is read.
+ */
+function tooLarge(parts, big, limit) {
+  const items = parts.flatMap((p, i) => big[i].map((f) => el('li', { 'data-path': f.path, 'data-bytes': String(f.file.size) },
+    `${rankLabel({ role: p.role, rank: p.rank ?? 'unknown', step: p.step })} is not read: `,
+    el('code', { text: f.path }), ` is ${bytes(f.file.size)}, more than the ${bytes(limit)} this page reads of one file.`)));
+  if (!items.length) return null;
+  const dirs = parts.filter((p, i) => big[i].length).flatMap((p) => p.run_dirs);
+  return el('section', { class: 'panel', 'data-testid': 'ascend-too-large' },
+    el('h2', { text: 'Files too large for the page' }),
+    el('ul', { class: 'error-state' }, ...items),
+    el('p', { text: 'A browser tab holds at most 4 GiB of WebAssembly memory. The command line reads files of any size, on every core: ' },
+      el('code', { text: `memlens profiler ${dirs.join(' ')}` }),
+      ', or ', el('code', { text: `memlens serve ${dirs.join(' ')}` }), ' to see them on this page read by the native engine. The other ranks are shown below.'));
+}
+
+/**
+ * The views' facts of each rank of `report` (in the job's order), from what the readers sent
+ * (`infos`: per part, its run folders and its ranks' facts). A rank whose reading failed has no
+ * facts: it gets an empty capture, and its views say why when asked.
+ */
+function rankInfos(report, infos) {
+  const key = (dirs) => dirs.join('\n');
+  const by = new Map();
+  for (const part of infos.flat()) if (part.ranks.length) by.set(key(part.runDirs), part.ranks[0]);
+  return report.ranks.map((r, index) => ({
+    ...(by.get(key(r.run_dirs)) || { origin_ns: '0', end: 0, active_start: 0, peak: null, components: [], steps: [], records_aside: null }),
+    index,
+  }));
 }
 
 /**
@@ -182,6 +233,6 @@ function saveSummary(client, ranks) {
   });
   return el('section', { class: 'panel ascend-pool-export' },
     el('div', { class: 'export-item' }, button,
-      el('span', { class: 'muted', text: `The job summary of these ${plural(ranks, 'rank')}, as “memlens profiler ROOT --summary” writes it; the full views below are those of the rank chosen in the overview.` })),
+      el('span', { class: 'muted', text: `The job summary of these ${plural(ranks, 'rank')}, as “memlens profiler ROOT --summary” writes it: the whole job in kilobytes per rank, to open later without the raw folders.` })),
     status);
 }

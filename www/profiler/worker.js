@@ -53,9 +53,21 @@ export default (ctx) => {
   let view = null;
   // The job overview made of rank summaries the readers of a worker pool sent (a JobSummaryView).
   let overviewView = null;
-  ctx.onReset(() => {
+  // A pooled job (`ascend.openRanks`): the run folders of each rank of the job, read when a view
+  // asks about that rank; the ranks read last are held, at most OPEN_RANKS of them (the opened
+  // rank and the one compared with it), most recent first.
+  let lazy = null;
+  let held = [];
+  const OPEN_RANKS = 2;
+  const forget = () => {
     if (view) view.free();
     view = null;
+    for (const h of held) h.view.free();
+    held = [];
+    lazy = null;
+  };
+  ctx.onReset(() => {
+    forget();
     if (overviewView) overviewView.free();
     overviewView = null;
   });
@@ -64,6 +76,33 @@ export default (ctx) => {
     return view;
   };
   const ask = (method, params = {}, v = need()) => JSON.parse(v.request(JSON.stringify({ method, params })));
+  /** The view that answers about job rank `rank`, and the rank's index in that view. */
+  const forRank = (rank) => {
+    if (!lazy) return [need(), rank];
+    let at = held.findIndex((h) => h.rank === rank);
+    if (at < 0) {
+      const dirs = lazy[rank];
+      if (!dirs) throw new Error(`no rank ${rank}: the job has ${lazy.length}`);
+      const session = ctx.session();
+      const v = new (ctx.mod().ProfilerView)(session);
+      try {
+        v.keepRanks(session, JSON.stringify(dirs));
+        v.analyze(session, () => {});
+      } catch (err) {
+        v.free();
+        throw err;
+      }
+      held.unshift({ rank, view: v });
+      while (held.length > OPEN_RANKS) held.pop().view.free();
+      at = 0;
+    } else if (at > 0) held.unshift(...held.splice(at, 1));
+    return [held[0].view, 0];
+  };
+  /** `ask` about job rank `params.rank`. */
+  const askRank = (method, params) => {
+    const [v, rank] = forRank(params.rank);
+    return ask(method, { ...params, rank }, v);
+  };
   return {
     /**
      * Loads the torch_npu job of the current drop; with `runDirs` (a list of run folders) only
@@ -73,8 +112,7 @@ export default (ctx) => {
       const mod = ctx.mod();
       const session = ctx.session();
       if (!session) throw new Error('nothing was dropped yet');
-      if (view) view.free();
-      view = null;
+      forget();
       const t = tracker(progress);
       const t0 = performance.now();
       const v = new mod.ProfilerView(session);
@@ -123,6 +161,7 @@ export default (ctx) => {
       let before = 0;
       const seen = new Map();
       const texts = [];
+      const infos = [];
       for (const dirs of parts) {
         const v = new mod.ProfilerView(session);
         try {
@@ -136,11 +175,13 @@ export default (ctx) => {
           });
           for (const x of seen.values()) before += x;
           texts.push(v.request(JSON.stringify({ method: 'rankSummaries', params: {} })));
+          // What the views need of the rank beyond its summary (origin, end, peak time, steps).
+          infos.push({ runDirs: dirs, ranks: ask('ranks', {}, v) });
         } finally {
           v.free();
         }
       }
-      return { ranks: joinLists(texts), memoryBytes: mod.memoryBytes() };
+      return { ranks: joinLists(texts), infos, memoryBytes: mod.memoryBytes() };
     },
     /**
      * The job overview of the rank summaries a pool's readers sent (`ranks`: the JSON text of a
@@ -152,37 +193,65 @@ export default (ctx) => {
       overviewView = ctx.mod().JobSummaryView.fromRanks(ranks);
       return JSON.parse(overviewView.request('{"method":"overview"}'));
     },
+    /**
+     * Answers about a pooled job from now on: `runDirs` lists each job rank's run folders, and a
+     * rank is read by this worker when a view first asks about it (the readers of the pool only
+     * sent summaries). Frees the job held before.
+     */
+    'ascend.openRanks'({ runDirs }) {
+      if (!ctx.session()) throw new Error('nothing was dropped yet');
+      forget();
+      lazy = runDirs;
+      return true;
+    },
+    /**
+     * An export of the whole job read at once (a worker started for it alone, so that the memory
+     * it takes goes with the worker): byte for byte what `ascend.export` gives.
+     */
+    'ascend.exportJob'({ name }) {
+      const session = ctx.session();
+      if (!session) throw new Error('nothing was dropped yet');
+      const v = new (ctx.mod().ProfilerView)(session);
+      try {
+        v.analyze(session, () => {});
+        return v.export(name);
+      } finally {
+        v.free();
+      }
+    },
     /** The job of `ascend.overviewOf` as a job summary file (what `memlens profiler --summary` writes). */
     'ascend.summaryFile'() {
       if (!overviewView) throw new Error('no job overview was made');
       return overviewView.fileText();
     },
     'ascend.curves'({ rank, x0, x1, columns, spec }) {
-      return need().curves(rank, x0, x1, columns, spec);
+      const [v, r] = forRank(rank);
+      return v.curves(r, x0, x1, columns, spec);
     },
     'ascend.timelineInfo'({ rank }) {
-      return ask('timelineInfo', { rank });
+      return askRank('timelineInfo', { rank });
     },
     'ascend.timeline'({ rank, x0, x1, y0, y1, width, height, maxRects }) {
-      return need().timeline(rank, x0, x1, y0, y1, width, height, maxRects || 20000);
+      const [v, r] = forRank(rank);
+      return v.timeline(r, x0, x1, y0, y1, width, height, maxRects || 20000);
     },
     'ascend.hit'({ rank, x, y }) {
-      return ask('hit', { rank, x, y });
+      return askRank('hit', { rank, x, y });
     },
     'ascend.rect'({ rank, row }) {
-      return ask('rect', { rank, row });
+      return askRank('rect', { rank, row });
     },
     'ascend.table'({ rank, query, offset, limit }) {
-      return ask('table', { rank, query, offset, limit });
+      return askRank('table', { rank, query, offset, limit });
     },
     'ascend.position'({ rank, query, row }) {
-      return ask('position', { rank, query, row });
+      return askRank('position', { rank, query, row });
     },
     'ascend.row'({ rank, row }) {
-      return ask('row', { rank, row });
+      return askRank('row', { rank, row });
     },
     'ascend.liveAt'({ rank, t, by }) {
-      return ask('liveAt', { rank, t, by: by ?? null });
+      return askRank('liveAt', { rank, t, by: by ?? null });
     },
     /**
      * Each rank's compact summary, as a job summary file holds it (for a summary opened beside),
@@ -193,7 +262,7 @@ export default (ctx) => {
       return need().request(JSON.stringify({ method: 'rankSummaries', params: {} }));
     },
     'ascend.unreleased'({ rank, start, end, by }) {
-      return ask('unreleased', { rank, start: start ?? null, end: end ?? null, by: by ?? null });
+      return askRank('unreleased', { rank, start: start ?? null, end: end ?? null, by: by ?? null });
     },
     'ascend.export'({ name }) {
       return need().export(name);

@@ -1,0 +1,65 @@
+// A file larger than a tab can hold: before reading, the page names each such file with its size
+// and the limit, says what reads it instead (the CLI, `memlens serve`), and still reads every
+// other rank. The limit (2 GiB) is lowered for the test with `?fileLimit=BYTES`, so that files of
+// a few hundred KiB stand for files of gigabytes; which files exceed it is worked out here from
+// the files on disk, and the ranks shown are compared with `memlens profiler --json`.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, cpSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { root, CLI, openBrowser, startServer, engineThreads, settled, dropFiles, filesUnder, foreignRequests } from './harness.mjs';
+
+let server;
+let tmp;
+
+before(async () => {
+  server = await startServer({ isolate: true });
+  tmp = mkdtempSync(path.join(tmpdir(), 'memlens-large-'));
+  execFileSync(CLI, ['generate', 'profiler', '--out', 'job', '--roles', '1', '--ranks', '2', '--trace-mb', '0.5', '--rows', '4000', '--seed', '4'], { cwd: tmp, stdio: 'ignore' });
+  cpSync(path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text'), path.join(tmp, 'text'), { recursive: true });
+});
+after(async () => {
+  await server.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+test('a rank with a file over the limit is named with its size and not read; the other ranks are', async () => {
+  const files = [...filesUnder(path.join(tmp, 'job')), ...filesUnder(path.join(tmp, 'text'))];
+  const size = (p) => statSync(path.join(tmp, p)).size;
+  // The limit: just under the largest file the page holds whole (traces stream by, whatever their size).
+  const held = files.filter((f) => !f.path.endsWith('/trace_view.json'));
+  const limit = Math.max(...held.map((f) => size(f.path))) - 1;
+  const over = held.filter((f) => size(f.path) > limit).map((f) => f.path);
+  const json = JSON.parse(execFileSync(CLI, ['profiler', '--json', 'job', 'text'], { cwd: tmp, encoding: 'utf8', maxBuffer: 1 << 28 }));
+  const refused = (r) => r.run_dirs.some((d) => over.some((p) => p.startsWith(`${d}/`)));
+  const kept = json.ranks.filter((r) => !refused(r));
+  assert.ok(over.length >= 1 && kept.length >= 2 && kept.length < json.ranks.length, `${over.length} file(s) over, ${kept.length} of ${json.ranks.length} ranks kept`);
+
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(`${server.url}?fileLimit=${limit}`);
+    await engineThreads(page);
+    await dropFiles(page, files);
+    assert.equal(await settled(page, 120000), 'ready');
+    await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
+    const named = await page.$$eval('[data-testid="ascend-too-large"] li', (lis) => lis.map((li) => ({ path: li.dataset.path, bytes: Number(li.dataset.bytes), text: li.textContent })));
+    assert.deepEqual(named.map((n) => n.path).sort(), [...over].sort());
+    for (const n of named) {
+      assert.equal(n.bytes, size(n.path));
+      assert.ok(n.text.includes(n.path), n.text);
+      assert.match(n.text, /is not read: .* is [\d.]+ [KMG]?i?B, more than the [\d.]+ [KMG]?i?B this page reads of one file\.$/);
+    }
+    const advice = await page.textContent('[data-testid="ascend-too-large"] p');
+    assert.match(advice, /memlens profiler .*memlens serve /);
+    // The other ranks: the CLI's figures, rank by rank.
+    const rows = await page.$$eval('[data-testid="rank-row"]', (trs) => trs.map((t) => ({ role: t.dataset.role, rank: t.dataset.rank, rows: t.dataset.rows, peak: t.dataset.peakAllocatedBytes })));
+    assert.deepEqual(rows, kept.map((r) => ({ role: r.role, rank: String(r.rank), rows: String(r.rows), peak: String(r.peak_allocated_bytes) })));
+    assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
