@@ -7,9 +7,13 @@
 // Needs a built page (npm run build) and the release CLI (cargo build --release --bin memlens).
 //   node scripts/bench-profiler-page.mjs [--dir /tmp/memlens-bench] [--runs 2] [--skip-2g] [--keep]
 //                                        [--baseline OTHER_WWW] [--pools Q1,Q2] [--job64]
-// --pools 'workers=2,workers=2&poolEngine=threads' also measures the page with each query string
-// (a worker pool of N readers, see www/worker-pool.js) beside the page's one worker, in the same
-// runs; the overview then comes from the readers' rank summaries and one rank is opened.
+//                                        [--wide ROLESxRANKSxMB,…]
+// The page reads a job of several ranks with a pool of readers by default (www/worker-pool.js);
+// --pools 'workers=1,workers=2&poolEngine=threads' also measures the page with each query string
+// (`workers=1`: the page's one worker) beside the default, in the same runs.
+// --wide '2x128x16' measures jobs of ROLES × RANKS ranks with MB MiB traces each (5,000 rows per
+// rank), generated into --dir and deleted afterwards, with the default and each --pools variant:
+// time to the overview, the page worker's wasm memory with one rank opened, the readers'.
 // --baseline serves a second built page (e.g. a copy of www/ built from an earlier commit) and
 // measures it in turn with this one, run by run, so that the two compare as ratios in one run.
 // Generated files are deleted at the end unless --keep.
@@ -140,6 +144,24 @@ try {
         console.log(`64 ranks, ${which}${name} (${m.threads} thread(s), load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), all views ready ${s(m.readyMs)}, page worker's wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}${m.errors ? `, errors: ${m.errors}` : ''}`);
       }
     }
+  }
+  for (const shape of (opt('--wide', '') || '').split(',').filter(Boolean)) {
+    const [roles, ranks, mb] = shape.split('x');
+    const wide = path.join(base, `job-${shape}`);
+    generate(wide, ['--roles', roles, '--ranks', ranks, '--trace-mb', mb, '--rows', '5000', '--steps', '2', '--seed', '13']);
+    console.log(`${shape} job: ${Number(roles) * Number(ranks)} ranks, ${mib(sizeOf(wide))} on disk`);
+    for (const [name, server] of [['threaded', isolated], ['single-threaded', plain]]) {
+      for (const [which, srv, query] of variants(server, null)) {
+        const load = loadavg()[0].toFixed(1);
+        const t = performance.now();
+        execFileSync(CLI, ['profiler', '--json', wide], { stdio: 'ignore' });
+        const native = performance.now() - t;
+        const m = await measure(srv, wide, { query, timeout: 3600000 });
+        const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')}` : '';
+        console.log(`${shape}, ${which}${name} (${m.threads} thread(s), load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), one rank's views ready ${s(m.readyMs)}, page worker's wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}${m.errors ? `, errors: ${m.errors}` : ''}`);
+      }
+    }
+    if (!args.includes('--keep')) rmSync(wide, { recursive: true, force: true });
   }
   if (!args.includes('--skip-2g')) {
     const big = path.join(base, 'rank-2g');
