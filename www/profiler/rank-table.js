@@ -160,15 +160,22 @@ export function rankTable(summaries, ranks, onSelect) {
   function show(i) {
     ready.then(() => showNow(i));
   }
+  // Touches the rows only when something changed (a click on a row has highlighted it already),
+  // and builds them again only when the row must be scrolled into view.
   function showNow(i) {
     const has = !none(i) && i >= 0 && i < summaries.length;
+    const changed = table.selectedId !== (has ? i : null);
     table.selectedId = has ? i : null;
     if (!has) {
-      table.render();
+      if (changed) table.restyle();
       return;
     }
+    const moved = table.cursor !== at[i];
     table.cursor = at[i];
-    table.scrollToIndex(at[i]);
+    const vp = table.viewport;
+    const top = at[i] * ROW_HEIGHT;
+    if (top < vp.scrollTop || top + ROW_HEIGHT > vp.scrollTop + vp.clientHeight) table.scrollToIndex(at[i]);
+    else if (changed || moved) table.restyle();
   }
   return { node, show };
 }

@@ -240,7 +240,20 @@ export class VirtualTable {
   /** Highlights row `id` (if shown). */
   select(id) {
     this.selectedId = id;
-    this.render();
+    if (this.opts.isSelected) this.render();
+    else this.restyle();
+  }
+
+  /**
+   * Moves the `selected` and `cursor` marks over the rows in the DOM without building them again:
+   * a selection restyles two rows instead of laying out every row in view.
+   */
+  restyle() {
+    for (const tr of this.rowsBox.children) {
+      if (tr.dataset.id === undefined) continue;
+      tr.classList.toggle('selected', tr.dataset.id === String(this.selectedId));
+      tr.classList.toggle('cursor', Number(tr.dataset.index) === this.cursor);
+    }
   }
 
   /** Scrolls so that view position `index` is visible. */
