@@ -165,12 +165,23 @@ async function once(url, n) {
     // clicks (outside the measured time) so that each click lands on another rank.
     await page.evaluate(() => { window.__lat.click = []; window.__work.click = []; });
     const rowCpu = stats(await tracedCpu(page, CLICKS, async (k) => {
-      const at = await page.evaluate((k) => {
-        const vp = document.querySelector('[data-testid="jobsummary"] [data-testid="ascend-rank-table"] .vt-viewport');
-        vp.scrollIntoView({ block: 'center' });
-        vp.scrollTop = k * 37 * 40;
-        const r = vp.getBoundingClientRect();
-        return { x: r.left + 60, y: r.top + 20 + ((k * 3) % 8) * 40 };
+      const at = await page.evaluate(async (k) => {
+        const t = document.querySelector('[data-testid="jobsummary"] [data-testid="ascend-rank-table"]');
+        // A virtual table (only the rows in view exist) is scrolled to other ranks; a table of
+        // every row (the one it replaced, measured for the "before") has its row scrolled to.
+        const vp = t.querySelector('.vt-viewport');
+        if (vp) {
+          t.scrollIntoView({ block: 'center' });
+          vp.scrollTop = k * 37 * 40;
+          await new Promise((res) => requestAnimationFrame(() => setTimeout(res, 0)));
+        }
+        const rows = [...t.querySelectorAll('[data-testid="rank-row"]')];
+        const box = (vp || t).getBoundingClientRect();
+        const seen = vp ? rows.filter((row) => { const b = row.getBoundingClientRect(); return b.top >= box.top && b.bottom <= box.bottom; }) : rows;
+        const row = seen[vp ? (k * 3) % seen.length : (k * 37 * 7) % seen.length];
+        if (!vp) row.scrollIntoView({ block: 'center' });
+        const r = row.getBoundingClientRect();
+        return { x: r.left + 30, y: r.top + r.height / 2 };
       }, k);
       await page.waitForTimeout(80);
       await page.evaluate((k) => performance.mark(`in-${k}`), k);
