@@ -32,7 +32,7 @@ function columns(summaries, ranks) {
       }),
     },
     {
-      key: 'step', name: 'Step', kind: 'int', width: 'minmax(48px, 0.4fr)', sortKey: (i) => (none(summaries[i].step) ? -1 : summaries[i].step),
+      key: 'step', name: 'Step', kind: 'int', width: 'minmax(56px, 0.4fr)', sortKey: (i) => (none(summaries[i].step) ? -1 : summaries[i].step),
       format: (_, { r }) => ({ text: none(r.step) ? '' : String(r.step), title: none(r.step) ? 'no step' : `step ${r.step}` }),
     },
     {
@@ -40,7 +40,7 @@ function columns(summaries, ranks) {
       format: (_, { r }) => ({ text: int(r.rows), title: `${int(r.rows_pta)} ${allocatorName(r)} + ${int(r.rows_ge)} cann:: (GE)` }),
     },
     {
-      key: 'stacks', name: 'Call stacks', width: 'minmax(170px, 1.6fr)', class: 'stacks',
+      key: 'stacks', name: 'Call stacks', width: 'minmax(230px, 2fr)', class: 'stacks',
       title: 'how each row’s Python call stack was found; sorts by the share found directly',
       sortKey: (i) => {
         const st = summaries[i].stacks;
@@ -119,7 +119,7 @@ export function rankTable(summaries, ranks, onSelect) {
     label: 'ranks',
     unit: 'rank',
     rowTestId: 'rank-row',
-    minWidth: 1040,
+    minWidth: 1120,
     sticky: 2,
     fetchPage: (offset, limit) => {
       const ids = order.slice(offset, offset + limit);
