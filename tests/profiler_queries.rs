@@ -4,7 +4,7 @@
 
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
 use memlens::profiler::memory_record::Metric;
-use memlens::profiler::queries::RowFilter;
+use memlens::profiler::queries::{curve_window, RowFilter};
 use memlens::profiler::view::{JobView, Request};
 use memlens::profiler::{discover_job, JobAnalysis};
 use serde_json::{json, Value};
@@ -168,7 +168,7 @@ fn live_set_and_curve_window_match_brute_force() {
     assert_eq!(live.iter().map(|g| g.bytes).sum::<u64>(), brute);
     let (xs, ys) = r.curve("PTA", Metric::Allocated);
     let (x0, x1) = (xs[0], *xs.last().unwrap() + 1);
-    let env = r.curve_window("PTA", Metric::Allocated, x0, x1, 50);
+    let env = curve_window(&r.memory, "PTA", Metric::Allocated, x0, x1, 50);
     let top = env.max.iter().copied().max().unwrap_or(0);
     assert_eq!(top, *ys.iter().max().unwrap());
     assert_eq!(top, r.summary.peak_allocated_bytes);

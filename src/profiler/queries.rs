@@ -151,19 +151,6 @@ impl RankAnalysis {
         points_of(&self.memory, component, metric)
     }
 
-    /// The curve of `metric` of `component` over `[x_start, x_end)` reduced to `columns` pixel
-    /// columns (min/max/first/last per column), for drawing.
-    pub fn curve_window(
-        &self,
-        component: &str,
-        metric: Metric,
-        x_start: i64,
-        x_end: i64,
-        columns: usize,
-    ) -> crate::chart::Envelope {
-        curve_window_of(&self.memory, component, metric, x_start, x_end, columns)
-    }
-
     /// True when row `i` is an allocation (not a legacy negative row) still held at `end`:
     /// released after `end`, or never released in the capture (`end = None`: never).
     pub fn is_unreleased_by(&self, i: usize, end: Option<i64>) -> bool {
@@ -281,9 +268,11 @@ fn points_of(memory: &[Series], component: &str, metric: Metric) -> (Vec<i64>, V
         .unwrap_or_default()
 }
 
-/// The curve of `metric` of `component` among `memory` (a rank's series, or those set aside)
-/// over `[x_start, x_end)` reduced to `columns` pixel columns.
-pub fn curve_window_of(
+/// The curve of `metric` of `component` among `memory` (a rank's series,
+/// [`RankAnalysis::memory`], or those set aside, [`RankAnalysis::memory_aside`]) over
+/// `[x_start, x_end)` reduced to `columns` pixel columns (min/max/first/last per column), for
+/// drawing.
+pub fn curve_window(
     memory: &[Series],
     component: &str,
     metric: Metric,

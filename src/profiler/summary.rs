@@ -14,6 +14,7 @@
 
 use super::analysis::{matrix_outliers, JobAnalysis, MatrixCell, Outlier, RankAnalysis};
 use super::memory_record::Metric;
+use super::queries::curve_window;
 use crate::diag::Diagnostic;
 use serde::{Deserialize, Serialize};
 
@@ -157,8 +158,8 @@ fn reduced_curve(r: &RankAnalysis) -> Curve {
     };
     let columns = CURVE_COLUMNS.min(xs.len()).max(1);
     let end = x1.saturating_add(1);
-    let alloc = r.curve_window(component, Metric::Allocated, x0, end, columns);
-    let res = r.curve_window(component, Metric::Reserved, x0, end, columns);
+    let alloc = curve_window(&r.memory, component, Metric::Allocated, x0, end, columns);
+    let res = curve_window(&r.memory, component, Metric::Reserved, x0, end, columns);
     let span = i128::from(end) - i128::from(x0);
     let mut c = Curve {
         component: component.to_string(),

@@ -25,7 +25,7 @@ use super::attribution::{frames, is_library_frame};
 use super::discover::{job_of, Job};
 use super::memory_record::Metric;
 use super::plan::{job_plan, PlannedFile};
-use super::queries::curve_window_of;
+use super::queries::curve_window;
 use super::summary::rank_summaries;
 use crate::bulk::{f64s, flags, Bulk, Field};
 use crate::chart::Viewport;
@@ -554,10 +554,10 @@ impl JobView {
                 let env = match (component.strip_prefix("aside:"), &r.summary.records_aside) {
                     (Some(c), Some(x)) => {
                         let (a, b) = (abs_ns(x.start_ns, x0), abs_ns(x.start_ns, x1));
-                        curve_window_of(&r.memory_aside, c, m, a, b, columns)
+                        curve_window(&r.memory_aside, c, m, a, b, columns)
                     }
                     (Some(_), None) => return Err(format!("rank {rank} has no records aside")),
-                    _ => r.curve_window(component, m, a, b, columns),
+                    _ => curve_window(&r.memory, component, m, a, b, columns),
                 };
                 Ok(CurveAnswer {
                     component: component.to_string(),
