@@ -33,7 +33,11 @@ fuzz_target!(|data: &[u8]| {
                 assert!(!f.is_empty());
                 got.push((line, byte, f.iter().map(<[u8]>::to_vec).collect::<Vec<_>>()));
             }
-            Next::TooLong { line, byte, end_line } => {
+            Next::TooLong {
+                line,
+                byte,
+                end_line,
+            } => {
                 assert!(limit < 1 << 30);
                 assert!(end_line >= line && (line, byte) >= last);
                 last = (line, byte);
@@ -58,7 +62,11 @@ fuzz_target!(|data: &[u8]| {
         } else {
             (p.line(), p.byte())
         };
-        want.push((line, byte, rec.iter().map(<[u8]>::to_vec).collect::<Vec<_>>()));
+        want.push((
+            line,
+            byte,
+            rec.iter().map(<[u8]>::to_vec).collect::<Vec<_>>(),
+        ));
     }
     assert_eq!(got, want);
 });
