@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { mkdtempSync, rmSync, mkdirSync, readFileSync, writeFileSync, cpSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { root, SHOTS, openBrowser, startServer, engineThreads, settled, filesUnder, dropFiles, screenshot } from './harness.mjs';
+import { root, SHOTS, openSample, startServer, filesUnder, screenshot } from './harness.mjs';
 
 const RUN = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text', 'rank0_ascend_pt');
 const SIZES = [
@@ -41,16 +41,6 @@ function csv(file) {
   return lines.map((l) => Object.fromEntries(l.split(',').map((v, i) => [names[i], v])));
 }
 
-async function openRank(b, files) {
-  const page = await b.page();
-  await page.goto(server.url);
-  await engineThreads(page);
-  await dropFiles(page, files);
-  assert.equal(await settled(page, 120000), 'ready');
-  await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
-  return page;
-}
-
 test('memory_record.csv from another run is drawn on its own range, with its own peak', async () => {
   // The rank-0 run with memory_record.csv moved 10,000 s later (timestamp column rewritten here).
   const to = path.join(tmp, 'disjoint', 'rank0_ascend_pt');
@@ -77,9 +67,8 @@ test('memory_record.csv from another run is drawn on its own range, with its own
   }
   for (const size of SIZES) {
     for (const colorScheme of ['light', 'dark']) {
-      const b = await openBrowser({ viewport: size, colorScheme });
+      const { browser: b, page } = await openSample(server, filesUnder(path.join(tmp, 'disjoint')), { viewport: size, colorScheme, view: 'ascend' });
       try {
-        const page = await openRank(b, filesUnder(path.join(tmp, 'disjoint')));
         // The warning still names both ranges.
         assert.match(await page.textContent('[data-testid="ascend-warnings"]'), /memory_record\.csv covers \d+\.\d{3} us – \d+\.\d{3} us but operator_memory\.csv covers/);
         // The main chart stays on the allocations.
@@ -110,9 +99,8 @@ test('memory_record.csv from another run is drawn on its own range, with its own
 });
 
 test('the records chart stays hidden when the files overlap', async () => {
-  const b = await openBrowser();
+  const { browser: b, page } = await openSample(server, filesUnder(RUN), { view: 'ascend' });
   try {
-    const page = await openRank(b, filesUnder(RUN));
     assert.equal(await page.locator('[data-testid="records-aside"]').isVisible(), false);
     assert.equal(await page.locator('#ascend-live [data-testid="group-choice"]').isVisible(), false, 'no choice with call stacks');
     assert.deepEqual(b.consoleErrors, []);
@@ -148,9 +136,8 @@ test('without call stacks the groups can be size classes, and a class filters th
   assert.ok(want.size > 1, 'several classes');
   for (const size of SIZES) {
     for (const colorScheme of ['light', 'dark']) {
-      const b = await openBrowser({ viewport: size, colorScheme });
+      const { browser: b, page } = await openSample(server, filesUnder(path.join(tmp, 'no-trace')), { viewport: size, colorScheme, view: 'ascend' });
       try {
-        const page = await openRank(b, filesUnder(path.join(tmp, 'no-trace')));
         const choice = page.locator('#ascend-unreleased [data-testid="group-choice"]');
         assert.equal(await choice.isVisible(), true);
         assert.equal(await page.getAttribute('#ascend-unreleased [data-testid="unreleased-groups"]', 'data-by'), 'op_name');
