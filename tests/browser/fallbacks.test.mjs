@@ -103,6 +103,8 @@ test('the records chart stays hidden when the files overlap', async () => {
   try {
     assert.equal(await page.locator('[data-testid="records-aside"]').isVisible(), false);
     assert.equal(await page.locator('#ascend-live [data-testid="group-choice"]').isVisible(), false, 'no choice with call stacks');
+    // With call stacks the help lines say the groups are frames of the user's code.
+    for (const id of ['live-help', 'unreleased-help']) assert.match(await page.textContent(`[data-testid="${id}"]`), /grouped by the first frame in your code/);
     assert.deepEqual(b.consoleErrors, []);
   } finally {
     await b.close();
@@ -141,6 +143,9 @@ test('without call stacks the groups can be size classes, and a class filters th
         const choice = page.locator('#ascend-unreleased [data-testid="group-choice"]');
         assert.equal(await choice.isVisible(), true);
         assert.equal(await page.getAttribute('#ascend-unreleased [data-testid="unreleased-groups"]', 'data-by'), 'op_name');
+        // The help lines say what the groups are: operator names, then size classes.
+        const helps = () => Promise.all(['live-help', 'unreleased-help'].map((id) => page.textContent(`[data-testid="${id}"]`)));
+        for (const h of await helps()) assert.match(h, /grouped by the name of the operator/);
         await choice.locator('button[data-by="size_class"]').click();
         await page.waitForFunction(() => {
           const box = document.querySelector('#ascend-unreleased [data-testid="unreleased-groups"]');
@@ -151,6 +156,10 @@ test('without call stacks the groups can be size classes, and a class filters th
         // Both views follow the one choice, and the hash keeps it.
         await page.waitForFunction(() => document.querySelector('#ascend-live [data-testid="live-groups"]').dataset.by === 'size_class', null, { timeout: 30000 });
         assert.match(await page.evaluate(() => location.hash), /gb=size/);
+        for (const h of await helps()) {
+          assert.match(h, /grouped by size class/);
+          assert.doesNotMatch(h, /first frame|operator/);
+        }
         const more = page.locator('#ascend-unreleased [data-testid="show-all-groups"]');
         if (await more.count()) await more.click();
         const got = await page.$$eval('[data-testid="unreleased-group"]', (rows) => rows.map((r) => ({ label: r.querySelector('.group-frame').dataset.frame, bytes: Number(r.dataset.bytes), count: Number(r.dataset.count) })));
