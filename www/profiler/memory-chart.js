@@ -3,7 +3,7 @@
 // pixel width in Rust with exact extremes; peak marked, step spans shaded, a second rank overlaid
 // for comparison. Shift-drag brushes a time window, a click picks the time the live-set view shows.
 import { el } from '../ui/dom.js';
-import { Plot } from '../ui/plot.js';
+import { Plot, hoverLine } from '../ui/plot.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { bytes, exactBytes } from '../format.js';
 import { ms, absolute, colors, latest, section, rankLabel, allocatorName } from './common.js';
@@ -291,15 +291,7 @@ export function memoryChart({ client, store, ranks, report, show }) {
         g.globalAlpha = 1;
       }
     }
-    if (hoverX !== null) {
-      g.strokeStyle = c.muted;
-      g.lineWidth = 1;
-      const x = Math.round(p.px(hoverX)) + 0.5;
-      g.beginPath();
-      g.moveTo(x, 0);
-      g.lineTo(x, p.height);
-      g.stroke();
-    }
+    if (hoverX !== null) hoverLine(g, p, hoverX, c.muted);
   }
 
   function hover(x, ev) {

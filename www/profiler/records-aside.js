@@ -4,7 +4,7 @@
 // main chart shows the allocations; here the records keep their own axis, from their first record,
 // with their own peak. One axis for both would span the gap between the two runs.
 import { el } from '../ui/dom.js';
-import { Plot } from '../ui/plot.js';
+import { Plot, hoverLine } from '../ui/plot.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { bytes, exactBytes } from '../format.js';
 import { ms, absolute, colors, latest } from './common.js';
@@ -112,15 +112,7 @@ export function recordsAside({ client, ranks, seriesFor }) {
       g.arc(p.px(aside.peak / 1e6), p.py(aside.peak_bytes), 4, 0, Math.PI * 2);
       g.fill();
     }
-    if (hoverX !== null) {
-      g.strokeStyle = c.muted;
-      g.lineWidth = 1;
-      const x = Math.round(p.px(hoverX)) + 0.5;
-      g.beginPath();
-      g.moveTo(x, 0);
-      g.lineTo(x, p.height);
-      g.stroke();
-    }
+    if (hoverX !== null) hoverLine(g, p, hoverX, c.muted);
   }
 
   function hover(x, ev) {
