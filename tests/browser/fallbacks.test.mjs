@@ -85,6 +85,21 @@ test('memory_record.csv from another run is drawn on its own range, with its own
         await page.waitForFunction(() => document.querySelector('[data-testid="records-aside"]').dataset.state === 'ready', null, { timeout: 30000 });
         assert.equal(Number(await aside.getAttribute('data-drawn-max')), peak.bytes, 'the curve drawn reaches the peak');
         assert.match(await aside.textContent(), /memory_record\.csv on its own time range/);
+        // The peak's label keeps off the dotted APP line (flat near the top, where the label
+        // used to sit): the label's box against the line's pixel rows under it, from the file.
+        await page.waitForFunction(() => document.querySelector('[data-testid="records-aside"]').dataset.peakLabel, null, { timeout: 30000 });
+        const [lx, ly, lw, lh] = (await aside.getAttribute('data-peak-label')).split(',').map(Number);
+        const [, , aw, ah] = (await page.getAttribute('[data-testid="records-aside-canvas"]', 'data-area')).split(',').map(Number);
+        const yTop = Number(await page.getAttribute('[data-testid="records-aside-canvas"]', 'data-domain-bytes'));
+        assert.ok(lx >= 0 && ly >= 0 && lx + lw <= aw && ly + lh <= ah, `the label ${[lx, ly, lw, lh]} lies in the plot area ${[aw, ah]}`);
+        const peakX = (Number(peak.t - lo) / 1e6 / asideMs) * aw;
+        assert.ok(Math.abs(lx - (peakX + 4)) < 1.5 || Math.abs(lx + lw - (peakX - 4)) < 1.5, `the label ${lx}–${lx + lw} stands beside the peak line at ${peakX}`);
+        const msAt = (x) => (x / aw) * asideMs;
+        const app = records.filter((r) => r.Component.trim() === 'APP' && r['Total Reserved(MB)'].trim()).map((r) => ({ t: Number(ns(r['Timestamp(us)']) - lo) / 1e6, y: ah - ((Number(r['Total Reserved(MB)']) * 1048576) / yTop) * ah })).sort((a, b) => a.t - b.t);
+        assert.ok(app.length > 0, 'the file has an APP line');
+        // The step line's rows under the label: the value in force at its left edge, and each change under it.
+        const under = app.filter((r, i) => (r.t >= msAt(lx) && r.t <= msAt(lx + lw)) || (r.t < msAt(lx) && (i + 1 === app.length || app[i + 1].t >= msAt(lx))));
+        for (const r of under) assert.ok(r.y < ly || r.y > ly + lh, `the APP line at y ${r.y.toFixed(1)} crosses the label ${ly}–${ly + lh}`);
         {
           await aside.scrollIntoViewIfNeeded();
           await screenshot(page, `records-aside-${size.width}-${colorScheme}`);
