@@ -251,7 +251,7 @@ export async function assertInViewport(page, box, what) {
 
 /**
  * The geometry of the VirtualTable inside `container` (a selector), in viewport coordinates: its
- * box, its header cells (name and box), the cells of its first drawn row, and how far the rows,
+ * box, its header cells (name and box), the cells of its first row in view, and how far the rows,
  * the table's box and the page scroll sideways.
  */
 export function tableGeometry(page, container) {
@@ -263,7 +263,10 @@ export function tableGeometry(page, container) {
     const vt = document.querySelector(`${sel} .vt`);
     const vp = vt.querySelector('.vt-viewport');
     const heads = [...vt.querySelectorAll('.vt-head [role="columnheader"]')];
-    const row = [...vt.querySelectorAll('.vt-rows .vt-row')].find((r) => r.children.length === heads.length);
+    // The first whole row in view (the rows above and below the viewport are drawn too).
+    const top = vp.getBoundingClientRect().top;
+    const row = [...vt.querySelectorAll('.vt-rows .vt-row')].filter((r) => r.children.length === heads.length && r.getBoundingClientRect().top >= top - 0.5)
+      .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)[0];
     return {
       table: box(vt),
       heads: heads.map((h) => ({ name: h.textContent.replace(/[▲▼]/g, '').trim(), box: box(h) })),
