@@ -3,10 +3,14 @@
 //! every bracket of the real and generated traces, from every offset of generated JSON full of
 //! escapes and brackets inside strings, of damaged text, and with the buffer cut at every length;
 //! and the scan that keeps a block's masks between calls (`blocks::Cursor`) from the same offsets,
-//! one cursor per buffer, called in file order (as the event scanner does) and in a random order.
+//! one cursor per buffer, called in file order (as the event scanner does) and in a random order;
+//! and the end of a string found by blocks (`lex::scan_string`) against the byte-by-byte walk
+//! (`lex::scan_string_scalar`) from the same offsets.
 
 use memlens::jsonscan::blocks::{skip_nested_blocks, Cursor};
-use memlens::jsonscan::lex::{skip_nested, skip_nested_scalar, Scan};
+use memlens::jsonscan::lex::{
+    scan_string, scan_string_scalar, skip_nested, skip_nested_scalar, Scan,
+};
 use std::path::{Path, PathBuf};
 
 /// Both scans from `i`, compared.
@@ -19,6 +23,12 @@ fn same(b: &[u8], i: usize, what: &str) {
         b.len()
     );
     assert_eq!(skip_nested(b, i), want, "{what}: skip_nested from {i}");
+    // A string taken to start at `i`: the block search of long strings against the byte walk.
+    assert_eq!(
+        scan_string(b, i),
+        scan_string_scalar(b, i),
+        "{what}: string from {i}"
+    );
     assert_eq!(
         Cursor::default().skip_nested(b, i),
         want,

@@ -135,6 +135,33 @@ fn prefix_xor(mut x: u64) -> u64 {
     x
 }
 
+/// The bytes escaped by a backslash in a block whose backslashes are `backslash`, when
+/// `carry_in` says the block's first byte is escaped by the previous block (an odd run of
+/// backslashes at its end), and whether this block's last run escapes the next block's first byte.
+/// A run of backslashes escapes the byte after it when its length is odd; the runs are found with
+/// one addition per parity of their start (simdjson's odd-backslash-sequence method), so a block
+/// of escaped call stacks costs a few instructions instead of a walk over its 64 bytes.
+///
+/// Only the escaped bytes that are not backslashes are marked (a backslash escaped by another
+/// one is neither a quote nor a bracket, so it needs no mark).
+#[inline(always)]
+fn escaped_bytes(backslash: u64, carry_in: bool) -> (u64, bool) {
+    const EVEN: u64 = 0x5555_5555_5555_5555;
+    const ODD: u64 = !EVEN;
+    let carry = u64::from(carry_in);
+    let starts = backslash & !(backslash << 1);
+    // A run at bit 0 after an escaping carry counts as starting one byte earlier.
+    let even_start_mask = EVEN ^ carry;
+    let even_starts = starts & even_start_mask;
+    let odd_starts = starts & !even_start_mask;
+    // Adding a run's start bit to the run carries to the first byte after it.
+    let even_ends = backslash.wrapping_add(even_starts) & !backslash;
+    let (odd_sum, carry_out) = backslash.overflowing_add(odd_starts);
+    let odd_ends = (odd_sum | carry) & !backslash;
+    // Odd length: an even start ends on an odd bit, an odd start on an even bit.
+    ((even_ends & ODD) | (odd_ends & EVEN), carry_out)
+}
+
 /// The scan's state between blocks.
 #[derive(Debug, Default)]
 struct State {
@@ -159,14 +186,27 @@ impl State {
     ) -> Option<usize> {
         let below_len = if len >= 64 { !0 } else { (1u64 << len) - 1 };
         let valid = below_len & (!0u64 << (from & 63));
-        if self.esc || m.backslash & valid != 0 {
-            return self.bytewise(bytes, pos + from, len.saturating_sub(from));
+        let backslash = m.backslash & valid;
+        let mut quote = m.quote & valid;
+        let mut esc_out = false;
+        if self.esc || backslash != 0 {
+            if self.esc && from != 0 {
+                return self.bytewise(bytes, pos + from, len.saturating_sub(from));
+            }
+            let (escaped, carry) = escaped_bytes(backslash, self.esc);
+            quote &= !escaped;
+            esc_out = carry;
         }
-        let quote = m.quote & valid;
         let mut inside = prefix_xor(quote);
         if self.in_str {
             inside = !inside;
         }
+        if backslash & !inside != 0 {
+            // A backslash outside a string (damaged text): it escapes nothing there, which the
+            // masks above assumed it did; the byte-by-byte rules decide this block.
+            return self.bytewise(bytes, pos + from, len.saturating_sub(from));
+        }
+        self.esc = esc_out;
         self.in_str ^= quote.count_ones() & 1 == 1;
         let open = m.open & valid & !inside;
         let close = m.close & valid & !inside;
@@ -192,7 +232,8 @@ impl State {
         None
     }
 
-    /// A block with escapes, one byte at a time (the rules of the scalar scan).
+    /// A block with a backslash outside a string, one byte at a time (the rules of the scalar
+    /// scan).
     #[cold]
     fn bytewise(&mut self, bytes: &[u8], pos: usize, len: usize) -> Option<usize> {
         for (k, &c) in bytes.get(pos..pos + len)?.iter().enumerate() {
@@ -388,6 +429,74 @@ fn skip_avx2(b: &[u8], i: usize) -> Scan {
     skip_with(b, i, |a| classify_avx2(a))
 }
 
+/// End (exclusive: after the closing quote) of the string whose bytes continue at `b[j]`, `j`
+/// being inside the string and not after a backslash; `None` when the buffer ends first. Blocks
+/// of 64 bytes from `j`, the escaped quotes found in bulk ([`escaped_bytes`]): long strings full
+/// of escapes (call stacks, whose frames are separated by `\r\n`) cost a few instructions per
+/// block instead of a search restarted after every backslash. The same answer as the byte-by-byte
+/// walk of [`super::lex::scan_string_scalar`] on any input.
+pub fn string_end(b: &[u8], j: usize) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if avx2() {
+            // SAFETY: AVX2 was detected on this processor.
+            return unsafe { string_end_avx2(b, j) };
+        }
+        string_end_with(b, j, classify_sse2)
+    }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        string_end_with(b, j, classify_simd128)
+    }
+    #[cfg(not(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    )))]
+    {
+        string_end_with(b, j, classify_scalar)
+    }
+}
+
+/// [`string_end`] over a classifier.
+#[inline(always)]
+fn string_end_with(b: &[u8], j: usize, classify: impl Fn(&[u8; 64]) -> Masks) -> Option<usize> {
+    let mut pos = j;
+    let mut carry = false;
+    while pos < b.len() {
+        let len = (b.len() - pos).min(64);
+        let m = match b
+            .get(pos..pos + 64)
+            .and_then(|s| <&[u8; 64]>::try_from(s).ok())
+        {
+            Some(block) => classify(block),
+            None => {
+                let mut arr = [b' '; 64];
+                if let (Some(dst), Some(src)) = (arr.get_mut(..len), b.get(pos..)) {
+                    dst.copy_from_slice(src);
+                }
+                classify(&arr)
+            }
+        };
+        let valid = if len >= 64 { !0 } else { (1u64 << len) - 1 };
+        let (escaped, next) = escaped_bytes(m.backslash & valid, carry);
+        let quotes = m.quote & valid & !escaped;
+        if quotes != 0 {
+            return Some(pos + quotes.trailing_zeros() as usize + 1);
+        }
+        carry = next;
+        pos += 64;
+    }
+    None
+}
+
+/// [`string_end_with`] compiled for AVX2, so the classifier inlines into the loop.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn string_end_avx2(b: &[u8], j: usize) -> Option<usize> {
+    // SAFETY (of the calls below): this function only runs where AVX2 was detected.
+    string_end_with(b, j, |a| classify_avx2(a))
+}
+
 /// Which scan [`super::lex::skip_nested`] uses; benchmarks switch it to compare the scans in one
 /// run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -477,6 +586,47 @@ mod tests {
         assert_eq!(prefix_xor(0b10_0010), 0b01_1110);
         assert_eq!(prefix_xor(0), 0);
         assert_eq!(prefix_xor(1), !0);
+    }
+
+    /// The escaped bytes of a block, one byte at a time, and whether the next block's first
+    /// byte is escaped.
+    fn escaped_reference(backslash: u64, carry_in: bool) -> (u64, bool) {
+        let mut esc = carry_in;
+        let mut out = 0;
+        for k in 0..64 {
+            let bit = 1u64 << k;
+            if esc {
+                out |= bit;
+                esc = false;
+            } else if backslash & bit != 0 {
+                esc = true;
+            }
+        }
+        (out & !backslash, esc)
+    }
+
+    #[test]
+    fn escaped_bytes_equal_a_byte_by_byte_walk() {
+        let mut rng = fastrand::Rng::with_seed(11);
+        let mut masks = vec![0, !0, 1, 1 << 63, 0b11, 0b111, !0 >> 1, !0 << 1];
+        for _ in 0..20_000 {
+            // Runs of various lengths: AND/OR of random words makes sparse and dense masks.
+            let m = match rng.u8(..3) {
+                0 => rng.u64(..),
+                1 => rng.u64(..) & rng.u64(..) & rng.u64(..),
+                _ => rng.u64(..) | rng.u64(..) | rng.u64(..),
+            };
+            masks.push(m);
+        }
+        for &m in &masks {
+            for carry in [false, true] {
+                assert_eq!(
+                    escaped_bytes(m, carry),
+                    escaped_reference(m, carry),
+                    "{m:064b} carry {carry}"
+                );
+            }
+        }
     }
 
     #[test]

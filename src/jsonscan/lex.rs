@@ -17,7 +17,20 @@ pub fn skip_ws(b: &[u8], mut i: usize) -> usize {
 }
 
 /// End (exclusive) of the string starting at `i` (`b[i] == '"'`); `None` if the buffer ends first.
+/// Long strings are finished by blocks where this build has SIMD ([`super::blocks::string_end`]).
 pub fn scan_string(b: &[u8], i: usize) -> Option<usize> {
+    scan_string_by(b, i, super::blocks::HAS_SIMD)
+}
+
+/// [`scan_string`] byte by byte (`memchr` from escape to escape): the reference the block search
+/// is tested against, and the string walk of [`skip_nested_scalar`].
+pub fn scan_string_scalar(b: &[u8], i: usize) -> Option<usize> {
+    scan_string_by(b, i, false)
+}
+
+/// [`scan_string`], with long strings finished by blocks when `blocks` is true.
+#[inline(always)]
+fn scan_string_by(b: &[u8], i: usize, blocks: bool) -> Option<usize> {
     let mut j = i + 1;
     // Most strings (member names, numbers as text, short names) end within a few words: test 8
     // bytes at a time for `"` or `\` (SWAR), and hand long strings (call stacks) to `memchr`.
@@ -43,6 +56,9 @@ pub fn scan_string(b: &[u8], i: usize) -> Option<usize> {
             j += 8;
         }
         words += 1;
+    }
+    if blocks && super::blocks::kernel() != super::blocks::Kernel::Scalar {
+        return super::blocks::string_end(b, j);
     }
     loop {
         let k = j + memchr2(b'"', b'\\', b.get(j..)?)?;
@@ -101,7 +117,7 @@ pub fn skip_nested_scalar(b: &[u8], i: usize) -> Scan {
                 j = skip_plain(b, j + 1);
                 continue;
             }
-            1 => match scan_string(b, j) {
+            1 => match scan_string_scalar(b, j) {
                 Some(e) => {
                     j = e;
                     continue;

@@ -217,14 +217,15 @@ fn oversized(len: usize, event: &str) -> String {
 /// Warnings listed one by one per file; further ones are counted in one last warning.
 pub const MAX_WARNINGS: usize = 100;
 
-/// Reads up to `want` bytes at `off` into `dst[..want]` (grown as needed); returns how many.
+/// Reads up to `want` bytes at `off` into `store[at..at + want]` (grown as needed); returns how
+/// many.
 fn read_into(
     src: &dyn Source,
     off: u64,
     store: &mut Vec<u8>,
     at: usize,
     want: usize,
-) -> Result<usize, Diagnostic> {
+) -> Result<usize, crate::source::SourceError> {
     if store.len() < at + want {
         store.resize(at + want, 0);
     }
@@ -242,28 +243,83 @@ fn read_into(
     Ok(got)
 }
 
-/// Like [`read_into`], but takes the batch prefetched at `off` while the previous one was scanned,
-/// if there is one.
-fn fill(
-    src: &dyn Source,
-    off: u64,
-    store: &mut Vec<u8>,
-    at: usize,
-    want: usize,
-    prefetched: &mut Option<Result<Vec<u8>, crate::source::SourceError>>,
-) -> Result<usize, Diagnostic> {
-    let Some(pre) = prefetched.take() else {
-        return read_into(src, off, store, at, want);
-    };
-    let pre = pre?;
-    let got = pre.len().min(want);
-    if store.len() < at + got {
-        store.resize(at + got, 0);
+/// Room kept before a batch read ahead for the tail of an event cut by the previous batch end,
+/// which is copied in front of it (a longer tail is joined the slow way, by copying the batch).
+const TAIL_ROOM: usize = 256 << 10;
+
+/// The bytes being scanned, and the next batch read ahead into a second buffer while they are
+/// scanned. The batch read ahead is read in place, after room for the tail of the current one:
+/// joining them copies only the tail, and both buffers keep their size from batch to batch, so no
+/// batch pays for allocating and zeroing fresh memory.
+#[derive(Default)]
+struct Window {
+    /// `store[base..base + filled]` holds the bytes being scanned.
+    store: Vec<u8>,
+    base: usize,
+    filled: usize,
+    /// The next batch, at `spare[TAIL_ROOM..]`, once read ahead.
+    spare: Vec<u8>,
+    /// How many bytes were read ahead into `spare` (or why they could not be).
+    ahead: Option<Result<usize, crate::source::SourceError>>,
+}
+
+impl Window {
+    /// The bytes being scanned.
+    fn data(&self) -> &[u8] {
+        self.store
+            .get(self.base..self.base + self.filled)
+            .unwrap_or(&[])
     }
-    if let (Some(dst), Some(bytes)) = (store.get_mut(at..at + got), pre.get(..got)) {
-        dst.copy_from_slice(bytes);
+
+    /// Forgets the first `n` bytes being scanned.
+    fn drop_front(&mut self, n: usize) {
+        let n = n.min(self.filled);
+        self.base += n;
+        self.filled -= n;
     }
-    Ok(got)
+
+    /// Appends up to `want` bytes read at `off` (the batch read ahead, if there is one: it was
+    /// always read at the offset that follows); returns how many.
+    fn fill(&mut self, src: &dyn Source, off: u64, want: usize) -> Result<usize, Diagnostic> {
+        let Some(ahead) = self.ahead.take() else {
+            if self.base > 0 {
+                self.store
+                    .copy_within(self.base..self.base + self.filled, 0);
+                self.base = 0;
+            }
+            let got = read_into(src, off, &mut self.store, self.filled, want)?;
+            self.filled += got;
+            return Ok(got);
+        };
+        let got = ahead?.min(want);
+        if self.filled <= TAIL_ROOM {
+            let at = TAIL_ROOM - self.filled;
+            if let (Some(dst), Some(tail)) = (
+                self.spare.get_mut(at..TAIL_ROOM),
+                self.store.get(self.base..self.base + self.filled),
+            ) {
+                dst.copy_from_slice(tail);
+            }
+            std::mem::swap(&mut self.store, &mut self.spare);
+            self.base = at;
+        } else {
+            self.store
+                .copy_within(self.base..self.base + self.filled, 0);
+            self.base = 0;
+            let at = self.filled;
+            if self.store.len() < at + got {
+                self.store.resize(at + got, 0);
+            }
+            if let (Some(dst), Some(bytes)) = (
+                self.store.get_mut(at..at + got),
+                self.spare.get(TAIL_ROOM..TAIL_ROOM + got),
+            ) {
+                dst.copy_from_slice(bytes);
+            }
+        }
+        self.filled += got;
+        Ok(got)
+    }
 }
 
 /// Warnings of one file, at most [`MAX_WARNINGS`] listed.
@@ -334,11 +390,8 @@ pub fn scan_stream<S: EventSink>(
     // than a piece's worth are not split.
     let batch = opts.batch.max(1);
     let min_split = (batch / opts.pieces.max(1)).clamp(1, 64 * 1024);
-    // `store[..filled]` holds the bytes being scanned; its length only grows (to the largest
-    // batch plus carried tail), so no batch pays for zeroing memory again.
-    let mut store: Vec<u8> = Vec::new();
-    let mut filled = 0usize;
-    let mut buf_off: u64 = 0; // file offset of store[0]
+    let mut win = Window::default();
+    let mut buf_off: u64 = 0; // file offset of win.data()[0]
     let mut read_off: u64 = 0;
     let mut first = true;
     let mut ended = false;
@@ -350,20 +403,13 @@ pub fn scan_stream<S: EventSink>(
     // With a thread pool, the next batch is read on this thread while the pool scans the current
     // one: a `Source` need not be `Send` (a browser `File` can only be read on the thread that
     // owns it), so reading stays here and only the scan moves. Every later read goes through
-    // `fill`, which takes the prefetched bytes first, so they are always used at their offset.
+    // `Window::fill`, which takes the bytes read ahead first, so they are always used at their
+    // offset.
     let pipelined = rayon::current_num_threads() > 1;
-    let mut prefetched: Option<Result<Vec<u8>, crate::source::SourceError>> = None;
     'batches: while !ended {
-        let got = fill(
-            src,
-            read_off,
-            &mut store,
-            filled,
-            batch_len(read_off),
-            &mut prefetched,
-        )?;
-        filled += got;
-        let buf: &[u8] = store.get(..filled).unwrap_or(&[]);
+        let got = win.fill(src, read_off, batch_len(read_off))?;
+        let filled = win.filled;
+        let buf: &[u8] = win.store.get(win.base..win.base + filled).unwrap_or(&[]);
         let eof = got == 0;
         read_off += got as u64;
         let mut start = 0;
@@ -402,7 +448,7 @@ pub fn scan_stream<S: EventSink>(
                 None if !eof => {
                     // Only blanks so far: drop them (a file of blanks must not fill memory).
                     buf_off += filled as u64;
-                    filled = 0;
+                    win.drop_front(filled);
                     continue;
                 }
                 None => {
@@ -428,14 +474,15 @@ pub fn scan_stream<S: EventSink>(
         let next_want = batch_len(read_off);
         let outs = if pipelined && !eof && next_want > 0 {
             let mut outs = Vec::new();
-            let mut pre = None;
+            let spare = &mut win.spare;
+            let mut ahead = None;
             rayon::in_place_scope(|scope| {
                 scope.spawn(|_| {
                     outs = scan_buffer(buf, start, opts.pieces.max(1), min_split, opts.event)
                 });
-                pre = Some(src.read_range(read_off, next_want));
+                ahead = Some(read_into(src, read_off, spare, TAIL_ROOM, next_want));
             });
-            prefetched = pre;
+            win.ahead = ahead;
             outs
         } else {
             scan_buffer(buf, start, opts.pieces.max(1), min_split, opts.event)
@@ -491,30 +538,22 @@ pub fn scan_stream<S: EventSink>(
             let mut skipper = Skipper::default();
             let mut from = keep;
             loop {
-                if let Some(e) = skipper.feed(store.get(from..filled).unwrap_or(&[])) {
+                if let Some(e) = skipper.feed(win.data().get(from..).unwrap_or(&[])) {
                     let end = from + e;
                     events += 1;
                     warn.push(
                         event_at,
                         oversized((buf_off + end as u64 - event_at) as usize, opts.event),
                     );
-                    store.copy_within(end..filled, 0);
-                    filled -= end;
+                    win.drop_front(end);
                     buf_off += end as u64;
                     continue 'batches;
                 }
-                buf_off += filled as u64;
+                buf_off += win.filled as u64;
+                win.drop_front(win.filled);
                 from = 0;
-                let got = fill(
-                    src,
-                    read_off,
-                    &mut store,
-                    0,
-                    batch_len(read_off),
-                    &mut prefetched,
-                )?;
+                let got = win.fill(src, read_off, batch_len(read_off))?;
                 read_off += got as u64;
-                filled = got;
                 if let Some(p) = progress.as_mut() {
                     p(read_off.min(total), total);
                 }
@@ -530,8 +569,7 @@ pub fn scan_stream<S: EventSink>(
                 }
             }
         }
-        store.copy_within(keep..filled, 0);
-        filled -= keep;
+        win.drop_front(keep);
         buf_off += keep as u64;
     }
     Ok(Stream {
@@ -594,6 +632,31 @@ mod tests {
             let (got, s) = ids(&text, batch, pieces);
             assert_eq!(got, want, "batch {batch}, pieces {pieces}");
             assert_eq!(s.events, 500);
+            assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        }
+    }
+
+    #[test]
+    fn batches_read_ahead_join_short_and_long_tails() {
+        // Events longer than the room kept for a tail, cut by every batch end, between short
+        // ones; read with two threads so each batch is read while the previous one is scanned.
+        let long = "x".repeat(TAIL_ROOM + 1000);
+        let text: String = std::iter::once("[".to_string())
+            .chain((0..40).map(|k| {
+                let s = if k % 4 == 1 { long.as_str() } else { "short" };
+                format!(r#"{{"id": "{k}", "s": "{s}"}},"#)
+            }))
+            .chain(std::iter::once("]".to_string()))
+            .collect();
+        let want: Vec<String> = (0..40).map(|k| k.to_string()).collect();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        for batch in [100_000, TAIL_ROOM - 7, 3 * TAIL_ROOM + 11] {
+            let (got, s) = pool.install(|| ids(&text, batch, 2));
+            assert_eq!(got, want, "batch {batch}");
+            assert_eq!(s.bytes, text.len() as u64);
             assert!(s.warnings.is_empty(), "{:?}", s.warnings);
         }
     }

@@ -25,7 +25,7 @@ use super::csv_common::parse_scaled;
 use super::Interner;
 use crate::diag::Diagnostic;
 use crate::jsonscan::blocks::Cursor;
-use crate::jsonscan::lex::{scan_object, str_lossy, unquote};
+use crate::jsonscan::lex::{is_ws, scan_object, scan_string, skip_ws, str_lossy, unquote};
 use crate::jsonscan::{scan_stream, EventSink, Found, Scan, StreamOptions};
 use crate::source::Source;
 
@@ -173,12 +173,21 @@ struct TorchSink {
 }
 
 impl EventSink for TorchSink {
-    /// Finds the end of the event at `i`; parses it fully only if its bytes mention one of the
-    /// kept categories (most events do not, and are skipped without reading their members).
+    /// Finds the end of the event at `i`; parses it fully only if its category is one of the kept
+    /// ones (most events are not, and are skipped without reading their other members).
     fn event(&mut self, b: &[u8], i: usize, skip: &mut Cursor, found: &mut Found) -> Scan {
-        // torch_npu writes `cat` before `args`, so in a kept event the category shows within its
-        // first few hundred bytes: parse such an event directly instead of skipping it first and
-        // parsing it again (a wrong guess only costs a full parse of one small event).
+        // torch_npu writes `cat` among the short members before `args`: read it there, at its
+        // place, and skip the events of other categories without searching their bytes.
+        if let Some(cat) = head_category(b, i) {
+            if !matches!(unquote(cat), b"cpu_op" | b"enqueue" | b"dequeue") {
+                return skip.skip_nested(b, i);
+            }
+            return scan_event(b, i, self, found);
+        }
+        // Otherwise (a nested value or damage before `cat`, or no `cat`) search for the kept
+        // categories. In a kept event the category shows within its first few hundred bytes:
+        // parse such an event directly instead of skipping it first and parsing it again (a wrong
+        // guess only costs a full parse of one small event).
         if self.cands.hit(b, i, i.saturating_add(256)) {
             return scan_event(b, i, self, found);
         }
@@ -192,6 +201,57 @@ impl EventSink for TorchSink {
             Scan::Done(end)
         }
     }
+}
+
+/// The value (a string, quotes included) of the first top-level `cat` member of the event at
+/// `b[i]` when it comes before any member whose value is an object or array; `None` when it does
+/// not, or when the event is damaged or cut before it (the caller then falls back to a search).
+/// The first `cat` decides, here and in [`scan_event`], should an event hold two.
+fn head_category(b: &[u8], i: usize) -> Option<&[u8]> {
+    let mut j = skip_ws(b, i + 1);
+    loop {
+        if b.get(j) != Some(&b'"') {
+            return None;
+        }
+        let kend = scan_string(b, j)?;
+        let key = b.get(j + 1..kend - 1)?;
+        j = skip_ws(b, kend);
+        if b.get(j) != Some(&b':') {
+            return None;
+        }
+        j = skip_ws(b, j + 1);
+        let vend = match b.get(j)? {
+            b'"' => scan_string(b, j)?,
+            b'{' | b'[' => return None,
+            _ if key == b"cat" => return None,
+            _ => {
+                let e = skip_plain_value(b, j);
+                if e == j {
+                    return None;
+                }
+                e
+            }
+        };
+        if key == b"cat" {
+            return b.get(j..vend);
+        }
+        j = skip_ws(b, vend);
+        if b.get(j) != Some(&b',') {
+            return None;
+        }
+        j = skip_ws(b, j + 1);
+    }
+}
+
+/// End of the number or literal at `b[j]`: the first `,`, `}`, `]` or blank.
+fn skip_plain_value(b: &[u8], mut j: usize) -> usize {
+    while let Some(&c) = b.get(j) {
+        if matches!(c, b',' | b'}' | b']') || is_ws(c) {
+            break;
+        }
+        j += 1;
+    }
+    j
 }
 
 /// An integer from a number or string span (decimals truncated); ids above 2^53 stay exact.
@@ -330,7 +390,7 @@ fn scan_event(b: &[u8], i: usize, out: &mut TorchSink, found: &mut Found) -> Sca
     let mut args = (0, 0);
     let r = scan_object(b, i, &mut |k, s, e| match k {
         b"name" => name = (s, e),
-        b"cat" => cat = (s, e),
+        b"cat" if cat.1 == 0 => cat = (s, e),
         b"ph" => ph = (s, e),
         b"pid" => pid = (s, e),
         b"tid" => tid = (s, e),
@@ -517,6 +577,40 @@ mod tests {
         );
         assert_eq!(t.queue.len(), 1);
         assert_eq!(t.queue[0].correlation_id, Some(u64::MAX));
+    }
+
+    #[test]
+    fn the_category_is_read_at_its_place_or_searched_for() {
+        let head = |t: &str| head_category(t.as_bytes(), 0).map(|v| v.to_vec());
+        assert_eq!(
+            head(r#"{"ph": "X", "ts": 1.5, "dur": -2, "cat": "cpu_op", "args": {}}"#),
+            Some(br#""cpu_op""#.to_vec())
+        );
+        // After a nested value, as a number, damaged or cut before it: not read here.
+        assert_eq!(head(r#"{"args": {"cat": "x"}, "cat": "cpu_op"}"#), None);
+        assert_eq!(head(r#"{"cat": 3}"#), None);
+        assert_eq!(head(r#"{"ph" "X", "cat": "cpu_op"}"#), None);
+        assert_eq!(head(r#"{"ph": "X", "ca"#), None);
+        assert_eq!(head(r#"{"ph": "X"}"#), None);
+        // Whichever way the category is found, the same events are kept; the first `cat` decides.
+        let text = r#"[{"name": "a", "args": {"cat": "python_function"}, "cat": "cpu_op", "ts": 1},
+            {"name": "b \"cpu_op\"", "ts": 2, "cat": "python_function", "args": {}},
+            {"name": "c", "ts": 3, "cat": "cpu_op", "cat": "other"},
+            {"name": "d", "ts": 4, "cat": "other", "cat": "cpu_op"},
+            {"name": "e", "args": {}, "cat": "other", "cat": "cpu_op", "ts": 5},
+            {"ts": 6, "cat": "enqueue", "name": "f"}]"#;
+        let (t, n, _) = read(
+            text,
+            TraceOptions {
+                batch: 1 << 20,
+                pieces: 1,
+            },
+        );
+        assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+        let ops: Vec<&str> = t.ops.name.iter().map(|&k| n.get(k)).collect();
+        assert_eq!(ops, ["a", "c"]);
+        assert_eq!(t.queue.len(), 1);
+        assert_eq!(t.events, 6);
     }
 
     #[test]
