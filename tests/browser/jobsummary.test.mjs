@@ -41,6 +41,17 @@ async function summarySettled(page, timeout = 120000) {
 }
 
 const GRID = '[data-testid="jobsummary"] [data-testid="ascend-matrix"]';
+const TABLE_VIEW = '[data-testid="jobsummary"] [data-testid="ascend-rank-table"] .vt-viewport';
+
+/** Whether the rank table's row of rank index `idx` is highlighted and wholly inside the table's view. */
+async function rowPlace(page, idx) {
+  return page.$eval(TABLE_VIEW, (vp, idx) => {
+    const row = vp.querySelector(`[data-testid="rank-row"][data-rank-index="${idx}"]`);
+    if (!row) return { selected: false, inView: false };
+    const [r, v] = [row.getBoundingClientRect(), vp.getBoundingClientRect()];
+    return { selected: row.classList.contains('selected'), inView: r.top >= v.top - 1 && r.bottom <= v.bottom + 1 };
+  }, idx);
+}
 
 /**
  * The centre of the matrix cell at (row, column) in viewport pixels, the matrix scrolled (into the
@@ -63,6 +74,40 @@ async function cellBox(page, row, col) {
       h: d.cellHeight,
     };
   }, [row, col]);
+}
+
+/**
+ * The rank index of the rank table's row matching `attrs` (e.g. '[data-rank="3"]'). The table is
+ * virtual (only the rows in view exist), so it is scrolled page by page from the top, as a user
+ * would, until the row is there; the row is left in view. Null when no row matches.
+ */
+async function rankRowIndex(page, attrs) {
+  return page.evaluate(async (attrs) => {
+    const scope = '[data-testid="jobsummary"] [data-testid="ascend-rank-table"]';
+    const vp = document.querySelector(`${scope} .vt-viewport`);
+    const frame = () => new Promise((res) => requestAnimationFrame(() => setTimeout(res, 0)));
+    vp.scrollTop = 0;
+    for (;;) {
+      await frame();
+      const row = document.querySelector(`${scope} [data-testid="rank-row"]${attrs}`);
+      if (row) {
+        vp.scrollTop = Number(row.dataset.index) * row.offsetHeight - vp.clientHeight / 3;
+        await frame();
+        return row.dataset.rankIndex;
+      }
+      if (vp.scrollTop + vp.clientHeight >= vp.scrollHeight - 1) return null;
+      vp.scrollTop += vp.clientHeight;
+    }
+  }, attrs);
+}
+
+/** Waits until rank index `idx` is the matrix's selection and its detail below is shown. */
+function waitSelected(page, idx) {
+  return page.waitForFunction((idx) => {
+    const g = document.querySelector('[data-testid="jobsummary"] [data-testid="ascend-matrix"]');
+    const d = document.querySelector('[data-testid="jobsummary-rank"]');
+    return g.dataset.selectedRankIndex === idx && d.dataset.rankIndex === idx && ['ready', 'failed'].includes(d.dataset.state);
+  }, idx);
 }
 
 async function metrics(page) {
@@ -158,7 +203,7 @@ test('a summary of 1,201 ranks: totals, matrix, the outlier and each rank as the
         assert.doesNotMatch(await page.textContent('[data-testid="jobsummary"]'), /rejected|\(s\)/);
         if (colorScheme === 'light' && viewport.width === 1440) {
           // A rank's detail: its curve and lists are the file's.
-          const idx = await page.$eval('[data-testid="jobsummary"] [data-testid="rank-row"][data-role="critic"][data-rank="3"]', (t) => t.dataset.rankIndex);
+          const idx = await rankRowIndex(page, '[data-role="critic"][data-rank="3"]');
           await page.click(`[data-testid="jobsummary"] [data-testid="rank-row"][data-rank-index="${idx}"]`);
           await page.waitForSelector(`[data-testid="jobsummary-rank"][data-rank-index="${idx}"][data-state="ready"]`);
           const want = ranks[3];
@@ -166,7 +211,7 @@ test('a summary of 1,201 ranks: totals, matrix, the outlier and each rank as the
           assert.equal(await page.$$eval('[data-testid="jobsummary-unreleased"] tbody tr', (t) => t.length), want.unreleased.length);
           assert.equal(await page.$$eval('[data-testid="jobsummary-live"] tbody tr', (t) => t.length), want.report.live_at_peak.length);
           // The failed rank says why.
-          const bad = await page.$eval('[data-testid="jobsummary"] [data-testid="rank-row"][data-rank="1200"]', (t) => t.dataset.rankIndex);
+          const bad = await rankRowIndex(page, '[data-rank="1200"]');
           await page.click(`[data-testid="jobsummary"] [data-testid="rank-row"][data-rank-index="${bad}"]`);
           await page.waitForSelector('[data-testid="jobsummary-rank-error"]');
           assert.match(await page.textContent('[data-testid="jobsummary-rank-error"]'), /line 3: expected 8 fields/);
@@ -203,25 +248,25 @@ test('a 1,201-rank overview: a rank opens by a click on its cell and by the keyb
     assert.equal(await summarySettled(page), 'ready');
     // Rows of the matrix: the roles in the order of the rank table (the job's order of ranks);
     // columns: the ranks by number. Each rank's index comes from its row in the rank table.
-    const indexOf = (role, rank) => page.$eval(`[data-testid="jobsummary"] [data-testid="rank-row"][data-role="${role}"][data-rank="${rank}"]`, (t) => t.dataset.rankIndex);
+    const indexOf = (role, rank) => rankRowIndex(page, `[data-role="${role}"][data-rank="${rank}"]`);
     const roleOf = (k) => ranks[k].role;
     assert.deepEqual([roleOf(3), roleOf(700), roleOf(701), roleOf(702), roleOf(1200)], ['critic', 'actor', 'actor', 'critic', 'actor']);
-    const firstRole = await page.$eval('[data-testid="jobsummary"] [data-testid="rank-row"]', (t) => t.dataset.role);
+    await rankRowIndex(page, '[data-rank-index="0"]');
+    const firstRole = await page.$eval('[data-testid="jobsummary"] [data-testid="rank-row"][data-rank-index="0"]', (t) => t.dataset.role);
     const ROW = firstRole === 'critic' ? { critic: 0, actor: 1 } : { actor: 0, critic: 1 };
     const toCritic = ROW.critic < ROW.actor ? 'ArrowUp' : 'ArrowDown';
     const toActor = ROW.critic < ROW.actor ? 'ArrowDown' : 'ArrowUp';
-    const selectedIs = (idx) => page.waitForFunction((idx) => {
-      const g = document.querySelector('[data-testid="jobsummary"] [data-testid="ascend-matrix"]');
-      const d = document.querySelector('[data-testid="jobsummary-rank"]');
-      return g.dataset.selectedRankIndex === idx && d.dataset.rankIndex === idx && ['ready', 'failed'].includes(d.dataset.state);
-    }, idx);
+    const selectedIs = (idx) => waitSelected(page, idx);
 
     // A click on the cell of critic rank 3.
     const critic3 = await indexOf('critic', 3);
+    // The rank table is scrolled away to its end first: choosing the rank in the matrix brings its
+    // row back into the table's view, highlighted.
+    await page.$eval(TABLE_VIEW, (vp) => { vp.scrollTop = vp.scrollHeight; });
     let box = await cellBox(page, ROW.critic, 3);
     await page.mouse.click(box.x, box.y);
     await selectedIs(critic3);
-    assert.equal(await page.$eval(`[data-testid="jobsummary"] [data-testid="rank-row"][data-rank-index="${critic3}"]`, (t) => t.classList.contains('selected')), true);
+    assert.deepEqual(await rowPlace(page, critic3), { selected: true, inView: true });
 
     // Far along the matrix (it scrolls sideways): the outlier's cell, hovered, says what it is.
     box = await cellBox(page, ROW.actor, 700);
@@ -271,6 +316,72 @@ test('a 1,201-rank overview: a rank opens by a click on its cell and by the keyb
     console.log(`jobsummary 1201 ranks: ${matrixNodes} matrix nodes, ${await page.evaluate(() => document.getElementsByTagName('*').length)} on the page`);
     await page.$eval(GRID, (g) => g.scrollIntoView({ block: 'center' }));
     await page.screenshot({ path: path.join(SHOTS, 'jobsummary-matrix-keyboard.png'), fullPage: false });
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('a 1,201-rank rank table: a rank opens by a click on its row and by the keyboard, sorts by peak; only the rows in view are in the DOM', async () => {
+  const { text, ranks, expect } = bigSummary();
+  const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
+  try {
+    const page = await b.page();
+    await fresh(page);
+    await dropFiles(page, [{ path: 'big/job.memlens.json', base64: b64(text) }]);
+    assert.equal(await summarySettled(page), 'ready');
+    const ROWS = '[data-testid="jobsummary"] [data-testid="rank-row"]';
+    const rowData = (idx) => page.$eval(`${ROWS}[data-rank-index="${idx}"]`, (t) => ({ role: t.dataset.role, rank: t.dataset.rank, peak: t.dataset.peakAllocatedBytes, rows: t.dataset.rows }));
+
+    // The overview opens on the highest peak (actor 700, the outlier): its row is highlighted in view.
+    const peakIdx = await page.getAttribute(GRID, 'data-selected-rank-index');
+    assert.deepEqual(await rowData(peakIdx), { role: 'actor', rank: '700', peak: String(expect.peak), rows: String(ranks[700].report.rows) });
+    assert.deepEqual(await rowPlace(page, peakIdx), { selected: true, inView: true });
+
+    // Only the rows in view (and a few beyond) exist: the DOM stays small whatever the ranks.
+    const inDom = await page.$$eval(ROWS, (t) => t.length);
+    const nodes = await page.evaluate(() => document.getElementsByTagName('*').length);
+    assert.ok(inDom > 5 && inDom <= 40, `rank rows in the DOM: ${inDom}`);
+    assert.ok(nodes < 3000, `DOM nodes on the page: ${nodes}`);
+
+    // A click on a row (critic rank 3, found by scrolling the table) opens that rank.
+    const critic3 = await rankRowIndex(page, '[data-role="critic"][data-rank="3"]');
+    assert.deepEqual(await rowData(critic3), { role: 'critic', rank: '3', peak: String(ranks[3].peak_allocated_bytes), rows: String(ranks[3].report.rows) });
+    await page.click(`${ROWS}[data-rank-index="${critic3}"]`);
+    await waitSelected(page, critic3);
+    assert.deepEqual(await rowPlace(page, critic3), { selected: true, inView: true });
+
+    // The keyboard: the table is one grid; the arrows move from the clicked row, Enter opens. The
+    // table lists the ranks in the job's order, so the next row is the next rank index.
+    await page.focus(TABLE_VIEW);
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    const next = String(Number(critic3) + 1);
+    await waitSelected(page, next);
+    assert.deepEqual(await rowPlace(page, next), { selected: true, inView: true });
+    // End goes to the last row (the table scrolls there); Enter opens it.
+    await page.keyboard.press('End');
+    await page.keyboard.press('Enter');
+    const last = String(ranks.length - 1);
+    await waitSelected(page, last);
+    assert.deepEqual(await rowPlace(page, last), { selected: true, inView: true });
+
+    // Sorted by peak allocated (highest first): the outlier leads, the peaks fall; the selected
+    // rank keeps its highlight and is brought into view at its new place.
+    await page.click('[data-testid="jobsummary"] [data-testid="ascend-rank-table"] [role="columnheader"]:has-text("Peak allocated")');
+    await page.waitForFunction((sel) => document.querySelector(`${sel} [data-testid="rank-row"].selected`), '[data-testid="jobsummary"] [data-testid="ascend-rank-table"]');
+    assert.deepEqual(await rowPlace(page, last), { selected: true, inView: true });
+    const top = await page.$eval(TABLE_VIEW, async (vp) => {
+      vp.scrollTop = 0;
+      await new Promise((res) => requestAnimationFrame(() => setTimeout(res, 0)));
+      return [...vp.querySelectorAll('[data-testid="rank-row"]')].sort((a, b) => a.dataset.index - b.dataset.index).slice(0, 12).map((t) => Number(t.dataset.peakAllocatedBytes));
+    });
+    const okPeaks = ranks.filter((r) => r.status === 'ok').map((r) => r.peak_allocated_bytes).sort((a, b) => b - a);
+    assert.deepEqual(top, okPeaks.slice(0, 12));
+    await page.focus(TABLE_VIEW);
+    await page.keyboard.press('Home');
+    await page.keyboard.press('Enter');
+    await waitSelected(page, peakIdx);
     assert.deepEqual(b.consoleErrors, []);
   } finally {
     await b.close();

@@ -47,7 +47,7 @@ test('a MindSpore run says MindSpore and names its rank by its device', async ()
     });
     assert.ok(option.includes(`device ${device}`), `the rank selector "${option}" names device ${device}`);
     assert.ok(!option.includes('rank unknown'), option);
-    const cell = await page.textContent('[data-testid="rank-row"] td:nth-child(2)');
+    const cell = await page.textContent('[data-testid="rank-row"] [role="gridcell"]:nth-child(2)');
     assert.ok(cell.includes(`device ${device}`), `the rank table's cell "${cell}"`);
 
     const memoryLegend = await page.textContent('[data-testid="memory-legend"]');

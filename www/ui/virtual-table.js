@@ -35,8 +35,10 @@ export class VirtualTable {
   /**
    * @param {HTMLElement} container
    * @param {object} opts
-   *   columns: [{ key, name, kind, width, format?(value, row) → {text,title} }] (`key`: the
-   *     cell's name in a row; `name`: the header)
+   *   columns: [{ key, name, kind, width, format?(value, row) → {text,title}, class? }] (`key`:
+   *     the cell's name in a row; `name`: the header; `class`: more classes for its cells).
+   *     `format` may return `nodes` (elements made with `el`, e.g. a badge or a bar) in place of
+   *     `text`: they become the cell's content.
    *   fetchPage(offset, limit) → Promise<{ total, offset, ids, rows }> (rows: objects keyed by
    *     column key; see rowsByName)
    *   onRowClick(id, row), onSortChange({ col, desc }), rowTestId, rowData(row, id) → {attr: value}
@@ -44,6 +46,7 @@ export class VirtualTable {
    *   isSelected(row, id) → bool (highlight rows by content, besides select(id))
    *   minWidth (px: wider tables scroll sideways, the header with them)
    *   sticky (how many leading columns stay in view while the table scrolls sideways)
+   *   unit (what a row is, for the count under the table: 'row' unless given)
    */
   constructor(container, opts) {
     this.opts = { rowHeight: 26, ...opts };
@@ -164,7 +167,7 @@ export class VirtualTable {
     this.total = first.total;
     this.blocks.set(0, first);
     this.spacer.style.height = `${this.total * this.opts.rowHeight}px`;
-    this.status.textContent = plural(this.total, 'row');
+    this.status.textContent = plural(this.total, this.opts.unit || 'row');
     this.render();
   }
 
@@ -218,7 +221,8 @@ export class VirtualTable {
         if (i === this.cursor) tr.classList.add('cursor');
         columns.forEach((c, k) => {
           const f = c.format ? c.format(row[c.key], row) : formatCell(c.kind, row[c.key]);
-          const td = el('div', { class: `vt-cell ${isNumeric(c.kind) ? 'num' : ''}${this.stickyClass(k)}`, role: 'gridcell', text: f.text, title: f.title });
+          const cls = `vt-cell ${isNumeric(c.kind) ? 'num' : ''}${c.class ? ` ${c.class}` : ''}${this.stickyClass(k)}`;
+          const td = el('div', { class: cls, role: 'gridcell', text: f.nodes ? null : f.text, title: f.title }, f.nodes || null);
           if (k < this.stickyLeft.length) td.style.left = `${this.stickyLeft[k]}px`;
           tr.append(td);
         });
@@ -236,7 +240,20 @@ export class VirtualTable {
   /** Highlights row `id` (if shown). */
   select(id) {
     this.selectedId = id;
-    this.render();
+    if (this.opts.isSelected) this.render();
+    else this.restyle();
+  }
+
+  /**
+   * Moves the `selected` and `cursor` marks over the rows in the DOM without building them again:
+   * a selection restyles two rows instead of laying out every row in view.
+   */
+  restyle() {
+    for (const tr of this.rowsBox.children) {
+      if (tr.dataset.id === undefined) continue;
+      tr.classList.toggle('selected', tr.dataset.id === String(this.selectedId));
+      tr.classList.toggle('cursor', Number(tr.dataset.index) === this.cursor);
+    }
   }
 
   /** Scrolls so that view position `index` is visible. */
