@@ -31,6 +31,12 @@ const SEEDS = {
     [path.join(FIX, 'classify'), '.json', { pair: 'profiler_metadata.json' }],
     [path.join(FIX, 'examples'), '.json', { pair: 'profiler_metadata.json' }],
   ],
+  // Control byte: chunk = (b & 31) + 1 bytes (1 MiB when b & 32), a 64-byte row limit when b & 64.
+  csv_rows: [
+    [NPU, 'operator_memory.csv', { prefix: [0x03], max: 16 << 10 }],
+    [NPU, 'memory_record.csv', { prefix: [0x20], max: 16 << 10 }],
+    [FIX, '.csv', { prefix: [0x45], max: 16 << 10 }],
+  ],
   operator_memory: [[NPU, 'operator_memory.csv', { max: 16 << 10 }], [FIX, '.csv', { max: 16 << 10 }]],
   memory_record: [[NPU, 'memory_record.csv', { max: 16 << 10 }], [FIX, '.csv', { max: 16 << 10 }]],
   npu_module_mem: [[NPU, 'npu_module_mem.csv', { max: 16 << 10 }], [FIX, '.csv', { max: 16 << 10 }]],
@@ -81,7 +87,7 @@ function generatedDbs() {
  * batches (each cut event is scanned again from its start), so its inputs stay small; the CSV
  * readers gain nothing from rows past the first few hundred but time. */
 const SMALL = ['-max_len=16384'];
-const FLAGS = { trace: SMALL, operator_memory: SMALL, memory_record: SMALL, npu_module_mem: SMALL, ascend_job: ['-max_len=65536'], profiler_db: ['-max_len=131072'], snapshot: ['-max_len=131072'] };
+const FLAGS = { csv_rows: SMALL, trace: SMALL, operator_memory: SMALL, memory_record: SMALL, npu_module_mem: SMALL, ascend_job: ['-max_len=65536'], profiler_db: ['-max_len=131072'], snapshot: ['-max_len=131072'] };
 
 /** Seeds above this size are cut to it: large seeds slow libFuzzer down more than they help. */
 const MAX_SEED = 256 << 10;

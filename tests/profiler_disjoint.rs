@@ -241,3 +241,89 @@ fn the_unshifted_run_has_no_such_warning() {
     assert!(a.ranks[0].summary.records_aside.is_none());
     assert!(a.ranks[0].memory_aside.is_empty());
 }
+
+/// The components of the shifted memory_record.csv in first-seen order and how many rows it has,
+/// by a plain line split.
+fn shifted_components(run: &Path) -> (Vec<String>, usize) {
+    let csv =
+        std::fs::read_to_string(run.join("ASCEND_PROFILER_OUTPUT/memory_record.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let cc = header.iter().position(|h| h.trim() == "Component").unwrap();
+    let mut names: Vec<String> = Vec::new();
+    let mut n = 0;
+    for l in lines.filter(|l| !l.trim().is_empty()) {
+        n += 1;
+        let c = l.split(',').nth(cc).unwrap().trim().to_string();
+        if !names.contains(&c) {
+            names.push(c);
+        }
+    }
+    (names, n)
+}
+
+fn out_dir(dir: &Path) -> tempfile::TempDir {
+    let out = tempfile::tempdir().unwrap();
+    let st = std::process::Command::new(env!("CARGO_BIN_EXE_memlens"))
+        .args(["profiler", "--out"])
+        .arg(out.path())
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    out
+}
+
+#[test]
+fn out_writes_the_records_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("rank0_ascend_pt");
+    copy_run(&run, true);
+    let ((rlo, rhi), (peak, peak_t)) = shifted_records(&run);
+    let (mut components, count) = shifted_components(&run);
+    let out = out_dir(dir.path());
+    let text = std::fs::read_to_string(out.path().join("records_aside.csv")).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "role,rank,step,file,components,records,start_ns,end_ns,peak_allocated_bytes,\
+             peak_time_ns,peak_reserved_bytes"
+        )
+    );
+    let row: Vec<&str> = lines
+        .next()
+        .expect("one rank set aside")
+        .split(',')
+        .collect();
+    assert_eq!(lines.next(), None, "{text}");
+    assert_eq!(row.len(), 11, "{row:?}");
+    assert_eq!(row[1], "0");
+    assert!(row[3].ends_with("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/memory_record.csv"));
+    // The series are per component; the order of the list is not the file's, so compare sets.
+    let mut written: Vec<&str> = row[4].split(';').collect();
+    written.sort_unstable();
+    components.sort_unstable();
+    assert_eq!(written, components);
+    assert_eq!(row[5], count.to_string());
+    assert_eq!(
+        row[6..10],
+        [rlo, rhi, peak as i64, peak_t].map(|v| v.to_string())
+    );
+    // The allocations' own tables do not include them: the rank's peak is the allocations'.
+    let summary = std::fs::read_to_string(out.path().join("rank_summary.csv")).unwrap();
+    assert!(summary.contains(",operator_memory,"), "{summary}");
+}
+
+#[test]
+fn out_writes_only_the_header_when_nothing_is_set_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_run(&dir.path().join("rank0_ascend_pt"), false);
+    let out = out_dir(dir.path());
+    let text = std::fs::read_to_string(out.path().join("records_aside.csv")).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+}

@@ -14,8 +14,6 @@
 
 use super::columns::{Column, ColumnBuilder, Kind};
 use crate::profiler::analysis::{JobAnalysis, RankAnalysis};
-use crate::profiler::{bytes_to_unit_text, ns_to_ms_text};
-use std::borrow::Cow;
 use std::io::Write;
 
 /// How many leading columns of [`MEMORY_EVENTS_COLUMNS`] are the Python tool's contract.
@@ -46,23 +44,6 @@ pub const MEMORY_EVENTS_COLUMNS: [&str; 22] = [
     "step",
     "run_dir",
 ];
-
-fn opt_ms(v: Option<i64>) -> String {
-    v.map(ns_to_ms_text).unwrap_or_default()
-}
-
-/// A contract float column of a time: `0.0` where the source is empty, as the Python tool writes.
-fn ms_or_zero(v: Option<i64>) -> String {
-    v.map_or_else(|| "0.0".to_string(), ns_to_ms_text)
-}
-
-/// A contract float column of a total: `0.0` where the source is empty, as the Python tool writes.
-fn mb_or_zero(v: Option<u64>) -> String {
-    v.map_or_else(
-        || "0.0".to_string(),
-        |b| bytes_to_unit_text(i128::from(b), 1 << 20),
-    )
-}
 
 fn rank_text(r: &RankAnalysis) -> String {
     r.summary.rank.map(|r| r.to_string()).unwrap_or_default()
@@ -148,14 +129,6 @@ pub fn has_data(analysis: &JobAnalysis) -> bool {
         .any(|r| r.summary.rows > 0 || r.summary.peak_source != "none")
 }
 
-/// The contract's `rank_id` is an integer; the Python tool's own marker for a folder without a
-/// rank is `-1` (it skips such folders; memlens keeps their rows).
-fn rank_id(r: &RankAnalysis) -> String {
-    r.summary
-        .rank
-        .map_or_else(|| "-1".to_string(), |r| r.to_string())
-}
-
 /// The first line of a `;\r\n`-separated stack, as the Python tool takes `call_stack_top`.
 pub fn first_stack_line(stack: &str) -> &str {
     stack.split(";\r\n").next().unwrap_or("")
@@ -195,7 +168,9 @@ fn event_order(job: &JobAnalysis) -> Vec<(i64, u32, u32, u32)> {
 /// time, then rank, then role and file order.
 ///
 /// Rows are formatted in parallel, a bounded batch at a time, so memory stays at one batch of
-/// text whatever the number of rows.
+/// text whatever the number of rows. Each chunk of rows is formatted straight into one byte
+/// buffer (numbers with `itoa` and the exact decimal formatters, text quoted as the `csv` crate
+/// quotes it), without a `String` per cell.
 pub fn write_memory_events<W: Write>(job: &JobAnalysis, mut out: W) -> std::io::Result<()> {
     use rayon::prelude::*;
     let order = event_order(job);
@@ -205,43 +180,107 @@ pub fn write_memory_events<W: Write>(job: &JobAnalysis, mut out: W) -> std::io::
         std::iter::empty::<Vec<&str>>(),
     )?;
     for batch in order.chunks(8 * 1024) {
-        let parts: Vec<std::io::Result<Vec<u8>>> = batch
+        let parts: Vec<Vec<u8>> = batch
             .par_chunks(1024)
             .map(|chunk| {
-                let mut w = csv::WriterBuilder::new()
-                    .has_headers(false)
-                    .terminator(csv::Terminator::Any(b'\n'))
-                    .from_writer(Vec::with_capacity(chunk.len() * 512));
+                let mut buf = Vec::with_capacity(chunk.len() * 512);
                 for &(_, _, ri, i) in chunk {
-                    write_event(&mut w, job, ri as usize, i as usize)?;
+                    if let Some(cells) = event_cells(job, ri as usize, i as usize) {
+                        push_csv_row(&mut buf, &cells);
+                    }
                 }
-                w.into_inner()
-                    .map_err(|e| std::io::Error::other(e.to_string()))
+                buf
             })
             .collect();
         for p in parts {
-            out.write_all(&p?)?;
+            out.write_all(&p)?;
         }
     }
     out.flush()
 }
 
-fn write_event(
-    w: &mut csv::Writer<Vec<u8>>,
-    job: &JobAnalysis,
-    ri: usize,
-    i: usize,
-) -> std::io::Result<()> {
-    let Some(cells) = event_cells(job, ri, i) else {
-        return Ok(());
-    };
-    w.write_record(cells.iter().map(|c| c.as_bytes()))
-        .map_err(|e| std::io::Error::other(e.to_string()))
+/// One cell of `memory_events.csv` before it is formatted: text as it is, numbers still numbers,
+/// so the CSV writer formats them into its buffer and the columnar export parses nothing twice.
+#[derive(Debug, Clone, Copy)]
+enum Cell<'a> {
+    /// Text, quoted in the CSV when it holds a comma, a quote or a line break.
+    Text(&'a str),
+    /// An integer.
+    Int(i128),
+    /// Nanoseconds, written as exact milliseconds.
+    Ms(i64),
+    /// Bytes, written as an exact decimal of `unit`-byte units.
+    Units(i128, u32),
 }
 
-/// The 22 cells of one `memory_events.csv` row (row `i` of rank `ri`), as text: the one place
-/// that says what each column holds, for the CSV and for the columnar export alike.
-fn event_cells(job: &JobAnalysis, ri: usize, i: usize) -> Option<[Cow<'_, str>; 22]> {
+impl Cell<'_> {
+    /// The cell's text (unquoted) appended to `out`.
+    fn push_text(&self, out: &mut Vec<u8>) {
+        match *self {
+            Cell::Text(t) => out.extend_from_slice(t.as_bytes()),
+            Cell::Int(v) => out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
+            Cell::Ms(ns) => crate::profiler::push_ns_as_ms(out, ns),
+            Cell::Units(b, unit) => crate::profiler::push_bytes_as_units(out, b, unit),
+        }
+    }
+}
+
+/// Appends one CSV row (LF-terminated) to `out`, quoting exactly as the `csv` crate's writer does
+/// with the settings of [`super::csv_writer`]: a field holding `,`, `"`, CR or LF is put in quotes
+/// with its quotes doubled; nothing else is quoted. Numbers never need quotes.
+fn push_csv_row(out: &mut Vec<u8>, cells: &[Cell<'_>]) {
+    for (k, c) in cells.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        match *c {
+            Cell::Text(t) => push_csv_text(out, t.as_bytes()),
+            _ => c.push_text(out),
+        }
+    }
+    if cells.len() == 1 && matches!(cells.first(), Some(Cell::Text(""))) {
+        // A record of one empty field would read back as a blank line.
+        out.extend_from_slice(b"\"\"");
+    }
+    out.push(b'\n');
+}
+
+fn push_csv_text(out: &mut Vec<u8>, t: &[u8]) {
+    let quote =
+        memchr::memchr3(b',', b'"', b'\n', t).is_some() || memchr::memchr(b'\r', t).is_some();
+    if !quote {
+        out.extend_from_slice(t);
+        return;
+    }
+    out.push(b'"');
+    let mut rest = t;
+    while let Some(q) = memchr::memchr(b'"', rest) {
+        out.extend_from_slice(rest.get(..=q).unwrap_or(rest));
+        out.push(b'"');
+        rest = rest.get(q + 1..).unwrap_or(&[]);
+    }
+    out.extend_from_slice(rest);
+    out.push(b'"');
+}
+
+/// A contract float column of a time: `0.0` where the source is empty, as the Python tool writes.
+fn ms_or_zero(v: Option<i64>) -> Cell<'static> {
+    v.map_or(Cell::Text("0.0"), Cell::Ms)
+}
+
+/// A contract float column of a total: `0.0` where the source is empty, as the Python tool writes.
+fn mb_or_zero(v: Option<u64>) -> Cell<'static> {
+    v.map_or(Cell::Text("0.0"), |b| Cell::Units(i128::from(b), 1 << 20))
+}
+
+/// An optional time of the extras: empty where there is none.
+fn opt_ms(v: Option<i64>) -> Cell<'static> {
+    v.map_or(Cell::Text(""), Cell::Ms)
+}
+
+/// The 22 cells of one `memory_events.csv` row (row `i` of rank `ri`): the one place that says
+/// what each column holds, for the CSV and for the columnar export alike.
+fn event_cells(job: &JobAnalysis, ri: usize, i: usize) -> Option<[Cell<'_>; 22]> {
     let r = job.ranks.get(ri)?;
     let row = r.rows.get(i)?;
     let attr = r.attribution.get(i)?;
@@ -260,37 +299,39 @@ fn event_cells(job: &JobAnalysis, ri: usize, i: usize) -> Option<[Cow<'_, str>; 
         .get(i)
         .copied()
         .flatten()
-        .map(|s| s.to_string())
-        .unwrap_or_default();
+        .map_or(Cell::Text(""), |s| Cell::Int(i128::from(s)));
+    // The contract's `rank_id` is an integer; the Python tool's own marker for a folder without a
+    // rank is `-1` (it skips such folders; memlens keeps their rows).
+    let rank_id = Cell::Int(r.summary.rank.map_or(-1, i128::from));
     let stack = r.stack(i);
     // Rows without any time are never read (the reader skips them), so `time_ns` is set here.
     Some([
-        Cow::Borrowed(r.name(i)),
-        Cow::Borrowed(r.summary.role.as_str()),
-        Cow::Owned(rank_id(r)),
-        Cow::Borrowed(stack),
-        Cow::Borrowed(first_stack_line(stack)),
-        Cow::Owned(bytes_to_unit_text(signed, 1024)),
-        Cow::Owned(ms_or_zero(row.time_ns())),
-        Cow::Owned(ms_or_zero(row.duration_ns)),
-        Cow::Owned(mb_or_zero(row.alloc_total_allocated)),
-        Cow::Owned(mb_or_zero(row.alloc_total_reserved)),
-        Cow::Owned(mb_or_zero(row.alloc_total_active)),
-        Cow::Borrowed(r.names.get(row.device)),
-        Cow::Borrowed(if row.release_ns.is_some() {
+        Cell::Text(r.name(i)),
+        Cell::Text(r.summary.role.as_str()),
+        rank_id,
+        Cell::Text(stack),
+        Cell::Text(first_stack_line(stack)),
+        Cell::Units(signed, 1024),
+        ms_or_zero(row.time_ns()),
+        ms_or_zero(row.duration_ns),
+        mb_or_zero(row.alloc_total_allocated),
+        mb_or_zero(row.alloc_total_reserved),
+        mb_or_zero(row.alloc_total_active),
+        Cell::Text(r.names.get(row.device)),
+        Cell::Text(if row.release_ns.is_some() {
             "true"
         } else {
             "false"
         }),
-        Cow::Owned(opt_ms(row.release_ns)),
-        Cow::Owned(opt_ms(row.active_release_ns)),
-        Cow::Owned(opt_ms(row.active_duration_ns)),
-        Cow::Borrowed(r.names.get(row.stream)),
-        Cow::Borrowed(row.source.label()),
-        Cow::Borrowed(attr.source.label()),
-        Cow::Borrowed(r.top_frame(i)),
-        Cow::Owned(step),
-        Cow::Borrowed(run),
+        opt_ms(row.release_ns),
+        opt_ms(row.active_release_ns),
+        opt_ms(row.active_duration_ns),
+        Cell::Text(r.names.get(row.stream)),
+        Cell::Text(row.source.label()),
+        Cell::Text(attr.source.label()),
+        Cell::Text(r.top_frame(i)),
+        step,
+        Cell::Text(run),
     ])
 }
 
@@ -331,10 +372,14 @@ pub fn memory_events_columns(job: &JobAnalysis) -> Vec<Column> {
         .zip(MEMORY_EVENTS_KINDS)
         .map(|(name, kind)| ColumnBuilder::new(name, kind, order.len()))
         .collect();
+    let mut text = Vec::new();
     for &(_, _, ri, i) in &order {
         if let Some(cells) = event_cells(job, ri as usize, i as usize) {
             for (b, c) in cols.iter_mut().zip(cells.iter()) {
-                b.push(c);
+                text.clear();
+                c.push_text(&mut text);
+                // Every cell is UTF-8: text cells are `str`, the others ASCII.
+                b.push(std::str::from_utf8(&text).unwrap_or_default());
             }
         }
     }
@@ -464,4 +509,101 @@ pub fn write_step_peaks<W: Write>(job: &JobAnalysis, out: W) -> std::io::Result<
         })
     });
     super::write_csv(out, &STEP_PEAKS_COLUMNS, rows)
+}
+
+/// Columns of `records_aside.csv`.
+pub const RECORDS_ASIDE_COLUMNS: [&str; 11] = [
+    "role",
+    "rank",
+    "step",
+    "file",
+    "components",
+    "records",
+    "start_ns",
+    "end_ns",
+    "peak_allocated_bytes",
+    "peak_time_ns",
+    "peak_reserved_bytes",
+];
+
+/// Writes `records_aside.csv`: one row per rank whose memory records were set aside because they
+/// cover a time range disjoint from its allocation rows (files copied together from different
+/// runs), with the records' file, components (`;`-joined), count, range and framework-allocator
+/// peaks. Only the header when no rank has records set aside.
+pub fn write_records_aside<W: Write>(job: &JobAnalysis, out: W) -> std::io::Result<()> {
+    let rows = job.ranks.iter().filter_map(|r| {
+        let s = &r.summary;
+        let a = s.records_aside.as_ref()?;
+        let components: Vec<&str> = r
+            .memory_aside
+            .iter()
+            .map(|x| x.component.as_str())
+            .collect();
+        let records: usize = r.memory_aside.iter().map(|x| x.ts.len()).sum();
+        Some(vec![
+            s.role.clone(),
+            rank_text(r),
+            s.step.map(|x| x.to_string()).unwrap_or_default(),
+            a.file.clone(),
+            components.join(";"),
+            records.to_string(),
+            a.start_ns.to_string(),
+            a.end_ns.to_string(),
+            a.peak_allocated_bytes.to_string(),
+            a.peak_time_ns.to_string(),
+            a.peak_reserved_bytes.to_string(),
+        ])
+    });
+    super::write_csv(out, &RECORDS_ASIDE_COLUMNS, rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The row writer quotes exactly as the `csv` crate's writer (with the exports' settings) does,
+    /// on fields made of the bytes that matter to quoting and a few that do not.
+    #[test]
+    fn rows_are_the_bytes_the_csv_crate_writes() {
+        let alphabet = [
+            ",", "\"", "\r", "\n", ";\r\n", "a", " ", "\t", "é", "'", "\\",
+        ];
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for _ in 0..2_000 {
+            let fields: Vec<String> = (0..1 + next(4))
+                .map(|_| {
+                    (0..next(6))
+                        .map(|_| alphabet[next(alphabet.len() as u64) as usize])
+                        .collect()
+                })
+                .collect();
+            let cells: Vec<Cell<'_>> = fields.iter().map(|f| Cell::Text(f)).collect();
+            let mut ours = Vec::new();
+            push_csv_row(&mut ours, &cells);
+            let mut w = crate::export::csv_writer(Vec::new());
+            w.write_record(&fields).unwrap();
+            assert_eq!(ours, w.into_inner().unwrap(), "{fields:?}");
+        }
+    }
+
+    #[test]
+    fn number_cells_are_written_unquoted() {
+        let mut out = Vec::new();
+        push_csv_row(
+            &mut out,
+            &[
+                Cell::Int(-1),
+                Cell::Ms(-1_500_001),
+                Cell::Units(1_000_729_600, 1 << 20),
+                Cell::Text(""),
+            ],
+        );
+        assert_eq!(out, b"-1,-1.500001,954.3701171875,\n");
+    }
 }

@@ -6,10 +6,10 @@
 //! `N/A` for empty. Times have 19 significant digits, more than an `f64` holds, so every number is
 //! parsed here as an exact decimal and scaled with integer arithmetic.
 
+use super::csv_rows::{Fields, Next, RowSplitter};
 use crate::diag::Diagnostic;
 use crate::source::Source;
 use std::collections::BTreeMap;
-use std::io::Read;
 
 /// True for the values torch_npu and MindSpore use for "no value": empty, whitespace, `N/A`, `None`.
 pub fn is_null(field: &str) -> bool {
@@ -218,174 +218,10 @@ pub fn kb_to_bytes(text: &str) -> Option<i64> {
 }
 
 /// Longest CSV row accepted, in bytes (from the row's start to its end, quoted line breaks
-/// included; the `csv` crate's 8 KiB read-ahead may add to it). Real rows are a few hundred bytes;
-/// a longer one is skipped up to the end of its line with a warning (a header that long refuses
-/// the file), so one row can never make the reader hold more than this.
+/// included). Real rows are a few hundred bytes; a longer one is skipped up to the end of its line
+/// with a warning (a header that long refuses the file), so one row can never make the reader
+/// hold more than this (and one chunk of the file).
 pub const MAX_CSV_ROW: usize = 1 << 20;
-
-/// Bytes read from the source at a time by [`SourceReader`].
-const CSV_CHUNK: usize = 1 << 20;
-
-/// Reads a [`Source`] front to back through `std::io::Read`, in chunks, reporting progress.
-///
-/// Lets the `csv` crate stream files of any size while memory stays at two chunks (the one being
-/// read and the one before it) plus one row of at most [`MAX_CSV_ROW`] bytes.
-pub struct SourceReader<'a, 'p> {
-    src: &'a dyn Source,
-    pos: u64,
-    buf: Vec<u8>,
-    at: usize,
-    progress: Option<&'p mut dyn FnMut(u64, u64)>,
-    /// The chunk before `buf` and its file offset, kept for [`SourceReader::locate`].
-    prev: Vec<u8>,
-    prev_off: u64,
-    buf_off: u64,
-    /// Bytes handed out since the last [`SourceReader::row_done`].
-    row_bytes: usize,
-    /// Largest row: reads fail once a row reaches it (see [`SourceReader::over_limit`]).
-    row_limit: usize,
-    over: bool,
-    /// The first read error, kept so the caller can report it with the file's name and offset.
-    pub error: Option<crate::source::SourceError>,
-}
-
-impl<'a, 'p> SourceReader<'a, 'p> {
-    /// A reader over `src`, calling `progress(done, total)` after each chunk.
-    pub fn new(src: &'a dyn Source, progress: Option<&'p mut dyn FnMut(u64, u64)>) -> Self {
-        SourceReader {
-            src,
-            pos: 0,
-            buf: Vec::new(),
-            at: 0,
-            progress,
-            prev: Vec::new(),
-            prev_off: 0,
-            buf_off: 0,
-            row_bytes: 0,
-            row_limit: MAX_CSV_ROW,
-            over: false,
-            error: None,
-        }
-    }
-
-    /// The 1-based line and the offset of a record that the `csv` crate reports at `byte` on
-    /// `line`. On CRLF files that crate reports a record as starting at the `\n` ending the line
-    /// before it, one line early; the row really starts one byte (and one line) later. Record
-    /// starts lag the read position by less than a chunk, so that byte is still in `buf` or `prev`.
-    pub fn locate(&self, byte: u64, line: u64) -> (u64, u64) {
-        let at = |data: &[u8], off: u64| {
-            byte.checked_sub(off)
-                .and_then(|i| data.get(usize::try_from(i).ok()?).copied())
-        };
-        match at(&self.buf, self.buf_off).or_else(|| at(&self.prev, self.prev_off)) {
-            Some(b'\n') => (line + 1, byte + 1),
-            _ => (line, byte),
-        }
-    }
-
-    /// A row ended: the next bytes count towards a new row.
-    pub fn row_done(&mut self) {
-        self.row_bytes = 0;
-    }
-
-    /// True when the last read failed because the current row reached [`MAX_CSV_ROW`].
-    pub fn over_limit(&self) -> bool {
-        self.over
-    }
-
-    /// File offset of the next byte [`Read::read`] hands out.
-    pub fn offset(&self) -> u64 {
-        self.buf_off + self.at as u64
-    }
-
-    /// After [`SourceReader::over_limit`]: drops the rest of the current line (without keeping
-    /// it) and starts a new row; returns the number of line ends dropped (0 at the end of file).
-    pub fn skip_line(&mut self) -> Result<u64, std::io::Error> {
-        self.over = false;
-        self.row_bytes = 0;
-        loop {
-            if let Some(i) = memchr::memchr(b'\n', self.buf.get(self.at..).unwrap_or(&[])) {
-                self.at += i + 1;
-                return Ok(1);
-            }
-            self.at = self.buf.len();
-            if !self.fill()? {
-                return Ok(0);
-            }
-        }
-    }
-
-    /// Reads the next chunk once `buf` is used up; false at the end of the source.
-    fn fill(&mut self) -> Result<bool, std::io::Error> {
-        if self.at < self.buf.len() {
-            return Ok(true);
-        }
-        if self.pos >= self.src.len() {
-            return Ok(false);
-        }
-        match self.src.read_range(self.pos, CSV_CHUNK) {
-            Ok(bytes) => {
-                if bytes.is_empty() {
-                    return Ok(false);
-                }
-                self.prev = std::mem::replace(&mut self.buf, bytes);
-                self.prev_off = self.buf_off;
-                self.buf_off = self.pos;
-                self.pos += self.buf.len() as u64;
-                self.at = 0;
-                if let Some(p) = self.progress.as_mut() {
-                    p(self.pos, self.src.len());
-                }
-                Ok(true)
-            }
-            Err(e) => {
-                let msg = e.message.clone();
-                self.error = Some(e);
-                Err(std::io::Error::other(msg))
-            }
-        }
-    }
-}
-
-impl Read for SourceReader<'_, '_> {
-    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        if !self.fill()? {
-            return Ok(0);
-        }
-        let room = self.row_limit.saturating_sub(self.row_bytes);
-        if room == 0 && !out.is_empty() {
-            self.over = true;
-            return Err(std::io::Error::other(format!(
-                "a row longer than {} bytes",
-                self.row_limit
-            )));
-        }
-        let rest = self.buf.get(self.at..).unwrap_or(&[]);
-        let n = rest.len().min(out.len()).min(room);
-        if let (Some(dst), Some(src)) = (out.get_mut(..n), rest.get(..n)) {
-            dst.copy_from_slice(src);
-        }
-        self.at += n;
-        self.row_bytes += n;
-        Ok(n)
-    }
-}
-
-/// Seeking is only "stay where you are" (what `csv::Reader::seek_raw` needs to restart its
-/// parser after [`SourceReader::skip_line`]).
-impl std::io::Seek for SourceReader<'_, '_> {
-    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
-        let here = self.offset();
-        match to {
-            std::io::SeekFrom::Current(0) => Ok(here),
-            std::io::SeekFrom::Start(p) if p == here => Ok(here),
-            _ => Err(std::io::Error::new(
-                std::io::ErrorKind::Unsupported,
-                "a CSV source only reads forward",
-            )),
-        }
-    }
-}
 
 /// Collects warnings of one file, one [`Diagnostic`] per (field, problem) with a count and the
 /// first place it happened, so a file with a million bad rows yields a few lines, not a million.
@@ -530,9 +366,9 @@ impl HeaderMap {
 
 /// One data row being read: its fields and where it is.
 pub struct Row<'r> {
-    /// The record, fields as read (quotes removed, TABs kept). Bytes, not `str`: most fields are
+    /// The fields as read (quotes removed, TABs kept). Bytes, not `str`: most fields are
     /// numbers, parsed from bytes without a UTF-8 check; text fields are checked when read.
-    pub record: &'r csv::ByteRecord,
+    pub record: Fields<'r>,
     /// 1-based line of the row's start.
     pub line: u64,
     /// Byte offset of the row's start.
@@ -624,24 +460,18 @@ pub fn read_table(
     progress: Option<&mut dyn FnMut(u64, u64)>,
 ) -> Result<HeaderMap, Diagnostic> {
     let file = src.name().to_string();
-    let reader = SourceReader::new(src, progress);
-    let mut rdr = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(reader);
-    let mut record = csv::ByteRecord::new();
+    let mut rows = RowSplitter::new(src, MAX_CSV_ROW, progress);
     // Header: the first non-empty record.
     let header = loop {
-        let start = rdr.position().clone();
-        match rdr.read_byte_record(&mut record) {
-            Ok(false) => {
+        match rows.next_row().map_err(Diagnostic::from)? {
+            Next::End => {
                 return Err(Diagnostic::error(
                     &file,
                     "empty file: expected a header line",
                 ))
             }
-            Ok(true) => {
-                rdr.get_mut().row_done();
+            Next::Row { .. } => {
+                let record = rows.fields();
                 if record.iter().all(|f| trim_bytes(f).is_empty()) {
                     continue;
                 }
@@ -651,8 +481,7 @@ pub fn read_table(
                     .collect();
                 break HeaderMap::new(&text, wanted);
             }
-            Err(_) if rdr.get_ref().over_limit() => {
-                let (line, byte) = rdr.get_ref().locate(start.byte(), start.line());
+            Next::TooLong { line, byte, .. } => {
                 return Err(Diagnostic::error(
                     &file,
                     format!(
@@ -663,7 +492,6 @@ pub fn read_table(
                 .at_line(line)
                 .at_byte(byte));
             }
-            Err(e) => return Err(csv_error(&file, &e, rdr.get_ref().error.as_ref())),
         }
     };
     if let Err(msg) = check(&header) {
@@ -671,14 +499,10 @@ pub fn read_table(
     }
     let ncols = header.names.len();
     loop {
-        let start = rdr.position().clone();
-        match rdr.read_byte_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) => {
-                rdr.get_mut().row_done();
-                let (line, byte) = record
-                    .position()
-                    .map_or((0, 0), |p| rdr.get_ref().locate(p.byte(), p.line()));
+        match rows.next_row().map_err(Diagnostic::from)? {
+            Next::End => break,
+            Next::Row { line, byte } => {
+                let record = rows.fields();
                 if record.len() == 1 && record.get(0).is_some_and(|f| trim_bytes(f).is_empty()) {
                     continue; // blank line
                 }
@@ -710,30 +534,14 @@ pub fn read_table(
                         ),
                     );
                 }
-                let row = Row {
-                    record: &record,
-                    line,
-                    byte,
-                };
+                let row = Row { record, line, byte };
                 on_row(&header, &row, warnings);
             }
-            Err(_) if rdr.get_ref().over_limit() => {
-                // The row is too long: drop the rest of its line, restart the parser after it
-                // (fresh quoting state), and go on with the next line.
-                let (line, byte) = rdr.get_ref().locate(start.byte(), start.line());
-                let consumed_lines = rdr.position().line();
-                let skipped = match rdr.get_mut().skip_line() {
-                    Ok(n) => n,
-                    Err(_) => return Err(csv_error_io(&file, rdr.get_ref().error.as_ref())),
-                };
-                let at = rdr.get_ref().offset();
-                let mut pos = csv::Position::new();
-                pos.set_byte(at)
-                    .set_line(consumed_lines + skipped)
-                    .set_record(start.record() + 1);
-                // The line the read stopped on (csv counts from 1 and has consumed no line end
-                // of it), which `skip_line` has just finished.
-                let end_line = consumed_lines;
+            Next::TooLong {
+                line,
+                byte,
+                end_line,
+            } => {
                 warnings.add_keyed(
                     &file,
                     line,
@@ -745,39 +553,10 @@ pub fn read_table(
                          to the end of line {end_line}"
                     ),
                 );
-                if rdr.seek_raw(std::io::SeekFrom::Current(0), pos).is_err() {
-                    return Err(csv_error_io(&file, rdr.get_ref().error.as_ref()));
-                }
-            }
-            Err(e) => {
-                if rdr.get_ref().error.is_some() {
-                    return Err(csv_error(&file, &e, rdr.get_ref().error.as_ref()));
-                }
-                let (line, byte) = e
-                    .position()
-                    .map_or((0, 0), |p| rdr.get_ref().locate(p.byte(), p.line()));
-                let (kind, msg) = match e.kind() {
-                    csv::ErrorKind::Utf8 { .. } => (
-                        "not utf-8",
-                        "row is not valid UTF-8; row skipped".to_string(),
-                    ),
-                    _ => (
-                        "not csv",
-                        format!("row is not valid CSV ({e}); row skipped"),
-                    ),
-                };
-                warnings.add_keyed(&file, line, byte, "", kind, &msg);
             }
         }
     }
     Ok(header)
-}
-
-fn csv_error_io(file: &str, read_err: Option<&crate::source::SourceError>) -> Diagnostic {
-    match read_err {
-        Some(re) => Diagnostic::from(re.clone()),
-        None => Diagnostic::error(file, "cannot read the file"),
-    }
 }
 
 /// A field's text for a message: lossy UTF-8, at most 60 characters (a bad field can be a
@@ -791,21 +570,6 @@ pub fn show_field(raw: &[u8]) -> String {
         out.push('…');
     }
     format!("{out:?}")
-}
-
-fn csv_error(
-    file: &str,
-    e: &csv::Error,
-    read_err: Option<&crate::source::SourceError>,
-) -> Diagnostic {
-    if let Some(re) = read_err {
-        return Diagnostic::from(re.clone());
-    }
-    let mut d = Diagnostic::error(file, format!("not a readable CSV file: {e}"));
-    if let Some(p) = e.position() {
-        d = d.at_line(p.line()).at_byte(p.byte());
-    }
-    d
 }
 
 /// Parses the optional number in column `col` as `value × 10^scale × mul`; a bad value is counted

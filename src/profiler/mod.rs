@@ -35,6 +35,7 @@
 pub mod analysis;
 pub mod attribution;
 pub mod csv_common;
+pub mod csv_rows;
 pub mod db;
 pub mod discover;
 pub mod generate;
@@ -129,32 +130,73 @@ pub fn ns_to_us_text(ns: i64) -> String {
 
 /// Formats nanoseconds as milliseconds with 6 decimals (exact: 1 ns = 1e-6 ms).
 pub fn ns_to_ms_text(ns: i64) -> String {
-    let sign = if ns < 0 { "-" } else { "" };
+    let mut out = Vec::with_capacity(24);
+    push_ns_as_ms(&mut out, ns);
+    // Only ASCII digits, `-` and `.` were written.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Appends [`ns_to_ms_text`]'s text to `out` without an allocation of its own (the exports
+/// format millions of cells into one reused buffer).
+pub fn push_ns_as_ms(out: &mut Vec<u8>, ns: i64) {
+    if ns < 0 {
+        out.push(b'-');
+    }
     let a = ns.unsigned_abs();
-    format!("{sign}{}.{:06}", a / 1_000_000, a % 1_000_000)
+    let mut int = itoa::Buffer::new();
+    out.extend_from_slice(int.format(a / 1_000_000).as_bytes());
+    // Six decimals, zero-padded: 1_000_000 + frac has exactly seven digits, the first a `1`.
+    let mut frac = itoa::Buffer::new();
+    let six = frac.format(1_000_000 + a % 1_000_000).as_bytes();
+    out.push(b'.');
+    out.extend_from_slice(six.get(1..).unwrap_or(b"000000"));
 }
 
 /// Formats a byte count as a decimal number of `unit`-byte units, exactly (bytes are multiples of
 /// 1/2^20 MB, so at most 20 decimals are needed; trailing zeros are trimmed, one decimal is kept).
 pub fn bytes_to_unit_text(bytes: i128, unit: u32) -> String {
-    let sign = if bytes < 0 { "-" } else { "" };
+    let mut out = Vec::with_capacity(48);
+    push_bytes_as_units(&mut out, bytes, unit);
+    // Only ASCII digits, `-` and `.` were written.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Appends [`bytes_to_unit_text`]'s text to `out` without an allocation of its own.
+pub fn push_bytes_as_units(out: &mut Vec<u8>, bytes: i128, unit: u32) {
+    if bytes < 0 {
+        out.push(b'-');
+    }
     let a = bytes.unsigned_abs();
-    let unit = u128::from(unit.max(1));
-    let int = a / unit;
-    let mut rem = a % unit;
-    let mut frac = String::new();
-    // `unit` is 1024 or 2^20: a power of two divides 10^k for k ≥ its exponent, so this ends.
+    let unit = u64::from(unit.max(1));
+    let mut int = itoa::Buffer::new();
+    out.extend_from_slice(int.format(a / u128::from(unit)).as_bytes());
+    out.push(b'.');
+    // The remainder is below `unit` (< 2^32), so ten times it fits a u64.
+    let mut rem = (a % u128::from(unit)) as u64;
+    if rem == 0 {
+        out.push(b'0');
+        return;
+    }
+    // `unit` is 1024 or 2^20 in practice: a power of two divides 10^k for k ≥ its exponent, so the
+    // digits end; the guard bounds any other unit at 40 decimals, as the text always did.
     let mut guard = 0;
-    while rem != 0 && guard < 40 {
-        rem *= 10;
-        frac.push(char::from(b'0' + (rem / unit) as u8));
-        rem %= unit;
-        guard += 1;
+    if unit.is_power_of_two() {
+        let shift = unit.trailing_zeros();
+        let mask = unit - 1;
+        while rem != 0 && guard < 40 {
+            rem *= 10;
+            out.push(b'0' + (rem >> shift) as u8);
+            rem &= mask;
+            guard += 1;
+        }
+    } else {
+        while rem != 0 && guard < 40 {
+            rem *= 10;
+            out.push(b'0' + (rem / unit) as u8);
+            rem %= unit;
+            guard += 1;
+        }
     }
-    if frac.is_empty() {
-        frac.push('0');
-    }
-    format!("{sign}{int}.{frac}")
 }
 
 #[cfg(test)]
@@ -169,6 +211,75 @@ mod tests {
         assert_eq!(i.intern("aten::add"), a);
         assert_eq!(i.get(a), "aten::add");
         assert_eq!(i.get(99), "");
+    }
+
+    /// The texts as they were first written, with `format!` and 128-bit arithmetic: the
+    /// allocation-free formatters must print the same bytes (the exports are compared byte for
+    /// byte across versions and engines).
+    fn ms_reference(ns: i64) -> String {
+        let sign = if ns < 0 { "-" } else { "" };
+        let a = ns.unsigned_abs();
+        format!("{sign}{}.{:06}", a / 1_000_000, a % 1_000_000)
+    }
+
+    fn units_reference(bytes: i128, unit: u32) -> String {
+        let sign = if bytes < 0 { "-" } else { "" };
+        let a = bytes.unsigned_abs();
+        let unit = u128::from(unit.max(1));
+        let mut rem = a % unit;
+        let mut frac = String::new();
+        while rem != 0 && frac.len() < 40 {
+            rem *= 10;
+            frac.push(char::from(b'0' + (rem / unit) as u8));
+            rem %= unit;
+        }
+        if frac.is_empty() {
+            frac.push('0');
+        }
+        format!("{sign}{}.{frac}", a / unit)
+    }
+
+    #[test]
+    fn buffered_formatters_print_the_reference_bytes() {
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let edges = [
+            0i64,
+            1,
+            -1,
+            999_999,
+            1_000_000,
+            -1_000_001,
+            i64::MAX,
+            i64::MIN,
+        ];
+        for ns in edges {
+            assert_eq!(ns_to_ms_text(ns), ms_reference(ns), "{ns}");
+        }
+        for _ in 0..50_000 {
+            let v = next();
+            let ns = (v as i64) >> (v % 60);
+            assert_eq!(ns_to_ms_text(ns), ms_reference(ns), "{ns}");
+            let bytes = i128::from((next() as i64) >> (v % 62)) * i128::from(1 + (v & 3) as i64);
+            for unit in [1024, 1 << 20, 1, 3, 1000, 0, u32::MAX] {
+                assert_eq!(
+                    bytes_to_unit_text(bytes, unit),
+                    units_reference(bytes, unit),
+                    "{bytes} / {unit}"
+                );
+            }
+        }
+        for bytes in [i128::MIN, i128::MAX, 0, -1, 1 << 100] {
+            assert_eq!(
+                bytes_to_unit_text(bytes, 1 << 20),
+                units_reference(bytes, 1 << 20)
+            );
+        }
     }
 
     #[test]

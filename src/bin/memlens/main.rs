@@ -69,7 +69,8 @@ enum Command {
         /// Files, folders or archives to analyse.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
-        /// Write memory_events.csv, rank_summary.csv, peak_attribution.csv and step_peaks.csv here.
+        /// Write memory_events.csv, rank_summary.csv, peak_attribution.csv, step_peaks.csv and
+        /// records_aside.csv here.
         #[arg(long)]
         out: Option<PathBuf>,
         /// Write the job summary file (compact rank summaries, docs/job-summary.md) here.

@@ -79,6 +79,9 @@ pub fn run(
         write_file(dir, "step_peaks.csv", &|w| {
             exp::write_step_peaks(&analysis, w)
         })?;
+        write_file(dir, "records_aside.csv", &|w| {
+            exp::write_records_aside(&analysis, w)
+        })?;
     }
     if let Some(file) = summary {
         let text = JobSummary::merge(rank_summaries(&analysis))

@@ -600,7 +600,8 @@ impl JobView {
     }
 
     /// An export of the whole job, byte for byte what `memlens profiler --out` writes:
-    /// `memory_events.csv`, `rank_summary.csv`, `peak_attribution.csv` or `step_peaks.csv`; or
+    /// `memory_events.csv`, `rank_summary.csv`, `peak_attribution.csv`, `step_peaks.csv` or
+    /// `records_aside.csv`; or
     /// `summary.json`, what `memlens profiler --json` prints.
     pub fn export(&self, name: &str) -> Result<Vec<u8>, String> {
         let mut out = Vec::new();
@@ -610,6 +611,7 @@ impl JobView {
             "rank_summary.csv" => exp::write_rank_summary(a, &mut out),
             "peak_attribution.csv" => exp::write_peak_attribution(a, &mut out),
             "step_peaks.csv" => exp::write_step_peaks(a, &mut out),
+            "records_aside.csv" => exp::write_records_aside(a, &mut out),
             "summary.json" => {
                 return exp::report_json(a, &self.job)
                     .map(String::into_bytes)

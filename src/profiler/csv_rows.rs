@@ -1,0 +1,479 @@
+//! Splits a CSV [`Source`] into rows: a `memchr` fast path for the lines torch_npu writes (no
+//! quote, no carriage return but the one of a CRLF line end), and `csv_core`, the `csv` crate's
+//! own parser, for every other row (quoted fields, quoted line breaks, lone CRs).
+//!
+//! The rows, fields and positions are those the `csv` crate's reader gives with default settings
+//! (blank lines skipped; a row's position is where the reader stood after the row before, so a
+//! row after blank lines is placed on the first of them), with CRLF rows placed on their own line
+//! rather than on the line feed before them. A differential test holds it to that reader.
+
+use crate::source::{Source, SourceError};
+
+/// Bytes read from the source at a time.
+const CHUNK: usize = 1 << 20;
+
+/// One row's fields: `bytes[start..end]` for each span.
+#[derive(Debug, Clone, Copy)]
+pub struct Fields<'b> {
+    bytes: &'b [u8],
+    spans: &'b [(usize, usize)],
+}
+
+impl<'b> Fields<'b> {
+    /// Number of fields.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// True for a row without fields (never returned by [`RowSplitter::next_row`]).
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// Field `i` as read (quotes removed, doubled quotes made single, blanks kept).
+    pub fn get(&self, i: usize) -> Option<&'b [u8]> {
+        let &(a, b) = self.spans.get(i)?;
+        self.bytes.get(a..b)
+    }
+
+    /// The fields in order.
+    pub fn iter(&self) -> impl Iterator<Item = &'b [u8]> + 'b {
+        let bytes = self.bytes;
+        self.spans
+            .iter()
+            .map(move |&(a, b)| bytes.get(a..b).unwrap_or(&[]))
+    }
+}
+
+/// What [`RowSplitter::next_row`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// A row (its fields in [`RowSplitter::fields`]), starting at 1-based `line` and `byte`.
+    Row {
+        /// 1-based line of the row's start.
+        line: u64,
+        /// Byte offset of the row's start.
+        byte: u64,
+    },
+    /// A row of `limit` bytes or more: it was dropped up to the end of line `end_line` (never
+    /// held whole), and reading goes on after it with a fresh quoting state.
+    TooLong {
+        /// 1-based line of the row's start.
+        line: u64,
+        /// Byte offset of the row's start.
+        byte: u64,
+        /// The line on which the row was cut and whose end was skipped to.
+        end_line: u64,
+    },
+    /// No more rows.
+    End,
+}
+
+/// Reads a [`Source`] front to back in chunks and hands out its CSV rows one at a time.
+///
+/// Memory stays at one chunk plus one row of at most the limit given to [`RowSplitter::new`].
+pub struct RowSplitter<'a, 'p> {
+    src: &'a dyn Source,
+    /// File offset of the next chunk to read.
+    pos: u64,
+    buf: Vec<u8>,
+    /// Start of the unread bytes in `buf`.
+    at: usize,
+    /// File offset of `buf[0]`.
+    buf_off: u64,
+    /// 1-based line of `buf[at]`.
+    line: u64,
+    limit: usize,
+    chunk: usize,
+    progress: Option<&'p mut dyn FnMut(u64, u64)>,
+    core: csv_core::Reader,
+    /// The last row's fields: spans into `buf` (fast path) or into `out` (`csv_core`).
+    spans: Vec<(usize, usize)>,
+    in_buf: bool,
+    /// The row before ended with a CRLF (the csv crate's reader stopped on its LF).
+    after_crlf: bool,
+    out: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl<'a, 'p> RowSplitter<'a, 'p> {
+    /// A splitter over `src` that cuts rows at `limit` bytes, calling `progress(done, total)`
+    /// after each chunk.
+    pub fn new(
+        src: &'a dyn Source,
+        limit: usize,
+        progress: Option<&'p mut dyn FnMut(u64, u64)>,
+    ) -> Self {
+        RowSplitter {
+            src,
+            pos: 0,
+            buf: Vec::new(),
+            at: 0,
+            buf_off: 0,
+            line: 1,
+            limit: limit.max(1),
+            chunk: CHUNK,
+            progress,
+            core: csv_core::Reader::new(),
+            spans: Vec::new(),
+            in_buf: true,
+            after_crlf: false,
+            out: Vec::new(),
+            ends: Vec::new(),
+        }
+    }
+
+    /// Reads `chunk` bytes at a time instead of 1 MiB (tests and fuzzing use small chunks to
+    /// put rows across chunk ends).
+    pub fn with_chunk(mut self, chunk: usize) -> Self {
+        self.chunk = chunk.max(1);
+        self
+    }
+
+    /// The fields of the row [`RowSplitter::next_row`] last returned.
+    pub fn fields(&self) -> Fields<'_> {
+        Fields {
+            bytes: if self.in_buf { &self.buf } else { &self.out },
+            spans: &self.spans,
+        }
+    }
+
+    /// Appends the next chunk to `buf` (first dropping the bytes before `keep`, which moves by
+    /// as much); false at the end of the source.
+    fn fill(&mut self, keep: &mut usize) -> Result<bool, SourceError> {
+        if self.pos >= self.src.len() {
+            return Ok(false);
+        }
+        let drop = (*keep).min(self.at).min(self.buf.len());
+        if drop > 0 {
+            self.buf.drain(..drop);
+            self.buf_off += drop as u64;
+            self.at -= drop;
+            *keep -= drop;
+        }
+        let old = self.buf.len();
+        let want = usize::try_from((self.src.len() - self.pos).min(self.chunk as u64))
+            .unwrap_or(self.chunk);
+        self.buf.resize(old + want, 0);
+        let mut done = 0;
+        while done < want {
+            let dst = self.buf.get_mut(old + done..).unwrap_or(&mut []);
+            let n = self.src.read_at(self.pos + done as u64, dst)?;
+            if n == 0 {
+                break;
+            }
+            done += n;
+        }
+        self.buf.truncate(old + done);
+        self.pos += done as u64;
+        if let Some(p) = self.progress.as_mut() {
+            p(self.pos, self.src.len());
+        }
+        // A source shorter than it said it was ends here.
+        if done == 0 {
+            self.pos = self.src.len();
+        }
+        Ok(done > 0)
+    }
+
+    /// The next row. `Err` only when the source cannot be read.
+    pub fn next_row(&mut self) -> Result<Next, SourceError> {
+        if self.at == self.buf.len() {
+            let mut keep = self.at;
+            self.fill(&mut keep)?;
+        }
+        let (mut start, mut start_line) = (self.buf_off + self.at as u64, self.line);
+        // Rows are placed where the csv crate's reader stood after the row before, one byte and
+        // one line on when that is an LF (it stops on the LF of a CRLF, which this splitter has
+        // consumed with its line already), as files were always reported.
+        if !std::mem::take(&mut self.after_crlf) && self.buf.get(self.at) == Some(&b'\n') {
+            start += 1;
+            start_line += 1;
+        }
+        loop {
+            // Find the end of the line at `at`, reading more as needed.
+            let mut from = self.at;
+            let nl = loop {
+                let rest = self.buf.get(from..).unwrap_or(&[]);
+                if let Some(i) = memchr::memchr(b'\n', rest) {
+                    break Some(from + i);
+                }
+                if self.buf.len() - self.at >= self.limit {
+                    return self.too_long(start, start_line);
+                }
+                // The bytes already searched stay searched when `fill` moves them.
+                let searched = self.buf.len() - self.at;
+                let mut keep = self.at;
+                if !self.fill(&mut keep)? {
+                    break None;
+                }
+                from = self.at + searched;
+            };
+            let end = nl.unwrap_or(self.buf.len());
+            if nl.is_none() && end == self.at {
+                return Ok(Next::End);
+            }
+            let line = self.buf.get(self.at..end).unwrap_or(&[]);
+            let body = line.strip_suffix(b"\r").unwrap_or(line);
+            if memchr::memchr2(b'"', b'\r', body).is_some() {
+                return self.slow_row(start, start_line);
+            }
+            let next = nl.map_or(end, |n| n + 1);
+            if body.is_empty() {
+                // A blank line: skipped, and the next row is placed where this one started.
+                self.at = next;
+                self.line += u64::from(nl.is_some());
+                continue;
+            }
+            self.spans.clear();
+            let mut a = self.at;
+            for c in memchr::memchr_iter(b',', body) {
+                self.spans.push((a, self.at + c));
+                a = self.at + c + 1;
+            }
+            self.spans.push((a, self.at + body.len()));
+            self.in_buf = true;
+            self.after_crlf = nl.is_some() && body.len() < line.len();
+            self.at = next;
+            self.line += u64::from(nl.is_some());
+            return Ok(Next::Row {
+                line: start_line,
+                byte: start,
+            });
+        }
+    }
+
+    /// A row through `csv_core`, from `at` (a record boundary).
+    fn slow_row(&mut self, start: u64, start_line: u64) -> Result<Next, SourceError> {
+        use csv_core::ReadRecordResult as R;
+        self.core.reset();
+        if self.out.len() < 1024 {
+            self.out.resize(1024, 0);
+        }
+        if self.ends.len() < 64 {
+            self.ends.resize(64, 0);
+        }
+        let (mut nout, mut nend) = (0usize, 0usize);
+        let mut row_at = self.at;
+        let mut eof = false;
+        loop {
+            let input = if eof {
+                &[][..]
+            } else {
+                self.buf.get(self.at..).unwrap_or(&[])
+            };
+            let (res, nin, o, e) = self.core.read_record(
+                input,
+                self.out.get_mut(nout..).unwrap_or(&mut []),
+                self.ends.get_mut(nend..).unwrap_or(&mut []),
+            );
+            self.line += memchr::memchr_iter(b'\n', input.get(..nin).unwrap_or(&[])).count() as u64;
+            self.at += nin;
+            nout += o;
+            nend += e;
+            match res {
+                R::InputEmpty if eof => return Ok(Next::End),
+                R::InputEmpty => {
+                    if self.at - row_at >= self.limit {
+                        return self.too_long(start, start_line);
+                    }
+                    if !self.fill(&mut row_at)? {
+                        // An empty input tells `csv_core` the data ended.
+                        eof = true;
+                    }
+                }
+                R::OutputFull => {
+                    let n = self.out.len() * 2;
+                    self.out.resize(n, 0);
+                }
+                R::OutputEndsFull => {
+                    let n = self.ends.len() * 2;
+                    self.ends.resize(n, 0);
+                }
+                R::Record => break,
+                R::End => return Ok(Next::End),
+            }
+        }
+        // A record ended by the CR of a CRLF: its LF belongs to it, not to the next row.
+        let ended_by_cr = self.at > 0 && self.buf.get(self.at - 1) == Some(&b'\r');
+        if ended_by_cr {
+            if self.at == self.buf.len() {
+                let mut keep = self.at;
+                self.fill(&mut keep)?;
+            }
+            if self.buf.get(self.at) == Some(&b'\n') {
+                self.at += 1;
+                self.line += 1;
+                self.after_crlf = true;
+            }
+        }
+        self.spans.clear();
+        let mut a = 0;
+        for &e in self.ends.get(..nend).unwrap_or(&[]) {
+            self.spans.push((a, e));
+            a = e;
+        }
+        self.in_buf = false;
+        Ok(Next::Row {
+            line: start_line,
+            byte: start,
+        })
+    }
+
+    /// Drops the rest of the line holding `buf[at]` (the row's bytes before it are dropped too)
+    /// and reports the row from `start` as too long.
+    fn too_long(&mut self, start: u64, start_line: u64) -> Result<Next, SourceError> {
+        let end_line = self.line;
+        loop {
+            if let Some(i) = memchr::memchr(b'\n', self.buf.get(self.at..).unwrap_or(&[])) {
+                self.at += i + 1;
+                self.line += 1;
+                break;
+            }
+            self.at = self.buf.len();
+            let mut keep = self.at;
+            if !self.fill(&mut keep)? {
+                break;
+            }
+        }
+        Ok(Next::TooLong {
+            line: start_line,
+            byte: start,
+            end_line,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::BytesSource;
+
+    type Rows = Vec<(u64, u64, Vec<Vec<u8>>)>;
+
+    /// The rows as the `csv` crate's reader gives them, CRLF rows placed on their own line.
+    fn reference(data: &[u8]) -> Rows {
+        let mut rdr = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(data);
+        let mut out = Vec::new();
+        let mut rec = csv::ByteRecord::new();
+        while rdr.read_byte_record(&mut rec).unwrap() {
+            let p = rec.position().unwrap();
+            let (line, byte) = if data.get(p.byte() as usize) == Some(&b'\n') {
+                (p.line() + 1, p.byte() + 1)
+            } else {
+                (p.line(), p.byte())
+            };
+            out.push((line, byte, rec.iter().map(<[u8]>::to_vec).collect()));
+        }
+        out
+    }
+
+    fn split(data: &[u8], chunk: usize) -> Rows {
+        let src = BytesSource::new("t.csv", data.to_vec());
+        let mut s = RowSplitter::new(&src, 1 << 30, None).with_chunk(chunk);
+        let mut out = Vec::new();
+        loop {
+            match s.next_row().unwrap() {
+                Next::Row { line, byte } => {
+                    out.push((line, byte, s.fields().iter().map(<[u8]>::to_vec).collect()))
+                }
+                Next::End => return out,
+                Next::TooLong { .. } => panic!("no limit here"),
+            }
+        }
+    }
+
+    #[test]
+    fn rows_fields_and_places_are_the_csv_crates() {
+        let pieces: [&[u8]; 12] = [
+            b"a",
+            b"12.5",
+            b",",
+            b",",
+            b"\n",
+            b"\r\n",
+            b"\r",
+            b"\"",
+            b"\"\"",
+            b" ",
+            b"\t",
+            b"x,\"q,\nr\",y",
+        ];
+        let mut x: u64 = 0x853C_49E6_748F_EA9B;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for _ in 0..2_500 {
+            let mut data = Vec::new();
+            for _ in 0..next(40) {
+                data.extend_from_slice(pieces[next(pieces.len() as u64) as usize]);
+            }
+            let want = reference(&data);
+            for chunk in [1, 2, 3, 7, 64, 1 << 20] {
+                assert_eq!(
+                    split(&data, chunk),
+                    want,
+                    "{:?} chunk {chunk}",
+                    String::from_utf8_lossy(&data)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn torch_npu_lines_take_the_fast_path() {
+        let data = b"Name,Size(KB)\r\naten::add,0.5\r\n\r\ncann::x,\"1,5\"\r\n";
+        assert_eq!(split(data, 1 << 20), reference(data));
+        let rows = split(data, 5);
+        assert_eq!(rows.len(), 3);
+        // Placed, as the csv crate places it, on the blank line before it.
+        assert_eq!(rows[2], (3, 30, vec![b"cann::x".to_vec(), b"1,5".to_vec()]));
+    }
+
+    #[test]
+    fn a_long_row_is_cut_and_skipped_to_its_line_end() {
+        for quoted in [false, true] {
+            let mut data = b"h,i\nA,1\n".to_vec();
+            let long_at = data.len() as u64;
+            if quoted {
+                data.extend_from_slice(b"\"x\ny\",");
+            }
+            data.extend(std::iter::repeat_n(b'7', 300));
+            data.extend_from_slice(b"\nB,2\n");
+            let src = BytesSource::new("t.csv", data.clone());
+            let mut s = RowSplitter::new(&src, 100, None).with_chunk(16);
+            let mut seen = Vec::new();
+            loop {
+                match s.next_row().unwrap() {
+                    Next::Row { line, .. } => {
+                        seen.push((line, s.fields().get(0).unwrap().to_vec()))
+                    }
+                    Next::TooLong {
+                        line,
+                        byte,
+                        end_line,
+                    } => {
+                        assert_eq!((line, byte), (3, long_at));
+                        assert_eq!(end_line, if quoted { 4 } else { 3 });
+                    }
+                    Next::End => break,
+                }
+            }
+            let b_line = if quoted { 5 } else { 4 };
+            assert_eq!(
+                seen,
+                [
+                    (1, b"h".to_vec()),
+                    (2, b"A".to_vec()),
+                    (b_line, b"B".to_vec())
+                ]
+            );
+        }
+    }
+}
