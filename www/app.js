@@ -321,7 +321,8 @@ let compareMode = null;
 /** Shows the Compare mode (mounted on first use) or, with `toggle`, hides it when shown. */
 function openCompare(toggle = false) {
   const box = $('compare-root');
-  if (!compareMode) compareMode = mountCompare(box, client, openSide);
+  // The header status follows a comparison, unless a drop is being analysed: that one speaks.
+  if (!compareMode) compareMode = mountCompare(box, client, openSide, (state, text) => busy || setStatus(state, text));
   box.hidden = toggle ? !box.hidden : false;
   // Hidden: the comparison and its two loaded sides are freed (a side opened as the drop stays).
   if (box.hidden) compareMode.close();

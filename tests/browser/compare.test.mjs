@@ -121,6 +121,9 @@ test('generated job with one block at a rank peak: figures = compare --json, exp
       if (tag === '1440') await shot(page, `compare-empty-${scheme}-${tag}`);
       assert.equal(await compareFolders(page, base, cand), 'ready');
       assert.deepEqual(await pairsOnPage(page), pairsOfCli(json));
+      // The header status says what was compared, not "idle".
+      assert.equal(await page.getAttribute('[data-testid="status"]', 'data-state'), 'ready');
+      assert.equal(await page.textContent('[data-testid="status"]'), `compared ${json.pairs.length} rank pair${json.pairs.length === 1 ? '' : 's'}: ${json.differences} difference${json.differences === 1 ? '' : 's'}`);
       // The pair that grew is selected; its changed frame is the injected one, on top.
       assert.equal(await page.getAttribute('[data-testid="compare-detail"]', 'data-rank'), '1');
       const top = await page.$eval('[data-testid="compare-frame"]', (r) => ({ frame: r.dataset.frame, delta: Number(r.dataset.delta) }));
@@ -198,6 +201,7 @@ test('the real sample against itself compares equal; two steps; a SOMAS pair; th
     const page = await openCompare(b, { width: 1440, height: 900 });
     assert.equal(await compareFolders(page, SAMPLE, SAMPLE), 'ready');
     assert.equal(await page.getAttribute('[data-testid="compare"]', 'data-differences'), '0');
+    assert.match(await page.textContent('[data-testid="status"]'), /^compared \d+ rank pairs?: no difference$/);
     assert.deepEqual(await pairsOnPage(page), pairsOfCli(JSON.parse(cli(['compare', SAMPLE, SAMPLE, '--json']))));
 
     // Two steps of one generated run: the same folder twice, with steps.
@@ -220,6 +224,7 @@ test('the real sample against itself compares equal; two steps; a SOMAS pair; th
     assert.equal(await run(page), 'ready');
     assert.equal(await page.getAttribute('[data-testid="compare"]', 'data-family'), 'somas');
     const json = JSON.parse(cli(['compare', a, c, '--json']));
+    assert.equal(await page.textContent('[data-testid="status"]'), `compared two SOMAS dumps: ${json.differences} difference${json.differences === 1 ? '' : 's'}`);
     const nodes = await page.$$eval('[data-testid="compare-node"]', (rows) => rows.map((r) => [Number(r.dataset.index), Number(r.dataset.delta)]));
     assert.deepEqual(nodes, json.node_differences.map((n) => [n.candidate_index, n.delta_bytes]));
     assert.deepEqual(nodes.map((n) => n[0]), [grown.node_index]);
@@ -252,6 +257,7 @@ test('the real sample against itself compares equal; two steps; a SOMAS pair; th
     await page.setInputFiles('input[data-testid="compare-base-folder"]', SAMPLE);
     assert.equal(await run(page), 'error');
     assert.match(await page.textContent('[data-testid="compare-message"]'), /different families/);
+    assert.deepEqual([await page.getAttribute('[data-testid="status"]', 'data-state'), await page.textContent('[data-testid="status"]')], ['error', 'compare failed']);
     await shot(page, 'compare-error-dark-1440');
     assert.deepEqual(foreignRequests(b.requests, server.origin), []);
   } finally {
@@ -282,6 +288,9 @@ test('two runs of one rank in one drop: "compare these" with a baseline choice a
     const warnings = await page.$$eval('#panel-ascend [data-testid="ascend-warnings"] li', (li) => li.map((x) => x.textContent));
     const aside = warnings.filter((w) => /another run of .*rank 0, in another directory than .*: set aside/.test(w));
     assert.equal(aside.length, 1, warnings.join('\n'));
+    // Said once on the page: the list of files not analysed names the run without repeating why.
+    const text = await page.textContent('#panel-ascend');
+    assert.equal(text.split(aside[0].slice(aside[0].indexOf('another run of'))).length - 1, 1, 'the set-aside reason is written once');
     // The inputs in the order the inventory lists them; the first is the baseline until swapped.
     const names = async () => [await page.textContent('[data-testid="offer-base"]'), await page.textContent('[data-testid="offer-candidate"]')];
     const [first, second] = await names();

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { mkdtempSync, rmSync, mkdirSync, readFileSync, writeFileSync, cpSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { root, SHOTS, openBrowser, startServer, engineThreads, settled, filesUnder, dropFiles, screenshot } from './harness.mjs';
+import { root, SHOTS, openSample, startServer, filesUnder, screenshot } from './harness.mjs';
 
 const RUN = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text', 'rank0_ascend_pt');
 const SIZES = [
@@ -41,16 +41,6 @@ function csv(file) {
   return lines.map((l) => Object.fromEntries(l.split(',').map((v, i) => [names[i], v])));
 }
 
-async function openRank(b, files) {
-  const page = await b.page();
-  await page.goto(server.url);
-  await engineThreads(page);
-  await dropFiles(page, files);
-  assert.equal(await settled(page, 120000), 'ready');
-  await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
-  return page;
-}
-
 test('memory_record.csv from another run is drawn on its own range, with its own peak', async () => {
   // The rank-0 run with memory_record.csv moved 10,000 s later (timestamp column rewritten here).
   const to = path.join(tmp, 'disjoint', 'rank0_ascend_pt');
@@ -77,9 +67,8 @@ test('memory_record.csv from another run is drawn on its own range, with its own
   }
   for (const size of SIZES) {
     for (const colorScheme of ['light', 'dark']) {
-      const b = await openBrowser({ viewport: size, colorScheme });
+      const { browser: b, page } = await openSample(server, filesUnder(path.join(tmp, 'disjoint')), { viewport: size, colorScheme, view: 'ascend' });
       try {
-        const page = await openRank(b, filesUnder(path.join(tmp, 'disjoint')));
         // The warning still names both ranges.
         assert.match(await page.textContent('[data-testid="ascend-warnings"]'), /memory_record\.csv covers \d+\.\d{3} us – \d+\.\d{3} us but operator_memory\.csv covers/);
         // The main chart stays on the allocations.
@@ -96,6 +85,21 @@ test('memory_record.csv from another run is drawn on its own range, with its own
         await page.waitForFunction(() => document.querySelector('[data-testid="records-aside"]').dataset.state === 'ready', null, { timeout: 30000 });
         assert.equal(Number(await aside.getAttribute('data-drawn-max')), peak.bytes, 'the curve drawn reaches the peak');
         assert.match(await aside.textContent(), /memory_record\.csv on its own time range/);
+        // The peak's label keeps off the dotted APP line (flat near the top, where the label
+        // used to sit): the label's box against the line's pixel rows under it, from the file.
+        await page.waitForFunction(() => document.querySelector('[data-testid="records-aside"]').dataset.peakLabel, null, { timeout: 30000 });
+        const [lx, ly, lw, lh] = (await aside.getAttribute('data-peak-label')).split(',').map(Number);
+        const [, , aw, ah] = (await page.getAttribute('[data-testid="records-aside-canvas"]', 'data-area')).split(',').map(Number);
+        const yTop = Number(await page.getAttribute('[data-testid="records-aside-canvas"]', 'data-domain-bytes'));
+        assert.ok(lx >= 0 && ly >= 0 && lx + lw <= aw && ly + lh <= ah, `the label ${[lx, ly, lw, lh]} lies in the plot area ${[aw, ah]}`);
+        const peakX = (Number(peak.t - lo) / 1e6 / asideMs) * aw;
+        assert.ok(Math.abs(lx - (peakX + 4)) < 1.5 || Math.abs(lx + lw - (peakX - 4)) < 1.5, `the label ${lx}–${lx + lw} stands beside the peak line at ${peakX}`);
+        const msAt = (x) => (x / aw) * asideMs;
+        const app = records.filter((r) => r.Component.trim() === 'APP' && r['Total Reserved(MB)'].trim()).map((r) => ({ t: Number(ns(r['Timestamp(us)']) - lo) / 1e6, y: ah - ((Number(r['Total Reserved(MB)']) * 1048576) / yTop) * ah })).sort((a, b) => a.t - b.t);
+        assert.ok(app.length > 0, 'the file has an APP line');
+        // The step line's rows under the label: the value in force at its left edge, and each change under it.
+        const under = app.filter((r, i) => (r.t >= msAt(lx) && r.t <= msAt(lx + lw)) || (r.t < msAt(lx) && (i + 1 === app.length || app[i + 1].t >= msAt(lx))));
+        for (const r of under) assert.ok(r.y < ly || r.y > ly + lh, `the APP line at y ${r.y.toFixed(1)} crosses the label ${ly}–${ly + lh}`);
         {
           await aside.scrollIntoViewIfNeeded();
           await screenshot(page, `records-aside-${size.width}-${colorScheme}`);
@@ -110,11 +114,12 @@ test('memory_record.csv from another run is drawn on its own range, with its own
 });
 
 test('the records chart stays hidden when the files overlap', async () => {
-  const b = await openBrowser();
+  const { browser: b, page } = await openSample(server, filesUnder(RUN), { view: 'ascend' });
   try {
-    const page = await openRank(b, filesUnder(RUN));
     assert.equal(await page.locator('[data-testid="records-aside"]').isVisible(), false);
     assert.equal(await page.locator('#ascend-live [data-testid="group-choice"]').isVisible(), false, 'no choice with call stacks');
+    // With call stacks the help lines say the groups are frames of the user's code.
+    for (const id of ['live-help', 'unreleased-help']) assert.match(await page.textContent(`[data-testid="${id}"]`), /grouped by the first frame in your code/);
     assert.deepEqual(b.consoleErrors, []);
   } finally {
     await b.close();
@@ -148,12 +153,14 @@ test('without call stacks the groups can be size classes, and a class filters th
   assert.ok(want.size > 1, 'several classes');
   for (const size of SIZES) {
     for (const colorScheme of ['light', 'dark']) {
-      const b = await openBrowser({ viewport: size, colorScheme });
+      const { browser: b, page } = await openSample(server, filesUnder(path.join(tmp, 'no-trace')), { viewport: size, colorScheme, view: 'ascend' });
       try {
-        const page = await openRank(b, filesUnder(path.join(tmp, 'no-trace')));
         const choice = page.locator('#ascend-unreleased [data-testid="group-choice"]');
         assert.equal(await choice.isVisible(), true);
         assert.equal(await page.getAttribute('#ascend-unreleased [data-testid="unreleased-groups"]', 'data-by'), 'op_name');
+        // The help lines say what the groups are: operator names, then size classes.
+        const helps = () => Promise.all(['live-help', 'unreleased-help'].map((id) => page.textContent(`[data-testid="${id}"]`)));
+        for (const h of await helps()) assert.match(h, /grouped by the name of the operator/);
         await choice.locator('button[data-by="size_class"]').click();
         await page.waitForFunction(() => {
           const box = document.querySelector('#ascend-unreleased [data-testid="unreleased-groups"]');
@@ -164,6 +171,10 @@ test('without call stacks the groups can be size classes, and a class filters th
         // Both views follow the one choice, and the hash keeps it.
         await page.waitForFunction(() => document.querySelector('#ascend-live [data-testid="live-groups"]').dataset.by === 'size_class', null, { timeout: 30000 });
         assert.match(await page.evaluate(() => location.hash), /gb=size/);
+        for (const h of await helps()) {
+          assert.match(h, /grouped by size class/);
+          assert.doesNotMatch(h, /first frame|operator/);
+        }
         const more = page.locator('#ascend-unreleased [data-testid="show-all-groups"]');
         if (await more.count()) await more.click();
         const got = await page.$$eval('[data-testid="unreleased-group"]', (rows) => rows.map((r) => ({ label: r.querySelector('.group-frame').dataset.frame, bytes: Number(r.dataset.bytes), count: Number(r.dataset.count) })));

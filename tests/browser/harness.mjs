@@ -249,6 +249,62 @@ export async function assertInViewport(page, box, what) {
   assert.ok(await inViewport(page, box), `${what} at ${width}×${height}: box ${JSON.stringify(box)} is not inside the viewport below y=${await coveredTop(page)}`);
 }
 
+/**
+ * The geometry of the VirtualTable inside `container` (a selector), in viewport coordinates: its
+ * box, its header cells (name and box), the cells of its first row in view, and how far the rows,
+ * the table's box and the page scroll sideways.
+ */
+export function tableGeometry(page, container) {
+  return page.evaluate((sel) => {
+    const box = (n) => {
+      const r = n.getBoundingClientRect();
+      return { x: r.x, y: r.y, width: r.width, height: r.height };
+    };
+    const vt = document.querySelector(`${sel} .vt`);
+    const vp = vt.querySelector('.vt-viewport');
+    const heads = [...vt.querySelectorAll('.vt-head [role="columnheader"]')];
+    // The first whole row in view (the rows above and below the viewport are drawn too).
+    const top = vp.getBoundingClientRect().top;
+    const row = [...vt.querySelectorAll('.vt-rows .vt-row')].filter((r) => r.children.length === heads.length && r.getBoundingClientRect().top >= top - 0.5)
+      .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)[0];
+    return {
+      table: box(vt),
+      heads: heads.map((h) => ({ name: h.textContent.replace(/[▲▼]/g, '').trim(), box: box(h) })),
+      cells: row ? [...row.children].map(box) : [],
+      overflowX: vp.scrollWidth - vp.clientWidth,
+      boxOverflowX: vt.scrollWidth - vt.clientWidth,
+      pageOverflowX: document.scrollingElement.scrollWidth - window.innerWidth,
+    };
+  }, container);
+}
+
+/**
+ * Scrolls the VirtualTable inside `container` to its far right and asserts that it scrolled inside
+ * its box (not the page), that its last column came into view over its cells, and that its first
+ * `keys` columns (header and first row's cells) stayed in view where they were. Returns the
+ * geometry before and after.
+ */
+export async function assertKeysStay(page, container, keys) {
+  const before = await tableGeometry(page, container);
+  assert.ok(before.cells.length, `${container}: a row is drawn`);
+  assert.ok(before.overflowX > 0, `${container}: the columns do not all fit, the rows scroll sideways`);
+  assert.ok(before.pageOverflowX <= 0, `${container}: the page itself does not scroll sideways (${before.pageOverflowX} px)`);
+  const last = before.heads.length - 1;
+  assert.ok(!boxInside(before.heads[last].box, before.table), `${container}: the last column starts out of view`);
+  await page.$eval(`${container} .vt-viewport`, (vp) => { vp.scrollLeft = vp.scrollWidth; });
+  await page.waitForTimeout(100);
+  const after = await tableGeometry(page, container);
+  assert.ok(boxInside(after.heads[last].box, after.table), `${container}: "${after.heads[last].name}" ${JSON.stringify(after.heads[last].box)} in view after scrolling`);
+  assert.ok(Math.abs(after.heads[last].box.x - after.cells[last].x) <= 1, `${container}: the header moved with the rows`);
+  for (let i = 0; i < keys; i++) {
+    const name = after.heads[i].name;
+    assert.ok(boxInside(after.heads[i].box, after.table), `${container}: header "${name}" stays in view`);
+    assert.ok(boxInside(after.cells[i], after.table), `${container}: the first row's "${name}" cell stays in view`);
+    assert.ok(Math.abs(after.heads[i].box.x - before.heads[i].box.x) <= 1 && Math.abs(after.cells[i].x - before.cells[i].x) <= 1, `${container}: "${name}" did not move`);
+  }
+  return { before, after };
+}
+
 /** Saves a screenshot for a human to look at (test-results/screenshots/<name>.png). */
 export async function screenshot(page, name) {
   mkdirSync(SHOTS, { recursive: true });

@@ -290,13 +290,24 @@ test('real two-rank sample: hooks, peak, brush → table, row → stack, export,
     // The selected allocation shows in the timeline and the selection chip.
     assert.match(await page.textContent('[data-testid="chip-row"]'), /allocation #/);
 
-    // A live-set group filters the table to its allocations.
+    // A live-set group filters the table to its allocations. The name filter is cleared just
+    // before the click, within its debounce: the table must not say "ready" with the count of the
+    // group under the old name filter (it did, now and then: a stale 0 instead of the group's rows).
+    await page.evaluate(() => {
+      const tb = document.querySelector('[data-testid="ascend-table"]');
+      window.__readyTotals = [];
+      new MutationObserver(() => {
+        if (tb.dataset.state === 'ready' && tb.dataset.frameFilter === '1') window.__readyTotals.push(tb.dataset.total);
+      }).observe(tb, { attributes: true });
+    });
     await page.fill('[data-testid="filter-name"]', '');
     await page.locator('[data-testid="live-group"][aria-disabled="false"] >> nth=0').click();
     await page.waitForFunction(() => document.querySelector('[data-testid="ascend-table"]').dataset.frameFilter === '1');
     await tableSettled(page);
     const first = json.ranks[0].live_at_peak.find((g) => g.count > 0);
     assert.equal(await page.getAttribute('[data-testid="ascend-table"]', 'data-total'), String(first.count));
+    await page.waitForTimeout(400);
+    assert.deepEqual([...new Set(await page.evaluate(() => window.__readyTotals))], [String(first.count)], 'every "ready" of the table gave the group\'s count');
 
     // Export: memory_events.csv and the summaries equal the CLI's files byte for byte.
     for (const name of ['memory_events.csv', 'rank_summary.csv', 'peak_attribution.csv', 'step_peaks.csv']) {

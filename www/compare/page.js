@@ -57,9 +57,10 @@ function openButtons(open, what, base, candidate) {
  * opens side 0 (baseline) or 1 (candidate) as the drop, in its own view at `place` ({ pair },
  * { node } or { tensor }). Returns { compare(base, candidate), close() }: `compare` sets both sides
  * (file lists) and compares them, as the page's "compare these" offer does for two inputs of one
- * drop; `close` frees the comparison (the mode was hidden).
+ * drop; `close` frees the comparison (the mode was hidden). `status(state, text)` hears what the
+ * mode is doing, for the page's header status: comparing, what was compared, or that it failed.
  */
-export function mountCompare(root, client, open) {
+export function mountCompare(root, client, open, status = () => {}) {
   const sides = { base: [], candidate: [] };
   const setters = {};
   const section = el('section', { class: 'panel compare', data: { testid: 'compare', state: 'empty' }, 'aria-label': 'Compare a baseline and a candidate' });
@@ -147,6 +148,7 @@ export function mountCompare(root, client, open) {
     clear(result);
     clear(exports);
     setMessage('loading', 'Comparing…');
+    status('loading', 'comparing');
     const pack = (items) => ({
       files: items.filter((i) => i.file),
       unreadable: items.filter((i) => !i.file).map(({ path, size, error }) => ({ path, size, error })),
@@ -166,9 +168,12 @@ export function mountCompare(root, client, open) {
       else showSomas(c);
       showExports(answer.files, answer.json);
       setMessage('ready', c.differences ? `${plural(c.differences, 'difference')} found.` : 'No difference: the two compare equal.');
+      const what = c.family === 'profiler' ? plural(c.pairs.length, 'rank pair') : 'two SOMAS dumps';
+      status('ready', `compared ${what}: ${c.differences ? plural(c.differences, 'difference') : 'no difference'}`);
     } catch (err) {
       if (mine !== seq) return;
       setMessage('error', err.message);
+      status('error', 'compare failed');
     }
   }
 

@@ -69,15 +69,19 @@ export function colors() {
 /** Request coalescing, shared by every view (ui/latest.js). */
 export { latest } from '../ui/latest.js';
 
-/** A view's frame: a numbered section with a title, tools on the right, and a body. */
+/**
+ * A view's frame: a numbered section with a title, tools on the right, a help line (`helpNode`, for
+ * a view whose help changes with what it shows) and a body.
+ */
 export function section(n, id, title, { help, tools = [] } = {}) {
   const titleNode = el('h2', { text: title });
   const head = el('div', { class: 'panel-head' }, el('span', { class: 'view-number', text: String(n), title: `Press ${n} to jump here` }), titleNode, ...tools);
   const body = el('div', { class: 'view-body' });
   const node = el('section', { class: 'panel ascend-view', id: `ascend-${id}`, 'data-view': id, tabindex: '-1', 'aria-label': title }, head);
-  if (help) node.append(el('p', { class: 'view-help muted', text: help }));
+  const helpNode = help ? el('p', { class: 'view-help muted', text: help }) : null;
+  if (helpNode) node.append(helpNode);
   node.append(body);
-  return { node, body, head, titleNode };
+  return { node, body, head, titleNode, helpNode };
 }
 
 /** The rank part of a label: "rank 3", or "device 3" when profiler_info named no rank. */

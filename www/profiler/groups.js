@@ -120,6 +120,14 @@ function byParam(summary, s) {
   return groupingOf(summary, s) === 'size_class' && summary.group_by !== 'size_class' ? { by: 'size_class' } : {};
 }
 
+/** What the groups of a rank are, in the words of a help line. */
+function groupsInWords(summary, s) {
+  const by = groupingOf(summary, s);
+  if (by === 'size_class') return 'grouped by size class (power-of-two ranges of allocation sizes)';
+  if (by === 'op_name') return 'grouped by the name of the operator that made them';
+  return 'grouped by the first frame in your code';
+}
+
 /**
  * Why the groups are not call-stack frames, when they are not: the rank has no call stack at all
  * (the core groups by op name then, or by size class when names are missing too, see `group_by`
@@ -168,10 +176,12 @@ function groupChoice(store) {
 export function liveSet({ client, store, ranks, report, show, rendered }) {
   const back = el('button', { type: 'button', class: 'small', text: 'Back to the peak', title: 'Show the live set at the rank’s peak (p)', hidden: true, on: { click: () => store.set({ at: null, group: null }) } });
   const choice = groupChoice(store);
-  const { node, body, titleNode } = section(6, 'live', 'At the peak', {
+  const helpText = (summary, s) => `Allocations of the framework allocator (PTA, or MindSpore’s) alive at that moment, ${groupsInWords(summary, s)}. Click a time on the memory chart to see another moment; click a group to list its allocations in the table.`;
+  const { node, body, titleNode, helpNode } = section(6, 'live', 'At the peak', {
     tools: [choice.node, back],
-    help: 'Allocations of the framework allocator (PTA, or MindSpore’s) alive at that moment, grouped by the first frame in your code. Click a time on the memory chart to see another moment; click a group to list its allocations in the table.',
+    help: helpText(report.ranks[store.get().rank], store.get()),
   });
+  helpNode.dataset.testid = 'live-help';
   const caption = el('div', { class: 'chart-caption' });
   const box = el('div', { class: 'groups', 'data-testid': 'live-groups' });
   body.append(caption, box);
@@ -183,6 +193,7 @@ export function liveSet({ client, store, ranks, report, show, rendered }) {
     const info = ranks[s.rank];
     const t = s.at ?? info.peak;
     back.hidden = s.at === null;
+    helpNode.textContent = helpText(report.ranks[s.rank], s);
     if (t === null) {
       titleNode.textContent = 'At the peak';
       caption.textContent = '';
@@ -259,10 +270,12 @@ export function liveSet({ client, store, ranks, report, show, rendered }) {
 /** View 7: allocations of the window never released in it. */
 export function unreleasedSet({ client, store, ranks, report, show }) {
   const choice = groupChoice(store);
-  const { node, body, titleNode } = section(7, 'unreleased', 'Unreleased', {
+  const helpText = (summary, s) => `Allocations made in the window (brushed on a chart; else the whole capture) and not released by its end: leak candidates, ${groupsInWords(summary, s)}.`;
+  const { node, body, titleNode, helpNode } = section(7, 'unreleased', 'Unreleased', {
     tools: [choice.node],
-    help: 'Allocations made in the window (brushed on a chart; else the whole capture) and not released by its end: leak candidates, grouped by the first frame in your code.',
+    help: helpText(report.ranks[store.get().rank], store.get()),
   });
+  helpNode.dataset.testid = 'unreleased-help';
   const caption = el('div', { class: 'chart-caption' });
   const box = el('div', { class: 'groups', 'data-testid': 'unreleased-groups' });
   body.append(caption, box);
@@ -275,6 +288,7 @@ export function unreleasedSet({ client, store, ranks, report, show }) {
     const win = s.window;
     const summary = report.ranks[rank];
     choice.render(summary, s);
+    helpNode.textContent = helpText(summary, s);
     box.dataset.state = 'loading';
     const result = await client.call('ascend.unreleased', { rank, start: win ? win[0] : null, end: win ? win[1] : null, ...byParam(summary, s) });
     const now = store.get();

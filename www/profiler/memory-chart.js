@@ -3,7 +3,7 @@
 // pixel width in Rust with exact extremes; peak marked, step spans shaded, a second rank overlaid
 // for comparison. Shift-drag brushes a time window, a click picks the time the live-set view shows.
 import { el } from '../ui/dom.js';
-import { Plot } from '../ui/plot.js';
+import { Plot, hoverLine } from '../ui/plot.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { bytes, exactBytes } from '../format.js';
 import { ms, absolute, colors, latest, section, rankLabel, allocatorName } from './common.js';
@@ -251,17 +251,27 @@ export function memoryChart({ client, store, ranks, report, show }) {
       g.textBaseline = 'bottom';
       if (b - a > 40) g.fillText(`step ${st.step}`, Math.max(a, 0) + 3, p.height - 3);
     });
+    // The curves drawn, for the marker labels to keep off (the dotted APP line runs near the top).
+    const drawn = [];
     if (data && data.rank === s.rank) {
       const all = currentSeries();
       // Last drawn on top: the allocator's allocated curve, which active often equals.
       [...data.series].reverse().forEach((sd) => {
         const def = all.find((x) => x.component === sd.component && x.metric === sd.metric);
-        if (def) drawEnvelope(g, p, data.window, sd, def.color, def.dash);
+        if (!def) return;
+        drawEnvelope(g, p, data.window, sd, def.color, def.dash);
+        drawn.push({ win: data.window, s: sd });
       });
-      if (data.cmp) for (const sd of data.cmp.series) drawEnvelope(g, p, { x0: data.window.x0 + data.cmp.shift, x1: data.window.x1 + data.cmp.shift }, sd, c.compare, [6, 4], data.cmp.shift);
+      if (data.cmp) {
+        const win = { x0: data.window.x0 + data.cmp.shift, x1: data.window.x1 + data.cmp.shift };
+        for (const sd of data.cmp.series) {
+          drawEnvelope(g, p, win, sd, c.compare, [6, 4], data.cmp.shift);
+          drawn.push({ win, s: sd, shift: data.cmp.shift });
+        }
+      }
     }
     if (info.peak !== null) {
-      vline(g, p, info.peak, c.peak, [3, 3], `peak ${bytes(report.ranks[s.rank].peak_allocated_bytes)}`);
+      vline(g, p, info.peak, c.peak, [3, 3], `peak ${bytes(report.ranks[s.rank].peak_allocated_bytes)}`, drawn);
       const x = p.px(info.peak / 1e6);
       const y = p.py(report.ranks[s.rank].peak_allocated_bytes);
       g.fillStyle = c.peak;
@@ -269,7 +279,7 @@ export function memoryChart({ client, store, ranks, report, show }) {
       g.arc(x, y, 4, 0, Math.PI * 2);
       g.fill();
     }
-    if (s.at !== null) vline(g, p, s.at, c.at, [2, 2], `live set at ${ms(s.at)}`);
+    if (s.at !== null) vline(g, p, s.at, c.at, [2, 2], `live set at ${ms(s.at)}`, drawn);
     if (rowMarks) {
       g.fillStyle = c.select;
       for (const t of [rowMarks.alloc, rowMarks.release]) {
@@ -291,15 +301,7 @@ export function memoryChart({ client, store, ranks, report, show }) {
         g.globalAlpha = 1;
       }
     }
-    if (hoverX !== null) {
-      g.strokeStyle = c.muted;
-      g.lineWidth = 1;
-      const x = Math.round(p.px(hoverX)) + 0.5;
-      g.beginPath();
-      g.moveTo(x, 0);
-      g.lineTo(x, p.height);
-      g.stroke();
-    }
+    if (hoverX !== null) hoverLine(g, p, hoverX, c.muted);
   }
 
   function hover(x, ev) {

@@ -171,7 +171,12 @@ export function warningsBlock(report) {
       w.count > 1 ? el('span', { class: 'count', text: `× ${int(w.count)}` }) : null));
   }
   const ignored = el('ul', { class: 'warning-list ignored' });
-  for (const f of report.ignored) ignored.append(el('li', {}, el('span', { class: 'where', text: f.path }), el('span', { class: 'msg', text: f.reason })));
+  // A file set aside with a warning (another run of a rank) has its reason said once, up there.
+  const warned = new Set(report.warnings.map((w) => `${w.file}\n${w.message}`));
+  for (const f of report.ignored) {
+    const said = warned.has(`${f.path}\n${f.reason}`);
+    ignored.append(el('li', {}, el('span', { class: 'where', text: f.path }), el('span', { class: `msg${said ? ' muted' : ''}`, text: said ? 'see its warning above' : f.reason })));
+  }
   const details = el('details', { class: 'warnings-box', open: ws.some(isHint) || (ws.length > 0 && ws.length <= 5) },
     el('summary', { text: `${plural(ws.length, 'warning')}, ${plural(report.ignored.length, 'file')} not analysed` }),
     ws.length ? list : el('p', { class: 'muted', text: 'No warnings.' }));

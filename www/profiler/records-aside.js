@@ -4,7 +4,7 @@
 // main chart shows the allocations; here the records keep their own axis, from their first record,
 // with their own peak. One axis for both would span the gap between the two runs.
 import { el } from '../ui/dom.js';
-import { Plot } from '../ui/plot.js';
+import { Plot, hoverLine } from '../ui/plot.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { bytes, exactBytes } from '../format.js';
 import { ms, absolute, colors, latest } from './common.js';
@@ -89,8 +89,10 @@ export function recordsAside({ client, ranks, seriesFor }) {
     let yMax = 0;
     for (const comp of aside.components) for (const [, v] of comp.metrics) yMax = Math.max(yMax, v);
     const end = Math.max(aside.end, 1) / 1e6;
-    plot.setDomain({ x0: 0, x1: end, y0: 0, y1: Math.max(1, yMax * 1.06) });
+    const top = Math.max(1, yMax * 1.06);
+    plot.setDomain({ x0: 0, x1: end, y0: 0, y1: top });
     plot.canvas.dataset.domainMs = String(end);
+    plot.canvas.dataset.domainBytes = String(top);
     node.dataset.peakMs = aside.peak !== null ? String(aside.peak / 1e6) : '';
     node.dataset.peakBytes = String(aside.peak_bytes);
   }
@@ -98,29 +100,27 @@ export function recordsAside({ client, ranks, seriesFor }) {
   function draw(g, p) {
     if (!aside) return;
     const c = colors();
+    const drawn = [];
     if (data && data.rank === rank) {
       const all = series();
       [...data.series].reverse().forEach((sd) => {
         const def = all.find((x) => `aside:${x.component}` === sd.component && x.metric === sd.metric);
-        if (def) drawEnvelope(g, p, data.window, sd, def.color, def.dash);
+        if (!def) return;
+        drawEnvelope(g, p, data.window, sd, def.color, def.dash);
+        drawn.push({ win: data.window, s: sd });
       });
     }
     if (aside.peak !== null) {
-      vline(g, p, aside.peak, c.peak, [3, 3], `peak ${bytes(aside.peak_bytes)}`);
+      // The label keeps off the curves: the APP line runs flat near the top, where it would sit.
+      const box = vline(g, p, aside.peak, c.peak, [3, 3], `peak ${bytes(aside.peak_bytes)}`, drawn);
+      // Where it went (plot-area css px), for the tests: after the curves arrived, the final place.
+      node.dataset.peakLabel = box && drawn.length ? [box.x, box.y, box.width, box.height].map((v) => v.toFixed(1)).join(',') : '';
       g.fillStyle = c.peak;
       g.beginPath();
       g.arc(p.px(aside.peak / 1e6), p.py(aside.peak_bytes), 4, 0, Math.PI * 2);
       g.fill();
     }
-    if (hoverX !== null) {
-      g.strokeStyle = c.muted;
-      g.lineWidth = 1;
-      const x = Math.round(p.px(hoverX)) + 0.5;
-      g.beginPath();
-      g.moveTo(x, 0);
-      g.lineTo(x, p.height);
-      g.stroke();
-    }
+    if (hoverX !== null) hoverLine(g, p, hoverX, c.muted);
   }
 
   function hover(x, ev) {

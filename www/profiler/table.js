@@ -181,7 +181,18 @@ export function allocationsTable({ client, store, ranks, report, show }) {
     chips.replaceChildren(...items);
   }
 
+  // Only the latest refresh speaks for the table: an earlier one answering late (its query was
+  // replaced while the worker ran it) must not mark the table ready with its stale count.
+  let refreshes = 0;
+  let answered = 0;
+  // A filter typed and not yet applied (the debounce below): the rows do not show it yet.
+  let typing = false;
+  const settle = () => {
+    if (answered === refreshes && !typing && box.dataset.state === 'loading') box.dataset.state = 'ready';
+  };
+
   async function refresh({ keepScroll = false } = {}) {
+    const mine = ++refreshes;
     const s = store.get();
     requestedRank = s.rank;
     origin = ranks[s.rank].origin_ns;
@@ -194,11 +205,15 @@ export function allocationsTable({ client, store, ranks, report, show }) {
     box.dataset.state = 'loading';
     try {
       await vt.refresh({ keepScroll });
+      if (mine !== refreshes) return;
+      answered = mine;
       setHooks(s, vt.total);
       vt.status.textContent = `${int(vt.total)} of ${plural(report.ranks[s.rank].rows, 'row')}`;
-      box.dataset.state = 'ready';
+      settle();
       if (s.row !== null) await reveal(s.row);
     } catch (err) {
+      if (mine !== refreshes) return;
+      answered = mine;
       box.dataset.state = 'error';
       problem.textContent = err.message;
       if (/regular expression/.test(err.message)) (err.message.includes(JSON.stringify(s.filters.stack)) && s.filters.stack ? stack : name).classList.add('invalid');
@@ -220,13 +235,17 @@ export function allocationsTable({ client, store, ranks, report, show }) {
   let timer = null;
   const applyFilters = () => {
     clearTimeout(timer);
+    typing = true;
+    if (box.dataset.state === 'ready') box.dataset.state = 'loading';
     timer = setTimeout(() => {
+      typing = false;
       const f = store.get().filters;
       const minV = parseBytes(min.value);
       const maxV = parseBytes(max.value);
       min.classList.toggle('invalid', min.value.trim() !== '' && minV === null);
       max.classList.toggle('invalid', max.value.trim() !== '' && maxV === null);
-      store.set({ filters: { ...f, name: name.value, stack: stack.value, min: minV, max: maxV } });
+      // Nothing new (typed and erased): no refresh comes, the table is as it was.
+      if (!store.set({ filters: { ...f, name: name.value, stack: stack.value, min: minV, max: maxV } })) settle();
     }, 200);
   };
   for (const i of [name, stack, min, max]) {

@@ -78,6 +78,8 @@ export function tablesView({ client, store, info, onError, place }) {
       rowTestId: 'snapshot-row',
       rowData: (row, rid) => ({ group: String(groupOf.get(rid) ?? '') }),
       minWidth: columns.reduce((s, c) => s + c.minPx, 0),
+      // The key (frame, address or entry) stays in view while the table scrolls sideways.
+      sticky: 1,
       sort,
       isSelected: (row, rid) => {
         const st = store.get();

@@ -32,7 +32,8 @@ export class Grid {
   /**
    * opts: app, view (name of the worker-side view), table, label, rowTestId, rowData(row) → data,
    *       onRowClick(row), isSelected(row) → bool, sort ({col: column name, desc}), empty (text
-   *       when no row matches), show (column names to show, in order; default all). Rows are
+   *       when no row matches), show (column names to show, in order; default all), sticky (how
+   *       many leading key columns stay in view while the table scrolls sideways). Rows are
    *       objects keyed by column name (`row.TensorId`).
    */
   constructor(container, opts) {
@@ -63,6 +64,7 @@ export class Grid {
         rowData: this.opts.rowData,
         isSelected: this.opts.isSelected,
         minWidth: this.columns.reduce((s, c) => s + c.minPx, 0),
+        sticky: this.opts.sticky || 0,
         sort: sortIndex >= 0 ? { col: sortIndex, desc: this.sort.desc } : null,
         fetchPage: async (offset, limit) => {
           const page = await this.app.call('page', { view: this.opts.view, offset, limit });

@@ -87,6 +87,9 @@ export class Tables {
       view: `table-${id}`,
       table: id,
       label: `${id} table`,
+      // The key stays in view while the wide tables scroll sideways: the tensor id, the node
+      // name, the parameter index, a conflict's two tensors.
+      sticky: id === 'conflicts' ? 2 : 1,
       empty:
         id === 'conflicts'
           ? app.summary.conflicts_checked

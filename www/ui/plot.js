@@ -49,6 +49,20 @@ export function topEdgeMarker(ctx, x, height = 8) {
   ctx.fill();
 }
 
+/**
+ * The thin line under the pointer at `x` (data units of `plot`'s x axis) across the plot area, in
+ * `color`: where the tooltip's values are read.
+ */
+export function hoverLine(ctx, plot, x, color) {
+  ctx.strokeStyle = color;
+  ctx.lineWidth = 1;
+  const px = Math.round(plot.px(x)) + 0.5;
+  ctx.beginPath();
+  ctx.moveTo(px, 0);
+  ctx.lineTo(px, plot.height);
+  ctx.stroke();
+}
+
 export class Plot {
   /**
    * opts: xKind, yKind, label, height, zoomY (zoom/pan y too), brush (shift-drag selects x range),
