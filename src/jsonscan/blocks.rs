@@ -5,7 +5,10 @@
 //! closing brackets cannot bring the depth to zero is done in a handful of instructions; only the
 //! block where the value ends is walked bit by bit.
 //!
-//! Blocks with a backslash (rare in traces: an escaped quote in a name) are walked byte by byte
+//! Escapes are found in bulk too: the bytes escaped by a backslash are those after an odd run of
+//! backslashes, found from the backslash mask with a few additions ([`escaped_bytes`]), and
+//! escaped quotes are dropped from the quote mask before the prefix XOR. Only a block with a
+//! backslash *outside* a string (damaged text, where it escapes nothing) is walked byte by byte,
 //! with the same rules as [`super::lex::skip_nested_scalar`], so both give the same answer on any
 //! input, valid JSON or not; the tests compare them on every offset of generated and damaged text.
 //!

@@ -3,9 +3,9 @@
 //!
 //! Only what attribution needs is kept: `cpu_op` events (name, pid, tid, ts, dur, sequence number,
 //! forward thread id, call stack interned once), `ProfilerStep#N` spans, and the task-queue
-//! `enqueue`/`dequeue` events. Everything else is only *skipped*: the scanner finds where an event
-//! ends (jumping through strings with `memchr`) and this reader looks for its `cat` value, nothing
-//! more.
+//! `enqueue`/`dequeue` events. Everything else is only *skipped*: this reader reads the event's
+//! `cat` value among its first members (where torch_npu writes it, before `args`) and the scanner
+//! finds where the event ends (by 64-byte blocks), nothing more.
 //!
 //! How it stays fast and bounded (the scanner's part):
 //! - the caller's thread reads the source in batches (a browser `File` can only be read on the
