@@ -1,0 +1,78 @@
+// Benchmark of builds of the CLI against each other (a measurement, not a test): `memlens profiler
+// JOB --json` and `--out DIR` on the issue's job of 2 roles × 2 ranks (100 MiB trace_view.json and
+// 50,000 operator_memory rows per rank), each build run in turn, round after round, so the
+// machine's load moves them alike. Prints per build and mode the median wall time, CPU time (user
+// + system, all threads) and peak RSS (GNU time), and each build's ratio to the first.
+// Used to weigh one change (e.g. a build before and after it, or with another allocator).
+//   node scripts/bench-cli.mjs --cli NAME=PATH [--cli NAME=PATH ...] [--runs 5] [--job DIR]
+//                              [--trace-mb 100] [--rows 50000]
+// The job is generated with the first build once (`memlens generate profiler … --seed 3`) and
+// kept in --job (default /tmp/memlens-bench-cli/job).
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import path from 'node:path';
+import { main } from './util.mjs';
+
+main(async () => {
+  const args = process.argv.slice(2);
+  const opt = (name, fallback) => {
+    const i = args.indexOf(name);
+    return i >= 0 ? args[i + 1] : fallback;
+  };
+  const clis = args
+    .map((a, i) => (args[i - 1] === '--cli' ? a.split('=') : null))
+    .filter(Boolean)
+    .map(([name, ...p]) => ({ name, exe: p.join('=') }));
+  if (!clis.length) throw new Error('give at least one --cli NAME=PATH');
+  for (const c of clis) if (!existsSync(c.exe)) throw new Error(`no such CLI: ${c.exe}`);
+  const runs = Number(opt('--runs', '5'));
+  const base = opt('--dir', '/tmp/memlens-bench-cli');
+  const job = opt('--job', path.join(base, 'job'));
+  const out = path.join(base, 'out');
+  mkdirSync(base, { recursive: true });
+  if (!existsSync(job)) {
+    execFileSync(clis[0].exe, ['-q', 'generate', 'profiler', '--out', job, '--roles', '2', '--ranks', '2',
+      '--trace-mb', opt('--trace-mb', '100'), '--rows', opt('--rows', '50000'), '--steps', '2', '--seed', '3'], { stdio: 'ignore' });
+  }
+  const modes = { json: ['--json'], out: ['--out', out] };
+  const times = {};
+  const one = (exe, extra) => {
+    rmSync(out, { recursive: true, force: true });
+    const t = performance.now();
+    const r = spawnSync('/usr/bin/time', ['-f', '%U %S %M', exe, '-q', 'profiler', job, ...extra], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    if (r.status !== 0) throw new Error(`${exe} failed: ${r.stderr}`);
+    const err = r.stderr.toString();
+    const wall = (performance.now() - t) / 1000;
+    const [u, s, kb] = err.trim().split('\n').pop().split(/\s+/).map(Number);
+    return { wall, cpu: u + s, rss: kb / 1024 };
+  };
+  const load = [loadavg()[0]];
+  // One warm-up each (page cache), then rounds.
+  for (const c of clis) for (const m of Object.values(modes)) one(c.exe, m);
+  for (let r = 0; r < runs; r++) {
+    for (const [mode, extra] of Object.entries(modes)) {
+      for (const c of clis) {
+        const k = `${c.name} ${mode}`;
+        (times[k] ||= []).push(one(c.exe, extra));
+      }
+    }
+    load.push(loadavg()[0]);
+  }
+  rmSync(out, { recursive: true, force: true });
+  const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+  console.log(`${new Date().toISOString()}, ${runs} rounds, load average (1 min) ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)}`);
+  for (const mode of Object.keys(modes)) {
+    const first = median(times[`${clis[0].name} ${mode}`].map((x) => x.wall));
+    for (const c of clis) {
+      const v = times[`${c.name} ${mode}`];
+      const wall = median(v.map((x) => x.wall));
+      console.log(
+        `--${mode.padEnd(4)} ${c.name.padEnd(12)} wall ${wall.toFixed(3)} s (${(wall / first).toFixed(2)}× ${clis[0].name}), ` +
+          `CPU ${median(v.map((x) => x.cpu)).toFixed(2)} s, peak RSS ${median(v.map((x) => x.rss)).toFixed(0)} MiB`,
+      );
+    }
+  }
+});
