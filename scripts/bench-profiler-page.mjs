@@ -126,41 +126,34 @@ try {
       }
     }
   }
-  if (args.includes('--job64')) {
-    // Bounded memory per job: 64 ranks (2 roles × 32, 16 MiB traces) read by the page's one
-    // worker, which holds every rank's analysis, and by each pool of --pools, which holds the
-    // rank summaries and one opened rank.
-    const wide = path.join(base, 'job-64');
-    generate(wide, ['--roles', '2', '--ranks', '32', '--trace-mb', '16', '--rows', '20000', '--steps', '2', '--seed', '11']);
-    console.log(`64-rank job: ${mib(sizeOf(wide))} on disk`);
+  // One job of many ranks, generated into --dir, measured with the default and each --pools
+  // variant on both builds: time to the overview against the CLI's --json just before it, the page
+  // worker's wasm memory, the readers'.
+  async function manyRanks(label, dir, genArgs, timeout) {
+    generate(dir, genArgs);
+    console.log(`${label} job: ${mib(sizeOf(dir))} on disk`);
     for (const [name, server] of [['threaded', isolated], ['single-threaded', plain]]) {
       for (const [which, srv, query] of variants(server, null)) {
         const load = loadavg()[0].toFixed(1);
         const t = performance.now();
-        execFileSync(CLI, ['profiler', '--json', wide], { stdio: 'ignore' });
+        execFileSync(CLI, ['profiler', '--json', dir], { stdio: 'ignore' });
         const native = performance.now() - t;
-        const m = await measure(srv, wide, { query });
+        const m = await measure(srv, dir, { query, timeout });
         const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')}` : '';
-        console.log(`64 ranks, ${which}${name} (${m.threads} thread(s), load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), all views ready ${s(m.readyMs)}, page worker's wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}${m.errors ? `, errors: ${m.errors}` : ''}`);
+        console.log(`${label}, ${which}${name} (${m.threads} thread(s), load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), one rank's views ready ${s(m.readyMs)}, page worker's wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}${m.errors ? `, errors: ${m.errors}` : ''}`);
       }
     }
+  }
+  if (args.includes('--job64')) {
+    // Bounded memory per job: 64 ranks (2 roles × 32, 16 MiB traces) read by the page's one
+    // worker, which holds every rank's analysis, and by each pool, which holds the rank
+    // summaries and one opened rank.
+    await manyRanks('64 ranks', path.join(base, 'job-64'), ['--roles', '2', '--ranks', '32', '--trace-mb', '16', '--rows', '20000', '--steps', '2', '--seed', '11']);
   }
   for (const shape of (opt('--wide', '') || '').split(',').filter(Boolean)) {
     const [roles, ranks, mb] = shape.split('x');
     const wide = path.join(base, `job-${shape}`);
-    generate(wide, ['--roles', roles, '--ranks', ranks, '--trace-mb', mb, '--rows', '5000', '--steps', '2', '--seed', '13']);
-    console.log(`${shape} job: ${Number(roles) * Number(ranks)} ranks, ${mib(sizeOf(wide))} on disk`);
-    for (const [name, server] of [['threaded', isolated], ['single-threaded', plain]]) {
-      for (const [which, srv, query] of variants(server, null)) {
-        const load = loadavg()[0].toFixed(1);
-        const t = performance.now();
-        execFileSync(CLI, ['profiler', '--json', wide], { stdio: 'ignore' });
-        const native = performance.now() - t;
-        const m = await measure(srv, wide, { query, timeout: 3600000 });
-        const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')}` : '';
-        console.log(`${shape}, ${which}${name} (${m.threads} thread(s), load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), one rank's views ready ${s(m.readyMs)}, page worker's wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}${m.errors ? `, errors: ${m.errors}` : ''}`);
-      }
-    }
+    await manyRanks(`${shape} (${Number(roles) * Number(ranks)} ranks)`, wide, ['--roles', roles, '--ranks', ranks, '--trace-mb', mb, '--rows', '5000', '--steps', '2', '--seed', '13'], 3600000);
     if (!args.includes('--keep')) rmSync(wide, { recursive: true, force: true });
   }
   if (!args.includes('--skip-2g')) {

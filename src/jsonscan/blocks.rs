@@ -316,6 +316,33 @@ impl Default for Cursor {
     }
 }
 
+/// Calls `$with(args…, classifier)` with the best classifier this target has: AVX2 when the
+/// processor has it (through `$avx2`, the same function compiled for AVX2 so the classifier
+/// inlines), else SSE2 on x86_64, SIMD128 on wasm32 built with it, the portable one elsewhere.
+macro_rules! with_best_classifier {
+    ($with:ident, $avx2:ident, $($arg:expr),+) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            if avx2() {
+                // SAFETY: AVX2 was detected on this processor.
+                return unsafe { $avx2($($arg),+) };
+            }
+            $with($($arg),+, classify_sse2)
+        }
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        {
+            $with($($arg),+, classify_simd128)
+        }
+        #[cfg(not(any(
+            target_arch = "x86_64",
+            all(target_arch = "wasm32", target_feature = "simd128")
+        )))]
+        {
+            $with($($arg),+, classify_scalar)
+        }
+    }};
+}
+
 impl Cursor {
     /// End of the object or array starting at `b[i]`: the same result as
     /// [`super::lex::skip_nested`] on any input, with the scan that chooses.
@@ -326,25 +353,7 @@ impl Cursor {
             Kernel::Uncached => return skip_nested_blocks(b, i),
             Kernel::Best | Kernel::NoAvx2 => {}
         }
-        #[cfg(target_arch = "x86_64")]
-        {
-            if avx2() {
-                // SAFETY: AVX2 was detected on this processor.
-                return unsafe { skip_cached_avx2(b, i, self) };
-            }
-            skip_cached_with(b, i, self, classify_sse2)
-        }
-        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-        {
-            skip_cached_with(b, i, self, classify_simd128)
-        }
-        #[cfg(not(any(
-            target_arch = "x86_64",
-            all(target_arch = "wasm32", target_feature = "simd128")
-        )))]
-        {
-            skip_cached_with(b, i, self, classify_scalar)
-        }
+        with_best_classifier!(skip_cached_with, skip_cached_avx2, b, i, self)
     }
 }
 
@@ -403,25 +412,7 @@ fn skip_cached_avx2(b: &[u8], i: usize, cur: &mut Cursor) -> Scan {
 /// [`super::lex::skip_nested_scalar`] on any input. Uses the portable classifier on targets
 /// without SIMD (correct, but slower than the scalar scan there).
 pub fn skip_nested_blocks(b: &[u8], i: usize) -> Scan {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if avx2() {
-            // SAFETY: AVX2 was detected on this processor.
-            return unsafe { skip_avx2(b, i) };
-        }
-        skip_with(b, i, classify_sse2)
-    }
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    {
-        skip_with(b, i, classify_simd128)
-    }
-    #[cfg(not(any(
-        target_arch = "x86_64",
-        all(target_arch = "wasm32", target_feature = "simd128")
-    )))]
-    {
-        skip_with(b, i, classify_scalar)
-    }
+    with_best_classifier!(skip_with, skip_avx2, b, i)
 }
 
 /// The block scan compiled for AVX2, so the classifier inlines into the loop.
@@ -439,25 +430,7 @@ fn skip_avx2(b: &[u8], i: usize) -> Scan {
 /// block instead of a search restarted after every backslash. The same answer as the byte-by-byte
 /// walk of [`super::lex::scan_string_scalar`] on any input.
 pub fn string_end(b: &[u8], j: usize) -> Option<usize> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if avx2() {
-            // SAFETY: AVX2 was detected on this processor.
-            return unsafe { string_end_avx2(b, j) };
-        }
-        string_end_with(b, j, classify_sse2)
-    }
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    {
-        string_end_with(b, j, classify_simd128)
-    }
-    #[cfg(not(any(
-        target_arch = "x86_64",
-        all(target_arch = "wasm32", target_feature = "simd128")
-    )))]
-    {
-        string_end_with(b, j, classify_scalar)
-    }
+    with_best_classifier!(string_end_with, string_end_avx2, b, j)
 }
 
 /// [`string_end`] over a classifier.
