@@ -11,6 +11,7 @@ use libfuzzer_sys::fuzz_target;
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
 use memlens::profiler::view::allocations::{allocation_table, select, AllocationQuery, SortKey};
 use memlens::profiler::memory_record::Metric;
+use memlens::profiler::queries::curve_window;
 use memlens::profiler::trace::TraceOptions;
 use memlens::profiler::discover_job;
 use memlens::export::profiler as exp;
@@ -57,7 +58,7 @@ fn run(data: &[u8]) {
         let _ = r.live_at(s.peak_time_ns);
         for m in [Metric::Allocated, Metric::Reserved, Metric::Active] {
             let _ = r.curve("PTA", m);
-            let _ = r.curve_window("PTA", m, i64::MIN, i64::MAX, 7);
+            let _ = curve_window(&r.memory, "PTA", m, i64::MIN, i64::MAX, 7);
         }
         let table = allocation_table(r, 0);
         for sort in [
