@@ -22,7 +22,7 @@ import {
   root, CLI, openBrowser, startServer, engineThreads, settled, dropFiles, filesUnder, foreignRequests, unzip, readTree,
 } from './harness.mjs';
 
-const ASCEND_FILES = ['memory_events.csv', 'rank_summary.csv', 'peak_attribution.csv', 'step_peaks.csv', 'summary.json'];
+const ASCEND_FILES = ['memory_events.csv', 'rank_summary.csv', 'peak_attribution.csv', 'step_peaks.csv', 'records_aside.csv', 'summary.json'];
 
 let isolated;
 let plain;

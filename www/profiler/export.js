@@ -11,6 +11,7 @@ const CSVS = [
   ['rank_summary.csv', 'One row per rank: rows, call-stack coverage, peaks, fragmentation, unreleased.'],
   ['peak_attribution.csv', 'The live set at each rank’s peak, by top user frame.'],
   ['step_peaks.csv', 'The peak of every ProfilerStep of every rank.'],
+  ['records_aside.csv', 'One row per rank whose memory_record.csv was set aside for covering another time range than its allocations: its range, record count and peaks (only the header when none was).'],
   ['summary.json', 'The job summary exactly as “memlens profiler --json” prints it: ranks, peaks, coverage, warnings.'],
 ];
 
