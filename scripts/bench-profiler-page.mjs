@@ -7,13 +7,20 @@
 // Needs a built page (npm run build) and the release CLI (cargo build --release --bin memlens).
 //   node scripts/bench-profiler-page.mjs [--dir /tmp/memlens-bench] [--runs 2] [--skip-2g] [--keep]
 //                                        [--baseline OTHER_WWW] [--pools Q1,Q2] [--job64]
-//                                        [--wide ROLESxRANKSxMB,…]
+//                                        [--wide ROLESxRANKSxMB,…] [--open N|all] [--engines threaded,single]
 // The page reads a job of several ranks with a pool of readers by default (www/worker-pool.js);
 // --pools 'workers=1,workers=2&poolEngine=threads' also measures the page with each query string
 // (`workers=1`: the page's one worker) beside the default, in the same runs.
 // --wide '2x128x16' measures jobs of ROLES × RANKS ranks with MB MiB traces each (5,000 rows per
 // rank), generated into --dir and deleted afterwards, with the default and each --pools variant:
 // time to the overview, the page worker's wasm memory with one rank opened, the readers'.
+// --open N (or all) then opens N ranks of each --wide job one after another in the rank bar (spread
+// over the job: the first, the last and evenly between) and checks that each draws: its allocation
+// table holds the rows `memlens profiler --json` counts for that rank and its memory chart has ink.
+// --engines picks the builds measured (both by default).
+// Every measure also reports the tab's peak resident memory (renderer processes, sampled from
+// /proc; see tab-memory.mjs) and checks the rank table's model (its `data-total` ranks and
+// `data-total-rows` rows, the whole table, not only the rows in view) against the CLI's --json.
 // --baseline serves a second built page (e.g. a copy of www/ built from an earlier commit) and
 // measures it in turn with this one, run by run, so that the two compare as ratios in one run.
 // Generated files are deleted at the end unless --keep.
@@ -22,6 +29,8 @@ import { existsSync, rmSync, mkdirSync, statSync, readdirSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
 import { openBrowser, startServer, engineThreads } from '../tests/browser/harness.mjs';
+import { watchTabMemory } from './tab-memory.mjs';
+import { cliJson, rankTableModel, tableCheck } from './bench-job.mjs';
 import { serve } from './serve.mjs';
 import { root } from './util.mjs';
 
@@ -57,8 +66,9 @@ function sizeOf(dir) {
 }
 
 /** Picks `dir` in the page and times the overview and the ready state (ms from the pick). */
-async function measure(server, dir, { timeout = 600000, query = '' } = {}) {
+async function measure(server, dir, { timeout = 600000, query = '', after = null } = {}) {
   const b = await openBrowser();
+  const tab = watchTabMemory(b.dir);
   try {
     const page = await b.page();
     await page.goto(query ? `${server.url}?${query}` : server.url);
@@ -80,16 +90,82 @@ async function measure(server, dir, { timeout = 600000, query = '' } = {}) {
     await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.memoryReadyBytes, null, { timeout: 60000 }).catch(() => {});
     const r = await page.evaluate(() => {
       const a = document.querySelector('[data-testid="ascend"]');
-      return { ...window.__bench, timings: a?.dataset.timings, memoryBytes: Number(a?.dataset.memoryBytes || 0), memoryReadyBytes: Number(a?.dataset.memoryReadyBytes || 0), readerMemory: JSON.parse(a?.dataset.readerMemoryBytes || '[]'), rows: [...document.querySelectorAll('[data-testid="rank-row"]')].map((t) => t.dataset.rows) };
+      return { ...window.__bench, timings: a?.dataset.timings, memoryBytes: Number(a?.dataset.memoryBytes || 0), memoryReadyBytes: Number(a?.dataset.memoryReadyBytes || 0), readerMemory: JSON.parse(a?.dataset.readerMemoryBytes || '[]') };
     });
+    const table = await rankTableModel(page, '[data-testid="ascend"]');
+    const tabLoad = tab.peak();
+    const opened = after ? await after(page) : null;
     const errors = await page.textContent('#error-list');
-    return { timings: r.timings, threads, overviewMs: r.overview - r.pick, readyMs: r.ready - r.pick, memoryBytes: r.memoryBytes, memoryReadyBytes: r.memoryReadyBytes, readerMemory: r.readerMemory, rows: r.rows, errors };
+    return { timings: r.timings, threads, overviewMs: r.overview - r.pick, readyMs: r.ready - r.pick, memoryBytes: r.memoryBytes, memoryReadyBytes: r.memoryReadyBytes, readerMemory: r.readerMemory, table, tabLoad, opened, tab: tab.stop(), errors };
   } finally {
+    tab.stop();
     await b.close();
   }
 }
 
+/**
+ * Opens the ranks at `which` (indices in the job's order) one after another in the rank bar and
+ * checks that each draws: the allocation table answers for that rank with the CLI's row count, the
+ * memory chart has ink. Returns per rank { i, ms, ok, why }.
+ */
+async function openEach(page, which, ranks, timeout = 600000) {
+  const out = [];
+  for (const i of which) {
+    const t = performance.now();
+    await page.selectOption('[data-testid="rank-select"]', String(i));
+    const want = ranks[i];
+    let ok = true;
+    let why = '';
+    try {
+      await page.waitForFunction(({ i, rows }) => {
+        const box = document.querySelector('[data-testid="ascend-table"]');
+        return box && box.dataset.rank === String(i) && box.dataset.state === 'ready' && box.dataset.total === String(rows);
+      }, { i, rows: want.rows }, { timeout, polling: 100 });
+    } catch {
+      ok = false;
+      why = await page.evaluate(() => {
+        const box = document.querySelector('[data-testid="ascend-table"]');
+        return `table rank ${box?.dataset.rank}, state ${box?.dataset.state}, rows ${box?.dataset.total}`;
+      });
+    }
+    const ms = performance.now() - t;
+    const label = await page.$eval(`[data-testid="rank-select"] option[value="${i}"]`, (o) => o.textContent);
+    if (!label.startsWith(`${want.role} · rank ${want.rank} `)) {
+      ok = false;
+      why += ` rank bar says "${label}", the CLI's rank ${i} is ${want.role} ${want.rank}`;
+    }
+    // Ink: pixels of the memory chart's plot area unlike its most common colour (the background).
+    const ink = await page.evaluate(async () => {
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      const c = document.querySelector('[data-testid="memory-canvas"]');
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      const count = new Map();
+      for (let k = 0; k < d.length; k += 4) {
+        const key = (d[k] << 24) | (d[k + 1] << 16) | (d[k + 2] << 8) | d[k + 3];
+        count.set(key, (count.get(key) || 0) + 1);
+      }
+      const bg = Math.max(...count.values());
+      return (d.length / 4 - bg) / (d.length / 4);
+    });
+    if (ink < 0.005) {
+      ok = false;
+      why += ` memory chart ink ${(ink * 100).toFixed(2)} %`;
+    }
+    out.push({ i, ms, ok, why: why.trim() });
+  }
+  return out;
+}
+
+/** `n` rank indices spread over `count` ranks (the first and the last among them), or all. */
+function spread(n, count) {
+  if (n === 'all' || Number(n) >= count) return [...Array(count).keys()];
+  const k = Math.max(2, Number(n));
+  return [...new Set([...Array(k).keys()].map((j) => Math.round((j * (count - 1)) / (k - 1))))];
+}
+
 const mib = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+const tabText = (m) => `tab's peak resident memory ${mib(m.tab.renderer)} (renderer processes; ${mib(m.tabLoad.renderer)} by the overview; browser in all ${mib(m.tab.all)})`;
+const ENGINES = (opt('--engines', 'threaded,single') || '').split(',');
 const s = (ms) => `${(ms / 1000).toFixed(2)} s`;
 
 mkdirSync(base, { recursive: true });
@@ -107,40 +183,44 @@ const baseIsolated = await baselineServer(true);
 const basePlain = await baselineServer(false);
 /** The pages to measure for one engine: this build, and the baseline when given. */
 const pools = (opt('--pools', '') || '').split(',').filter(Boolean);
+/** The builds asked for with --engines ('threaded', 'single'). */
+const engines = (list) => list.filter(([name]) => ENGINES.some((e) => name.startsWith(e)));
 const variants = (server, base) => [['', server, ''], ...pools.map((q) => [`${q} `, server, q]), ...(base ? [['baseline ', base, '']] : [])];
 try {
   const job = path.join(base, 'job-2x2');
   generate(job, ['--roles', '2', '--ranks', '2', '--trace-mb', '100', '--rows', '50000', '--steps', '2', '--seed', '3']);
   console.log(`job: ${mib(sizeOf(job))} on disk`);
-  for (const [name, server, base] of [['threaded', isolated, baseIsolated], ['single-threaded', plain, basePlain]]) {
+  for (const [name, server, base] of engines([['threaded', isolated, baseIsolated], ['single-threaded', plain, basePlain]])) {
     for (let run = 1; run <= runs; run++) {
       for (const [which, srv, query] of variants(server, base)) {
         const load = loadavg()[0].toFixed(1);
         // The native CLI on the same files at the same moment: the machine's load moves both alike.
-        const t = performance.now();
-        execFileSync(CLI, ['profiler', '--json', job], { stdio: 'ignore' });
-        const native = performance.now() - t;
+        const { ms: native, ranks } = cliJson(CLI, job);
         const m = await measure(srv, job, { query });
         const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')}` : '';
-        console.log(`${which}${name} (${m.threads} thread(s)) run ${run} (load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}, rows ${m.rows.join('/')}, worker ms ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
+        console.log(`${which}${name} (${m.threads} thread(s)) run ${run} (load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}, ${tabText(m)}, ${tableCheck(m.table, ranks)}, worker ms ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
       }
     }
   }
   // One job of many ranks, generated into --dir, measured with the default and each --pools
   // variant on both builds: time to the overview against the CLI's --json just before it, the page
   // worker's wasm memory, the readers'.
-  async function manyRanks(label, dir, genArgs, timeout) {
+  async function manyRanks(label, dir, genArgs, timeout, open = null) {
     generate(dir, genArgs);
     console.log(`${label} job: ${mib(sizeOf(dir))} on disk`);
-    for (const [name, server] of [['threaded', isolated], ['single-threaded', plain]]) {
+    for (const [name, server] of engines([['threaded', isolated], ['single-threaded', plain]])) {
       for (const [which, srv, query] of variants(server, null)) {
         const load = loadavg()[0].toFixed(1);
-        const t = performance.now();
-        execFileSync(CLI, ['profiler', '--json', dir], { stdio: 'ignore' });
-        const native = performance.now() - t;
-        const m = await measure(srv, dir, { query, timeout });
-        const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')}` : '';
-        console.log(`${label}, ${which}${name} (${m.threads} thread(s), load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), one rank's views ready ${s(m.readyMs)}, page worker's wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}${m.errors ? `, errors: ${m.errors}` : ''}`);
+        const { ms: native, ranks } = cliJson(CLI, dir);
+        const after = open ? (page) => openEach(page, spread(open, ranks.length), ranks, timeout) : null;
+        const m = await measure(srv, dir, { query, timeout, after });
+        const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')} (${mib(m.readerMemory.reduce((a, x) => a + x, 0))} in all)` : '';
+        console.log(`${label}, ${which}${name} (${m.threads} thread(s), load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), one rank's views ready ${s(m.readyMs)}, page worker's wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}, ${tabText(m)}, ${tableCheck(m.table, ranks)}${m.errors ? `, errors: ${m.errors}` : ''}`);
+        if (m.opened) {
+          const times = m.opened.map((o) => o.ms).sort((a, b) => a - b);
+          const bad = m.opened.filter((o) => !o.ok);
+          console.log(`${label}, ${which}${name}: opened ${m.opened.length} of ${ranks.length} ranks (load ${loadavg()[0].toFixed(1)}): each drew ${bad.length ? `— NOT ${bad.length}: ${bad.map((o) => `#${o.i} ${o.why}`).join('; ')}` : 'its CLI row count and a chart'}; time to its table: median ${s(times[times.length >> 1])}, max ${s(times[times.length - 1])}`);
+        }
       }
     }
   }
@@ -153,14 +233,14 @@ try {
   for (const shape of (opt('--wide', '') || '').split(',').filter(Boolean)) {
     const [roles, ranks, mb] = shape.split('x');
     const wide = path.join(base, `job-${shape}`);
-    await manyRanks(`${shape} (${Number(roles) * Number(ranks)} ranks)`, wide, ['--roles', roles, '--ranks', ranks, '--trace-mb', mb, '--rows', '5000', '--steps', '2', '--seed', '13'], 3600000);
+    await manyRanks(`${shape} (${Number(roles) * Number(ranks)} ranks)`, wide, ['--roles', roles, '--ranks', ranks, '--trace-mb', mb, '--rows', '5000', '--steps', '2', '--seed', '13'], 3600000, opt('--open', null));
     if (!args.includes('--keep')) rmSync(wide, { recursive: true, force: true });
   }
   if (!args.includes('--skip-2g')) {
     const big = path.join(base, 'rank-2g');
     generate(big, ['--roles', '1', '--ranks', '1', '--trace-mb', '2048', '--rows', '50000', '--steps', '2', '--seed', '5']);
     console.log(`2 GiB rank: ${mib(sizeOf(big))} on disk`);
-    for (const [name, server] of [['threaded', isolated], ['single-threaded', plain]]) {
+    for (const [name, server] of engines([['threaded', isolated], ['single-threaded', plain]])) {
       const load = loadavg()[0].toFixed(1);
       const m = await measure(server, big);
       console.log(`2 GiB rank, ${name} (${m.threads} thread(s), load ${load}): overview ${s(m.overviewMs)}, all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${m.errors ? `, errors: ${m.errors}` : ''}`);
