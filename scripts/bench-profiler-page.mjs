@@ -8,6 +8,8 @@
 //   node scripts/bench-profiler-page.mjs [--dir /tmp/memlens-bench] [--runs 2] [--skip-2g] [--keep]
 //                                        [--baseline OTHER_WWW] [--pools Q1,Q2] [--job64]
 //                                        [--wide ROLESxRANKSxMB,…] [--open N|all] [--engines threaded,single]
+//                                        [--skip-2x2]
+//                                        [--file-limit ROWS,… [--db-rows ROWS,…]]
 // The page reads a job of several ranks with a pool of readers by default (www/worker-pool.js);
 // --pools 'workers=1,workers=2&poolEngine=threads' also measures the page with each query string
 // (`workers=1`: the page's one worker) beside the default, in the same runs.
@@ -18,6 +20,12 @@
 // over the job: the first, the last and evenly between) and checks that each draws: its allocation
 // table holds the rows `memlens profiler --json` counts for that rank and its memory chart has ink.
 // --engines picks the builds measured (both by default).
+// --file-limit measures what the page's worker holds for one large file, the measure behind the
+// per-file limit (FILE_LIMIT in www/profiler/pooled.js): a rank of ROWS operator rows is generated,
+// and the page reads it with only its operator_memory.csv, then with only its memory_record.csv
+// (the other files left out through hard links, so no copy is written); --db-rows does the same
+// with the database export. Per file: its size, the worker's wasm memory after the load and with
+// every view drawn (linear memory only grows: the peak), and that peak over the file's size.
 // Every measure also reports the tab's peak resident memory (renderer processes, sampled from
 // /proc; see tab-memory.mjs) and checks the rank table's model (its `data-total` ranks and
 // `data-total-rows` rows, the whole table, not only the rows in view) against the CLI's --json.
@@ -25,7 +33,7 @@
 // measures it in turn with this one, run by run, so that the two compare as ratios in one run.
 // Generated files are deleted at the end unless --keep.
 import { execFileSync } from 'node:child_process';
-import { existsSync, rmSync, mkdirSync, statSync, readdirSync } from 'node:fs';
+import { existsSync, rmSync, mkdirSync, statSync, readdirSync, linkSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
 import { openBrowser, startServer, engineThreads } from '../tests/browser/harness.mjs';
@@ -164,6 +172,7 @@ function spread(n, count) {
 }
 
 const mib = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+const int = (n) => n.toLocaleString('en-US');
 const tabText = (m) => `tab's peak resident memory ${mib(m.tab.renderer)} (renderer processes; ${mib(m.tabLoad.renderer)} by the overview; browser in all ${mib(m.tab.all)})`;
 const ENGINES = (opt('--engines', 'threaded,single') || '').split(',');
 const s = (ms) => `${(ms / 1000).toFixed(2)} s`;
@@ -187,18 +196,22 @@ const pools = (opt('--pools', '') || '').split(',').filter(Boolean);
 const engines = (list) => list.filter(([name]) => ENGINES.some((e) => name.startsWith(e)));
 const variants = (server, base) => [['', server, ''], ...pools.map((q) => [`${q} `, server, q]), ...(base ? [['baseline ', base, '']] : [])];
 try {
-  const job = path.join(base, 'job-2x2');
-  generate(job, ['--roles', '2', '--ranks', '2', '--trace-mb', '100', '--rows', '50000', '--steps', '2', '--seed', '3']);
-  console.log(`job: ${mib(sizeOf(job))} on disk`);
-  for (const [name, server, base] of engines([['threaded', isolated, baseIsolated], ['single-threaded', plain, basePlain]])) {
-    for (let run = 1; run <= runs; run++) {
-      for (const [which, srv, query] of variants(server, base)) {
-        const load = loadavg()[0].toFixed(1);
-        // The native CLI on the same files at the same moment: the machine's load moves both alike.
-        const { ms: native, ranks } = cliJson(CLI, job);
-        const m = await measure(srv, job, { query });
-        const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')}` : '';
-        console.log(`${which}${name} (${m.threads} thread(s)) run ${run} (load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}, ${tabText(m)}, ${tableCheck(m.table, ranks)}, worker ms ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
+  if (!args.includes('--skip-2x2')) await twoByTwo();
+  /** The 2 × 2 job (100 MiB traces, 50,000 rows per rank), each engine and --pools variant, --runs times. */
+  async function twoByTwo() {
+    const job = path.join(base, 'job-2x2');
+    generate(job, ['--roles', '2', '--ranks', '2', '--trace-mb', '100', '--rows', '50000', '--steps', '2', '--seed', '3']);
+    console.log(`job: ${mib(sizeOf(job))} on disk`);
+    for (const [name, server, base] of engines([['threaded', isolated, baseIsolated], ['single-threaded', plain, basePlain]])) {
+      for (let run = 1; run <= runs; run++) {
+        for (const [which, srv, query] of variants(server, base)) {
+          const load = loadavg()[0].toFixed(1);
+          // The native CLI on the same files at the same moment: the machine's load moves both alike.
+          const { ms: native, ranks } = cliJson(CLI, job);
+          const m = await measure(srv, job, { query });
+          const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')}` : '';
+          console.log(`${which}${name} (${m.threads} thread(s)) run ${run} (load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}, ${tabText(m)}, ${tableCheck(m.table, ranks)}, worker ms ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
+        }
       }
     }
   }
@@ -235,6 +248,54 @@ try {
     const wide = path.join(base, `job-${shape}`);
     await manyRanks(`${shape} (${Number(roles) * Number(ranks)} ranks)`, wide, ['--roles', roles, '--ranks', ranks, '--trace-mb', mb, '--rows', '5000', '--steps', '2', '--seed', '13'], 3600000, opt('--open', null));
     if (!args.includes('--keep')) rmSync(wide, { recursive: true, force: true });
+  }
+  // One large file per rank: the worker's memory for it, against its size.
+  async function oneFile(label, dir, file) {
+    console.log(`${label}: ${path.basename(file)} ${mib(statSync(file).size)}`);
+    for (const [name, server] of engines([['threaded', isolated], ['single-threaded', plain]])) {
+      const load = loadavg()[0].toFixed(1);
+      const { ms: native, ranks } = cliJson(CLI, dir);
+      const m = await measure(server, dir, { timeout: 1800000 });
+      const size = statSync(file).size;
+      const peak = Math.max(m.memoryBytes, m.memoryReadyBytes);
+      console.log(`${label}, ${name} (${m.threads} thread(s), load ${load}, native CLI ${s(native)}, ${int(ranks[0]?.rows ?? 0)} rows): overview ${s(m.overviewMs)}, all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views = ${(peak / size).toFixed(2)}× the file, ${tabText(m)}${m.errors ? `, errors: ${m.errors}` : ''}`);
+    }
+  }
+  /** A copy of the folder tree `from` at `to` made of hard links, without the files named in `drop`. */
+  function linkTree(from, to, drop) {
+    mkdirSync(to, { recursive: true });
+    for (const e of readdirSync(from, { withFileTypes: true })) {
+      const [a, b] = [path.join(from, e.name), path.join(to, e.name)];
+      if (e.isDirectory()) linkTree(a, b, drop);
+      else if (!drop.includes(e.name)) linkSync(a, b);
+    }
+  }
+  const findFile = (dir, name) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        const f = findFile(p, name);
+        if (f) return f;
+      } else if (name(e.name)) return p;
+    }
+    return null;
+  };
+  for (const rows of (opt('--file-limit', '') || '').split(',').filter(Boolean)) {
+    const dir = path.join(base, `limit-${rows}`);
+    generate(dir, ['--roles', '1', '--ranks', '1', '--trace-mb', '0.1', '--rows', rows, '--steps', '2', '--seed', '17']);
+    for (const keep of ['operator_memory.csv', 'memory_record.csv']) {
+      const only = path.join(base, `limit-${rows}-${keep}`);
+      linkTree(dir, only, ['trace_view.json', 'operator_memory.csv', 'memory_record.csv'].filter((f) => f !== keep));
+      await oneFile(`${rows} rows, only ${keep}`, only, findFile(only, (n) => n === keep));
+      rmSync(only, { recursive: true, force: true });
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+  for (const rows of (opt('--db-rows', '') || '').split(',').filter(Boolean)) {
+    const dir = path.join(base, `limit-db-${rows}`);
+    generate(dir, ['--roles', '1', '--ranks', '1', '--trace-mb', '0.1', '--rows', rows, '--steps', '2', '--seed', '17', '--export', 'db']);
+    await oneFile(`${rows} rows, database export`, dir, findFile(dir, (n) => n.endsWith('.db')));
+    rmSync(dir, { recursive: true, force: true });
   }
   if (!args.includes('--skip-2g')) {
     const big = path.join(base, 'rank-2g');
