@@ -1,12 +1,11 @@
 // The resident memory of a browser the benchmarks opened (Linux: /proc), sampled while a page
 // works: the tab's renderer processes (the page, its workers and their WebAssembly memory live in
 // them) and the browser's processes in all. Linear memory a worker has grown but not touched is
-// not resident, so this is what the tab really holds, JavaScript heaps included.
+// not resident, so this is what the tab really holds, JavaScript heaps included. Counted: the
+// anonymous and shared-memory resident pages (RssAnon + RssShmem), not the mapped files.
 import { readFileSync, readdirSync } from 'node:fs';
 
-const PAGE = 4096;
-
-/** pid → { ppid, cmdline, rss (bytes) } of every process still readable. */
+/** pid → { ppid, cmdline, rss (bytes: anonymous + shared memory) } of every process still readable. */
 function processes() {
   const out = new Map();
   for (const name of readdirSync('/proc')) {
@@ -17,7 +16,11 @@ function processes() {
       // last ')'.
       const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const ppid = Number(rest[1]);
-      const rss = Number(rest[21]) * PAGE;
+      // Anonymous and shared-memory pages only: the pages of the browser's files (its code,
+      // fonts), shared by every process, are left out.
+      const status = readFileSync(`/proc/${name}/status`, 'utf8');
+      const kb = (field) => Number((status.match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm')) || [])[1] || 0);
+      const rss = (kb('RssAnon') + kb('RssShmem')) * 1024;
       const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').replace(/\0/g, ' ');
       out.set(Number(name), { ppid, rss, cmdline });
     } catch {
