@@ -3,24 +3,7 @@
 // ones is one request to the core's view model (src/profiler/view). Times are ns relative to each
 // rank's capture start.
 import { joinLists } from '../json-lists.js';
-
-/**
- * Time spent reading `File`s (the engine reads them through `FileReaderSync`, slice by slice) since
- * the worker started, in ms, and the bytes read: a pool's reader reports it per rank, so that the
- * benchmark can tell reading the files from parsing them. The method is looked up at each call, so
- * wrapping the prototype's covers the engine's reads.
- */
-const fileReads = { ms: 0, bytes: 0 };
-if (typeof FileReaderSync === 'function') {
-  const read = FileReaderSync.prototype.readAsArrayBuffer;
-  FileReaderSync.prototype.readAsArrayBuffer = function timedRead(blob) {
-    const t = performance.now();
-    const out = read.call(this, blob);
-    fileReads.ms += performance.now() - t;
-    fileReads.bytes += out.byteLength;
-    return out;
-  };
-}
+import { fileReads } from '../file-reads.js';
 
 /** Progress of a load: per-file bytes read, posted as `{done, total, label, phase, files?, file}`. */
 function tracker(progress) {
