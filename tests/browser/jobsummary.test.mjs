@@ -213,6 +213,9 @@ test('a summary of 1,201 ranks: totals, matrix, the outlier and each rank as the
         assert.deepEqual(failedItems, [`actor · rank 1200${expect.failedReason}`]);
         assert.equal(await page.textContent('[data-testid="jobsummary"] [data-metric="ascend-warnings"] .sub'), '1 rank failed');
         assert.doesNotMatch(await page.textContent('[data-testid="jobsummary"]'), /rejected|\(s\)/);
+        // The call-stack counts fit their column (they were cut to "63 nor…" at 1024 px).
+        const cut = await page.$$eval('[data-testid="jobsummary"] .vt-cell.stacks', (cs) => cs.filter((c) => c.scrollWidth > c.clientWidth).map((c) => c.textContent));
+        assert.deepEqual(cut, [], `call-stack cells cut at ${viewport.width} px`);
         if (colorScheme === 'light' && viewport.width === 1440) {
           // A rank's detail: its curve and lists are the file's.
           const idx = await rankRowIndex(page, '[data-role="critic"][data-rank="3"]');

@@ -80,20 +80,28 @@ function mount(panel, ctx) {
     const failed = failedRanks(report, (i) => store.set({ rank: i }));
     const raw = rawFolders(report, f.path, rawError, (i) => store.set({ rank: i }));
     content.replaceChildren(...[raw, failed].filter(Boolean), ov.node, detail.node);
-    const paint = (s) => {
-      ov.update(s);
-      detail.show(s.rank);
-    };
+    // A new rank is shown in one frame: the overview's highlight waits for the detail's figures
+    // (a few milliseconds from the worker, at most SLOW_MS), so the page lays out and paints once
+    // per selection rather than once for the highlight and again for the figures.
+    let selecting = 0;
     unsubscribe = store.on((s, changed) => {
-      paint(s);
-      if (changed && changed.has && !changed.has('rank')) return;
-      // The detail comes into view only when none of it shows: scrolling the page costs a layout
-      // and a repaint of everything newly in view, and a panel already in view needs none.
-      const box = detail.node.getBoundingClientRect();
-      const seen = Math.min(box.bottom, window.innerHeight) - Math.max(box.top, 0);
-      if (seen < Math.min(box.height, 160)) detail.node.scrollIntoView({ block: 'nearest' });
+      if (changed && changed.has && !changed.has('rank')) {
+        ov.update(s);
+        return;
+      }
+      const my = ++selecting;
+      Promise.race([detail.show(s.rank), new Promise((res) => setTimeout(res, SLOW_MS))]).then(() => {
+        if (my !== selecting) return;
+        ov.update(store.get());
+        // The detail comes into view only when little of it shows: scrolling the page costs a
+        // layout and a repaint of everything newly in view, and a panel in view needs none.
+        const box = detail.node.getBoundingClientRect();
+        const seen = Math.min(box.bottom, window.innerHeight) - Math.max(box.top, 0);
+        if (seen < Math.min(box.height, 160)) detail.node.scrollIntoView({ block: 'nearest' });
+      });
     });
-    paint(store.get());
+    ov.update(store.get());
+    detail.show(store.get().rank);
     root.dataset.state = 'ready';
     root.dataset.ranks = String(report.ranks.length);
   }
@@ -161,6 +169,12 @@ function rawFolders(report, file, rawError, select) {
     items.length ? el('ul', { class: 'warning-list rank-list' }, ...items) : null);
 }
 
+/**
+ * How long a selection waits for the rank's figures before it shows the highlight and a loading
+ * line without them (ms).
+ */
+const SLOW_MS = 60;
+
 /** Failed ranks listed at most; the rest are counted (every reason is among the warnings). */
 const FAILED_LISTED = 50;
 
@@ -217,29 +231,38 @@ function rankDetail(report, client) {
   node.dataset.state = 'loading';
   let shown = -1;
   let seq = 0;
+  // Names the rank and says what the panel is doing; the figures below stay until replaced.
+  const head = (i, state, text) => {
+    titleNode.textContent = `Selected rank: ${rankLabel(report.ranks[i])}`;
+    node.dataset.rankIndex = String(i);
+    node.dataset.state = state;
+    line.textContent = text;
+  };
+  /** Shows rank index `i`; resolves once its figures are shown (or a later call took over). */
   async function show(i) {
     if (i === shown) return;
     shown = i;
     const my = ++seq;
     const r = report.ranks[i];
-    titleNode.textContent = `Selected rank: ${rankLabel(r)}`;
-    node.dataset.rankIndex = String(i);
-    node.dataset.state = 'loading';
-    line.textContent = 'Reading the rank’s summary…';
+    // Nothing changes on screen until the answer, unless it is slow to come.
+    const slow = setTimeout(() => {
+      if (my === seq) head(i, 'loading', 'Reading the rank’s summary…');
+    }, SLOW_MS);
     let s;
     try {
       s = await client.call('summary.rank', { rank: i });
     } catch (err) {
+      clearTimeout(slow);
       if (my !== seq) return;
-      node.dataset.state = 'error';
-      line.textContent = '';
+      head(i, 'error', '');
       failure.textContent = err.message;
       failure.hidden = false;
       figures.hidden = true;
       return;
     }
+    clearTimeout(slow);
     if (my !== seq) return;
-    line.textContent = `Run folders: ${s.run_dirs.join(', ') || '(none)'}`;
+    head(i, 'ready', `Run folders: ${s.run_dirs.join(', ') || '(none)'}`);
     if (s.status === 'error') {
       node.dataset.state = 'failed';
       failure.textContent = `This rank has no summary: ${s.error || 'failed'}`;
@@ -256,7 +279,6 @@ function rankDetail(report, client) {
     warnTitle.hidden = !s.warnings.length;
     warnList.hidden = !s.warnings.length;
     warnList.replaceChildren(...s.warnings.map((w) => el('li', { class: 'warning' }, el('span', { class: 'msg', text: w }))));
-    node.dataset.state = 'ready';
   }
   return { node, show };
 }
