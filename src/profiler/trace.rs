@@ -5,7 +5,10 @@
 //! forward thread id, call stack interned once), `ProfilerStep#N` spans, and the task-queue
 //! `enqueue`/`dequeue` events. Everything else is only *skipped*: this reader reads the event's
 //! `cat` value among its first members (where torch_npu writes it, before `args`) and the scanner
-//! finds where the event ends (by 64-byte blocks), nothing more.
+//! finds where the event ends (by 64-byte blocks), nothing more. An event without a top-level `cat`
+//! (counters, device kernels) is walked member by member to its end, its nested values skipped by
+//! blocks; only damaged or unusual events fall back to searching their bytes for the kept
+//! categories.
 //!
 //! How it stays fast and bounded (the scanner's part):
 //! - the caller's thread reads the source in batches (a browser `File` can only be read on the
