@@ -80,13 +80,31 @@ async function measure(server, dir, { timeout = 600000, query = '' } = {}) {
     await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.memoryReadyBytes, null, { timeout: 60000 }).catch(() => {});
     const r = await page.evaluate(() => {
       const a = document.querySelector('[data-testid="ascend"]');
-      return { ...window.__bench, timings: a?.dataset.timings, memoryBytes: Number(a?.dataset.memoryBytes || 0), memoryReadyBytes: Number(a?.dataset.memoryReadyBytes || 0), readerMemory: JSON.parse(a?.dataset.readerMemoryBytes || '[]'), rows: [...document.querySelectorAll('[data-testid="rank-row"]')].map((t) => t.dataset.rows) };
+      const marks = Object.fromEntries(performance.getEntriesByType('mark').filter((m) => m.name.startsWith('ascend:')).map((m) => [m.name.slice(7), m.startTime]));
+      return { ...window.__bench, marks, timings: a?.dataset.timings, memoryBytes: Number(a?.dataset.memoryBytes || 0), memoryReadyBytes: Number(a?.dataset.memoryReadyBytes || 0), readerMemory: JSON.parse(a?.dataset.readerMemoryBytes || '[]'), rows: [...document.querySelectorAll('[data-testid="rank-row"]')].map((t) => t.dataset.rows) };
     });
     const errors = await page.textContent('#error-list');
-    return { timings: r.timings, threads, overviewMs: r.overview - r.pick, readyMs: r.ready - r.pick, memoryBytes: r.memoryBytes, memoryReadyBytes: r.memoryReadyBytes, readerMemory: r.readerMemory, rows: r.rows, errors };
+    return { timings: split(r), threads, overviewMs: r.overview - r.pick, readyMs: r.ready - r.pick, memoryBytes: r.memoryBytes, memoryReadyBytes: r.memoryReadyBytes, readerMemory: r.readerMemory, rows: r.rows, errors };
   } finally {
     await b.close();
   }
+}
+
+/**
+ * Where the time to the overview went, from the page's marks (`ascend:*`, page times) and the
+ * pooled tab's reader timings: drop → tab mounted, the ranks listed, each reader's engine start,
+ * drop loaded, per rank reading the files / parsing / summary, its idle time until the last reader
+ * answered, then the overview made, the ranks set up, the views built up to the overview drawn.
+ * One-worker pages give their worker's own split (classify, analyze, summary).
+ */
+function split(r) {
+  if (!r.marks || !r.marks.summarized) return r.timings;
+  const m = r.marks;
+  const d = (a, b) => Math.round(b - a);
+  const readers = JSON.parse(r.timings || '{}').readers || [];
+  const last = Math.max(...readers.map((x) => x.answered));
+  const each = readers.map((x, k) => `reader ${k + 1}: engine ${d(x.spawn, x.engine)}, loaded +${d(x.engine, x.loaded)}, ranks ${x.ranks.map((t) => `${t.read}/${t.parse}/${t.summary}`).join(' ')}, idle ${d(x.answered, last)}`);
+  return `drop→mount ${d(r.pick, m.mount)}, parts ${d(m.mount, m.parts)}, readers started ${d(r.pick, Math.min(...readers.map((x) => x.spawn)))} after the drop [${each.join('; ')}] (ranks: read/parse/summary ms), summarized ${d(m.parts, m.summarized)} after parts, overviewOf ${d(m.summarized, m.overviewOf)}, openRanks ${d(m.overviewOf, m.openRanks)}, build→overview ${d(m.build, r.overview)}`;
 }
 
 const mib = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
@@ -122,7 +140,7 @@ try {
         const native = performance.now() - t;
         const m = await measure(srv, job, { query });
         const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')}` : '';
-        console.log(`${which}${name} (${m.threads} thread(s)) run ${run} (load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}, rows ${m.rows.join('/')}, worker ms ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
+        console.log(`${which}${name} (${m.threads} thread(s)) run ${run} (load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}, rows ${m.rows.join('/')}, split: ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
       }
     }
   }
@@ -140,7 +158,7 @@ try {
         const native = performance.now() - t;
         const m = await measure(srv, dir, { query, timeout });
         const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')}` : '';
-        console.log(`${label}, ${which}${name} (${m.threads} thread(s), load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), one rank's views ready ${s(m.readyMs)}, page worker's wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}${m.errors ? `, errors: ${m.errors}` : ''}`);
+        console.log(`${label}, ${which}${name} (${m.threads} thread(s), load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), one rank's views ready ${s(m.readyMs)}, page worker's wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}, split: ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
       }
     }
   }

@@ -1,6 +1,7 @@
 // The analysis worker's message loop, shared by the served page (worker.js) and the offline file
 // (worker-offline.js). It owns the wasm engine and the user's files; the page asks it questions by
 // method name and gets JSON-ready answers back. Progress is streamed as it happens.
+import { installFileReads } from './file-reads.js';
 
 /**
  * Starts answering requests. `loadEngine()` resolves to { mod, build, reason } where `mod` is the
@@ -14,6 +15,8 @@
  * one side's own views) and returns its inventory.
  */
 export function serve(loadEngine, modules = []) {
+  // The time spent reading files, for the benchmark (see file-reads.js).
+  installFileReads();
   let engine = null;
   let session = null;
   let engineError = null;

@@ -55,7 +55,37 @@ export class WorkerPool {
     this.size = size;
     this.params = params;
     this.readers = new Set();
+    // Readers started ahead of the work (`start`), each with its drop loaded or loading.
+    this.idle = [];
     this.stopped = false;
+  }
+
+  /**
+   * Starts `n` readers now and gives each the drop `load`, so that their engines start and they
+   * classify the drop while the page still finds out which ranks there are; `summarize` uses them
+   * (and starts more, or ends the ones it does not need).
+   */
+  start(load, n) {
+    for (let k = this.idle.length; k < Math.min(n, this.size); k++) this.idle.push(this.spawn(load));
+  }
+
+  /** A new reader, its engine starting and the drop `load` sent: `{ reader, loaded, times }`. */
+  spawn(load) {
+    const t0 = performance.now();
+    const reader = new EngineClient(this.params);
+    const times = { spawn: t0 };
+    // An engine that fails to start fails the reader's requests, which say why.
+    reader.engine.then(() => (times.engine = performance.now()), () => {});
+    this.readers.add(reader);
+    const loaded = reader.call('load', load).then(() => (times.loaded = performance.now()));
+    loaded.catch(() => {});
+    return { reader, loaded, times };
+  }
+
+  /** Ends `reader` (done, failed or not needed): its memory goes now, not when the tab goes. */
+  end(reader) {
+    this.readers.delete(reader);
+    if (reader.worker) reader.terminate();
   }
 
   /**
@@ -63,33 +93,40 @@ export class WorkerPool {
    * parallel. `onProgress({ done, total, parts: [bytes done per part] })` as bytes are read.
    * Resolves with `{ texts: [JSON text of a list of rank summaries, per reader], infos: [per
    * reader, per part: `{ runDirs, ranks }`, the views' facts of its ranks], memoryBytes: [wasm
-   * bytes per reader], readers }`; rejects with `Cancelled` when stopped.
+   * bytes per reader], readers, timings: [per reader: page times (ms, `performance.now()`) of its
+   * start, engine, drop loaded and answer, and per rank its `{ read, parse, summary }` ms],
+   * keeper }`; rejects with `Cancelled` when stopped. With `keep` (a part's run folders), the
+   * reader of that part keeps its analysis and stays: `keeper` is its EngineClient (null if none
+   * kept it), to answer about that rank after an `ascend.openRanks`; `terminate` ends it too.
    */
-  async summarize(load, parts, onProgress = () => {}) {
+  async summarize(load, parts, onProgress = () => {}, keep = null) {
     const groups = share(parts, Math.max(1, Math.min(this.size, parts.length)));
     const total = parts.reduce((s, p) => s + p.bytes, 0);
     const done = groups.map(() => 0);
     const report = () => onProgress({ done: done.reduce((a, b) => a + b, 0), total });
+    if (this.stopped) throw new Cancelled();
+    // Readers started ahead first; any beyond the groups are not needed.
+    const started = this.idle.splice(0);
+    // The reader that kept the analysis of `keep`.
+    const kept = [];
+    for (const extra of started.splice(groups.length)) this.end(extra.reader);
     const one = async (indices, k) => {
       if (this.stopped) throw new Cancelled();
-      const reader = new EngineClient(this.params);
-      // An engine that fails to start fails the reader's requests, which say why.
-      reader.engine.catch(() => {});
-      this.readers.add(reader);
+      const { reader, loaded, times } = started[k] || this.spawn(load);
       try {
-        await reader.call('load', load);
+        await loaded;
         const bytes = indices.reduce((s, i) => s + parts[i].bytes, 0);
-        const answer = await reader.call('ascend.summarize', { parts: indices.map((i) => parts[i].run_dirs), bytes }, (p) => {
+        const answer = await reader.call('ascend.summarize', { parts: indices.map((i) => parts[i].run_dirs), bytes, keep }, (p) => {
           done[k] = p.done;
           report();
         });
         done[k] = bytes;
         report();
-        return answer;
+        times.answered = performance.now();
+        if (answer.kept) kept.push(reader);
+        return { ...answer, times };
       } finally {
-        // Done or failed: its memory goes now, not when the tab goes.
-        this.readers.delete(reader);
-        if (reader.worker) reader.terminate();
+        if (!kept.includes(reader)) this.end(reader);
       }
     };
     let answers;
@@ -100,7 +137,14 @@ export class WorkerPool {
       this.terminate();
       throw err;
     }
-    return { texts: answers.map((a) => a.ranks), infos: answers.map((a) => a.infos), memoryBytes: answers.map((a) => a.memoryBytes), readers: groups.length };
+    return {
+      texts: answers.map((a) => a.ranks),
+      infos: answers.map((a) => a.infos),
+      memoryBytes: answers.map((a) => a.memoryBytes),
+      readers: groups.length,
+      keeper: kept[0] || null,
+      timings: answers.map((a) => ({ ...a.times, ranks: a.timings })),
+    };
   }
 
   /** Terminates every reader at once (their memory goes with them); pending work fails with `Cancelled`. */
@@ -108,5 +152,6 @@ export class WorkerPool {
     this.stopped = true;
     for (const r of this.readers) if (r.worker) r.terminate();
     this.readers.clear();
+    this.idle = [];
   }
 }

@@ -193,6 +193,11 @@ for (const engine of ENGINES.slice(0, 2)) {
           assert.ok(bytes.equals(ascend.out[name]), `${engine.name}, ${workers} reader(s): ${name} differs from the CLI's`);
         }
         if (workers > 1) {
+          // The pooled tab read the job once for all its exports, and a second click reads nothing.
+          assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-export-reads'), '1');
+          const again = await downloadOf(page, '[data-testid="export-memory-events"]');
+          assert.ok(again.equals(ascend.out['memory_events.csv']), `${engine.name}, ${workers} reader(s): a second memory_events.csv differs`);
+          assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-export-reads'), '1');
           const summary = await downloadOf(page, '[data-testid="export-job-summary"]');
           assert.ok(summary.equals(ascend.summaryFile), `${engine.name}, ${workers} reader(s): job.memlens.json differs from memlens profiler --summary`);
         } else {

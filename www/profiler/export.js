@@ -15,6 +15,13 @@ const CSVS = [
   ['summary.json', 'The job summary exactly as “memlens profiler --json” prints it: ranks, peaks, coverage, warnings.'],
 ];
 
+/** The job-wide exports, each with its media type: `[name, type]`. */
+export const JOB_EXPORTS = CSVS.map(([name]) => [name, name.endsWith('.json') ? 'application/json' : 'text/csv;charset=utf-8']);
+
+/**
+ * The export view. `client.call('ascend.export', { name })` answers the file's bytes, or a Blob
+ * (a pooled tab keeps the job's exports as blobs once written).
+ */
 export function exportView({ client, charts }) {
   const { node, body } = section(8, 'export', 'Export', {
     help: 'The CSV files are identical to what “memlens profiler --out DIR” writes for the same files, summary.json to what “memlens profiler --json” prints.',
@@ -23,7 +30,7 @@ export function exportView({ client, charts }) {
   const csvList = el('div', { class: 'export-list' });
   for (const [name, what] of CSVS) {
     const id = name.replace(/[._]/g, '-').replace(/-csv$/, '');
-    const type = name.endsWith('.json') ? 'application/json' : 'text/csv;charset=utf-8';
+    const type = JOB_EXPORTS.find(([n]) => n === name)[1];
     csvList.append(el('div', { class: 'export-item' },
       el('button', {
         type: 'button',
@@ -33,9 +40,10 @@ export function exportView({ client, charts }) {
           click: async () => {
             status.textContent = `preparing ${name}…`;
             try {
-              const bytesOut = await client.call('ascend.export', { name });
-              download(name, new Blob([bytesOut], { type }));
-              status.textContent = `${name}: ${bytes(bytesOut.length)}`;
+              const out = await client.call('ascend.export', { name });
+              const blob = out instanceof Blob ? out : new Blob([out], { type });
+              download(name, blob);
+              status.textContent = `${name}: ${bytes(blob.size)}`;
             } catch (err) {
               status.textContent = `${name} failed: ${err.message}`;
             }

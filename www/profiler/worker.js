@@ -3,6 +3,7 @@
 // ones is one request to the core's view model (src/profiler/view). Times are ns relative to each
 // rank's capture start.
 import { joinLists } from '../json-lists.js';
+import { fileReads } from '../file-reads.js';
 
 /** Progress of a load: per-file bytes read, posted as `{done, total, label, phase, files?, file}`. */
 function tracker(progress) {
@@ -59,12 +60,17 @@ export default (ctx) => {
   let lazy = null;
   let held = [];
   const OPEN_RANKS = 2;
+  // A pool reader's analysis of the rank the tab opens first (`ascend.summarize`'s `keep`), kept
+  // so that the page's worker need not read that rank again: `{ dirs, view }`.
+  let kept = null;
   const forget = () => {
     if (view) view.free();
     view = null;
     for (const h of held) h.view.free();
     held = [];
     lazy = null;
+    if (kept) kept.view.free();
+    kept = null;
   };
   ctx.onReset(() => {
     forget();
@@ -153,8 +159,10 @@ export default (ctx) => {
      * A pool reader's work: the summaries of the ranks `parts` (lists of run folders), read one
      * rank at a time so that only one rank's analysis is held at once, as the JSON text of a list
      * (nanoseconds since the epoch exceed a double's integers). Progress: bytes of all of them.
+     * The analysis of the part whose run folders are `keep` (the rank the tab opens first) is
+     * kept for `ascend.openRanks`; `kept` in the answer says whether this reader has it.
      */
-    'ascend.summarize'({ parts, bytes }, progress) {
+    'ascend.summarize'({ parts, bytes, keep = null }, progress) {
       const mod = ctx.mod();
       const session = ctx.session();
       if (!session) throw new Error('nothing was dropped yet');
@@ -162,9 +170,13 @@ export default (ctx) => {
       const seen = new Map();
       const texts = [];
       const infos = [];
+      // Where each rank's time went (ms): reading its files, the rest of the analysis, its summary.
+      const timings = [];
       for (const dirs of parts) {
         const v = new mod.ProfilerView(session);
         try {
+          const t0 = performance.now();
+          const r0 = fileReads.ms;
           v.keepRanks(session, JSON.stringify(dirs));
           seen.clear();
           v.analyze(session, (path, d) => {
@@ -174,14 +186,18 @@ export default (ctx) => {
             progress(Math.min(n, bytes), bytes, 'reading');
           });
           for (const x of seen.values()) before += x;
+          const t1 = performance.now();
+          const read = fileReads.ms - r0;
           texts.push(v.request(JSON.stringify({ method: 'rankSummaries', params: {} })));
           // What the views need of the rank beyond its summary (origin, end, peak time, steps).
           infos.push({ runDirs: dirs, ranks: ask('ranks', {}, v) });
+          timings.push({ read: Math.round(read), parse: Math.round(t1 - t0 - read), summary: Math.round(performance.now() - t1) });
+          if (keep && !kept && JSON.stringify(dirs) === JSON.stringify(keep)) kept = { dirs, view: v };
         } finally {
-          v.free();
+          if (kept?.view !== v) v.free();
         }
       }
-      return { ranks: joinLists(texts), infos, memoryBytes: mod.memoryBytes() };
+      return { ranks: joinLists(texts), infos, timings, kept: kept !== null, memoryBytes: mod.memoryBytes() };
     },
     /**
      * The job overview of the rank summaries a pool's readers sent (`ranks`: the JSON text of a
@@ -196,25 +212,33 @@ export default (ctx) => {
     /**
      * Answers about a pooled job from now on: `runDirs` lists each job rank's run folders, and a
      * rank is read by this worker when a view first asks about it (the readers of the pool only
-     * sent summaries). Frees the job held before.
+     * sent summaries). Frees the job held before. A reader that kept a rank's analysis
+     * (`ascend.summarize`'s `keep`) answers about it at once: `kept` is its index (-1: none).
      */
     'ascend.openRanks'({ runDirs }) {
       if (!ctx.session()) throw new Error('nothing was dropped yet');
+      const keep = kept;
+      kept = null;
       forget();
       lazy = runDirs;
-      return true;
+      // The rank a pool reader kept answers without being read again.
+      const at = keep ? runDirs.findIndex((d) => JSON.stringify(d) === JSON.stringify(keep.dirs)) : -1;
+      if (at >= 0) held.push({ rank: at, view: keep.view });
+      else if (keep) keep.view.free();
+      return { kept: at };
     },
     /**
-     * An export of the whole job read at once (a worker started for it alone, so that the memory
-     * it takes goes with the worker): byte for byte what `ascend.export` gives.
+     * The exports `names` of the whole job, read once (a worker started for them alone, so that
+     * the memory it takes goes with the worker): `{ name: bytes }`, each byte for byte what
+     * `ascend.export` gives. Their buffers move to the page uncopied.
      */
-    'ascend.exportJob'({ name }) {
+    'ascend.exportJob'({ names }) {
       const session = ctx.session();
       if (!session) throw new Error('nothing was dropped yet');
       const v = new (ctx.mod().ProfilerView)(session);
       try {
         v.analyze(session, () => {});
-        return v.export(name);
+        return ctx.transfer(Object.fromEntries(names.map((name) => [name, v.export(name)])));
       } finally {
         v.free();
       }

@@ -1,0 +1,128 @@
+// Browser benchmark of stopping a load (a measurement, not a test): while the torch_npu page reads
+// a job, Cancel is pressed (or a new drop arrives), and the script measures how long until every
+// worker of the stopped load has closed, and the resident memory of the browser's processes
+// before the stop, at the stop and 1 s / 2 s after it.
+//   node scripts/bench-cancel.mjs [--dir /tmp/memlens-cancel-bench] [--runs 2] [--job64] [--keep]
+//                                 [--pools Q1,Q2]
+// Jobs: 2 roles × 2 ranks with 100 MiB traces (as bench-profiler-page.mjs), and with --job64 the
+// 64-rank job. --pools 'workers=1' also measures the page with each query string beside the
+// default. Needs a built page (npm run build) and the release CLI.
+import { execFileSync } from 'node:child_process';
+import { existsSync, rmSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { cpus, totalmem, loadavg } from 'node:os';
+import path from 'node:path';
+import { openBrowser, startServer } from '../tests/browser/harness.mjs';
+import { root } from './util.mjs';
+
+const args = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const base = opt('--dir', '/tmp/memlens-cancel-bench');
+const runs = Number(opt('--runs', '2'));
+const pools = (opt('--pools', '') || '').split(',').filter(Boolean);
+const CLI = path.join(root, 'target', 'release', 'memlens');
+if (!existsSync(CLI)) throw new Error(`build the release CLI first: cargo build --release --bin memlens (${CLI})`);
+
+function generate(dir, extra) {
+  if (existsSync(dir)) return;
+  execFileSync(CLI, ['generate', 'profiler', '--out', dir, ...extra], { stdio: 'inherit' });
+}
+
+/** Resident memory (bytes) of this process's descendants: the browser the harness started. */
+function browserRss() {
+  const kids = new Map();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (!kids.has(ppid)) kids.set(ppid, []);
+      kids.get(ppid).push(Number(name));
+    } catch {
+      // The process ended while listed.
+    }
+  }
+  let rss = 0;
+  const walk = (pid) => {
+    for (const k of kids.get(pid) || []) {
+      try {
+        const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${k}/status`, 'utf8'));
+        if (m) rss += Number(m[1]) * 1024;
+      } catch {
+        // Ended meanwhile.
+      }
+      walk(k);
+    }
+  };
+  walk(process.pid);
+  return rss;
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Picks `dir`, waits until `fraction` of it is read (the progress line's bytes), then stops the
+ * load by Cancel (`how: 'cancel'`) or by a new drop of a small fixture (`how: 'drop'`); measures
+ * the time from the stop to the last worker of the load closing, and the browser's memory.
+ */
+async function stopOnce(server, dir, total, how, query) {
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(query ? `${server.url}?${query}` : server.url);
+    await page.waitForFunction(() => document.querySelector('[data-testid="status"]'));
+    const idle = browserRss();
+    await page.setInputFiles('input[data-testid="folder-input"]', dir);
+    await page.waitForFunction((want) => Number(document.querySelector('[data-testid="ascend-phase"]')?.dataset.done || 0) >= want, total * 0.3, { timeout: 600000, polling: 20 });
+    const workers = page.workers();
+    const closes = workers.map((w) => new Promise((r) => w.once('close', () => r(performance.now()))));
+    const reading = browserRss();
+    let t0;
+    if (how === 'cancel') {
+      t0 = performance.now();
+      await page.click('[data-testid="cancel"]');
+    } else {
+      t0 = performance.now();
+      await page.setInputFiles('input[data-testid="folder-input"]', path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text'));
+    }
+    const closed = await Promise.race([Promise.all(closes).then((t) => Math.max(...t) - t0), sleep(30000).then(() => null)]);
+    const after = [];
+    for (const at of [1000, 2000]) {
+      await sleep(Math.max(0, t0 + at - performance.now()));
+      after.push(browserRss());
+    }
+    return { workers: workers.length, closed, idle, reading, after };
+  } finally {
+    await b.close();
+  }
+}
+
+const mib = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+const sizeOf = (dir) => Number(execFileSync('du', ['-sb', dir]).toString().split('\t')[0]);
+
+mkdirSync(base, { recursive: true });
+console.log(`machine: ${cpus().length} × ${cpus()[0].model}, ${mib(totalmem())} RAM, load ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${new Date().toISOString()}`);
+const server = await startServer({ isolate: true });
+try {
+  const jobs = [['2 × 2', path.join(base, 'job-2x2'), ['--roles', '2', '--ranks', '2', '--trace-mb', '100', '--rows', '50000', '--steps', '2', '--seed', '3']]];
+  if (args.includes('--job64')) jobs.push(['64 ranks', path.join(base, 'job-64'), ['--roles', '2', '--ranks', '32', '--trace-mb', '16', '--rows', '20000', '--steps', '2', '--seed', '11']]);
+  for (const [label, dir, gen] of jobs) {
+    generate(dir, gen);
+    const total = sizeOf(dir);
+    for (let run = 1; run <= runs; run++) {
+      for (const query of ['', ...pools]) {
+        for (const how of ['cancel', 'drop']) {
+          const load = loadavg()[0].toFixed(1);
+          const m = await stopOnce(server, dir, total, how, query);
+          const closed = m.closed === null ? 'not within 30 s' : `${Math.round(m.closed)} ms`;
+          console.log(`${label}${query ? ` ${query}` : ''}, ${how === 'cancel' ? 'Cancel' : 'new drop'}, run ${run} (load ${load}): ${m.workers} worker(s) of the load closed after ${closed}; browser memory ${mib(m.idle)} before the drop, ${mib(m.reading)} while reading, ${m.after.map(mib).join(' / ')} 1 s / 2 s after the stop`);
+        }
+      }
+    }
+  }
+} finally {
+  await server.close();
+  if (!args.includes('--keep')) rmSync(base, { recursive: true, force: true });
+}
