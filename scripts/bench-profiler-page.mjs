@@ -7,21 +7,38 @@
 // Needs a built page (npm run build) and the release CLI (cargo build --release --bin memlens).
 //   node scripts/bench-profiler-page.mjs [--dir /tmp/memlens-bench] [--runs 2] [--skip-2g] [--keep]
 //                                        [--baseline OTHER_WWW] [--pools Q1,Q2] [--job64]
-//                                        [--wide ROLESxRANKSxMB,…]
+//                                        [--wide ROLESxRANKSxMB,…] [--open N|all] [--engines threaded,single]
+//                                        [--skip-2x2]
+//                                        [--file-limit ROWS,… [--db-rows ROWS,…]]
 // The page reads a job of several ranks with a pool of readers by default (www/worker-pool.js);
 // --pools 'workers=1,workers=2&poolEngine=threads' also measures the page with each query string
 // (`workers=1`: the page's one worker) beside the default, in the same runs.
 // --wide '2x128x16' measures jobs of ROLES × RANKS ranks with MB MiB traces each (5,000 rows per
 // rank), generated into --dir and deleted afterwards, with the default and each --pools variant:
 // time to the overview, the page worker's wasm memory with one rank opened, the readers'.
+// --open N (or all) then opens N ranks of each --wide job one after another in the rank bar (spread
+// over the job: the first, the last and evenly between) and checks that each draws: its allocation
+// table holds the rows `memlens profiler --json` counts for that rank and its memory chart has ink.
+// --engines picks the builds measured (both by default).
+// --file-limit measures what the page's worker holds for one large file, the measure behind the
+// per-file limit (FILE_LIMIT in www/profiler/pooled.js): a rank of ROWS operator rows is generated,
+// and the page reads it with only its operator_memory.csv, then with only its memory_record.csv
+// (the other files left out through hard links, so no copy is written); --db-rows does the same
+// with the database export. Per file: its size, the worker's wasm memory after the load and with
+// every view drawn (linear memory only grows: the peak), and that peak over the file's size.
+// Every measure also reports the tab's peak resident memory (renderer processes, sampled from
+// /proc; see tab-memory.mjs) and checks the rank table's model (its `data-total` ranks and
+// `data-total-rows` rows, the whole table, not only the rows in view) against the CLI's --json.
 // --baseline serves a second built page (e.g. a copy of www/ built from an earlier commit) and
 // measures it in turn with this one, run by run, so that the two compare as ratios in one run.
 // Generated files are deleted at the end unless --keep.
 import { execFileSync } from 'node:child_process';
-import { existsSync, rmSync, mkdirSync, statSync, readdirSync } from 'node:fs';
+import { existsSync, rmSync, mkdirSync, statSync, readdirSync, linkSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
 import { openBrowser, startServer, engineThreads } from '../tests/browser/harness.mjs';
+import { watchTabMemory } from './tab-memory.mjs';
+import { cliJson, rankTableModel, tableCheck } from './bench-job.mjs';
 import { serve } from './serve.mjs';
 import { root } from './util.mjs';
 
@@ -57,8 +74,9 @@ function sizeOf(dir) {
 }
 
 /** Picks `dir` in the page and times the overview and the ready state (ms from the pick). */
-async function measure(server, dir, { timeout = 600000, query = '' } = {}) {
+async function measure(server, dir, { timeout = 600000, query = '', after = null } = {}) {
   const b = await openBrowser();
+  const tab = watchTabMemory(b.dir);
   try {
     const page = await b.page();
     await page.goto(query ? `${server.url}?${query}` : server.url);
@@ -81,13 +99,77 @@ async function measure(server, dir, { timeout = 600000, query = '' } = {}) {
     const r = await page.evaluate(() => {
       const a = document.querySelector('[data-testid="ascend"]');
       const marks = Object.fromEntries(performance.getEntriesByType('mark').filter((m) => m.name.startsWith('ascend:')).map((m) => [m.name.slice(7), m.startTime]));
-      return { ...window.__bench, marks, timings: a?.dataset.timings, memoryBytes: Number(a?.dataset.memoryBytes || 0), memoryReadyBytes: Number(a?.dataset.memoryReadyBytes || 0), readerMemory: JSON.parse(a?.dataset.readerMemoryBytes || '[]'), rows: [...document.querySelectorAll('[data-testid="rank-row"]')].map((t) => t.dataset.rows) };
+      return { ...window.__bench, marks, timings: a?.dataset.timings, memoryBytes: Number(a?.dataset.memoryBytes || 0), memoryReadyBytes: Number(a?.dataset.memoryReadyBytes || 0), readerMemory: JSON.parse(a?.dataset.readerMemoryBytes || '[]') };
     });
+    const table = await rankTableModel(page, '[data-testid="ascend"]');
+    const tabLoad = tab.peak();
+    const opened = after ? await after(page) : null;
     const errors = await page.textContent('#error-list');
-    return { timings: split(r), threads, overviewMs: r.overview - r.pick, readyMs: r.ready - r.pick, memoryBytes: r.memoryBytes, memoryReadyBytes: r.memoryReadyBytes, readerMemory: r.readerMemory, rows: r.rows, errors };
+    return { timings: split(r), threads, overviewMs: r.overview - r.pick, readyMs: r.ready - r.pick, memoryBytes: r.memoryBytes, memoryReadyBytes: r.memoryReadyBytes, readerMemory: r.readerMemory, table, tabLoad, opened, tab: tab.stop(), errors };
   } finally {
+    tab.stop();
     await b.close();
   }
+}
+
+/**
+ * Opens the ranks at `which` (indices in the job's order) one after another in the rank bar and
+ * checks that each draws: the allocation table answers for that rank with the CLI's row count, the
+ * memory chart has ink. Returns per rank { i, ms, ok, why }.
+ */
+async function openEach(page, which, ranks, timeout = 600000) {
+  const out = [];
+  for (const i of which) {
+    const t = performance.now();
+    await page.selectOption('[data-testid="rank-select"]', String(i));
+    const want = ranks[i];
+    let ok = true;
+    let why = '';
+    try {
+      await page.waitForFunction(({ i, rows }) => {
+        const box = document.querySelector('[data-testid="ascend-table"]');
+        return box && box.dataset.rank === String(i) && box.dataset.state === 'ready' && box.dataset.total === String(rows);
+      }, { i, rows: want.rows }, { timeout, polling: 100 });
+    } catch {
+      ok = false;
+      why = await page.evaluate(() => {
+        const box = document.querySelector('[data-testid="ascend-table"]');
+        return `table rank ${box?.dataset.rank}, state ${box?.dataset.state}, rows ${box?.dataset.total}`;
+      });
+    }
+    const ms = performance.now() - t;
+    const label = await page.$eval(`[data-testid="rank-select"] option[value="${i}"]`, (o) => o.textContent);
+    if (!label.startsWith(`${want.role} · rank ${want.rank} `)) {
+      ok = false;
+      why += ` rank bar says "${label}", the CLI's rank ${i} is ${want.role} ${want.rank}`;
+    }
+    // Ink: pixels of the memory chart's plot area unlike its most common colour (the background).
+    const ink = await page.evaluate(async () => {
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      const c = document.querySelector('[data-testid="memory-canvas"]');
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      const count = new Map();
+      for (let k = 0; k < d.length; k += 4) {
+        const key = (d[k] << 24) | (d[k + 1] << 16) | (d[k + 2] << 8) | d[k + 3];
+        count.set(key, (count.get(key) || 0) + 1);
+      }
+      const bg = Math.max(...count.values());
+      return (d.length / 4 - bg) / (d.length / 4);
+    });
+    if (ink < 0.005) {
+      ok = false;
+      why += ` memory chart ink ${(ink * 100).toFixed(2)} %`;
+    }
+    out.push({ i, ms, ok, why: why.trim() });
+  }
+  return out;
+}
+
+/** `n` rank indices spread over `count` ranks (the first and the last among them), or all. */
+function spread(n, count) {
+  if (n === 'all' || Number(n) >= count) return [...Array(count).keys()];
+  const k = Math.max(2, Number(n));
+  return [...new Set([...Array(k).keys()].map((j) => Math.round((j * (count - 1)) / (k - 1))))];
 }
 
 /**
@@ -108,6 +190,9 @@ function split(r) {
 }
 
 const mib = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+const int = (n) => n.toLocaleString('en-US');
+const tabText = (m) => `tab's peak resident memory ${mib(m.tab.renderer)} (renderer processes; ${mib(m.tabLoad.renderer)} by the overview; browser in all ${mib(m.tab.all)})`;
+const ENGINES = (opt('--engines', 'threaded,single') || '').split(',');
 const s = (ms) => `${(ms / 1000).toFixed(2)} s`;
 
 mkdirSync(base, { recursive: true });
@@ -125,40 +210,48 @@ const baseIsolated = await baselineServer(true);
 const basePlain = await baselineServer(false);
 /** The pages to measure for one engine: this build, and the baseline when given. */
 const pools = (opt('--pools', '') || '').split(',').filter(Boolean);
+/** The builds asked for with --engines ('threaded', 'single'). */
+const engines = (list) => list.filter(([name]) => ENGINES.some((e) => name.startsWith(e)));
 const variants = (server, base) => [['', server, ''], ...pools.map((q) => [`${q} `, server, q]), ...(base ? [['baseline ', base, '']] : [])];
 try {
-  const job = path.join(base, 'job-2x2');
-  generate(job, ['--roles', '2', '--ranks', '2', '--trace-mb', '100', '--rows', '50000', '--steps', '2', '--seed', '3']);
-  console.log(`job: ${mib(sizeOf(job))} on disk`);
-  for (const [name, server, base] of [['threaded', isolated, baseIsolated], ['single-threaded', plain, basePlain]]) {
-    for (let run = 1; run <= runs; run++) {
-      for (const [which, srv, query] of variants(server, base)) {
-        const load = loadavg()[0].toFixed(1);
-        // The native CLI on the same files at the same moment: the machine's load moves both alike.
-        const t = performance.now();
-        execFileSync(CLI, ['profiler', '--json', job], { stdio: 'ignore' });
-        const native = performance.now() - t;
-        const m = await measure(srv, job, { query });
-        const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')}` : '';
-        console.log(`${which}${name} (${m.threads} thread(s)) run ${run} (load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}, rows ${m.rows.join('/')}, split: ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
+  if (!args.includes('--skip-2x2')) await twoByTwo();
+  /** The 2 × 2 job (100 MiB traces, 50,000 rows per rank), each engine and --pools variant, --runs times. */
+  async function twoByTwo() {
+    const job = path.join(base, 'job-2x2');
+    generate(job, ['--roles', '2', '--ranks', '2', '--trace-mb', '100', '--rows', '50000', '--steps', '2', '--seed', '3']);
+    console.log(`job: ${mib(sizeOf(job))} on disk`);
+    for (const [name, server, base] of engines([['threaded', isolated, baseIsolated], ['single-threaded', plain, basePlain]])) {
+      for (let run = 1; run <= runs; run++) {
+        for (const [which, srv, query] of variants(server, base)) {
+          const load = loadavg()[0].toFixed(1);
+          // The native CLI on the same files at the same moment: the machine's load moves both alike.
+          const { ms: native, ranks } = cliJson(CLI, job);
+          const m = await measure(srv, job, { query });
+          const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')}` : '';
+          console.log(`${which}${name} (${m.threads} thread(s)) run ${run} (load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}, ${tabText(m)}, ${tableCheck(m.table, ranks)}, split: ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
+        }
       }
     }
   }
   // One job of many ranks, generated into --dir, measured with the default and each --pools
   // variant on both builds: time to the overview against the CLI's --json just before it, the page
   // worker's wasm memory, the readers'.
-  async function manyRanks(label, dir, genArgs, timeout) {
+  async function manyRanks(label, dir, genArgs, timeout, open = null) {
     generate(dir, genArgs);
     console.log(`${label} job: ${mib(sizeOf(dir))} on disk`);
-    for (const [name, server] of [['threaded', isolated], ['single-threaded', plain]]) {
+    for (const [name, server] of engines([['threaded', isolated], ['single-threaded', plain]])) {
       for (const [which, srv, query] of variants(server, null)) {
         const load = loadavg()[0].toFixed(1);
-        const t = performance.now();
-        execFileSync(CLI, ['profiler', '--json', dir], { stdio: 'ignore' });
-        const native = performance.now() - t;
-        const m = await measure(srv, dir, { query, timeout });
-        const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')}` : '';
-        console.log(`${label}, ${which}${name} (${m.threads} thread(s), load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), one rank's views ready ${s(m.readyMs)}, page worker's wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}, split: ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
+        const { ms: native, ranks } = cliJson(CLI, dir);
+        const after = open ? (page) => openEach(page, spread(open, ranks.length), ranks, timeout) : null;
+        const m = await measure(srv, dir, { query, timeout, after });
+        const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')} (${mib(m.readerMemory.reduce((a, x) => a + x, 0))} in all)` : '';
+        console.log(`${label}, ${which}${name} (${m.threads} thread(s), load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), one rank's views ready ${s(m.readyMs)}, page worker's wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}, ${tabText(m)}, ${tableCheck(m.table, ranks)}, split: ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
+        if (m.opened) {
+          const times = m.opened.map((o) => o.ms).sort((a, b) => a - b);
+          const bad = m.opened.filter((o) => !o.ok);
+          console.log(`${label}, ${which}${name}: opened ${m.opened.length} of ${ranks.length} ranks (load ${loadavg()[0].toFixed(1)}): each drew ${bad.length ? `— NOT ${bad.length}: ${bad.map((o) => `#${o.i} ${o.why}`).join('; ')}` : 'its CLI row count and a chart'}; time to its table: median ${s(times[times.length >> 1])}, max ${s(times[times.length - 1])}`);
+        }
       }
     }
   }
@@ -171,14 +264,62 @@ try {
   for (const shape of (opt('--wide', '') || '').split(',').filter(Boolean)) {
     const [roles, ranks, mb] = shape.split('x');
     const wide = path.join(base, `job-${shape}`);
-    await manyRanks(`${shape} (${Number(roles) * Number(ranks)} ranks)`, wide, ['--roles', roles, '--ranks', ranks, '--trace-mb', mb, '--rows', '5000', '--steps', '2', '--seed', '13'], 3600000);
+    await manyRanks(`${shape} (${Number(roles) * Number(ranks)} ranks)`, wide, ['--roles', roles, '--ranks', ranks, '--trace-mb', mb, '--rows', '5000', '--steps', '2', '--seed', '13'], 3600000, opt('--open', null));
     if (!args.includes('--keep')) rmSync(wide, { recursive: true, force: true });
+  }
+  // One large file per rank: the worker's memory for it, against its size.
+  async function oneFile(label, dir, file) {
+    console.log(`${label}: ${path.basename(file)} ${mib(statSync(file).size)}`);
+    for (const [name, server] of engines([['threaded', isolated], ['single-threaded', plain]])) {
+      const load = loadavg()[0].toFixed(1);
+      const { ms: native, ranks } = cliJson(CLI, dir);
+      const m = await measure(server, dir, { timeout: 1800000 });
+      const size = statSync(file).size;
+      const peak = Math.max(m.memoryBytes, m.memoryReadyBytes);
+      console.log(`${label}, ${name} (${m.threads} thread(s), load ${load}, native CLI ${s(native)}, ${int(ranks[0]?.rows ?? 0)} rows): overview ${s(m.overviewMs)}, all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views = ${(peak / size).toFixed(2)}× the file, ${tabText(m)}${m.errors ? `, errors: ${m.errors}` : ''}`);
+    }
+  }
+  /** A copy of the folder tree `from` at `to` made of hard links, without the files named in `drop`. */
+  function linkTree(from, to, drop) {
+    mkdirSync(to, { recursive: true });
+    for (const e of readdirSync(from, { withFileTypes: true })) {
+      const [a, b] = [path.join(from, e.name), path.join(to, e.name)];
+      if (e.isDirectory()) linkTree(a, b, drop);
+      else if (!drop.includes(e.name)) linkSync(a, b);
+    }
+  }
+  const findFile = (dir, name) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        const f = findFile(p, name);
+        if (f) return f;
+      } else if (name(e.name)) return p;
+    }
+    return null;
+  };
+  for (const rows of (opt('--file-limit', '') || '').split(',').filter(Boolean)) {
+    const dir = path.join(base, `limit-${rows}`);
+    generate(dir, ['--roles', '1', '--ranks', '1', '--trace-mb', '0.1', '--rows', rows, '--steps', '2', '--seed', '17']);
+    for (const keep of ['operator_memory.csv', 'memory_record.csv']) {
+      const only = path.join(base, `limit-${rows}-${keep}`);
+      linkTree(dir, only, ['trace_view.json', 'operator_memory.csv', 'memory_record.csv'].filter((f) => f !== keep));
+      await oneFile(`${rows} rows, only ${keep}`, only, findFile(only, (n) => n === keep));
+      rmSync(only, { recursive: true, force: true });
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+  for (const rows of (opt('--db-rows', '') || '').split(',').filter(Boolean)) {
+    const dir = path.join(base, `limit-db-${rows}`);
+    generate(dir, ['--roles', '1', '--ranks', '1', '--trace-mb', '0.1', '--rows', rows, '--steps', '2', '--seed', '17', '--export', 'db']);
+    await oneFile(`${rows} rows, database export`, dir, findFile(dir, (n) => n.endsWith('.db')));
+    rmSync(dir, { recursive: true, force: true });
   }
   if (!args.includes('--skip-2g')) {
     const big = path.join(base, 'rank-2g');
     generate(big, ['--roles', '1', '--ranks', '1', '--trace-mb', '2048', '--rows', '50000', '--steps', '2', '--seed', '5']);
     console.log(`2 GiB rank: ${mib(sizeOf(big))} on disk`);
-    for (const [name, server] of [['threaded', isolated], ['single-threaded', plain]]) {
+    for (const [name, server] of engines([['threaded', isolated], ['single-threaded', plain]])) {
       const load = loadavg()[0].toFixed(1);
       const m = await measure(server, big);
       console.log(`2 GiB rank, ${name} (${m.threads} thread(s), load ${load}): overview ${s(m.overviewMs)}, all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${m.errors ? `, errors: ${m.errors}` : ''}`);

@@ -12,6 +12,7 @@ import { cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
 import { openBrowser } from '../tests/browser/harness.mjs';
 import { root } from './util.mjs';
+import { cliJson, rankTableModel, tableCheck } from './bench-job.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
@@ -58,8 +59,8 @@ async function measure() {
       timeout: 600000,
       polling: 100,
     });
-    const r = await page.evaluate(() => ({ ...window.__bench, rows: [...document.querySelectorAll('[data-testid="rank-row"]')].map((t) => t.dataset.rows) }));
-    return { ms: r.overview - r.pick, rows: r.rows, errors: await page.textContent('#error-list') };
+    const r = await page.evaluate(() => window.__bench);
+    return { ms: r.overview - r.pick, table: await rankTableModel(page), errors: await page.textContent('#error-list') };
   } finally {
     await b.close();
   }
@@ -68,12 +69,10 @@ async function measure() {
 try {
   for (let run = 1; run <= runs; run++) {
     const load = loadavg()[0].toFixed(1);
-    const t = performance.now();
-    execFileSync(CLI, ['profiler', '--json', job], { stdio: 'ignore' });
-    const native = performance.now() - t;
+    const { ms: native, ranks } = cliJson(CLI, job);
     const m = await measure();
     console.log(
-      `run ${run} (load ${load}): CLI --json ${s(native)}, serve → overview ${s(m.ms)}, ratio ${(m.ms / native).toFixed(2)}×, rows ${m.rows.join('/')}${m.errors ? `, errors: ${m.errors}` : ''}`,
+      `run ${run} (load ${load}): CLI --json ${s(native)}, serve → overview ${s(m.ms)}, ratio ${(m.ms / native).toFixed(2)}×, ${tableCheck(m.table, ranks)}${m.errors ? `, errors: ${m.errors}` : ''}`,
     );
   }
 } finally {

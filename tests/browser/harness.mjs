@@ -50,6 +50,8 @@ export async function openBrowser({ serviceWorkers = 'block', colorScheme = 'lig
   for (const p of context.pages()) watchConsole(p, consoleErrors);
   return {
     context,
+    // The profile folder: the browser's processes name it (the benchmarks find them by it).
+    dir,
     requests,
     consoleErrors,
     async page() {

@@ -1,6 +1,6 @@
 // A file larger than a tab can hold: before reading, the page names each such file with its size
 // and the limit, says what reads it instead (the CLI, `memlens serve`), and still reads every
-// other rank. The limit (2 GiB) is lowered for the test with `?fileLimit=BYTES`, so that files of
+// other rank. The limit (768 MiB) is lowered for the test with `?fileLimit=BYTES`, so that files of
 // a few hundred KiB stand for files of gigabytes; which files exceed it is worked out here from
 // the files on disk, and the ranks shown are compared with `memlens profiler --json`.
 import { test, before, after } from 'node:test';

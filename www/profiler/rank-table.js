@@ -112,7 +112,14 @@ export function rankTable(summaries, ranks, onSelect) {
   // order[k]: the rank index shown at position k; at[i]: the position of rank index i.
   let order = summaries.map((_, i) => i);
   let at = order.slice();
-  const node = el('div', { class: 'rank-table', 'data-testid': 'ascend-rank-table' });
+  // The table's model in two attributes (its ranks, their allocation rows in all), since only the
+  // rows in view are in the DOM: what the benchmarks check against the command line's figures.
+  const node = el('div', {
+    class: 'rank-table',
+    'data-testid': 'ascend-rank-table',
+    'data-total': String(summaries.length),
+    'data-total-rows': String(summaries.reduce((n, r) => n + r.rows, 0)),
+  });
   const table = new VirtualTable(node, {
     columns: cols,
     rowHeight: ROW_HEIGHT,
