@@ -271,26 +271,35 @@ impl State {
 fn skip_with(b: &[u8], i: usize, classify: impl Fn(&[u8; 64]) -> Masks) -> Scan {
     let mut st = State::default();
     let mut pos = i;
-    while let Some(block) = b.get(pos..pos + 64) {
-        let mut arr = [0u8; 64];
-        arr.copy_from_slice(block);
-        if let Some(end) = st.block(classify(&arr), b, pos, 0, 64) {
+    while pos < b.len() {
+        let len = (b.len() - pos).min(64);
+        if let Some(end) = st.block(classify_at(b, pos, &classify), b, pos, 0, len) {
             return Scan::Done(end);
         }
         pos += 64;
     }
-    // The tail, padded with blanks (which are not structural).
-    let rest = b.get(pos..).unwrap_or(&[]);
-    if !rest.is_empty() {
-        let mut arr = [b' '; 64];
-        if let Some(head) = arr.get_mut(..rest.len()) {
-            head.copy_from_slice(rest);
-        }
-        if let Some(end) = st.block(classify(&arr), b, pos, 0, rest.len()) {
-            return Scan::Done(end);
+    Scan::Cut
+}
+
+/// The masks of the block of `b` at `pos` (`pos < b.len()`); a last block shorter than 64 bytes
+/// is padded with blanks, which are not structural, so callers mask nothing but its length.
+#[inline(always)]
+fn classify_at(b: &[u8], pos: usize, classify: &impl Fn(&[u8; 64]) -> Masks) -> Masks {
+    match b
+        .get(pos..pos + 64)
+        .and_then(|s| <&[u8; 64]>::try_from(s).ok())
+    {
+        Some(block) => classify(block),
+        None => {
+            let mut arr = [b' '; 64];
+            if let Some(src) = b.get(pos..) {
+                if let Some(dst) = arr.get_mut(..src.len()) {
+                    dst.copy_from_slice(src);
+                }
+            }
+            classify(&arr)
         }
     }
-    Scan::Cut
 }
 
 /// The masks of the block a scan last classified in one buffer. The events of a piece follow one
@@ -374,20 +383,7 @@ fn skip_cached_with(
         let m = if cur.at == pos {
             cur.masks
         } else {
-            let m = match b
-                .get(pos..pos + 64)
-                .and_then(|s| <&[u8; 64]>::try_from(s).ok())
-            {
-                Some(block) => classify(block),
-                None => {
-                    // The buffer's last block, padded with blanks (which are not structural).
-                    let mut arr = [b' '; 64];
-                    if let (Some(dst), Some(src)) = (arr.get_mut(..len), b.get(pos..)) {
-                        dst.copy_from_slice(src);
-                    }
-                    classify(&arr)
-                }
-            };
+            let m = classify_at(b, pos, &classify);
             *cur = Cursor { at: pos, masks: m };
             m
         };
@@ -440,19 +436,7 @@ fn string_end_with(b: &[u8], j: usize, classify: impl Fn(&[u8; 64]) -> Masks) ->
     let mut carry = false;
     while pos < b.len() {
         let len = (b.len() - pos).min(64);
-        let m = match b
-            .get(pos..pos + 64)
-            .and_then(|s| <&[u8; 64]>::try_from(s).ok())
-        {
-            Some(block) => classify(block),
-            None => {
-                let mut arr = [b' '; 64];
-                if let (Some(dst), Some(src)) = (arr.get_mut(..len), b.get(pos..)) {
-                    dst.copy_from_slice(src);
-                }
-                classify(&arr)
-            }
-        };
+        let m = classify_at(b, pos, &classify);
         let valid = if len >= 64 { !0 } else { (1u64 << len) - 1 };
         let (escaped, next) = escaped_bytes(m.backslash & valid, carry);
         let quotes = m.quote & valid & !escaped;

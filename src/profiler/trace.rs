@@ -5,7 +5,10 @@
 //! forward thread id, call stack interned once), `ProfilerStep#N` spans, and the task-queue
 //! `enqueue`/`dequeue` events. Everything else is only *skipped*: this reader reads the event's
 //! `cat` value among its first members (where torch_npu writes it, before `args`) and the scanner
-//! finds where the event ends (by 64-byte blocks), nothing more.
+//! finds where the event ends (by 64-byte blocks), nothing more. An event without a top-level `cat`
+//! (counters, device kernels) is walked member by member to its end, its nested values skipped by
+//! blocks; only damaged or unusual events fall back to searching their bytes for the kept
+//! categories.
 //!
 //! How it stays fast and bounded (the scanner's part):
 //! - the caller's thread reads the source in batches (a browser `File` can only be read on the
@@ -177,15 +180,21 @@ impl EventSink for TorchSink {
     /// ones (most events are not, and are skipped without reading their other members).
     fn event(&mut self, b: &[u8], i: usize, skip: &mut Cursor, found: &mut Found) -> Scan {
         // torch_npu writes `cat` among the short members before `args`: read it there, at its
-        // place, and skip the events of other categories without searching their bytes.
-        if let Some(cat) = head_category(b, i) {
-            if !matches!(unquote(cat), b"cpu_op" | b"enqueue" | b"dequeue") {
-                return skip.skip_nested(b, i);
+        // place, and skip the events of other categories without searching their bytes. Events
+        // without a `cat` (counters, device kernels: about a quarter of them) are walked member by
+        // member to their end, their nested values skipped by blocks, which tells they have none.
+        match head_category(b, i, skip) {
+            Head::Cat(cat) => {
+                if !matches!(unquote(cat), b"cpu_op" | b"enqueue" | b"dequeue") {
+                    return skip.skip_nested(b, i);
+                }
+                return scan_event(b, i, self, found);
             }
-            return scan_event(b, i, self, found);
+            Head::NoCat(end) => return Scan::Done(end),
+            Head::Unsure => {}
         }
-        // Otherwise (a nested value or damage before `cat`, or no `cat`) search for the kept
-        // categories. In a kept event the category shows within its first few hundred bytes:
+        // Otherwise (a nested `cat`, damage, or an event cut by the buffer's end) search for the
+        // kept categories. In a kept event the category shows within its first few hundred bytes:
         // parse such an event directly instead of skipping it first and parsing it again (a wrong
         // guess only costs a full parse of one small event).
         if self.cands.hit(b, i, i.saturating_add(256)) {
@@ -203,43 +212,73 @@ impl EventSink for TorchSink {
     }
 }
 
-/// The value (a string, quotes included) of the first top-level `cat` member of the event at
-/// `b[i]` when it comes before any member whose value is an object or array; `None` when it does
-/// not, or when the event is damaged or cut before it (the caller then falls back to a search).
-/// The first `cat` decides, here and in [`scan_event`], should an event hold two.
-fn head_category(b: &[u8], i: usize) -> Option<&[u8]> {
+/// What the walk over an event's top-level members found.
+#[derive(Debug, PartialEq, Eq)]
+enum Head<'a> {
+    /// The value (a string, quotes included) of the first top-level `cat` member.
+    Cat(&'a [u8]),
+    /// A well-formed event without a top-level `cat`, ending (exclusive) here: the same end
+    /// [`Cursor::skip_nested`] gives.
+    NoCat(usize),
+    /// Not decided here: a `cat` whose value is not a string, damage, an event cut by the
+    /// buffer's end, or a member this strict walk does not take (the caller then searches).
+    Unsure,
+}
+
+/// Walks the top-level members of the event at `b[i]` up to its first `cat` or its end, skipping
+/// nested values with `skip`. The first `cat` decides, here and in [`scan_event`], should an
+/// event hold two. The walk takes only what the structural scan reads the same way (strings,
+/// nested values ended by the scan itself, numbers and literals of plain characters, a closing
+/// `}`), so [`Head::NoCat`] ends where the scan would.
+fn head_category<'a>(b: &'a [u8], i: usize, skip: &mut Cursor) -> Head<'a> {
     let mut j = skip_ws(b, i + 1);
     loop {
         if b.get(j) != Some(&b'"') {
-            return None;
+            return Head::Unsure;
         }
-        let kend = scan_string(b, j)?;
-        let key = b.get(j + 1..kend - 1)?;
+        let Some(kend) = scan_string(b, j) else {
+            return Head::Unsure;
+        };
+        let Some(key) = b.get(j + 1..kend - 1) else {
+            return Head::Unsure;
+        };
+        let is_cat = key == b"cat";
         j = skip_ws(b, kend);
         if b.get(j) != Some(&b':') {
-            return None;
+            return Head::Unsure;
         }
         j = skip_ws(b, j + 1);
-        let vend = match b.get(j)? {
-            b'"' => scan_string(b, j)?,
-            b'{' | b'[' => return None,
-            _ if key == b"cat" => return None,
+        let vend = match b.get(j) {
+            Some(b'"') => match scan_string(b, j) {
+                Some(e) => e,
+                None => return Head::Unsure,
+            },
+            _ if is_cat => return Head::Unsure,
+            Some(b'{' | b'[') => match skip.skip_nested(b, j) {
+                Scan::Done(e) => e,
+                _ => return Head::Unsure,
+            },
             _ => {
                 let e = skip_plain_value(b, j);
-                if e == j {
-                    return None;
+                let plain = b.get(j..e).is_some_and(|v| {
+                    v.iter()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
+                });
+                if e == j || !plain {
+                    return Head::Unsure;
                 }
                 e
             }
         };
-        if key == b"cat" {
-            return b.get(j..vend);
+        if is_cat {
+            return b.get(j..vend).map_or(Head::Unsure, Head::Cat);
         }
         j = skip_ws(b, vend);
-        if b.get(j) != Some(&b',') {
-            return None;
+        match b.get(j) {
+            Some(b',') => j = skip_ws(b, j + 1),
+            Some(b'}') => return Head::NoCat(j + 1),
+            _ => return Head::Unsure,
         }
-        j = skip_ws(b, j + 1);
     }
 }
 
@@ -581,17 +620,37 @@ mod tests {
 
     #[test]
     fn the_category_is_read_at_its_place_or_searched_for() {
-        let head = |t: &str| head_category(t.as_bytes(), 0).map(|v| v.to_vec());
+        let head = |t: &str| match head_category(t.as_bytes(), 0, &mut Cursor::default()) {
+            Head::Cat(v) => format!("cat {}", String::from_utf8_lossy(v)),
+            Head::NoCat(e) => format!("end {e}"),
+            Head::Unsure => "unsure".to_string(),
+        };
         assert_eq!(
             head(r#"{"ph": "X", "ts": 1.5, "dur": -2, "cat": "cpu_op", "args": {}}"#),
-            Some(br#""cpu_op""#.to_vec())
+            r#"cat "cpu_op""#
         );
-        // After a nested value, as a number, damaged or cut before it: not read here.
-        assert_eq!(head(r#"{"args": {"cat": "x"}, "cat": "cpu_op"}"#), None);
-        assert_eq!(head(r#"{"cat": 3}"#), None);
-        assert_eq!(head(r#"{"ph" "X", "cat": "cpu_op"}"#), None);
-        assert_eq!(head(r#"{"ph": "X", "ca"#), None);
-        assert_eq!(head(r#"{"ph": "X"}"#), None);
+        // After a nested value: found by the walk.
+        assert_eq!(
+            head(r#"{"args": {"cat": "x"}, "cat": "cpu_op"}"#),
+            r#"cat "cpu_op""#
+        );
+        // No `cat` at the top: the event's end, as the scan finds it.
+        let none = r#"{"ph": "C", "args": {"cat": "cpu_op", "v": [1, {"a": "}"}]}, "ts": 1e3} , "#;
+        assert_eq!(head(none), format!("end {}", none.find(" , ").unwrap()));
+        assert_eq!(
+            Cursor::default().skip_nested(none.as_bytes(), 0),
+            Scan::Done(none.find(" , ").unwrap())
+        );
+        assert_eq!(head(r#"{"ph": "X"}"#), "end 11");
+        // Not a string, damaged, cut, or a value the walk does not take: left to the search.
+        assert_eq!(head(r#"{"cat": 3}"#), "unsure");
+        assert_eq!(head(r#"{"cat": {"a": 1}}"#), "unsure");
+        assert_eq!(head(r#"{"ph" "X", "cat": "cpu_op"}"#), "unsure");
+        assert_eq!(head(r#"{"ph": "X", "ca"#), "unsure");
+        assert_eq!(head(r#"{"ph": "X", "args": {"a": 1"#), "unsure");
+        assert_eq!(head(r#"{"ph": x"y}, "cat": "cpu_op"}"#), "unsure");
+        assert_eq!(head(r#"{"ph": "X"]"#), "unsure");
+        assert_eq!(head(r#"{}"#), "unsure");
         // Whichever way the category is found, the same events are kept; the first `cat` decides.
         let text = r#"[{"name": "a", "args": {"cat": "python_function"}, "cat": "cpu_op", "ts": 1},
             {"name": "b \"cpu_op\"", "ts": 2, "cat": "python_function", "args": {}},

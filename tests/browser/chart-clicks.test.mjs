@@ -3,11 +3,13 @@
 // allocation picked on the timeline fills the call stack (view 5). Geometric: before the click the
 // panel's head is outside the viewport (else the test would show nothing); after it, inside,
 // below the sticky bars. The picked row is checked against the CLI's row count of the rank.
+// A time picked just beside the peak draws the live-set line next to the peak line: their labels
+// (boxes the chart states on its canvas) must not meet.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { root, CLI, openSample, startServer, filesUnder, foreignRequests, boxOf, inViewport } from './harness.mjs';
+import { root, CLI, SHOTS, openSample, startServer, filesUnder, foreignRequests, boxOf, inViewport } from './harness.mjs';
 
 const TEXT = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
 const SIZES = [
@@ -89,3 +91,41 @@ for (const size of SIZES) {
     }
   });
 }
+
+test('the live-set label keeps off the peak label when the picked time is beside the peak', async () => {
+  const size = { width: 1440, height: 900 };
+  const { browser: b, page } = await openSample(server, filesUnder(TEXT), { viewport: size, view: 'ascend' });
+  try {
+    const canvas = '[data-testid="memory-canvas"]';
+    await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.peakLabel, canvas);
+    await scrollToTop(page, '#ascend-memory');
+    const [left, top, width, height] = (await page.getAttribute(canvas, 'data-area')).split(',').map(Number);
+    const peakX = Number(await page.getAttribute(canvas, 'data-peak-x'));
+    const box = (s) => {
+      const [x, y, w, h] = s.split(',').map(Number);
+      return { x, y, w, h };
+    };
+    // Right and left of the peak line, beyond the 4 px within which a click snaps to the peak:
+    // both lines want their label at the top beside them.
+    for (const dx of [9, -9, 30]) {
+      const x = peakX + dx;
+      if (x < 0 || x > width) continue;
+      const m = await page.locator(canvas).boundingBox();
+      await page.mouse.click(m.x + left + x, m.y + top + height * 0.6);
+      await page.waitForFunction((sel) => document.querySelector(sel).dataset.liveLabel, canvas);
+      await page.waitForTimeout(100);
+      const peak = box(await page.getAttribute(canvas, 'data-peak-label'));
+      const live = box(await page.getAttribute(canvas, 'data-live-label'));
+      for (const [name, l] of [['peak', peak], ['live set', live]]) {
+        assert.ok(l.x >= 0 && l.y >= 0 && l.x + l.w <= width && l.y + l.h <= height, `the ${name} label ${JSON.stringify(l)} lies in the plot area ${width}×${height}`);
+      }
+      const apart = live.x >= peak.x + peak.w || peak.x >= live.x + live.w || live.y >= peak.y + peak.h || peak.y >= live.y + live.h;
+      assert.ok(apart, `live-set label ${JSON.stringify(live)} meets the peak label ${JSON.stringify(peak)} (line ${dx} px from the peak)`);
+      await page.locator('#ascend-memory').screenshot({ path: path.join(SHOTS, `memory-labels-${dx}.png`) });
+      await scrollToTop(page, '#ascend-memory');
+    }
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});

@@ -105,12 +105,11 @@ function where(engine) {
 }
 
 /**
- * Console errors of the page, without coi-serviceworker's complaint on the plain server: the test
- * browser blocks service workers, so its registration resolves to nothing (a real browser
- * registers it and reloads isolated; foundation.test.mjs covers that path).
+ * Console errors of the page (coi-serviceworker stays quiet on the plain server: the harness tells
+ * it not to register where the test browser blocks service workers).
  */
 function pageErrors(b) {
-  return b.consoleErrors.filter((e) => !/reading 'scope'/.test(e));
+  return b.consoleErrors;
 }
 
 async function downloadOf(page, selector) {

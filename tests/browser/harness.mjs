@@ -43,6 +43,12 @@ export async function openBrowser({ serviceWorkers = 'block', colorScheme = 'lig
     colorScheme,
     viewport,
   });
+  // Playwright blocks service workers by replacing `register` with a function that resolves to
+  // undefined, which no browser does; coi-serviceworker then reads `scope` of that undefined
+  // registration and throws a page error. Its documented `window.coi.shouldRegister` hook tells it
+  // not to try, as it would not succeed here anyway: the page stays single-threaded, as in a
+  // browser without service workers.
+  if (serviceWorkers === 'block') await context.addInitScript(() => { window.coi = { ...window.coi, shouldRegister: () => false }; });
   const requests = [];
   context.on('request', (req) => requests.push(req.url()));
   const consoleErrors = [];
@@ -215,6 +221,33 @@ export async function openSample(server, files, { viewport, colorScheme, view, t
     await browser.close();
     throw err;
   }
+}
+
+/**
+ * Opens a browser at `viewport` in `colorScheme`, loads the page from `server`, waits for the
+ * engine, drops `files` (a job summary) and waits until the job summary tab settles (`ready`,
+ * `empty` or `error`). Returns the browser (close it), its page and the tab's state.
+ */
+export async function openSummary(server, files, { viewport, colorScheme, timeout = 120000 } = {}) {
+  const browser = await openBrowser({ viewport, colorScheme });
+  try {
+    const page = await browser.page();
+    await page.goto(server.url);
+    await engineThreads(page);
+    await dropFiles(page, files);
+    await page.waitForFunction(() => ['ready', 'error', 'empty'].includes(document.querySelector('[data-testid="jobsummary"]')?.dataset.state), null, { timeout });
+    const state = await page.getAttribute('[data-testid="jobsummary"]', 'data-state');
+    return { browser, page, state };
+  } catch (err) {
+    await browser.close();
+    throw err;
+  }
+}
+
+/** Asserts that the page of `browser` asked nothing outside `origin` and logged no error. */
+export function assertClean(browser, origin) {
+  assert.deepEqual(foreignRequests(browser.requests, origin), []);
+  assert.deepEqual(browser.consoleErrors, []);
 }
 
 /** The box of the first element `selector` matches, in viewport coordinates (null if none shows). */

@@ -10,17 +10,20 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, dropFiles, filesUnder } from './harness.mjs';
+import { root, CLI, SHOTS, openBrowser, openSummary, assertClean, startServer, engineThreads, dropFiles, filesUnder } from './harness.mjs';
 
 const FIXTURE = path.join(root, 'fixtures', 'summary', 'msinsight-level0.memlens.json');
 const RAW = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
 let server;
+let plain;
 
 before(async () => {
   server = await startServer({ isolate: process.env.JM_SINGLE ? false : true });
+  plain = await startServer({ isolate: false });
 });
 after(async () => {
   await server.close();
+  await plain.close();
 });
 
 const b64 = (text) => Buffer.from(text, 'utf8').toString('base64');
@@ -150,12 +153,9 @@ function bigSummary() {
 
 test('the sample summary shows the figures of memlens profiler --json on its raw folders', async () => {
   const cli = JSON.parse(execFileSync(CLI, ['profiler', RAW, '--json'], { encoding: 'utf8' }));
-  const b = await openBrowser();
+  const { browser: b, page, state } = await openSummary(server, [{ path: 'job.memlens.json', base64: readFileSync(FIXTURE).toString('base64') }]);
   try {
-    const page = await b.page();
-    await fresh(page);
-    await dropFiles(page, [{ path: 'job.memlens.json', base64: readFileSync(FIXTURE).toString('base64') }]);
-    assert.equal(await summarySettled(page), 'ready');
+    assert.equal(state, 'ready');
     const m = await metrics(page);
     assert.equal(m['ascend-ranks'], String(cli.totals.ranks));
     assert.equal(m['ascend-rows'], String(cli.totals.rows));
@@ -168,8 +168,23 @@ test('the sample summary shows the figures of memlens profiler --json on its raw
     await page.waitForSelector('[data-testid="jobsummary-rank"][data-state="ready"]');
     const live = await page.$$eval('[data-testid="jobsummary-live"] tbody tr', (trs) => trs.length);
     assert.equal(live, peakRank.live_at_peak.length);
-    assert.deepEqual(foreignRequests(b.requests, server.origin), []);
-    assert.deepEqual(b.consoleErrors, []);
+    assertClean(b, server.origin);
+  } finally {
+    await b.close();
+  }
+});
+
+test('the single-threaded page (no isolation headers) opens a summary and selects a rank without a page error', async () => {
+  const { browser: b, page, state } = await openSummary(plain, [{ path: 'job.memlens.json', base64: readFileSync(FIXTURE).toString('base64') }], { colorScheme: 'dark' });
+  try {
+    assert.equal(state, 'ready');
+    assert.equal(await page.evaluate(() => self.crossOriginIsolated), false);
+    assert.equal(await engineThreads(page), 1);
+    await page.waitForSelector('[data-testid="jobsummary-rank"][data-state="ready"]');
+    const other = await page.$eval('[data-testid="jobsummary"] [data-testid="rank-row"]:not(.selected)', (t) => t.dataset.rankIndex);
+    await page.click(`[data-testid="jobsummary"] [data-testid="rank-row"][data-rank-index="${other}"]`);
+    await page.waitForSelector(`[data-testid="jobsummary-rank"][data-rank-index="${other}"][data-state="ready"]`);
+    assertClean(b, plain.origin);
   } finally {
     await b.close();
   }
@@ -180,12 +195,9 @@ test('a summary of 1,201 ranks: totals, matrix, the outlier and each rank as the
   const file = [{ path: 'big/job.memlens.json', base64: b64(text) }];
   for (const colorScheme of ['light', 'dark']) {
     for (const viewport of [{ width: 1440, height: 900 }, { width: 1024, height: 700 }]) {
-      const b = await openBrowser({ colorScheme, viewport });
+      const { browser: b, page, state } = await openSummary(server, file, { colorScheme, viewport });
       try {
-        const page = await b.page();
-        await fresh(page);
-        await dropFiles(page, file);
-        assert.equal(await summarySettled(page), 'ready');
+        assert.equal(state, 'ready');
         const m = await metrics(page);
         assert.equal(m['ascend-ranks'], String(expect.ranks));
         assert.equal(m['ascend-peak'], String(expect.peak));
@@ -201,6 +213,9 @@ test('a summary of 1,201 ranks: totals, matrix, the outlier and each rank as the
         assert.deepEqual(failedItems, [`actor · rank 1200${expect.failedReason}`]);
         assert.equal(await page.textContent('[data-testid="jobsummary"] [data-metric="ascend-warnings"] .sub'), '1 rank failed');
         assert.doesNotMatch(await page.textContent('[data-testid="jobsummary"]'), /rejected|\(s\)/);
+        // The call-stack counts fit their column (they were cut to "63 nor…" at 1024 px).
+        const cut = await page.$$eval('[data-testid="jobsummary"] .vt-cell.stacks', (cs) => cs.filter((c) => c.scrollWidth > c.clientWidth).map((c) => c.textContent));
+        assert.deepEqual(cut, [], `call-stack cells cut at ${viewport.width} px`);
         if (colorScheme === 'light' && viewport.width === 1440) {
           // A rank's detail: its curve and lists are the file's.
           const idx = await rankRowIndex(page, '[data-role="critic"][data-rank="3"]');
@@ -229,8 +244,7 @@ test('a summary of 1,201 ranks: totals, matrix, the outlier and each rank as the
           console.log(`jobsummary 1201 ranks: load ${await page.getAttribute('[data-testid="jobsummary"]', 'data-load-ms')} ms, wasm memory ${await page.getAttribute('[data-testid="jobsummary"]', 'data-memory-bytes')} B, longest task while hovering ${longest.toFixed(0)} ms`);
         }
         await page.screenshot({ path: path.join(SHOTS, `jobsummary-${colorScheme}-${viewport.width}.png`), fullPage: false });
-        assert.deepEqual(foreignRequests(b.requests, server.origin), []);
-        assert.deepEqual(b.consoleErrors, []);
+        assertClean(b, server.origin);
       } finally {
         await b.close();
       }
@@ -240,12 +254,9 @@ test('a summary of 1,201 ranks: totals, matrix, the outlier and each rank as the
 
 test('a 1,201-rank overview: a rank opens by a click on its cell and by the keyboard, with a tooltip; the matrix stays a few DOM nodes', async () => {
   const { text, ranks } = bigSummary();
-  const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
+  const { browser: b, page, state } = await openSummary(server, [{ path: 'big/job.memlens.json', base64: b64(text) }], { viewport: { width: 1440, height: 900 } });
   try {
-    const page = await b.page();
-    await fresh(page);
-    await dropFiles(page, [{ path: 'big/job.memlens.json', base64: b64(text) }]);
-    assert.equal(await summarySettled(page), 'ready');
+    assert.equal(state, 'ready');
     // Rows of the matrix: the roles in the order of the rank table (the job's order of ranks);
     // columns: the ranks by number. Each rank's index comes from its row in the rank table.
     const indexOf = (role, rank) => rankRowIndex(page, `[data-role="${role}"][data-rank="${rank}"]`);
@@ -316,7 +327,7 @@ test('a 1,201-rank overview: a rank opens by a click on its cell and by the keyb
     console.log(`jobsummary 1201 ranks: ${matrixNodes} matrix nodes, ${await page.evaluate(() => document.getElementsByTagName('*').length)} on the page`);
     await page.$eval(GRID, (g) => g.scrollIntoView({ block: 'center' }));
     await page.screenshot({ path: path.join(SHOTS, 'jobsummary-matrix-keyboard.png'), fullPage: false });
-    assert.deepEqual(b.consoleErrors, []);
+    assertClean(b, server.origin);
   } finally {
     await b.close();
   }
@@ -324,12 +335,9 @@ test('a 1,201-rank overview: a rank opens by a click on its cell and by the keyb
 
 test('a 1,201-rank rank table: a rank opens by a click on its row and by the keyboard, sorts by peak; only the rows in view are in the DOM', async () => {
   const { text, ranks, expect } = bigSummary();
-  const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
+  const { browser: b, page, state } = await openSummary(server, [{ path: 'big/job.memlens.json', base64: b64(text) }], { viewport: { width: 1440, height: 900 } });
   try {
-    const page = await b.page();
-    await fresh(page);
-    await dropFiles(page, [{ path: 'big/job.memlens.json', base64: b64(text) }]);
-    assert.equal(await summarySettled(page), 'ready');
+    assert.equal(state, 'ready');
     const ROWS = '[data-testid="jobsummary"] [data-testid="rank-row"]';
     const rowData = (idx) => page.$eval(`${ROWS}[data-rank-index="${idx}"]`, (t) => ({ role: t.dataset.role, rank: t.dataset.rank, peak: t.dataset.peakAllocatedBytes, rows: t.dataset.rows }));
 
@@ -386,22 +394,20 @@ test('a 1,201-rank rank table: a rank opens by a click on its row and by the key
     await page.keyboard.press('Home');
     await page.keyboard.press('Enter');
     await waitSelected(page, peakIdx);
-    assert.deepEqual(b.consoleErrors, []);
+    assertClean(b, server.origin);
   } finally {
     await b.close();
   }
 });
 
 test('a summary of another version is refused naming the file', async () => {
-  const b = await openBrowser();
+  const { browser: b, page, state } = await openSummary(server, [{ path: 'old/v2.memlens.json', base64: b64('{"format":"memlens-job-summary","version":2,"ranks":[]}\n') }]);
   try {
-    const page = await b.page();
-    await fresh(page);
-    await dropFiles(page, [{ path: 'old/v2.memlens.json', base64: b64('{"format":"memlens-job-summary","version":2,"ranks":[]}\n') }]);
-    assert.equal(await summarySettled(page), 'error');
+    assert.equal(state, 'error');
     const msg = await page.textContent('[data-testid="jobsummary-error"]');
     assert.match(msg, /old\/v2\.memlens\.json/);
     assert.match(msg, /version/);
+    assertClean(b, server.origin);
   } finally {
     await b.close();
   }
@@ -479,8 +485,7 @@ test('a rank\'s run folder dropped after the summary replaces that rank with the
     assert.equal(unmatched[0], 'unmatched');
     assert.match(unmatched[1], /matches no rank of job\.memlens\.json/);
     assert.equal(await page.$$eval('[data-testid="jobsummary"] [data-testid="rank-row"]', (t) => t.length), 3);
-    assert.deepEqual(foreignRequests(b.requests, server.origin), []);
-    assert.deepEqual(b.consoleErrors, []);
+    assertClean(b, server.origin);
   } finally {
     await b.close();
     rmSync(tmp, { recursive: true, force: true });

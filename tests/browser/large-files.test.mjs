@@ -9,7 +9,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, cpSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { root, CLI, openBrowser, startServer, engineThreads, settled, dropFiles, filesUnder, foreignRequests } from './harness.mjs';
+import { root, CLI, SHOTS, openBrowser, startServer, engineThreads, settled, dropFiles, filesUnder, foreignRequests } from './harness.mjs';
 
 let server;
 let tmp;
@@ -57,6 +57,22 @@ test('a rank with a file over the limit is named with its size and not read; the
     // The other ranks: the CLI's figures, rank by rank.
     const rows = await page.$$eval('[data-testid="rank-row"]', (trs) => trs.map((t) => ({ role: t.dataset.role, rank: t.dataset.rank, rows: t.dataset.rows, peak: t.dataset.peakAllocatedBytes })));
     assert.deepEqual(rows, kept.map((r) => ({ role: r.role, rank: String(r.rank), rows: String(r.rows), peak: String(r.peak_allocated_bytes) })));
+    // The panel at both sizes, light and dark: nothing of it runs out of its box (a path or a
+    // command wider than the panel would).
+    const panel = page.locator('[data-testid="ascend-too-large"]');
+    for (const colorScheme of ['light', 'dark']) {
+      for (const viewport of [{ width: 1440, height: 900 }, { width: 1024, height: 700 }]) {
+        await page.emulateMedia({ colorScheme });
+        await page.setViewportSize(viewport);
+        await panel.scrollIntoViewIfNeeded();
+        const spill = await panel.evaluate((p) => {
+          const edge = p.getBoundingClientRect().right;
+          return [...p.querySelectorAll('li, p, code')].filter((n) => n.getBoundingClientRect().right > edge + 0.5 || n.scrollWidth > n.clientWidth + 1).map((n) => n.textContent.slice(0, 60));
+        });
+        assert.deepEqual(spill, [], `nothing spills out of the panel at ${viewport.width} ${colorScheme}`);
+        await panel.screenshot({ path: path.join(SHOTS, `too-large-${colorScheme}-${viewport.width}.png`) });
+      }
+    }
     assert.deepEqual(foreignRequests(b.requests, server.origin), []);
     assert.deepEqual(b.consoleErrors, []);
   } finally {

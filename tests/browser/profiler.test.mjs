@@ -376,9 +376,7 @@ test('dark mode, single-threaded engine: same hooks; dark screenshots; view stat
     assert.deepEqual(await page.$eval('[data-testid="ascend-table"]', (n) => [n.dataset.windowStartNs, n.dataset.total, n.dataset.frameFilter]), windowBefore);
     assert.doesNotMatch(decodeURIComponent(hash), /main\.py|aten::|msinsight|_ascend_pt/, 'no data from the files in the URL');
     assert.deepEqual(foreignRequests(b.requests, plain.origin), []);
-    // coi-serviceworker fails to register when the test blocks service workers (it reads `scope`
-    // of an undefined registration); that is the harness, not the page.
-    assert.deepEqual(b.consoleErrors.filter((e) => !/reading 'scope'/.test(e)), []);
+    assert.deepEqual(b.consoleErrors, []);
   } finally {
     await b.close();
   }
@@ -508,9 +506,7 @@ test('the db-only export opens every view as the CLI reads it, with a "db" badge
       await page.locator('#ascend-memory').scrollIntoViewIfNeeded();
       await page.locator('#ascend-memory').screenshot({ path: path.join(SHOTS, `ascend-db-memory-${colorScheme}-${viewport.width}.png`) });
       assert.deepEqual(foreignRequests(b.requests, server.origin), []);
-      // Without isolation, coi-serviceworker tries to register, and the harness blocks service
-      // workers: its "reading 'scope'" error is the test's, as in the other single-threaded tests.
-      assert.deepEqual(b.consoleErrors.filter((e) => threaded || !/reading 'scope'/.test(e)), []);
+      assert.deepEqual(b.consoleErrors, []);
     } finally {
       await b.close();
     }

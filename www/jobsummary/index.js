@@ -80,16 +80,28 @@ function mount(panel, ctx) {
     const failed = failedRanks(report, (i) => store.set({ rank: i }));
     const raw = rawFolders(report, f.path, rawError, (i) => store.set({ rank: i }));
     content.replaceChildren(...[raw, failed].filter(Boolean), ov.node, detail.node);
-    const paint = (s) => {
-      ov.update(s);
-      detail.show(s.rank);
-    };
+    // A new rank is shown in one frame: the overview's highlight waits for the detail's figures
+    // (a few milliseconds from the worker, at most SLOW_MS), so the page lays out and paints once
+    // per selection rather than once for the highlight and again for the figures.
+    let selecting = 0;
     unsubscribe = store.on((s, changed) => {
-      paint(s);
-      if (changed && changed.has && !changed.has('rank')) return;
-      detail.node.scrollIntoView({ block: 'nearest' });
+      if (changed && changed.has && !changed.has('rank')) {
+        ov.update(s);
+        return;
+      }
+      const my = ++selecting;
+      Promise.race([detail.show(s.rank), new Promise((res) => setTimeout(res, SLOW_MS))]).then(() => {
+        if (my !== selecting) return;
+        ov.update(store.get());
+        // The detail comes into view only when little of it shows: scrolling the page costs a
+        // layout and a repaint of everything newly in view, and a panel in view needs none.
+        const box = detail.node.getBoundingClientRect();
+        const seen = Math.min(box.bottom, window.innerHeight) - Math.max(box.top, 0);
+        if (seen < Math.min(box.height, 160)) detail.node.scrollIntoView({ block: 'nearest' });
+      });
     });
-    paint(store.get());
+    ov.update(store.get());
+    detail.show(store.get().rank);
     root.dataset.state = 'ready';
     root.dataset.ranks = String(report.ranks.length);
   }
@@ -157,6 +169,12 @@ function rawFolders(report, file, rawError, select) {
     items.length ? el('ul', { class: 'warning-list rank-list' }, ...items) : null);
 }
 
+/**
+ * How long a selection waits for the rank's figures before it shows the highlight and a loading
+ * line without them (ms).
+ */
+const SLOW_MS = 60;
+
 /** Failed ranks listed at most; the rest are counted (every reason is among the warnings). */
 const FAILED_LISTED = 50;
 
@@ -187,81 +205,121 @@ function failedRanks(report, select) {
     n > FAILED_LISTED ? el('p', { class: 'muted', text: `… and ${plural(n - FAILED_LISTED, 'more rank')} (every reason is listed among the warnings below).` }) : null);
 }
 
-/** The selected rank's summary: curve, attribution at the peak, unreleased, warnings. */
+/**
+ * The selected rank's summary: curve, attribution at the peak, unreleased, warnings. Built once and
+ * updated in place on each selection: the rank's figures come from the worker a few milliseconds
+ * later, and rebuilding the panel (or emptying it while the answer comes) made the page lay out
+ * twice and jump. While the answer comes, the previous rank's figures stay, dimmed, at their size.
+ */
 function rankDetail(report, client) {
   const { node, body, titleNode } = section(2, 'summary-rank', 'Selected rank', {
     help: 'What the summary keeps of a rank: its memory over time in at most 256 columns (each the column’s maximum, so the peak is exact), who held memory at the peak, and the largest allocations never released.',
   });
   node.dataset.testid = 'jobsummary-rank';
+  // One line that says what the panel is doing, then the rank's run folders.
+  const line = el('p', { class: 'muted summary-line', text: 'Reading the rank’s summary…' });
+  const failure = el('div', { class: 'error-state', 'data-testid': 'jobsummary-rank-error', hidden: true });
+  const curve = curveChart();
+  const live = liveAtPeak();
+  const unreleased = unreleasedList();
+  const grid = el('div', { class: 'grid2' }, live.node, unreleased.node);
+  const warnTitle = el('h3');
+  const warnList = el('ul', { class: 'warning-list' });
+  // Hidden until the first rank's answer; from then on it keeps its place and size.
+  const figures = el('div', { class: 'summary-figures', hidden: true }, curve.node, grid, warnTitle, warnList);
+  body.append(line, failure, figures);
+  node.dataset.state = 'loading';
   let shown = -1;
   let seq = 0;
+  // Names the rank and says what the panel is doing; the figures below stay until replaced.
+  const head = (i, state, text) => {
+    titleNode.textContent = `Selected rank: ${rankLabel(report.ranks[i])}`;
+    node.dataset.rankIndex = String(i);
+    node.dataset.state = state;
+    line.textContent = text;
+  };
+  /** Shows rank index `i`; resolves once its figures are shown (or a later call took over). */
   async function show(i) {
     if (i === shown) return;
     shown = i;
     const my = ++seq;
     const r = report.ranks[i];
-    titleNode.textContent = `Selected rank: ${rankLabel(r)}`;
-    node.dataset.rankIndex = String(i);
-    node.dataset.state = 'loading';
-    body.replaceChildren(el('div', { class: 'loading-state', text: 'Reading the rank’s summary…' }));
+    // Nothing changes on screen until the answer, unless it is slow to come.
+    const slow = setTimeout(() => {
+      if (my === seq) head(i, 'loading', 'Reading the rank’s summary…');
+    }, SLOW_MS);
     let s;
     try {
       s = await client.call('summary.rank', { rank: i });
     } catch (err) {
+      clearTimeout(slow);
       if (my !== seq) return;
-      node.dataset.state = 'error';
-      body.replaceChildren(el('div', { class: 'error-state', text: err.message }));
+      head(i, 'error', '');
+      failure.textContent = err.message;
+      failure.hidden = false;
+      figures.hidden = true;
       return;
     }
+    clearTimeout(slow);
     if (my !== seq) return;
-    node.dataset.state = 'ready';
-    const parts = [el('p', { class: 'muted', text: `Run folders: ${s.run_dirs.join(', ') || '(none)'}` })];
+    head(i, 'ready', `Run folders: ${s.run_dirs.join(', ') || '(none)'}`);
     if (s.status === 'error') {
       node.dataset.state = 'failed';
-      parts.push(el('div', { class: 'error-state', 'data-testid': 'jobsummary-rank-error', text: `This rank has no summary: ${s.error || 'failed'}` }));
-      body.replaceChildren(...parts);
+      failure.textContent = `This rank has no summary: ${s.error || 'failed'}`;
+      failure.hidden = false;
+      figures.hidden = true;
       return;
     }
-    parts.push(curveChart(s.curve, r));
-    const grid = el('div', { class: 'grid2' });
-    grid.append(liveAtPeak(r), unreleasedList(s));
-    parts.push(grid);
-    if (s.warnings.length) {
-      parts.push(el('h3', { text: plural(s.warnings.length, 'warning') }),
-        el('ul', { class: 'warning-list' }, ...s.warnings.map((w) => el('li', { class: 'warning' }, el('span', { class: 'msg', text: w })))));
-    }
-    body.replaceChildren(...parts);
+    failure.hidden = true;
+    figures.hidden = false;
+    curve.set(s.curve, r);
+    live.set(r);
+    unreleased.set(s);
+    warnTitle.textContent = plural(s.warnings.length, 'warning');
+    warnTitle.hidden = !s.warnings.length;
+    warnList.hidden = !s.warnings.length;
+    warnList.replaceChildren(...s.warnings.map((w) => el('li', { class: 'warning' }, el('span', { class: 'msg', text: w }))));
   }
   return { node, show };
 }
 
-/** Allocated and reserved bytes over the capture, one point per column, on a canvas. */
-function curveChart(curve, r) {
-  const wrap = el('div', { class: 'summary-curve', 'data-testid': 'jobsummary-curve', data: { columns: String(curve.t_ns.length) } });
-  const n = curve.t_ns.length;
-  if (!n) {
-    wrap.append(el('div', { class: 'empty-state', text: 'No allocator curve in this rank’s summary (no memory_record.csv or operator rows).' }));
-    return wrap;
-  }
-  const maxY = Math.max(1, ...curve.reserved_bytes, ...curve.allocated_bytes);
-  const t0 = curve.t_ns[0];
-  const span = Math.max(1, curve.t_ns[n - 1] - t0);
-  const canvas = el('canvas', { 'aria-label': `memory over time of ${rankLabel(r)}` });
-  const legend = el('div', { class: 'legend' },
-    el('span', { class: 'curve-key allocated', text: `allocated (peak ${bytes(r.peak_allocated_bytes)})` }),
-    el('span', { class: 'curve-key reserved', text: `reserved (peak ${bytes(r.peak_reserved_bytes)})` }),
-    el('span', { class: 'muted', text: `${ms(span)} · ${n} columns · scale 0–${bytes(maxY)}` }));
-  wrap.append(canvas, legend);
+/** Height of the curve's canvas in css px. */
+const CURVE_H = 160;
+
+/**
+ * Allocated and reserved bytes over the capture, one point per column, on a canvas of a fixed
+ * height. Returns { node, set(curve, r) }; the canvas is drawn on the next frame, and again when
+ * its width changes.
+ */
+function curveChart() {
+  const wrap = el('div', { class: 'summary-curve', 'data-testid': 'jobsummary-curve', data: { columns: '0' } });
+  const canvas = el('canvas', { 'aria-label': 'memory over time of the selected rank' });
+  canvas.style.height = `${CURVE_H}px`;
+  const keyAllocated = el('span', { class: 'curve-key allocated' });
+  const keyReserved = el('span', { class: 'curve-key reserved' });
+  const scale = el('span', { class: 'muted' });
+  const legend = el('div', { class: 'legend' }, keyAllocated, keyReserved, scale);
+  const empty = el('div', { class: 'empty-state', hidden: true, text: 'No allocator curve in this rank’s summary (no memory_record.csv or operator rows).' });
+  wrap.append(canvas, legend, empty);
+  let data = null;
+  let queued = false;
+  let drawnWidth = 0;
   const draw = () => {
+    queued = false;
+    if (!data) return;
+    const { curve, maxY, t0, span } = data;
+    const n = curve.t_ns.length;
     const w = Math.max(200, wrap.clientWidth || 600);
-    const h = 160;
+    const h = CURVE_H;
     const dpr = window.devicePixelRatio || 1;
-    canvas.width = Math.round(w * dpr);
-    canvas.height = Math.round(h * dpr);
-    canvas.style.width = `${w}px`;
-    canvas.style.height = `${h}px`;
+    if (w !== drawnWidth) {
+      drawnWidth = w;
+      canvas.width = Math.round(w * dpr);
+      canvas.height = Math.round(h * dpr);
+      canvas.style.width = `${w}px`;
+    }
     const g = canvas.getContext('2d');
-    g.scale(dpr, dpr);
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, w, h);
     const x = (t) => 4 + ((t - t0) / span) * (w - 8);
     const y = (v) => h - 4 - (v / maxY) * (h - 8);
@@ -269,43 +327,97 @@ function curveChart(curve, r) {
       g.strokeStyle = color;
       g.lineWidth = 1.5;
       g.beginPath();
-      values.forEach((v, k) => {
+      for (let k = 0; k < n; k++) {
         const px = x(curve.t_ns[k]);
-        if (k === 0) g.moveTo(px, y(v));
+        if (k === 0) g.moveTo(px, y(values[k]));
         else {
           g.lineTo(px, y(values[k - 1]));
-          g.lineTo(px, y(v));
+          g.lineTo(px, y(values[k]));
         }
-      });
+      }
       g.stroke();
     }
   };
-  requestAnimationFrame(draw);
-  const ro = new ResizeObserver(() => draw());
-  ro.observe(wrap);
-  return wrap;
+  const queue = () => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(draw);
+  };
+  new ResizeObserver(() => {
+    if (data && Math.max(200, wrap.clientWidth || 600) !== drawnWidth) queue();
+  }).observe(wrap);
+  function set(curve, r) {
+    const n = curve.t_ns.length;
+    wrap.dataset.columns = String(n);
+    canvas.hidden = !n;
+    legend.hidden = !n;
+    empty.hidden = !!n;
+    if (!n) {
+      data = null;
+      return;
+    }
+    let maxY = 1;
+    for (const v of curve.reserved_bytes) maxY = Math.max(maxY, v);
+    for (const v of curve.allocated_bytes) maxY = Math.max(maxY, v);
+    const t0 = curve.t_ns[0];
+    const span = Math.max(1, curve.t_ns[n - 1] - t0);
+    data = { curve, maxY, t0, span };
+    canvas.setAttribute('aria-label', `memory over time of ${rankLabel(r)}`);
+    keyAllocated.textContent = `allocated (peak ${bytes(r.peak_allocated_bytes)})`;
+    keyReserved.textContent = `reserved (peak ${bytes(r.peak_reserved_bytes)})`;
+    scale.textContent = `${ms(span)} · ${n} columns · scale 0–${bytes(maxY)}`;
+    queue();
+  }
+  return { node: wrap, set };
 }
 
-function liveAtPeak(r) {
-  const groups = r.live_at_peak || [];
-  const by = { op_name: 'Op', size_class: 'Size class' }[r.group_by] || 'Top user frame';
-  const table = el('table', { class: 'summary-table', 'data-testid': 'jobsummary-live' },
-    el('thead', {}, el('tr', {}, el('th', { text: by }), el('th', { class: 'num', text: 'Allocations' }), el('th', { class: 'num', text: 'Bytes' }))),
-    el('tbody', {}, ...groups.map((gr) => el('tr', {},
-      el('td', { class: 'frame', text: gr.frame, title: gr.frame }),
-      el('td', { class: 'num', text: int(gr.count) }),
-      el('td', { class: 'num', text: bytes(gr.bytes), title: exactBytes(gr.bytes) })))));
-  return el('div', {}, el('h3', { text: `Held at the peak (${bytes(r.peak_allocated_bytes)})` }),
-    groups.length ? el('div', { class: 'scroll-x' }, table) : el('p', { class: 'muted', text: 'Nothing recorded at the peak.' }));
+/**
+ * A table of a few rows under a heading, with a line that stands in for it when it has none.
+ * Returns { node, set(title, rows, emptyText) } with rows as arrays of cells ({ text, title, class }).
+ */
+function smallTable(testid, headers) {
+  const title = el('h3');
+  const tbody = el('tbody');
+  const table = el('table', { class: 'summary-table', 'data-testid': testid },
+    el('thead', {}, el('tr', {}, ...headers.map(([text, cls]) => el('th', { class: cls, text })))),
+    tbody);
+  const scroller = el('div', { class: 'scroll-x' }, table);
+  const none = el('p', { class: 'muted', hidden: true });
+  function set(heading, rows, emptyText) {
+    title.textContent = heading;
+    tbody.replaceChildren(...rows.map((cells) => el('tr', {}, ...cells.map((c) => el('td', c)))));
+    scroller.hidden = !rows.length;
+    none.hidden = !!rows.length;
+    none.textContent = emptyText;
+  }
+  return { node: el('div', {}, title, scroller, none), set };
 }
 
-function unreleasedList(s) {
-  const table = el('table', { class: 'summary-table', 'data-testid': 'jobsummary-unreleased' },
-    el('thead', {}, el('tr', {}, el('th', { text: 'Allocation' }), el('th', { text: 'Top user frame' }), el('th', { class: 'num', text: 'Bytes' }))),
-    el('tbody', {}, ...s.unreleased.map((u) => el('tr', {},
-      el('td', { text: u.name, title: u.name }),
-      el('td', { class: 'frame', text: u.frame, title: u.frame }),
-      el('td', { class: 'num', text: bytes(u.size_bytes), title: exactBytes(u.size_bytes) })))));
-  return el('div', {}, el('h3', { text: `Largest never released (${int(s.unreleased.length)} listed)` }),
-    s.unreleased.length ? el('div', { class: 'scroll-x' }, table) : el('p', { class: 'muted', text: 'Every allocation was released in the capture.' }));
+/** Who held memory at the rank's peak, by the summary's grouping. */
+function liveAtPeak() {
+  const t = smallTable('jobsummary-live', [['Top user frame'], ['Allocations', 'num'], ['Bytes', 'num']]);
+  const th = t.node.querySelector('th');
+  function set(r) {
+    const groups = r.live_at_peak || [];
+    th.textContent = { op_name: 'Op', size_class: 'Size class' }[r.group_by] || 'Top user frame';
+    t.set(`Held at the peak (${bytes(r.peak_allocated_bytes)})`, groups.map((gr) => [
+      { class: 'frame', text: gr.frame, title: gr.frame },
+      { class: 'num', text: int(gr.count) },
+      { class: 'num', text: bytes(gr.bytes), title: exactBytes(gr.bytes) },
+    ]), 'Nothing recorded at the peak.');
+  }
+  return { node: t.node, set };
+}
+
+/** The rank's largest allocations never released. */
+function unreleasedList() {
+  const t = smallTable('jobsummary-unreleased', [['Allocation'], ['Top user frame'], ['Bytes', 'num']]);
+  function set(s) {
+    t.set(`Largest never released (${int(s.unreleased.length)} listed)`, s.unreleased.map((u) => [
+      { text: u.name, title: u.name },
+      { class: 'frame', text: u.frame, title: u.frame },
+      { class: 'num', text: bytes(u.size_bytes), title: exactBytes(u.size_bytes) },
+    ]), 'Every allocation was released in the capture.');
+  }
+  return { node: t.node, set };
 }

@@ -37,8 +37,9 @@ export function drawEnvelope(g, p, win, s, color, dash, shift = 0) {
 /**
  * A vertical line at `xNs` with an optional label near its top. The label sits beside the line
  * (right, or left at the right edge), as high as it can without crossing any curve of `avoid`
- * ([{ win, s, shift }] as drawEnvelope takes them). Returns the label's box in the plot area's css
- * px ({ x, y, width, height }), or null without a label or off the view.
+ * ([{ win, s, shift }] as drawEnvelope takes them) or meeting any label box of it ([{ box }], a
+ * box vline returned). Returns the label's box in the plot area's css px ({ x, y, width, height }),
+ * or null without a label or off the view.
  */
 export function vline(g, p, xNs, color, dash, label, avoid = []) {
   const x = Math.round(p.px(xNs / 1e6)) + 0.5;
@@ -63,7 +64,7 @@ export function vline(g, p, xNs, color, dash, label, avoid = []) {
     for (const left of sides) {
       if (left < 0) continue;
       const b = boxAt(left, y);
-      if (!avoid.some((e) => crosses(p, e, b))) {
+      if (!avoid.some((e) => (e.box ? meets(e.box, b) : crosses(p, e, b)))) {
         box = b;
         break search;
       }
@@ -77,6 +78,11 @@ export function vline(g, p, xNs, color, dash, label, avoid = []) {
 // The label's font size and the height of its box (the glyphs' ascent and descent, css px).
 const LABEL_PX = 11;
 const LABEL_H = 14;
+
+/** Whether two label boxes overlap or come within 2 px of each other. */
+function meets(a, b) {
+  return a.x < b.x + b.width + 2 && b.x < a.x + a.width + 2 && a.y < b.y + b.height + 2 && b.y < a.y + a.height + 2;
+}
 
 /**
  * Whether the step line drawEnvelope draws for `e` ({ win, s, shift }) passes through `box`

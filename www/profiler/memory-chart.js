@@ -270,16 +270,23 @@ export function memoryChart({ client, store, ranks, report, show }) {
         }
       }
     }
+    // The label boxes (plot-area css px, "x,y,width,height") and the peak's x, for the tests.
+    const at = (box) => (box ? [box.x, box.y, box.width, box.height].map((v) => v.toFixed(1)).join(',') : '');
+    let peakBox = null;
     if (info.peak !== null) {
-      vline(g, p, info.peak, c.peak, [3, 3], `peak ${bytes(report.ranks[s.rank].peak_allocated_bytes)}`, drawn);
+      peakBox = vline(g, p, info.peak, c.peak, [3, 3], `peak ${bytes(report.ranks[s.rank].peak_allocated_bytes)}`, drawn);
       const x = p.px(info.peak / 1e6);
+      plot.canvas.dataset.peakX = x.toFixed(1);
       const y = p.py(report.ranks[s.rank].peak_allocated_bytes);
       g.fillStyle = c.peak;
       g.beginPath();
       g.arc(x, y, 4, 0, Math.PI * 2);
       g.fill();
     }
-    if (s.at !== null) vline(g, p, s.at, c.at, [2, 2], `live set at ${ms(s.at)}`, drawn);
+    // The live set's label keeps off the peak's as off the curves: the two lines are often close.
+    const liveBox = s.at !== null ? vline(g, p, s.at, c.at, [2, 2], `live set at ${ms(s.at)}`, peakBox ? [...drawn, { box: peakBox }] : drawn) : null;
+    plot.canvas.dataset.peakLabel = at(peakBox);
+    plot.canvas.dataset.liveLabel = at(liveBox);
     if (rowMarks) {
       g.fillStyle = c.select;
       for (const t of [rowMarks.alloc, rowMarks.release]) {

@@ -40,7 +40,7 @@ function columns(summaries, ranks) {
       format: (_, { r }) => ({ text: int(r.rows), title: `${int(r.rows_pta)} ${allocatorName(r)} + ${int(r.rows_ge)} cann:: (GE)` }),
     },
     {
-      key: 'stacks', name: 'Call stacks', width: 'minmax(230px, 2fr)', class: 'stacks',
+      key: 'stacks', name: 'Call stacks', width: 'minmax(310px, 2.6fr)', class: 'stacks',
       title: 'how each row’s Python call stack was found; sorts by the share found directly',
       sortKey: (i) => {
         const st = summaries[i].stacks;
@@ -126,7 +126,8 @@ export function rankTable(summaries, ranks, onSelect) {
     label: 'ranks',
     unit: 'rank',
     rowTestId: 'rank-row',
-    minWidth: 1120,
+    // The columns' minimum widths (the call stacks' counts need 310 px at five digits each).
+    minWidth: 1200,
     sticky: 2,
     fetchPage: (offset, limit) => {
       const ids = order.slice(offset, offset + limit);

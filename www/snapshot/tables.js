@@ -69,8 +69,9 @@ export function tablesView({ client, store, info, onError, place }) {
       key: c.name,
       name: c.name,
       kind: c.kind,
-      width: WIDE.has(c.name) ? 'minmax(260px, 4fr)' : 'minmax(110px, 1fr)',
-      minPx: WIDE.has(c.name) ? 260 : 110,
+      // An address needs up to 18 characters (a 64-bit address in hex) and the cell's padding.
+      width: WIDE.has(c.name) ? 'minmax(260px, 4fr)' : c.kind === 'hex' ? 'minmax(150px, 1fr)' : 'minmax(110px, 1fr)',
+      minPx: WIDE.has(c.name) ? 260 : c.kind === 'hex' ? 150 : 110,
     }));
     vt = new VirtualTable(box, {
       columns,

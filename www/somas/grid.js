@@ -16,14 +16,17 @@ const scoped = (v) => {
   return { text: i < 0 ? s : `…${s.slice(i)}`, title: s };
 };
 
+// An address column's minimum: a 64-bit address in hex (18 characters) and the cell's padding.
+const HEX_PX = 150;
+
 /** Column layout for a spec list: names get room, numbers a fixed minimum. */
 function columns(specs) {
   return specs.map((c) => ({
     key: c.name,
     name: c.name,
     kind: c.kind,
-    width: WIDE.has(c.name) ? 'minmax(220px, 3fr)' : c.kind === 'hex' ? 'minmax(132px, 1fr)' : 'minmax(92px, 1fr)',
-    minPx: WIDE.has(c.name) ? 220 : c.kind === 'hex' ? 132 : 92,
+    width: WIDE.has(c.name) ? 'minmax(220px, 3fr)' : c.kind === 'hex' ? `minmax(${HEX_PX}px, 1fr)` : 'minmax(92px, 1fr)',
+    minPx: WIDE.has(c.name) ? 220 : c.kind === 'hex' ? HEX_PX : 92,
     format: c.kind === 'hex' ? (v) => (v === null ? { text: '', title: 'unknown' } : { text: hex(v), title: String(v) }) : IDS.has(c.name) ? plain : WIDE.has(c.name) ? scoped : undefined,
   }));
 }
