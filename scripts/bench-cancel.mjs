@@ -1,18 +1,19 @@
 // Browser benchmark of stopping a load (a measurement, not a test): while the torch_npu page reads
 // a job, Cancel is pressed (or a new drop arrives), and the script measures how long until every
-// worker of the stopped load has closed, and the resident memory of the browser's processes
-// before the stop, at the stop and 1 s / 2 s after it.
+// worker of the stopped load has closed, and the resident memory of the browser's processes (as
+// tab-memory.mjs counts it: anonymous and shared pages) before the stop, at the stop and 1 s / 2 s after it.
 //   node scripts/bench-cancel.mjs [--dir /tmp/memlens-cancel-bench] [--runs 2] [--job64] [--keep]
 //                                 [--pools Q1,Q2]
 // Jobs: 2 roles × 2 ranks with 100 MiB traces (as bench-profiler-page.mjs), and with --job64 the
 // 64-rank job. --pools 'workers=1' also measures the page with each query string beside the
 // default. Needs a built page (npm run build) and the release CLI.
 import { execFileSync } from 'node:child_process';
-import { existsSync, rmSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, rmSync, mkdirSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
 import { openBrowser, startServer } from '../tests/browser/harness.mjs';
 import { root } from './util.mjs';
+import { tabMemory } from './tab-memory.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
@@ -30,36 +31,6 @@ function generate(dir, extra) {
   execFileSync(CLI, ['generate', 'profiler', '--out', dir, ...extra], { stdio: 'inherit' });
 }
 
-/** Resident memory (bytes) of this process's descendants: the browser the harness started. */
-function browserRss() {
-  const kids = new Map();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (!kids.has(ppid)) kids.set(ppid, []);
-      kids.get(ppid).push(Number(name));
-    } catch {
-      // The process ended while listed.
-    }
-  }
-  let rss = 0;
-  const walk = (pid) => {
-    for (const k of kids.get(pid) || []) {
-      try {
-        const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${k}/status`, 'utf8'));
-        if (m) rss += Number(m[1]) * 1024;
-      } catch {
-        // Ended meanwhile.
-      }
-      walk(k);
-    }
-  };
-  walk(process.pid);
-  return rss;
-}
-
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -73,12 +44,12 @@ async function stopOnce(server, dir, total, how, query) {
     const page = await b.page();
     await page.goto(query ? `${server.url}?${query}` : server.url);
     await page.waitForFunction(() => document.querySelector('[data-testid="status"]'));
-    const idle = browserRss();
+    const idle = tabMemory(b.dir).all;
     await page.setInputFiles('input[data-testid="folder-input"]', dir);
     await page.waitForFunction((want) => Number(document.querySelector('[data-testid="ascend-phase"]')?.dataset.done || 0) >= want, total * 0.3, { timeout: 600000, polling: 20 });
     const workers = page.workers();
     const closes = workers.map((w) => new Promise((r) => w.once('close', () => r(performance.now()))));
-    const reading = browserRss();
+    const reading = tabMemory(b.dir).all;
     let t0;
     if (how === 'cancel') {
       t0 = performance.now();
@@ -91,7 +62,7 @@ async function stopOnce(server, dir, total, how, query) {
     const after = [];
     for (const at of [1000, 2000]) {
       await sleep(Math.max(0, t0 + at - performance.now()));
-      after.push(browserRss());
+      after.push(tabMemory(b.dir).all);
     }
     return { workers: workers.length, closed, idle, reading, after };
   } finally {

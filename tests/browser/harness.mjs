@@ -208,19 +208,11 @@ export async function dropFiles(page, files, failing = []) {
  * element `[data-testid=view]` is `ready` too. Returns the browser (close it) and its page.
  */
 export async function openSample(server, files, { viewport, colorScheme, view, timeout = 120000 } = {}) {
-  const browser = await openBrowser({ viewport, colorScheme });
-  try {
-    const page = await browser.page();
-    await page.goto(server.url);
-    await engineThreads(page);
-    await dropFiles(page, files);
+  return openDropped(server, files, { viewport, colorScheme }, async (page) => {
     assert.equal(await settled(page, timeout), 'ready', 'the dropped sample is analysed');
     if (view) await page.waitForFunction((id) => document.querySelector(`[data-testid="${id}"]`)?.dataset.state === 'ready', view, { timeout });
-    return { browser, page };
-  } catch (err) {
-    await browser.close();
-    throw err;
-  }
+    return {};
+  });
 }
 
 /**
@@ -229,15 +221,25 @@ export async function openSample(server, files, { viewport, colorScheme, view, t
  * `empty` or `error`). Returns the browser (close it), its page and the tab's state.
  */
 export async function openSummary(server, files, { viewport, colorScheme, timeout = 120000 } = {}) {
+  return openDropped(server, files, { viewport, colorScheme }, async (page) => {
+    await page.waitForFunction(() => ['ready', 'error', 'empty'].includes(document.querySelector('[data-testid="jobsummary"]')?.dataset.state), null, { timeout });
+    return { state: await page.getAttribute('[data-testid="jobsummary"]', 'data-state') };
+  });
+}
+
+/**
+ * The set-up both openers share: a browser at `viewport` in `colorScheme` on `server`'s page, the
+ * engine up, `files` dropped; then `settle(page)` waits for what the caller needs and returns more
+ * fields for the result. The browser is closed if any step fails.
+ */
+async function openDropped(server, files, { viewport, colorScheme }, settle) {
   const browser = await openBrowser({ viewport, colorScheme });
   try {
     const page = await browser.page();
     await page.goto(server.url);
     await engineThreads(page);
     await dropFiles(page, files);
-    await page.waitForFunction(() => ['ready', 'error', 'empty'].includes(document.querySelector('[data-testid="jobsummary"]')?.dataset.state), null, { timeout });
-    const state = await page.getAttribute('[data-testid="jobsummary"]', 'data-state');
-    return { browser, page, state };
+    return { browser, page, ...(await settle(page)) };
   } catch (err) {
     await browser.close();
     throw err;
