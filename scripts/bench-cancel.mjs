@@ -12,14 +12,10 @@ import { existsSync, rmSync, mkdirSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
 import { openBrowser, startServer } from '../tests/browser/harness.mjs';
-import { root } from './util.mjs';
+import { root, opt } from './util.mjs';
 import { tabMemory } from './tab-memory.mjs';
 
 const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : fallback;
-};
 const base = opt('--dir', '/tmp/memlens-cancel-bench');
 const runs = Number(opt('--runs', '2'));
 const pools = (opt('--pools', '') || '').split(',').filter(Boolean);

@@ -12,14 +12,10 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
-import { main } from './util.mjs';
+import { main, opt } from './util.mjs';
 
 main(async () => {
   const args = process.argv.slice(2);
-  const opt = (name, fallback) => {
-    const i = args.indexOf(name);
-    return i >= 0 ? args[i + 1] : fallback;
-  };
   const clis = args
     .map((a, i) => (args[i - 1] === '--cli' ? a.split('=') : null))
     .filter(Boolean)

@@ -10,13 +10,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync, mkdirSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
-import { root } from './util.mjs';
+import { root, opt } from './util.mjs';
 
 const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : fallback;
-};
 const base = opt('--dir', '/tmp/memlens-bench-compare');
 const runs = Number(opt('--runs', '3'));
 const traceMb = opt('--trace-mb', '20');

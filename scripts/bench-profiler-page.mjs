@@ -40,13 +40,9 @@ import { openBrowser, startServer, engineThreads } from '../tests/browser/harnes
 import { watchTabMemory } from './tab-memory.mjs';
 import { cliJson, rankTableModel, tableCheck } from './bench-job.mjs';
 import { serve } from './serve.mjs';
-import { root } from './util.mjs';
+import { root, opt } from './util.mjs';
 
 const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : fallback;
-};
 const base = opt('--dir', '/tmp/memlens-bench');
 const runs = Number(opt('--runs', '2'));
 const CLI = path.join(root, 'target', 'release', 'memlens');

@@ -11,14 +11,10 @@ import { existsSync, rmSync, mkdirSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
 import { openBrowser } from '../tests/browser/harness.mjs';
-import { root } from './util.mjs';
+import { root, opt } from './util.mjs';
 import { cliJson, rankTableModel, tableCheck } from './bench-job.mjs';
 
 const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : fallback;
-};
 const base = opt('--dir', '/tmp/memlens-bench-serve');
 const runs = Number(opt('--runs', '3'));
 const CLI = opt('--cli', path.join(root, 'target', 'release', 'memlens'));

@@ -13,13 +13,10 @@ import net from 'node:net';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { opt } from './util.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : fallback;
-};
 const loads = Number(opt('--loads', '50'));
 const bin = opt('--bin', path.join(root, 'target/debug/memlens'));
 const www = opt('--www', path.join(root, 'www'));

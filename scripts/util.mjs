@@ -56,3 +56,10 @@ export function main(fn) {
     process.exit(1);
   });
 }
+
+/** The value after the option `name` on this script's command line (`--dir X` → `X`), or `fallback`. */
+export function opt(name, fallback) {
+  const args = process.argv.slice(2);
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : fallback;
+}
