@@ -104,7 +104,7 @@ fn ascend_job_absurd_sizes_are_refused_not_summed() {
     let unreleased: u128 = r
         .rows
         .iter()
-        .filter(|row| row.release_ns.is_none() && !row.negative)
+        .filter(|row| row.release_ns().is_none() && !row.negative)
         .map(|row| u128::from(row.size))
         .sum();
     assert_eq!(u128::from(r.summary.unreleased_bytes), unreleased);

@@ -32,22 +32,23 @@ fn operator_memory_15_columns_crlf_unquoted_tab() {
     let r = &om.rows[0];
     assert_eq!(s.get(r.name), "aten::empty_strided");
     assert_eq!(r.size, 18816 * 1024 + 512);
-    assert_eq!(r.alloc_ns, Some(1_736_405_443_871_259_720));
+    assert_eq!(r.alloc_ns(), Some(1_736_405_443_871_259_720));
     assert_eq!(
-        r.release_ns, None,
+        r.release_ns(),
+        None,
         "unreleased keeps an empty release, not 0"
     );
-    assert_eq!(r.alloc_total_allocated, Some(1_000_729_600));
+    assert_eq!(r.alloc_total_allocated(), Some(1_000_729_600));
     assert_eq!(s.get(r.stream), "1431569360");
     let c = &om.rows[1];
-    assert_eq!(c.release_ns, Some(1_736_405_443_914_587_140));
-    assert_eq!(c.active_release_ns, Some(1_736_405_443_914_586_740));
-    assert_eq!(c.duration_ns, Some(34_742_240));
+    assert_eq!(c.release_ns(), Some(1_736_405_443_914_587_140));
+    assert_eq!(c.active_release_ns(), Some(1_736_405_443_914_586_740));
+    assert_eq!(c.duration_ns(), Some(34_742_240));
     assert_eq!(c.line, 3);
     let g = &om.rows[2];
     assert_eq!(g.source, RowSource::Ge);
-    assert_eq!(g.duration_ns, Some(115_970));
-    assert_eq!(g.alloc_total_active, None);
+    assert_eq!(g.duration_ns(), Some(115_970));
+    assert_eq!(g.alloc_total_active(), None);
 }
 
 #[test]
@@ -56,16 +57,16 @@ fn operator_memory_legacy_10_columns_with_negative_row() {
     let om = read_operator_memory(&src("operator_memory_10col_legacy.csv"), &mut s, None).unwrap();
     assert_eq!(om.layout, Layout::Legacy);
     assert_eq!(om.rows.len(), 3);
-    assert_eq!(om.rows[0].alloc_ns, Some(1_690_000_000_000_001_500));
-    assert_eq!(om.rows[0].duration_ns, Some(10_000));
-    assert_eq!(om.rows[0].active_release_ns, None);
+    assert_eq!(om.rows[0].alloc_ns(), Some(1_690_000_000_000_001_500));
+    assert_eq!(om.rows[0].duration_ns(), Some(10_000));
+    assert_eq!(om.rows[0].active_release_ns(), None);
     let neg = &om.rows[1];
     assert!(neg.negative);
     assert_eq!(neg.size, 512);
     assert_eq!(s.get(neg.name), "");
-    assert_eq!(neg.alloc_ns, None);
+    assert_eq!(neg.alloc_ns(), None);
     assert_eq!(neg.time_ns(), Some(1_690_000_000_000_020_250));
-    assert_eq!(om.rows[2].release_ns, None);
+    assert_eq!(om.rows[2].release_ns(), None);
     assert_eq!(om.rows[2].line, 4, "LF line numbers");
 }
 
@@ -75,9 +76,9 @@ fn operator_memory_mindspore_na_is_empty() {
     let om = read_operator_memory(&src("operator_memory_mindspore_na.csv"), &mut s, None).unwrap();
     assert!(om.warnings.is_empty(), "{:?}", om.warnings);
     assert_eq!(om.rows.len(), 2);
-    assert_eq!(om.rows[0].active_release_ns, None);
-    assert_eq!(om.rows[0].release_ns, Some(1_736_405_443_000_011_000));
-    assert_eq!(om.rows[1].release_ns, None);
+    assert_eq!(om.rows[0].active_release_ns(), None);
+    assert_eq!(om.rows[0].release_ns(), Some(1_736_405_443_000_011_000));
+    assert_eq!(om.rows[1].release_ns(), None);
     assert_eq!(s.get(om.rows[1].stream), "");
     assert_eq!(s.get(om.rows[1].device), "NPU:3");
 }
@@ -89,15 +90,15 @@ fn operator_memory_quoted_tab_and_spreadsheet_numbers() {
         read_operator_memory(&src("operator_memory_quoted_spreadsheet.csv"), &mut s, None).unwrap();
     assert!(om.warnings.is_empty(), "{:?}", om.warnings);
     assert_eq!(om.rows.len(), 3);
-    assert_eq!(om.rows[0].alloc_ns, Some(1_779_785_515_604_664_200));
-    assert_eq!(om.rows[0].alloc_total_reserved, Some(21084 << 20));
-    assert_eq!(om.rows[1].alloc_ns, Some(1_779_785_515_604_670_420));
-    assert_eq!(om.rows[1].release_ns, Some(1_779_785_515_604_680_000));
-    assert_eq!(om.rows[1].duration_ns, Some(9_580));
+    assert_eq!(om.rows[0].alloc_ns(), Some(1_779_785_515_604_664_200));
+    assert_eq!(om.rows[0].alloc_total_reserved(), Some(21084 << 20));
+    assert_eq!(om.rows[1].alloc_ns(), Some(1_779_785_515_604_670_420));
+    assert_eq!(om.rows[1].release_ns(), Some(1_779_785_515_604_680_000));
+    assert_eq!(om.rows[1].duration_ns(), Some(9_580));
     assert_eq!(om.rows[1].size, 1024 * 1024);
     // 19071.60547 MB, exactly rounded to bytes.
-    assert_eq!(om.rows[1].alloc_total_allocated, Some(19_998_027_777));
-    assert_eq!(om.rows[2].alloc_ns, Some(1_779_785_515_604_680_000));
+    assert_eq!(om.rows[1].alloc_total_allocated(), Some(19_998_027_777));
+    assert_eq!(om.rows[2].alloc_ns(), Some(1_779_785_515_604_680_000));
 }
 
 #[test]

@@ -160,8 +160,8 @@ fn live_set_and_curve_window_match_brute_force() {
         .filter(|x| {
             x.source == memlens::profiler::operator_memory::RowSource::Pta
                 && !x.negative
-                && x.alloc_ns.is_some_and(|a| a <= t)
-                && x.release_ns.is_none_or(|e| e > t)
+                && x.alloc_ns().is_some_and(|a| a <= t)
+                && x.release_ns().is_none_or(|e| e > t)
         })
         .map(|x| x.size)
         .sum();
@@ -212,14 +212,14 @@ fn view_queries_match_brute_force() {
             s.unreleased_bytes
         );
         // In a window: allocated in it and still held at its end, by brute force.
-        let t0 = r.rows.iter().filter_map(|m| m.alloc_ns).min().unwrap();
+        let t0 = r.rows.iter().filter_map(|m| m.alloc_ns()).min().unwrap();
         let t1 = r.capture_end_ns;
         let (ws, we) = (t0 + (t1 - t0) / 3, t0 + 2 * (t1 - t0) / 3);
         let want: Vec<usize> = (0..r.rows.len())
             .filter(|&i| {
                 let m = &r.rows[i];
                 let t = m.time_ns().unwrap_or(i64::MIN);
-                !m.negative && t >= ws && t <= we && m.release_ns.is_none_or(|x| x > we)
+                !m.negative && t >= ws && t <= we && m.release_ns().is_none_or(|x| x > we)
             })
             .collect();
         let win = r.unreleased_groups(Some(ws), Some(we));
@@ -236,7 +236,7 @@ fn view_queries_match_brute_force() {
                 continue;
             }
             let o = r.joined_ops[op as usize];
-            let t = r.rows[i].alloc_ns.unwrap();
+            let t = r.rows[i].alloc_ns().unwrap();
             assert!(o.ts <= t && t <= o.ts + o.dur);
             assert_eq!(r.names.get(o.name), r.name(i));
         }
@@ -245,18 +245,18 @@ fn view_queries_match_brute_force() {
         let origin = r.capture_start_ns();
         let l = lifetime_layout(r, origin);
         let drawn: Vec<usize> = (0..r.rows.len())
-            .filter(|&i| !r.rows[i].negative && r.rows[i].alloc_ns.is_some())
+            .filter(|&i| !r.rows[i].negative && r.rows[i].alloc_ns().is_some())
             .collect();
         assert_eq!(l.rects.len(), drawn.len());
         let mut bars: Vec<(i64, i64, u64, u64)> = Vec::new();
         for &i in &drawn {
             let m = &r.rows[i];
             let o = l.offsets[i].unwrap();
-            let a0 = m.alloc_ns.unwrap() - origin;
+            let a0 = m.alloc_ns().unwrap() - origin;
             let a1 = m
-                .release_ns
+                .release_ns()
                 .unwrap_or(r.capture_end_ns)
-                .max(m.alloc_ns.unwrap())
+                .max(m.alloc_ns().unwrap())
                 - origin;
             if m.size > 0 {
                 bars.push((a0, a1, o, o + m.size));

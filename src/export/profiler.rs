@@ -313,19 +313,19 @@ fn event_cells(job: &JobAnalysis, ri: usize, i: usize) -> Option<[Cell<'_>; 22]>
         Cell::Text(first_stack_line(stack)),
         Cell::Units(signed, 1024),
         ms_or_zero(row.time_ns()),
-        ms_or_zero(row.duration_ns),
-        mb_or_zero(row.alloc_total_allocated),
-        mb_or_zero(row.alloc_total_reserved),
-        mb_or_zero(row.alloc_total_active),
+        ms_or_zero(row.duration_ns()),
+        mb_or_zero(row.alloc_total_allocated()),
+        mb_or_zero(row.alloc_total_reserved()),
+        mb_or_zero(row.alloc_total_active()),
         Cell::Text(r.names.get(row.device)),
-        Cell::Text(if row.release_ns.is_some() {
+        Cell::Text(if row.release_ns().is_some() {
             "true"
         } else {
             "false"
         }),
-        opt_ms(row.release_ns),
-        opt_ms(row.active_release_ns),
-        opt_ms(row.active_duration_ns),
+        opt_ms(row.release_ns()),
+        opt_ms(row.active_release_ns()),
+        opt_ms(row.active_duration_ns()),
         Cell::Text(r.names.get(row.stream)),
         Cell::Text(row.source.label()),
         Cell::Text(attr.source.label()),

@@ -303,8 +303,10 @@ pub struct JobAnalysis {
 }
 
 /// One allocator event of the reconstruction: time, 1 = allocation / 0 = release (releases first
-/// at equal times), the three totals recorded with it, and the signed size.
-type Event = (i64, u8, Option<u64>, Option<u64>, Option<u64>, i128);
+/// at equal times), and the index of its row (the totals and the size are read from the row when
+/// the curve is made). 16 bytes: two per row, so that the events of a large operator_memory.csv
+/// stay small beside its rows.
+type Event = (i64, u8, u32);
 
 /// Reads and analyses the run folders of one rank. `progress(bytes)` is called with the bytes
 /// read since the previous call.
@@ -358,14 +360,21 @@ pub fn analyze_rank(
             };
             a.row_run
                 .extend(std::iter::repeat_n(run_idx as u32, om.rows.len()));
+            a.row_ops.reserve_exact(attr.len());
             if let Some(t) = &trace {
                 keep_joined_ops(&mut a, &attr, &t.ops);
             } else {
                 a.row_ops
                     .extend(std::iter::repeat_n((NO_OP, NO_OP), attr.len()));
             }
-            a.rows.append(&mut om.rows);
-            a.attribution.extend(attr);
+            // The first run's rows are moved, not copied: a copy would hold the rows twice.
+            if a.rows.is_empty() {
+                a.rows = std::mem::take(&mut om.rows);
+                a.attribution = attr;
+            } else {
+                a.rows.append(&mut om.rows);
+                a.attribution.extend(attr);
+            }
         }
         if let Some(mut mr) = memory_record {
             any_record = true;
@@ -506,7 +515,7 @@ fn disjoint_record(a: &RankAnalysis, input: &RankInput) -> Option<(Diagnostic, S
     let rows = span(
         a.rows
             .iter()
-            .flat_map(|r| [r.alloc_ns, r.release_ns])
+            .flat_map(|r| [r.alloc_ns(), r.release_ns()])
             .flatten(),
     )?;
     let record = span(a.memory.iter().flat_map(|s| s.ts.iter().copied()))?;
@@ -595,45 +604,54 @@ fn keep_joined_ops(a: &mut RankAnalysis, attr: &[Attribution], ops: &trace::Ops)
 /// The PTA curve rebuilt from operator_memory rows when memory_record is missing: the allocator
 /// totals recorded at each allocation and release where present, else a running sum of sizes.
 pub fn reconstruct(rows: &[MemRow]) -> Option<Series> {
-    let pta: Vec<&MemRow> = rows
-        .iter()
-        .filter(|r| r.source == RowSource::Pta && !r.negative)
-        .collect();
-    if pta.is_empty() {
+    let pta = |r: &&MemRow| r.source == RowSource::Pta && !r.negative;
+    let mut has_totals = true;
+    let mut events = 0usize;
+    for r in rows.iter().filter(pta) {
+        has_totals &= r.alloc_total_allocated().is_some();
+        events += usize::from(r.alloc_ns().is_some()) + usize::from(r.release_ns().is_some());
+    }
+    if !rows.iter().any(|r| pta(&r)) {
         return None;
     }
-    let has_totals = pta.iter().all(|r| r.alloc_total_allocated.is_some());
-    let mut ev: Vec<Event> = Vec::new();
-    for r in &pta {
-        if let Some(t) = r.alloc_ns {
-            ev.push((
-                t,
-                1,
-                r.alloc_total_allocated,
-                r.alloc_total_reserved,
-                r.alloc_total_active,
-                i128::from(r.size),
-            ));
+    let mut ev: Vec<Event> = Vec::with_capacity(events);
+    for (i, r) in rows.iter().enumerate().filter(|(_, r)| pta(r)) {
+        // Rows are indexed by u32 elsewhere too (a file of 4 billion rows is far past any limit).
+        let Ok(i) = u32::try_from(i) else { break };
+        if let Some(t) = r.alloc_ns() {
+            ev.push((t, 1, i));
         }
-        if let Some(t) = r.release_ns {
-            ev.push((
-                t,
-                0,
-                r.release_total_allocated,
-                r.release_total_reserved,
-                r.release_total_active,
-                -i128::from(r.size),
-            ));
+        if let Some(t) = r.release_ns() {
+            ev.push((t, 0, i));
         }
     }
+    // Stable: events at the same time and kind keep the rows' order.
     ev.sort_by_key(|e| (e.0, e.1));
     let mut s = Series {
         component: "PTA".to_string(),
         ..Series::default()
     };
+    s.reserve(ev.len());
     let mut sum: i128 = 0;
-    for (t, _, al, re, ac, delta) in ev {
-        sum += delta;
+    for (t, kind, i) in ev {
+        let Some(r) = rows.get(i as usize) else {
+            continue;
+        };
+        let (al, re, ac) = if kind == 1 {
+            sum += i128::from(r.size);
+            (
+                r.alloc_total_allocated(),
+                r.alloc_total_reserved(),
+                r.alloc_total_active(),
+            )
+        } else {
+            sum -= i128::from(r.size);
+            (
+                r.release_total_allocated(),
+                r.release_total_reserved(),
+                r.release_total_active(),
+            )
+        };
         s.ts.push(t);
         if has_totals {
             s.allocated.push(al);
@@ -652,7 +670,7 @@ pub fn reconstruct(rows: &[MemRow]) -> Option<Series> {
 fn capture_end(a: &RankAnalysis) -> i64 {
     let mut end = i64::MIN;
     for r in &a.rows {
-        for t in [r.alloc_ns, r.release_ns, r.active_release_ns]
+        for t in [r.alloc_ns(), r.release_ns(), r.active_release_ns()]
             .into_iter()
             .flatten()
         {
@@ -691,7 +709,7 @@ fn summarize(a: &mut RankAnalysis, from_record: bool) {
         GROUP_BY_FRAME
     };
     for r in &a.rows {
-        if r.release_ns.is_none() && !r.negative {
+        if r.release_ns().is_none() && !r.negative {
             s.unreleased_rows += 1;
             s.unreleased_bytes = s.unreleased_bytes.saturating_add(r.size);
         }

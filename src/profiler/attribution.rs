@@ -255,7 +255,7 @@ impl<'a> Joiner<'a> {
             .iter()
             .enumerate()
             .filter(|(_, r)| r.source == RowSource::Pta && !r.negative)
-            .filter_map(|(i, r)| Some((r.name, r.alloc_ns?, i)))
+            .filter_map(|(i, r)| Some((r.name, r.alloc_ns()?, i)))
             .collect();
         todo.sort_unstable();
         let groups: Vec<&[(u32, i64, usize)]> = todo.chunk_by(|a, b| a.0 == b.0).collect();
@@ -301,7 +301,7 @@ impl<'a> Joiner<'a> {
 
     /// The join for one row (see the module docs).
     pub fn attribute(&self, row: &MemRow) -> Attribution {
-        let inner = row.alloc_ns.and_then(|t| self.containing(row.name, t));
+        let inner = row.alloc_ns().and_then(|t| self.containing(row.name, t));
         self.attribute_with(row, inner)
     }
 
@@ -310,7 +310,7 @@ impl<'a> Joiner<'a> {
         if row.source == RowSource::Ge || row.negative {
             return NONE;
         }
-        let Some(t) = row.alloc_ns else { return NONE };
+        let Some(t) = row.alloc_ns() else { return NONE };
         let stack_of = |i: u32| self.ops.stack.get(i as usize).copied().unwrap_or(0);
         match inner {
             Some(op) => {
@@ -457,26 +457,9 @@ mod tests {
     }
 
     fn row_at(name: u32, t: i64) -> MemRow {
-        MemRow {
-            name,
-            source: RowSource::Pta,
-            size: 512,
-            negative: false,
-            alloc_ns: Some(t),
-            release_ns: None,
-            active_release_ns: None,
-            duration_ns: None,
-            active_duration_ns: None,
-            alloc_total_allocated: None,
-            alloc_total_reserved: None,
-            alloc_total_active: None,
-            release_total_allocated: None,
-            release_total_reserved: None,
-            release_total_active: None,
-            stream: 0,
-            device: 0,
-            line: 0,
-        }
+        let mut r = MemRow::new(name, RowSource::Pta, 512, false, 0);
+        r.set_alloc_ns(Some(t));
+        r
     }
 
     #[test]
@@ -510,8 +493,8 @@ mod tests {
                 .collect();
             let all = j.containing_all(&rows);
             for (r, got) in rows.iter().zip(&all) {
-                let want = j.containing(r.name, r.alloc_ns.unwrap_or(0));
-                assert_eq!(*got, want, "round {round}, row at {:?}", r.alloc_ns);
+                let want = j.containing(r.name, r.alloc_ns().unwrap_or(0));
+                assert_eq!(*got, want, "round {round}, row at {:?}", r.alloc_ns());
             }
             let batch = attribute_rows(&rows, &o);
             for (r, a) in rows.iter().zip(&batch) {

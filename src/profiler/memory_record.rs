@@ -56,6 +56,10 @@ impl OptColumn {
     pub fn shrink_to_fit(&mut self) {
         self.0.shrink_to_fit();
     }
+    /// Makes room for `n` more values at once (no doubling past what is needed).
+    pub fn reserve(&mut self, n: usize) {
+        self.0.reserve_exact(n);
+    }
 }
 
 impl FromIterator<Option<u64>> for OptColumn {
@@ -135,6 +139,14 @@ impl Series {
         let i = self.ts.partition_point(|&x| x <= t);
         let vals = self.values(metric);
         (0..i).rev().find_map(|j| vals.get(j))
+    }
+
+    /// Makes room for `n` more points in every column at once.
+    pub fn reserve(&mut self, n: usize) {
+        self.ts.reserve_exact(n);
+        self.allocated.reserve(n);
+        self.reserved.reserve(n);
+        self.active.reserve(n);
     }
 
     /// Releases spare capacity (series are kept for the whole session).

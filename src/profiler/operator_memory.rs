@@ -35,6 +35,11 @@ impl RowSource {
 }
 
 /// One row of `operator_memory.csv`. Times in ns, bytes exact; `None` = the field was empty.
+///
+/// The eleven optional figures are stored without an `Option` each (an empty one is a value no
+/// field can give: `i64::MIN` ns, `u64::MAX` bytes), which makes a row 120 bytes instead of 208: a
+/// large file's rows are most of what a page holds for it. Read them through the methods named
+/// after the columns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemRow {
     /// Interned `Name` (may be the empty string: no op matched).
@@ -46,28 +51,10 @@ pub struct MemRow {
     /// `Size(KB)` was negative: a release of memory allocated before the capture (legacy files and
     /// some `cann::` rows). Such a row frees memory, it is not an allocation.
     pub negative: bool,
-    /// `Allocation Time(us)`.
-    pub alloc_ns: Option<i64>,
-    /// `Release Time(us)`; `None` = not released inside the capture window.
-    pub release_ns: Option<i64>,
-    /// `Active Release Time(us)` (block returned to the pool).
-    pub active_release_ns: Option<i64>,
-    /// `Duration(us)`.
-    pub duration_ns: Option<i64>,
-    /// `Active Duration(us)`.
-    pub active_duration_ns: Option<i64>,
-    /// `Allocation Total Allocated(MB)` in bytes.
-    pub alloc_total_allocated: Option<u64>,
-    /// `Allocation Total Reserved(MB)` in bytes.
-    pub alloc_total_reserved: Option<u64>,
-    /// `Allocation Total Active(MB)` in bytes.
-    pub alloc_total_active: Option<u64>,
-    /// `Release Total Allocated(MB)` in bytes.
-    pub release_total_allocated: Option<u64>,
-    /// `Release Total Reserved(MB)` in bytes.
-    pub release_total_reserved: Option<u64>,
-    /// `Release Total Active(MB)` in bytes.
-    pub release_total_active: Option<u64>,
+    /// Allocation, release, active release, duration, active duration (ns; [`NO_TIME`]: empty).
+    times: [i64; 5],
+    /// The six allocator totals (bytes; [`NO_TOTAL`]: empty), in the order of [`Total`].
+    totals: [u64; 6],
     /// Interned `Stream Ptr` (an opaque string: pointer in old versions, stream id in new ones).
     pub stream: u32,
     /// Interned `Device Type` (`NPU:0`).
@@ -76,23 +63,150 @@ pub struct MemRow {
     pub line: u64,
 }
 
+/// An empty time of a [`MemRow`] (no field gives it: a time of exactly `i64::MIN` ns is kept as
+/// `i64::MIN + 1`).
+const NO_TIME: i64 = i64::MIN;
+/// An empty total of a [`MemRow`] (a total of `u64::MAX` bytes is kept as `u64::MAX - 1`).
+const NO_TOTAL: u64 = u64::MAX;
+
+const ALLOC_T: usize = 0;
+const RELEASE_T: usize = 1;
+const ACTIVE_RELEASE_T: usize = 2;
+const DURATION_T: usize = 3;
+const ACTIVE_DURATION_T: usize = 4;
+
+/// The allocator totals a row records: at its allocation and at its release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Total {
+    /// `Allocation Total Allocated(MB)`.
+    AllocAllocated,
+    /// `Allocation Total Reserved(MB)`.
+    AllocReserved,
+    /// `Allocation Total Active(MB)`.
+    AllocActive,
+    /// `Release Total Allocated(MB)`.
+    ReleaseAllocated,
+    /// `Release Total Reserved(MB)`.
+    ReleaseReserved,
+    /// `Release Total Active(MB)`.
+    ReleaseActive,
+}
+
+fn pack_time(t: Option<i64>) -> i64 {
+    t.map_or(NO_TIME, |v| v.max(NO_TIME + 1))
+}
+
+fn unpack_time(t: i64) -> Option<i64> {
+    (t != NO_TIME).then_some(t)
+}
+
 impl MemRow {
+    /// A row with every time and total empty.
+    pub fn new(name: u32, source: RowSource, size: u64, negative: bool, line: u64) -> MemRow {
+        MemRow {
+            name,
+            source,
+            size,
+            negative,
+            times: [NO_TIME; 5],
+            totals: [NO_TOTAL; 6],
+            stream: 0,
+            device: 0,
+            line,
+        }
+    }
+
+    /// `Allocation Time(us)`.
+    pub fn alloc_ns(&self) -> Option<i64> {
+        unpack_time(self.times[ALLOC_T])
+    }
+    /// `Release Time(us)`; `None` = not released inside the capture window.
+    pub fn release_ns(&self) -> Option<i64> {
+        unpack_time(self.times[RELEASE_T])
+    }
+    /// `Active Release Time(us)` (block returned to the pool).
+    pub fn active_release_ns(&self) -> Option<i64> {
+        unpack_time(self.times[ACTIVE_RELEASE_T])
+    }
+    /// `Duration(us)`.
+    pub fn duration_ns(&self) -> Option<i64> {
+        unpack_time(self.times[DURATION_T])
+    }
+    /// `Active Duration(us)`.
+    pub fn active_duration_ns(&self) -> Option<i64> {
+        unpack_time(self.times[ACTIVE_DURATION_T])
+    }
+    /// Sets the allocation time.
+    pub fn set_alloc_ns(&mut self, t: Option<i64>) {
+        self.times[ALLOC_T] = pack_time(t);
+    }
+    /// Sets the release time.
+    pub fn set_release_ns(&mut self, t: Option<i64>) {
+        self.times[RELEASE_T] = pack_time(t);
+    }
+    /// Sets the active release time.
+    pub fn set_active_release_ns(&mut self, t: Option<i64>) {
+        self.times[ACTIVE_RELEASE_T] = pack_time(t);
+    }
+    /// Sets the duration.
+    pub fn set_duration_ns(&mut self, t: Option<i64>) {
+        self.times[DURATION_T] = pack_time(t);
+    }
+    /// Sets the active duration.
+    pub fn set_active_duration_ns(&mut self, t: Option<i64>) {
+        self.times[ACTIVE_DURATION_T] = pack_time(t);
+    }
+
+    /// One of the allocator totals, in bytes.
+    pub fn total(&self, which: Total) -> Option<u64> {
+        let v = self.totals[which as usize];
+        (v != NO_TOTAL).then_some(v)
+    }
+    /// Sets one of the allocator totals.
+    pub fn set_total(&mut self, which: Total, v: Option<u64>) {
+        self.totals[which as usize] = v.map_or(NO_TOTAL, |x| x.min(NO_TOTAL - 1));
+    }
+    /// `Allocation Total Allocated(MB)` in bytes.
+    pub fn alloc_total_allocated(&self) -> Option<u64> {
+        self.total(Total::AllocAllocated)
+    }
+    /// `Allocation Total Reserved(MB)` in bytes.
+    pub fn alloc_total_reserved(&self) -> Option<u64> {
+        self.total(Total::AllocReserved)
+    }
+    /// `Allocation Total Active(MB)` in bytes.
+    pub fn alloc_total_active(&self) -> Option<u64> {
+        self.total(Total::AllocActive)
+    }
+    /// `Release Total Allocated(MB)` in bytes.
+    pub fn release_total_allocated(&self) -> Option<u64> {
+        self.total(Total::ReleaseAllocated)
+    }
+    /// `Release Total Reserved(MB)` in bytes.
+    pub fn release_total_reserved(&self) -> Option<u64> {
+        self.total(Total::ReleaseReserved)
+    }
+    /// `Release Total Active(MB)` in bytes.
+    pub fn release_total_active(&self) -> Option<u64> {
+        self.total(Total::ReleaseActive)
+    }
+
     /// The time the row stands at: allocation time, else (legacy negative rows) release time.
     pub fn time_ns(&self) -> Option<i64> {
-        self.alloc_ns.or(self.release_ns)
+        self.alloc_ns().or(self.release_ns())
     }
 
     /// Derives a missing release time from the duration, or a missing duration from the release
     /// time: old files and CANN rows sometimes give only one of them, and lifetimes need both.
     pub fn fill_lifetime(&mut self) {
-        if self.release_ns.is_none() {
-            if let (Some(a), Some(d)) = (self.alloc_ns, self.duration_ns) {
-                self.release_ns = a.checked_add(d);
+        if self.release_ns().is_none() {
+            if let (Some(a), Some(d)) = (self.alloc_ns(), self.duration_ns()) {
+                self.set_release_ns(a.checked_add(d));
             }
         }
-        if self.duration_ns.is_none() {
-            if let (Some(a), Some(rel)) = (self.alloc_ns, self.release_ns) {
-                self.duration_ns = rel.checked_sub(a);
+        if self.duration_ns().is_none() {
+            if let (Some(a), Some(rel)) = (self.alloc_ns(), self.release_ns()) {
+                self.set_duration_ns(rel.checked_sub(a));
             }
         }
     }
@@ -100,7 +214,7 @@ impl MemRow {
     /// True when the block is freed before it is allocated: a damaged row, kept as written (its
     /// totals still tell the allocator's state) but worth a warning.
     pub fn released_before_allocated(&self) -> bool {
-        matches!((self.alloc_ns, self.release_ns), (Some(a), Some(rel)) if rel < a)
+        matches!((self.alloc_ns(), self.release_ns()), (Some(a), Some(rel)) if rel < a)
     }
 }
 
@@ -195,8 +309,12 @@ pub fn read_operator_memory(
             ))
         }
     };
+    let total = src.len();
     let mut on_row = |h: &HeaderMap, row: &Row<'_>, w: &mut Warnings| {
         if let Some(r) = parse_row(h, row, w, &file, strings) {
+            if rows.len() == rows.capacity() {
+                grow(&mut rows, row.byte, total);
+            }
             rows.push(r);
         }
     };
@@ -221,6 +339,27 @@ pub fn read_operator_memory(
         layout,
         warnings: warnings.into_vec(),
     })
+}
+
+/// Rows read before the capacity is estimated from the file's size.
+const SAMPLE_ROWS: usize = 4096;
+
+/// Makes room in the full `rows` (read up to byte `at` of a file of `total` bytes). A row takes
+/// about as much memory as its text (more than 200 bytes), so the doubling of a plain `push`
+/// could leave nearly a file's size unused, and a copying reallocation holds the old and the new
+/// block at once (WebAssembly memory never shrinks: a page keeps that peak). After a sample of
+/// rows, room is made for the rows the rest of the file holds at the sample's bytes per row, plus
+/// a sixteenth; past the estimate, an eighth more at a time.
+fn grow(rows: &mut Vec<MemRow>, at: u64, total: u64) {
+    let n = rows.len();
+    if n < SAMPLE_ROWS {
+        rows.reserve(SAMPLE_ROWS.max(n * 2) - n);
+        return;
+    }
+    let per_row = (at / n as u64).max(1);
+    let expected = usize::try_from(total / per_row).unwrap_or(usize::MAX);
+    let want = expected.saturating_add(expected / 16).max(n + n / 8 + 1);
+    rows.reserve_exact(want - n);
 }
 
 fn parse_row(
@@ -292,32 +431,36 @@ fn parse_row(
     } else {
         RowSource::Pta
     };
-    let mut r = MemRow {
-        name: strings.intern(&name),
+    let mut r = MemRow::new(
+        strings.intern(&name),
         source,
-        size: size_bytes.unsigned_abs(),
-        negative: size_bytes < 0,
-        alloc_ns,
-        release_ns,
-        active_release_ns: opt_time(row, h, ACTIVE_RELEASE, w, file),
-        duration_ns: opt_time(row, h, DURATION, w, file),
-        active_duration_ns: opt_time(row, h, ACTIVE_DURATION, w, file),
-        alloc_total_allocated: opt_mb_u64(row, h, A_ALLOC, w, file),
-        alloc_total_reserved: opt_mb_u64(row, h, A_RES, w, file),
-        alloc_total_active: opt_mb_u64(row, h, A_ACT, w, file),
-        release_total_allocated: opt_mb_u64(row, h, R_ALLOC, w, file),
-        release_total_reserved: opt_mb_u64(row, h, R_RES, w, file),
-        release_total_active: opt_mb_u64(row, h, R_ACT, w, file),
-        stream: strings.intern(
-            &row.text(col(STREAM), w, file, "Stream Ptr")
-                .unwrap_or_default(),
-        ),
-        device: strings.intern(
-            &row.text(col(DEVICE), w, file, "Device Type")
-                .unwrap_or_default(),
-        ),
-        line: row.line,
-    };
+        size_bytes.unsigned_abs(),
+        size_bytes < 0,
+        row.line,
+    );
+    r.set_alloc_ns(alloc_ns);
+    r.set_release_ns(release_ns);
+    r.set_active_release_ns(opt_time(row, h, ACTIVE_RELEASE, w, file));
+    r.set_duration_ns(opt_time(row, h, DURATION, w, file));
+    r.set_active_duration_ns(opt_time(row, h, ACTIVE_DURATION, w, file));
+    for (which, col) in [
+        (Total::AllocAllocated, A_ALLOC),
+        (Total::AllocReserved, A_RES),
+        (Total::AllocActive, A_ACT),
+        (Total::ReleaseAllocated, R_ALLOC),
+        (Total::ReleaseReserved, R_RES),
+        (Total::ReleaseActive, R_ACT),
+    ] {
+        r.set_total(which, opt_mb_u64(row, h, col, w, file));
+    }
+    r.stream = strings.intern(
+        &row.text(col(STREAM), w, file, "Stream Ptr")
+            .unwrap_or_default(),
+    );
+    r.device = strings.intern(
+        &row.text(col(DEVICE), w, file, "Device Type")
+            .unwrap_or_default(),
+    );
     r.fill_lifetime();
     if r.released_before_allocated() {
         w.add_keyed(
@@ -350,10 +493,57 @@ cann::trans_TransData_0,50240.0,1736405443881360.630\t,1736405443881476.600\t,,1
         assert_eq!(om.rows.len(), 3);
         assert!(om.warnings.is_empty(), "{:?}", om.warnings);
         let r0 = &om.rows[0];
-        assert_eq!(r0.release_ns, None);
+        assert_eq!(r0.release_ns(), None);
         assert_eq!(r0.size, 18816 * 1024 + 512);
         assert_eq!(om.rows[2].source, RowSource::Ge);
-        assert_eq!(om.rows[2].duration_ns, Some(115_970));
+        assert_eq!(om.rows[2].duration_ns(), Some(115_970));
+        assert_eq!(std::mem::size_of::<MemRow>(), 120);
         assert_eq!(om.rows[1].line, 3);
+    }
+
+    #[test]
+    fn empty_figures_read_back_as_none_and_extremes_stay_values() {
+        let mut r = MemRow::new(0, RowSource::Pta, 1, false, 1);
+        assert_eq!((r.alloc_ns(), r.total(Total::ReleaseActive)), (None, None));
+        r.set_alloc_ns(Some(i64::MIN));
+        r.set_release_ns(Some(i64::MAX));
+        r.set_total(Total::ReleaseActive, Some(u64::MAX));
+        r.set_total(Total::AllocAllocated, Some(0));
+        assert_eq!(r.alloc_ns(), Some(i64::MIN + 1));
+        assert_eq!(r.release_ns(), Some(i64::MAX));
+        assert_eq!(r.release_total_active(), Some(u64::MAX - 1));
+        assert_eq!(r.alloc_total_allocated(), Some(0));
+        assert_eq!(r.duration_ns(), None);
+    }
+
+    #[test]
+    fn rows_take_room_for_the_file_not_a_doubling() {
+        // Rows of two lengths, the longer ones late in the file (the estimate from the first rows
+        // is then short and the rest grows by eighths).
+        for (n, late) in [(20_000usize, 0usize), (50_000, 10_000), (3_000, 0)] {
+            let mut text = String::from("Name,Size(KB),Allocation Time(us),Release Time(us)\n");
+            for i in 0..n {
+                let name = if i + late >= n {
+                    "aten::a_much_longer_operator_name_here"
+                } else {
+                    "aten::mm"
+                };
+                text.push_str(&format!(
+                    "{name},{}.5,{}.0,{}.0\n",
+                    i % 977,
+                    1_000 + i,
+                    2_000 + i
+                ));
+            }
+            let src = BytesSource::new("om.csv", text.into_bytes());
+            let om = read_operator_memory(&src, &mut Interner::new(), None).unwrap();
+            assert_eq!(om.rows.len(), n);
+            let spare = om.rows.capacity() - n;
+            assert!(
+                spare <= n / 8 + SAMPLE_ROWS,
+                "{n} rows in room for {}",
+                om.rows.capacity()
+            );
+        }
     }
 }

@@ -70,8 +70,8 @@ impl RankAnalysis {
         };
         r.source == RowSource::Pta
             && !r.negative
-            && r.alloc_ns.is_some_and(|a| a <= t)
-            && r.release_ns.is_none_or(|rel| rel > t)
+            && r.alloc_ns().is_some_and(|a| a <= t)
+            && r.release_ns().is_none_or(|rel| rel > t)
     }
 
     /// PTA allocations alive at `t`, grouped by top user frame, largest first.
@@ -156,7 +156,7 @@ impl RankAnalysis {
     pub fn is_unreleased_by(&self, i: usize, end: Option<i64>) -> bool {
         self.rows.get(i).is_some_and(|r| {
             !r.negative
-                && match (r.release_ns, end) {
+                && match (r.release_ns(), end) {
                     (None, _) => true,
                     (Some(rel), Some(e)) => rel > e,
                     (Some(_), None) => false,
@@ -196,7 +196,7 @@ impl RankAnalysis {
         let rows = self
             .rows
             .iter()
-            .flat_map(|r| [r.alloc_ns, r.release_ns, r.active_release_ns])
+            .flat_map(|r| [r.alloc_ns(), r.release_ns(), r.active_release_ns()])
             .flatten();
         let memory = self.memory.iter().filter_map(|s| s.ts.first().copied());
         let modules = self

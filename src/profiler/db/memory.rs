@@ -7,7 +7,7 @@ use crate::profiler::csv_common::Warnings;
 use crate::profiler::memory_record::{MemoryRecord, Series};
 use crate::profiler::module_mem::{ModuleMem, ModuleSeries};
 use crate::profiler::operator_memory::{
-    Layout, MemRow, OperatorMemory, RowSource, MAX_BLOCK_BYTES, RELEASED_BEFORE_ALLOCATED,
+    Layout, MemRow, OperatorMemory, RowSource, Total, MAX_BLOCK_BYTES, RELEASED_BEFORE_ALLOCATED,
 };
 use crate::profiler::Interner;
 use crate::sqlite::Value;
@@ -150,26 +150,30 @@ pub(super) fn read_op_memory(r: &mut Reader<'_, '_, '_>, strings: &Strings, name
         let device = *numbers.entry((1, device)).or_insert_with(|| {
             names.intern(&device.map(|d| format!("NPU:{d}")).unwrap_or_default())
         });
-        let mut m = MemRow {
-            name: name_id,
-            source: if is_ge { RowSource::Ge } else { RowSource::Pta },
-            size: size.unsigned_abs(),
-            negative: size < 0,
-            alloc_ns,
-            release_ns,
-            active_release_ns: c.int(row, 4, &mut w, &file),
-            duration_ns: c.int(row, 5, &mut w, &file),
-            active_duration_ns: c.int(row, 6, &mut w, &file),
-            alloc_total_allocated: c.bytes(row, 7, &mut w, &file),
-            alloc_total_reserved: c.bytes(row, 8, &mut w, &file),
-            alloc_total_active: c.bytes(row, 9, &mut w, &file),
-            release_total_allocated: c.bytes(row, 10, &mut w, &file),
-            release_total_reserved: c.bytes(row, 11, &mut w, &file),
-            release_total_active: c.bytes(row, 12, &mut w, &file),
-            stream,
-            device,
-            line: u64::try_from(row.rowid()).unwrap_or(0),
-        };
+        let mut m = MemRow::new(
+            name_id,
+            if is_ge { RowSource::Ge } else { RowSource::Pta },
+            size.unsigned_abs(),
+            size < 0,
+            u64::try_from(row.rowid()).unwrap_or(0),
+        );
+        m.set_alloc_ns(alloc_ns);
+        m.set_release_ns(release_ns);
+        m.set_active_release_ns(c.int(row, 4, &mut w, &file));
+        m.set_duration_ns(c.int(row, 5, &mut w, &file));
+        m.set_active_duration_ns(c.int(row, 6, &mut w, &file));
+        for (which, col) in [
+            (Total::AllocAllocated, 7),
+            (Total::AllocReserved, 8),
+            (Total::AllocActive, 9),
+            (Total::ReleaseAllocated, 10),
+            (Total::ReleaseReserved, 11),
+            (Total::ReleaseActive, 12),
+        ] {
+            m.set_total(which, c.bytes(row, col, &mut w, &file));
+        }
+        m.stream = stream;
+        m.device = device;
         m.fill_lifetime();
         if m.released_before_allocated() {
             w.add_keyed_at_byte(

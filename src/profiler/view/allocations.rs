@@ -119,29 +119,29 @@ pub fn allocation_table(rank: &RankAnalysis, origin: i64) -> Table<'_> {
             "duration",
             "ns",
             Computed::new(n, false, move |i| {
-                r.rows[i].duration_ns.map_or(Cell::Null, Cell::I)
+                r.rows[i].duration_ns().map_or(Cell::Null, Cell::I)
             })
-            .sorted_by(move |i| Cell::I(r.rows[i].duration_ns.unwrap_or(i64::MIN))),
+            .sorted_by(move |i| Cell::I(r.rows[i].duration_ns().unwrap_or(i64::MIN))),
         )
         .with_data(
             "release",
             "ns",
-            Computed::new(n, false, move |i| rel(r.rows[i].release_ns)),
+            Computed::new(n, false, move |i| rel(r.rows[i].release_ns())),
         )
         .with_data(
             "total_allocated",
             "bytes",
-            Computed::new(n, false, move |i| opt_u(r.rows[i].alloc_total_allocated)),
+            Computed::new(n, false, move |i| opt_u(r.rows[i].alloc_total_allocated())),
         )
         .with_data(
             "total_reserved",
             "bytes",
-            Computed::new(n, false, move |i| opt_u(r.rows[i].alloc_total_reserved)),
+            Computed::new(n, false, move |i| opt_u(r.rows[i].alloc_total_reserved())),
         )
         .with_data(
             "total_active",
             "bytes",
-            Computed::new(n, false, move |i| opt_u(r.rows[i].alloc_total_active)),
+            Computed::new(n, false, move |i| opt_u(r.rows[i].alloc_total_active())),
         )
         .with_data(
             "stream",
@@ -182,7 +182,7 @@ pub fn allocation_table(rank: &RankAnalysis, origin: i64) -> Table<'_> {
             "flag",
             Computed::new(n, false, move |i| {
                 let m = &r.rows[i];
-                Cell::B(m.release_ns.is_none() && !m.negative)
+                Cell::B(m.release_ns().is_none() && !m.negative)
             }),
         )
         .hidden(

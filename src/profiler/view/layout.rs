@@ -105,11 +105,11 @@ pub fn lifetime_layout(rank: &RankAnalysis, origin: i64) -> LifetimeLayout {
     // (after its own allocation).
     let mut events: Vec<(i64, u8, u32)> = Vec::with_capacity(rank.rows.len() * 2);
     for (i, r) in rank.rows.iter().enumerate() {
-        let Some(a) = r.alloc_ns.filter(|_| !r.negative) else {
+        let Some(a) = r.alloc_ns().filter(|_| !r.negative) else {
             continue;
         };
         events.push((a, 1, i as u32));
-        if let Some(rel) = r.release_ns {
+        if let Some(rel) = r.release_ns() {
             if rel > a {
                 events.push((rel, 0, i as u32));
             } else {
@@ -141,15 +141,15 @@ pub fn lifetime_layout(rank: &RankAnalysis, origin: i64) -> LifetimeLayout {
         Vec::with_capacity(n),
     );
     for (i, (r, o)) in rank.rows.iter().zip(&offsets).enumerate() {
-        let (Some(o), Some(a)) = (o, r.alloc_ns) else {
+        let (Some(o), Some(a)) = (o, r.alloc_ns()) else {
             continue;
         };
-        let stop = r.release_ns.unwrap_or(end).max(a);
+        let stop = r.release_ns().unwrap_or(end).max(a);
         x0.push(a.saturating_sub(origin));
         x1.push(stop.saturating_sub(origin));
         y0.push(*o);
         y1.push(o.saturating_add(r.size));
-        class.push(if r.release_ns.is_none() {
+        class.push(if r.release_ns().is_none() {
             CLASS_UNRELEASED
         } else if r.source == RowSource::Ge {
             CLASS_GE
@@ -174,32 +174,17 @@ mod tests {
     use crate::profiler::operator_memory::MemRow;
 
     fn row(size: u64, alloc: i64, release: Option<i64>) -> MemRow {
-        MemRow {
-            name: 0,
-            source: RowSource::Pta,
-            size,
-            negative: false,
-            alloc_ns: Some(alloc),
-            release_ns: release,
-            active_release_ns: None,
-            duration_ns: release.map(|r| r - alloc),
-            active_duration_ns: None,
-            alloc_total_allocated: None,
-            alloc_total_reserved: None,
-            alloc_total_active: None,
-            release_total_allocated: None,
-            release_total_reserved: None,
-            release_total_active: None,
-            stream: 0,
-            device: 0,
-            line: 0,
-        }
+        let mut r = MemRow::new(0, RowSource::Pta, size, false, 0);
+        r.set_alloc_ns(Some(alloc));
+        r.set_release_ns(release);
+        r.set_duration_ns(release.map(|r| r - alloc));
+        r
     }
 
     fn rank(rows: Vec<MemRow>) -> RankAnalysis {
         let end = rows
             .iter()
-            .flat_map(|r| [r.alloc_ns, r.release_ns])
+            .flat_map(|r| [r.alloc_ns(), r.release_ns()])
             .flatten()
             .max()
             .unwrap_or(0);
@@ -228,8 +213,8 @@ mod tests {
                     continue;
                 };
                 let life = |x: &MemRow| {
-                    let s = x.alloc_ns.unwrap();
-                    (s, x.release_ns.unwrap_or(i64::MAX))
+                    let s = x.alloc_ns().unwrap();
+                    (s, x.release_ns().unwrap_or(i64::MAX))
                 };
                 let ((s1, e1), (s2, e2)) = (life(a), life(b));
                 // Half-open lifetimes [alloc, release): a block freed at t can be reused at t.

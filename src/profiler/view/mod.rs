@@ -658,8 +658,8 @@ impl JobView {
         let Some(m) = r.rows.get(row as usize) else {
             return Ok(None);
         };
-        let a = m.alloc_ns.unwrap_or(origin);
-        let b = m.release_ns.unwrap_or(r.capture_end_ns).max(a);
+        let a = m.alloc_ns().unwrap_or(origin);
+        let b = m.release_ns().unwrap_or(r.capture_end_ns).max(a);
         Ok(Some([
             rel(origin, a),
             rel(origin, b),
@@ -695,14 +695,14 @@ impl JobView {
             source: m.source.label(),
             size: m.size as f64,
             negative: m.negative,
-            alloc: t(m.alloc_ns),
-            release: t(m.release_ns),
-            active_release: t(m.active_release_ns),
-            duration: m.duration_ns.map(|d| d as f64),
-            active_duration: m.active_duration_ns.map(|d| d as f64),
-            total_allocated: b(m.alloc_total_allocated),
-            total_reserved: b(m.alloc_total_reserved),
-            total_active: b(m.alloc_total_active),
+            alloc: t(m.alloc_ns()),
+            release: t(m.release_ns()),
+            active_release: t(m.active_release_ns()),
+            duration: m.duration_ns().map(|d| d as f64),
+            active_duration: m.active_duration_ns().map(|d| d as f64),
+            total_allocated: b(m.alloc_total_allocated()),
+            total_reserved: b(m.alloc_total_reserved()),
+            total_active: b(m.alloc_total_active()),
             stream: r.names.get(m.stream),
             device: r.names.get(m.device),
             step: r.row_step.get(i).copied().flatten(),
