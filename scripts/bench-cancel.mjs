@@ -1,17 +1,21 @@
 // Browser benchmark of stopping a load (a measurement, not a test): while the torch_npu page reads
 // a job, Cancel is pressed (or a new drop arrives), and the script measures how long until every
 // worker of the stopped load has closed, and the resident memory of the browser's processes (as
-// tab-memory.mjs counts it: anonymous and shared pages) before the stop, at the stop and 1 s / 2 s after it.
+// tab-memory.mjs counts it: anonymous and shared pages) before the stop, at the stop and 1 s / 2 s after it,
+// and how the page ended its workers (on their word after the stop flag, or by force).
 //   node scripts/bench-cancel.mjs [--dir /tmp/memlens-cancel-bench] [--runs 2] [--job64] [--keep]
-//                                 [--pools Q1,Q2]
+//                                 [--pools Q1,Q2] [--baseline OTHER_WWW]
 // Jobs: 2 roles × 2 ranks with 100 MiB traces (as bench-profiler-page.mjs), and with --job64 the
 // 64-rank job. --pools 'workers=1' also measures the page with each query string beside the
-// default. Needs a built page (npm run build) and the release CLI.
+// default. --baseline serves a second built page (a copy of www/ built from an earlier commit) and
+// measures it in turn with this one, stop by stop, so that the two compare in one run. Needs a
+// built page (npm run build) and the release CLI.
 import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync, mkdirSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
 import { openBrowser, startServer } from '../tests/browser/harness.mjs';
+import { serve } from './serve.mjs';
 import { root, opt } from './util.mjs';
 import { tabMemory } from './tab-memory.mjs';
 
@@ -60,7 +64,13 @@ async function stopOnce(server, dir, total, how, query) {
       await sleep(Math.max(0, t0 + at - performance.now()));
       after.push(tabMemory(b.dir).all);
     }
-    return { workers: workers.length, closed, idle, reading, after };
+    // How the page ended its workers (www/worker-life.js): on their word after the stop flag, or
+    // by force when one did not answer in time.
+    const ends = await page.evaluate(() => ({
+      stopped: performance.getEntriesByName('memlens:worker-stopped').length,
+      forced: performance.getEntriesByName('memlens:worker-forced').length,
+    }));
+    return { workers: workers.length, closed, idle, reading, after, ends };
   } finally {
     await b.close();
   }
@@ -72,6 +82,9 @@ const sizeOf = (dir) => Number(execFileSync('du', ['-sb', dir]).toString().split
 mkdirSync(base, { recursive: true });
 console.log(`machine: ${cpus().length} × ${cpus()[0].model}, ${mib(totalmem())} RAM, load ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${new Date().toISOString()}`);
 const server = await startServer({ isolate: true });
+const baselineDir = opt('--baseline', null);
+const baseline = baselineDir ? await serve({ dir: path.resolve(baselineDir), port: 0, isolate: true }) : null;
+const pages = [['', server], ...(baseline ? [['baseline ', { url: baseline.url }]] : [])];
 try {
   const jobs = [['2 × 2', path.join(base, 'job-2x2'), ['--roles', '2', '--ranks', '2', '--trace-mb', '100', '--rows', '50000', '--steps', '2', '--seed', '3']]];
   if (args.includes('--job64')) jobs.push(['64 ranks', path.join(base, 'job-64'), ['--roles', '2', '--ranks', '32', '--trace-mb', '16', '--rows', '20000', '--steps', '2', '--seed', '11']]);
@@ -80,16 +93,17 @@ try {
     const total = sizeOf(dir);
     for (let run = 1; run <= runs; run++) {
       for (const query of ['', ...pools]) {
-        for (const how of ['cancel', 'drop']) {
+        for (const how of ['cancel', 'drop']) for (const [which, srv] of pages) {
           const load = loadavg()[0].toFixed(1);
-          const m = await stopOnce(server, dir, total, how, query);
+          const m = await stopOnce(srv, dir, total, how, query);
           const closed = m.closed === null ? 'not within 30 s' : `${Math.round(m.closed)} ms`;
-          console.log(`${label}${query ? ` ${query}` : ''}, ${how === 'cancel' ? 'Cancel' : 'new drop'}, run ${run} (load ${load}): ${m.workers} worker(s) of the load closed after ${closed}; browser memory ${mib(m.idle)} before the drop, ${mib(m.reading)} while reading, ${m.after.map(mib).join(' / ')} 1 s / 2 s after the stop`);
+          console.log(`${which}${label}${query ? ` ${query}` : ''}, ${how === 'cancel' ? 'Cancel' : 'new drop'}, run ${run} (load ${load}): ${m.workers} worker(s) of the load closed after ${closed} (${m.ends.stopped} ended on their word, ${m.ends.forced} by force); browser memory ${mib(m.idle)} before the drop, ${mib(m.reading)} while reading, ${m.after.map(mib).join(' / ')} 1 s / 2 s after the stop`);
         }
       }
     }
   }
 } finally {
   await server.close();
+  if (baseline) await new Promise((r) => baseline.server.close(r));
   if (!args.includes('--keep')) rmSync(base, { recursive: true, force: true });
 }

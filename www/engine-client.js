@@ -1,6 +1,7 @@
 // The page's side of the worker conversation: requests with ids, promises for answers, progress
 // callbacks while a request runs, and the engine announcement.
 import { spawnWorker } from './spawn-worker.js';
+import { watchWorker } from './worker-life.js';
 
 /** The error a request gets when its work was cancelled (see `EngineClient.restart`). */
 export class Cancelled extends Error {
@@ -23,29 +24,35 @@ export class EngineClient {
     this.start();
   }
 
-  /** Starts a worker; the first one's engine announcement settles `this.engine`. */
+  /**
+   * Starts a worker; the first one's engine announcement settles `this.engine`. A worker that dies
+   * (see `watchWorker`) fails its pending requests and every later one with the reason, until
+   * `restart` (a new drop, Cancel) starts a fresh one.
+   */
   start() {
     const worker = spawnWorker(this.params);
     this.worker = worker;
+    this.dead = null;
     worker.onmessage = (ev) => {
       if (worker === this.worker) this.onMessage(ev.data);
     };
-    worker.onerror = (ev) => {
+    this.end = watchWorker(worker, (message) => {
       if (worker !== this.worker) return;
-      const message = `the analysis worker failed: ${ev.message || 'unknown error'}`;
+      this.dead = message;
       this.rejectEngine(new Error(message));
-      for (const p of this.pending.values()) p.reject(new Error(message));
+      const pending = [...this.pending.values()];
       this.pending.clear();
-    };
+      for (const p of pending) p.reject(new Error(message));
+    });
   }
 
   /**
-   * Stops whatever the worker is doing at once: terminates it (which frees all its memory, the
-   * wasm heap included), rejects every pending request with `Cancelled` and starts a fresh worker.
-   * A busy wasm call cannot be interrupted from inside, so this is the only way to stop one.
+   * Stops whatever the worker is doing at once: ends it (which frees all its memory, the wasm heap
+   * included; see `watchWorker` for how a busy one is stopped), rejects every pending request with
+   * `Cancelled` and starts a fresh worker.
    */
   restart() {
-    this.worker.terminate();
+    this.end();
     const pending = [...this.pending.values()];
     this.pending.clear();
     this.start();
@@ -57,7 +64,7 @@ export class EngineClient {
    * freed and pending requests fail with `Cancelled`; no worker replaces it.
    */
   terminate() {
-    this.worker.terminate();
+    this.end();
     this.worker = null;
     const pending = [...this.pending.values()];
     this.pending.clear();
@@ -82,6 +89,7 @@ export class EngineClient {
   call(method, params, onProgress) {
     const id = this.nextId++;
     if (!this.worker) return Promise.reject(new Cancelled());
+    if (this.dead) return Promise.reject(new Error(this.dead));
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onProgress });
       this.worker.postMessage({ id, method, params });

@@ -16,6 +16,22 @@ export function bytes(n) {
   return `${neg ? '-' : ''}${text} ${UNITS[u]}`;
 }
 
+/**
+ * `a` and `b` (bytes) as `bytes` writes them, with more decimals when that alone would print the
+ * two alike (a size just over a limit: "768.0 MiB … over 768.0 MiB"), and as exact bytes when four
+ * decimals are not enough: returns `[text of a, text of b]`, two different texts unless a = b.
+ */
+export function bytesApart(a, b) {
+  const [ta, tb] = [bytes(a), bytes(b)];
+  if (ta !== tb || Number(a) === Number(b)) return [ta, tb];
+  const unit = UNITS.indexOf(ta.slice(ta.lastIndexOf(' ') + 1));
+  for (let d = 2; d <= 4 && unit > 0; d++) {
+    const [x, y] = [a, b].map((n) => `${(Number(n) / 1024 ** unit).toFixed(d)} ${UNITS[unit]}`);
+    if (x !== y) return [x, y];
+  }
+  return [exactBytes(a), exactBytes(b)];
+}
+
 // One formatter for every call: `toLocaleString` builds a new one each time, which cost ~0.1 ms a
 // number, i.e. most of the time a virtual table spends drawing its rows.
 const GROUPED = new Intl.NumberFormat('en-US', { maximumFractionDigits: 3 });

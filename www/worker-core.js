@@ -2,6 +2,7 @@
 // (worker-offline.js). It owns the wasm engine and the user's files; the page asks it questions by
 // method name and gets JSON-ready answers back. Progress is streamed as it happens.
 import { installFileReads } from './file-reads.js';
+import { installLife } from './worker-life.js';
 
 /**
  * Starts answering requests. `loadEngine()` resolves to { mod, build, reason } where `mod` is the
@@ -80,6 +81,9 @@ export function serve(loadEngine, modules = []) {
   for (const m of modules) Object.assign(handlers, m(ctx));
 
   self.onmessage = async (ev) => {
+    // The page's stop flag and lock (see worker-life.js); the threaded engine's threads are
+    // stopped with the worker.
+    if (ev.data?.type === 'life') return installLife(ev.data, () => engine?.mod.stopThreads?.());
     const { id, method, params } = ev.data || {};
     try {
       await ready;
@@ -100,11 +104,21 @@ export function serve(loadEngine, modules = []) {
       post({ id, result }, movable.has(result) ? transferables(result) : []);
     } catch (err) {
       const message = err && err.message ? err.message : String(err);
-      // A trap inside wasm (RuntimeError) leaves the instance unusable; say so plainly.
+      // A trap inside wasm (RuntimeError) leaves the instance unusable; say so plainly, with the
+      // memory it held (a failed allocation aborts as a trap too).
       const fatal = err instanceof WebAssembly.RuntimeError;
-      post({ id, error: fatal ? `internal error in the analysis engine (${message}); reload the page` : message });
+      post({ id, error: fatal ? `internal error in the analysis engine (${message}, with ${heldMiB(engine)} of WebAssembly memory; it may have run out of memory); reload the page` : message });
     }
   };
+}
+
+/** The wasm memory the engine holds, as text (`? MiB` when it cannot say). */
+function heldMiB(engine) {
+  try {
+    return `${Math.round(engine.mod.memoryBytes() / 2 ** 20)} MiB`;
+  } catch {
+    return '? MiB';
+  }
 }
 
 /**

@@ -3,6 +3,7 @@
 // worker does, and reads only the ranks it was given, one rank at a time; it answers their compact
 // summaries as JSON text and is terminated as soon as it has answered, so its memory is freed.
 import { EngineClient, Cancelled } from './engine-client.js';
+import { joinLists } from './json-lists.js';
 
 /**
  * How many readers share a job's ranks: the cores the browser reports (`?workers=auto`, the
@@ -27,7 +28,10 @@ export function readerParams(size, search = location.search) {
   const cores = Math.max(1, navigator.hardwareConcurrency || 2);
   const asked = new URLSearchParams(search).get('poolEngine');
   const single = asked === 'single' || (asked !== 'threads' && size >= cores);
-  return single ? { engine: 'single' } : { threads: Math.max(1, Math.floor(cores / size)) };
+  // The test hook of worker-life.js (`testFault`) reaches the readers through their URL.
+  const q = new URLSearchParams(search);
+  const fault = q.get('fault') ? { fault: q.get('fault'), faultRank: q.get('faultRank') } : {};
+  return single ? { engine: 'single', ...fault } : { threads: Math.max(1, Math.floor(cores / size)), ...fault };
 }
 
 /**
@@ -98,6 +102,9 @@ export class WorkerPool {
    * keeper }`; rejects with `Cancelled` when stopped. With `keep` (a part's run folders), the
    * reader of that part keeps its analysis and stays: `keeper` is its EngineClient (null if none
    * kept it), to answer about that rank after an `ascend.openRanks`; `terminate` ends it too.
+   * A reader that fails (an error, or it dies: out of memory) does not fail the job: its ranks are
+   * read again one per reader, so that only the rank that fails alone is lost; `failed` lists those
+   * (`{ index, error }`: the part and why, naming the file it was reading).
    */
   async summarize(load, parts, onProgress = () => {}, keep = null) {
     const groups = share(parts, Math.max(1, Math.min(this.size, parts.length)));
@@ -110,21 +117,48 @@ export class WorkerPool {
     // The reader that kept the analysis of `keep`.
     const kept = [];
     for (const extra of started.splice(groups.length)) this.end(extra.reader);
-    const one = async (indices, k) => {
+    // `base`: bytes of the group read before (by an earlier try of some of its parts).
+    const one = async (indices, k, fresh = false, base = 0) => {
       if (this.stopped) throw new Cancelled();
-      const { reader, loaded, times } = started[k] || this.spawn(load);
+      const { reader, loaded, times } = (!fresh && started[k]) || this.spawn(load);
+      let file = null;
+      const bytes = indices.reduce((s, i) => s + parts[i].bytes, 0);
       try {
         await loaded;
-        const bytes = indices.reduce((s, i) => s + parts[i].bytes, 0);
         const answer = await reader.call('ascend.summarize', { parts: indices.map((i) => parts[i].run_dirs), bytes, keep }, (p) => {
-          done[k] = p.done;
+          if (p.file) file = p.file;
+          done[k] = base + p.done;
           report();
         });
-        done[k] = bytes;
+        done[k] = base + bytes;
         report();
         times.answered = performance.now();
         if (answer.kept) kept.push(reader);
-        return { ...answer, times };
+        return { ...answer, times, failed: [] };
+      } catch (err) {
+        if (this.stopped || err instanceof Cancelled) throw err;
+        const why = err && err.message ? err.message : String(err);
+        if (indices.length === 1) {
+          const named = file && !why.includes(file) ? `${why} (while reading ${file})` : why;
+          done[k] = base + bytes;
+          report();
+          return { ranks: '[]', infos: [], timings: [], memoryBytes: 0, times, failed: [{ index: indices[0], error: named }] };
+        }
+        // Which rank it was is not known: each is read again alone, one after another.
+        const each = [];
+        let at = base;
+        for (const i of indices) {
+          each.push(await one([i], k, true, at));
+          at += parts[i].bytes;
+        }
+        return {
+          ranks: joinLists(each.map((a) => a.ranks)),
+          infos: each.flatMap((a) => a.infos),
+          timings: each.flatMap((a) => a.timings),
+          memoryBytes: Math.max(...each.map((a) => a.memoryBytes)),
+          times,
+          failed: each.flatMap((a) => a.failed),
+        };
       } finally {
         if (!kept.includes(reader)) this.end(reader);
       }
@@ -144,6 +178,7 @@ export class WorkerPool {
       readers: groups.length,
       keeper: kept[0] || null,
       timings: answers.map((a) => ({ ...a.times, ranks: a.timings })),
+      failed: answers.flatMap((a) => a.failed),
     };
   }
 

@@ -8,6 +8,24 @@ use crate::profiler::summary::RankSummary;
 use crate::profiler::summary_view::{Request, SummaryView};
 use wasm_bindgen::prelude::*;
 
+/// The rank summary of a rank the page could not read (its reader died): `part` is the JSON of
+/// one part of `ProfilerView.parts` (role, rank, step, run folders), `reason` says why; the job
+/// overview then lists the rank as failed, with the reason.
+#[wasm_bindgen(js_name = failedRankSummary)]
+pub fn failed_rank_summary(part: &str, reason: &str) -> Result<String, JsError> {
+    #[derive(serde::Deserialize)]
+    struct Part {
+        role: String,
+        rank: Option<u32>,
+        step: Option<u32>,
+        run_dirs: Vec<String>,
+    }
+    let p: Part =
+        serde_json::from_str(part).map_err(|e| err(format!("not a part of a job: {e}")))?;
+    let summary = RankSummary::failed(p.role, p.rank, p.step, p.run_dirs, reason.to_string());
+    serde_json::to_string(&summary).map_err(err)
+}
+
 /// An opened job summary held in the worker.
 #[wasm_bindgen]
 pub struct JobSummaryView {

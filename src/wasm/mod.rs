@@ -22,7 +22,7 @@ mod snapshot;
 mod somas;
 
 pub use compare::CompareView;
-pub use job_summary::JobSummaryView;
+pub use job_summary::{failed_rank_summary, JobSummaryView};
 pub use profiler::{memory_bytes, ProfilerView};
 pub use session::Session;
 pub use snapshot::SnapshotSession;
@@ -30,6 +30,17 @@ pub use somas::SomasView;
 
 #[cfg(feature = "threads")]
 pub use wasm_bindgen_rayon::init_thread_pool;
+
+/// Makes every thread of the threaded engine's pool return to its worker's event loop, so that
+/// the worker ends at once when the page terminates it (a thread waiting for work never returns
+/// by itself, and the browser then waits 2 s before stopping it by force). Each thread throws out
+/// of its run loop; the pool is of no use afterwards: call it only on a worker about to end, and
+/// not while a wasm call is under way on it.
+#[cfg(feature = "threads")]
+#[wasm_bindgen(js_name = stopThreads)]
+pub fn stop_threads() {
+    rayon::spawn_broadcast(|_| wasm_bindgen::throw_str("the engine's threads are stopped"));
+}
 
 /// Describes the running engine: `{"threads": n, "build": "threads" | "single"}`.
 ///

@@ -1,6 +1,7 @@
 // Stopping a load: while a job is being read the page shows bytes read, throughput and time left;
-// Cancel, or a new drop, stops the work at once — the worker that was reading is terminated (its
-// memory goes with it) and a fresh one serves what comes next.
+// Cancel, or a new drop, stops the work at once — the worker that was reading sees its stop flag,
+// leaves its wasm call, says so and is terminated (its memory goes with it), and a fresh one serves
+// what comes next.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -62,6 +63,14 @@ async function whileReading(page, cancel) {
   return seen.jsonValue();
 }
 
+/** How the page's workers were ended so far (see www/worker-life.js): on their word, or by force. */
+function endings(page) {
+  return page.evaluate(() => ({
+    stopped: performance.getEntriesByName('memlens:worker-stopped').length,
+    forced: performance.getEntriesByName('memlens:worker-forced').length,
+  }));
+}
+
 /**
  * Resolves when every worker the page has now (the engine's, and any threads it started) closed;
  * rejects if they are still running 30 s later (they would be if nothing stopped them).
@@ -101,6 +110,9 @@ test('with one worker (?workers=1) the progress line gives bytes read, throughpu
     assert.equal(await page.$$eval('#tabs [role="tab"]', (t) => t.length), 0);
     const last = await closed;
     console.log(`# cancelled after ${seen.done} bytes; the workers had closed ${Math.max(0, last - tSeen)} ms after the test heard of the click`);
+    // The busy worker saw its stop flag: it left its wasm call, stopped its threads and said so,
+    // and was not left to the browser's forced end.
+    assert.deepEqual(await endings(page), { stopped: 1, forced: 0 });
     // A fresh engine serves the next drop.
     assert.ok((await engineThreads(page)) > 1);
     await page.setInputFiles('input[data-testid="folder-input"]', TEXT);
@@ -166,6 +178,10 @@ test('with the default pool of readers Cancel terminates every reader and the pa
     assert.match(seen.text, new RegExp(`^Reading: [\\d.]+ [KMG]iB of [\\d.]+ [KMG]iB \\(2 ranks, ${readers} workers?\\) — `));
     assert.equal(await page.getAttribute('[data-testid="status"]', 'data-state'), 'cancelled');
     await closed;
+    // Every reader and the page's worker saw the stop flag and said so before they were ended.
+    const ends = await endings(page);
+    assert.equal(ends.forced, 0);
+    assert.ok(ends.stopped >= readers + 1, `${ends.stopped} workers stopped`);
     // The next drop is read by a fresh pool.
     await page.setInputFiles('input[data-testid="folder-input"]', TEXT);
     assert.equal(await settled(page, 120000), 'ready');

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, cpSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { bytes, bytesApart } from '../../www/format.js';
 import { root, CLI, SHOTS, openBrowser, startServer, engineThreads, settled, dropFiles, filesUnder, foreignRequests } from './harness.mjs';
 
 let server;
@@ -23,6 +24,29 @@ before(async () => {
 after(async () => {
   await server.close();
   rmSync(tmp, { recursive: true, force: true });
+});
+
+/** "1.50 KiB" / "1,536 bytes" / "12 B" → bytes (approximate for the units). */
+function parseSize(text) {
+  const [num, unit] = text.split(' ');
+  const units = { B: 1, bytes: 1, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30 };
+  return Number(num.replaceAll(',', '')) * units[unit];
+}
+
+test('a size just over the limit and the limit never print alike', () => {
+  const MiB = 2 ** 20;
+  for (const limit of [768 * MiB, 950 * MiB, 4000, 1024]) {
+    for (const over of [1, 7, 1000, 5000, MiB / 2, 3 * MiB]) {
+      const [a, b] = bytesApart(limit + over, limit);
+      assert.notEqual(a, b, `${limit + over} against ${limit}`);
+      // Each text is the size it stands for, to the precision it shows.
+      assert.ok(parseSize(a) > parseSize(b), `${a} > ${b}`);
+      assert.ok(Math.abs(parseSize(a) - (limit + over)) <= (limit + over) / 100, `${a} stands for ${limit + over}`);
+    }
+  }
+  // Sizes far apart keep the usual form.
+  assert.deepEqual(bytesApart(900 * MiB, 768 * MiB), [bytes(900 * MiB), bytes(768 * MiB)]);
+  assert.deepEqual(bytesApart(768 * MiB + 1, 768 * MiB), ['805,306,369 bytes', '805,306,368 bytes']);
 });
 
 test('a rank with a file over the limit is named with its size and not read; the other ranks are', async () => {
@@ -50,7 +74,11 @@ test('a rank with a file over the limit is named with its size and not read; the
     for (const n of named) {
       assert.equal(n.bytes, size(n.path));
       assert.ok(n.text.includes(n.path), n.text);
-      assert.match(n.text, /is not read: .* is [\d.]+ [KMG]?i?B, more than the [\d.]+ [KMG]?i?B this page reads of one file\.$/);
+      // The limit is one byte under the largest file: the two sizes must still read differently.
+      const [, file, most] = n.text.match(/is not read: .* is ([\d.,]+ (?:[KMG]iB|B|bytes)), more than the ([\d.,]+ (?:[KMG]iB|B|bytes)) this page reads of one file\.$/) || [];
+      assert.ok(file && most, n.text);
+      assert.notEqual(file, most, n.text);
+      assert.ok(parseSize(file) > parseSize(most), n.text);
     }
     const advice = await page.textContent('[data-testid="ascend-too-large"] p');
     assert.match(advice, /memlens profiler .*memlens serve /);

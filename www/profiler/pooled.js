@@ -9,7 +9,7 @@
 // at most. The job-wide exports are made by a worker started for them alone, which reads the whole
 // job once, writes them all and is gone afterwards; the tab keeps the files until a new drop.
 import { el } from '../ui/dom.js';
-import { bytes, plural } from '../format.js';
+import { bytes, bytesApart, plural } from '../format.js';
 import { throughput } from '../ui/throughput.js';
 import { mountedClient } from '../ui/mounted-client.js';
 import { EngineClient } from '../engine-client.js';
@@ -47,6 +47,8 @@ export function mountPooled(root, ctx, size, { build, emptyJob, failed, handOver
   // The reader that kept the first rank's analysis, and that rank's index (-1: none kept).
   let keeper = null;
   let keptRank = -1;
+  // Ranks (index in the job) whose reader failed or died, with the reason.
+  const unreadRanks = new Map();
   const exportJob = (name) => {
     if (!exports) {
       exports = (async () => {
@@ -134,7 +136,10 @@ export function mountPooled(root, ctx, size, { build, emptyJob, failed, handOver
       // reader answers about it, so the page's worker does not read it a second time.
       const read = await pool.summarize(ctx.dropped(), parts, onProgress, parts[0].run_dirs);
       mark('summarized');
-      const ranks = joinLists(read.texts);
+      // Ranks whose reader failed or died are in the job as failed ranks, with the reason.
+      const unread = read.failed.map((f) => ({ part: parts[f.index], error: `not read: ${f.error}` }));
+      const lost = unread.length ? await client.call('ascend.failedRanks', { failed: unread }) : '[]';
+      const ranks = joinLists([...read.texts, lost]);
       handOver(ranks);
       const report = await client.call('ascend.overviewOf', { ranks });
       mark('overviewOf');
@@ -149,6 +154,13 @@ export function mountPooled(root, ctx, size, { build, emptyJob, failed, handOver
         return;
       }
       const runDirs = report.ranks.map((r) => r.run_dirs);
+      // A rank whose reader died is not read again by the page's worker (it would likely die too):
+      // its views say why at once.
+      for (const u of unread) {
+        const at = runDirs.findIndex((d) => d.join('\n') === u.part.run_dirs.join('\n'));
+        if (at >= 0) unreadRanks.set(at, u.error);
+      }
+      root.dataset.unreadRanks = JSON.stringify([...unreadRanks.keys()]);
       await client.call('ascend.openRanks', { runDirs });
       if (read.keeper) {
         keeper = read.keeper;
@@ -171,6 +183,7 @@ export function mountPooled(root, ctx, size, { build, emptyJob, failed, handOver
     const views = mountedClient({
       call: (method, params, onProgress) => {
         if (method === 'ascend.export') return exportJob(params.name);
+        if (method.startsWith('ascend.') && unreadRanks.has(params?.rank)) return Promise.reject(new Error(unreadRanks.get(params.rank)));
         if (keptRank >= 0 && method.startsWith('ascend.') && params?.rank === keptRank) return keeper.call(method, params, onProgress);
         return ctx.client.call(method, params, onProgress);
       },
@@ -238,7 +251,7 @@ export function largeFiles(files, runDirs, limit) {
 function tooLarge(parts, big, limit) {
   const items = parts.flatMap((p, i) => big[i].map((f) => el('li', { 'data-path': f.path, 'data-bytes': String(f.file.size) },
     `${rankLabel({ role: p.role, rank: p.rank ?? 'unknown', step: p.step })} is not read: `,
-    el('code', { text: f.path }), ` is ${bytes(f.file.size)}, more than the ${bytes(limit)} this page reads of one file.`)));
+    el('code', { text: f.path }), ` is ${bytesApart(f.file.size, limit).join(', more than the ')} this page reads of one file.`)));
   if (!items.length) return null;
   const dirs = parts.filter((p, i) => big[i].length).flatMap((p) => p.run_dirs);
   return el('section', { class: 'panel', 'data-testid': 'ascend-too-large' },

@@ -4,6 +4,7 @@
 // rank's capture start.
 import { joinLists } from '../json-lists.js';
 import { fileReads } from '../file-reads.js';
+import { testFault } from '../worker-life.js';
 
 /** Progress of a load: per-file bytes read, posted as `{done, total, label, phase, files?, file}`. */
 function tracker(progress) {
@@ -173,17 +174,26 @@ export default (ctx) => {
       // Where each rank's time went (ms): reading its files, the rest of the analysis, its summary.
       const timings = [];
       for (const dirs of parts) {
+        const fault = testFault(dirs);
+        if (fault) return fault;
         const v = new mod.ProfilerView(session);
+        // The file being read, named to the page with the progress (and in an error), so that a
+        // reader that dies can be said to have died reading it.
+        let file = null;
         try {
           const t0 = performance.now();
           const r0 = fileReads.ms;
           v.keepRanks(session, JSON.stringify(dirs));
           seen.clear();
           v.analyze(session, (path, d) => {
+            if (path !== file) {
+              file = path;
+              progress(Math.min(before, bytes), bytes, 'reading', { file, keep: true });
+            }
             seen.set(path, d);
             let n = before;
             for (const x of seen.values()) n += x;
-            progress(Math.min(n, bytes), bytes, 'reading');
+            progress(Math.min(n, bytes), bytes, 'reading', { file });
           });
           for (const x of seen.values()) before += x;
           const t1 = performance.now();
@@ -193,6 +203,9 @@ export default (ctx) => {
           infos.push({ runDirs: dirs, ranks: ask('ranks', {}, v) });
           timings.push({ read: Math.round(read), parse: Math.round(t1 - t0 - read), summary: Math.round(performance.now() - t1) });
           if (keep && !kept && JSON.stringify(dirs) === JSON.stringify(keep)) kept = { dirs, view: v };
+        } catch (err) {
+          const message = err && err.message ? err.message : String(err);
+          throw new Error(file ? `${message} (while reading ${file})` : message);
         } finally {
           if (kept?.view !== v) v.free();
         }
@@ -208,6 +221,14 @@ export default (ctx) => {
       overviewView = null;
       overviewView = ctx.mod().JobSummaryView.fromRanks(ranks);
       return JSON.parse(overviewView.request('{"method":"overview"}'));
+    },
+    /**
+     * The rank summaries (JSON text of a list) of ranks no reader could read (`failed`: `{ part,
+     * error }`, `part` as `ascend.parts` gives it): failed ranks, with the reason, for the job
+     * overview.
+     */
+    'ascend.failedRanks'({ failed }) {
+      return `[${failed.map((f) => ctx.mod().failedRankSummary(JSON.stringify(f.part), f.error)).join(',')}]`;
     },
     /**
      * Answers about a pooled job from now on: `runDirs` lists each job rank's run folders, and a

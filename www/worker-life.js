@@ -1,0 +1,132 @@
+// How the page ends its analysis workers at once, and learns when one dies by itself.
+//
+// Ending: Chrome's `Worker.terminate()` lets a worker finish the task it runs and, if it has not
+// returned to its event loop 2 s later, stops its script by force. A worker inside a long wasm call
+// (reading a rank) therefore lingered 2 s after Cancel, and the threaded engine's own threads (nested
+// workers that wait in `Atomics.wait` between jobs, and never return) another 2 s after their parent
+// was gone. So where the page is cross-origin isolated each worker gets a stop flag in shared memory:
+// the page raises it, the worker's next file read fails at once (so the wasm call unwinds within a
+// read's time), and once back in its event loop the worker makes the engine's threads return too
+// (`stopThreads`) and says `stopped`; the page then terminates it, which now takes milliseconds.
+// Without shared memory (the offline file) `terminate()` alone is left.
+//
+// Dying: a worker that runs out of memory may end without an `error` event. Each worker holds a Web
+// Lock of its own name for its whole life; the page asks for the same lock, and is granted it when
+// the worker is gone. A worker the page did not end that is gone is reported dead.
+
+/** A stop flag for one worker (shared memory), or null where the page has none. */
+export function stopFlag() {
+  const shared = typeof SharedArrayBuffer === 'function' && self.crossOriginIsolated === true;
+  return shared ? new Int32Array(new SharedArrayBuffer(4)) : null;
+}
+
+// The most the page waits for a worker's `stopped` before terminating it anyway (a worker busy in
+// a long computation that reads no file does not see the flag until it ends).
+const STOP_WAIT_MS = 300;
+
+/**
+ * Starts watching `worker` (just spawned): sends it its stop flag and its lock's name, and calls
+ * `died(message)` once if it ends by itself (an `error` event, a message that cannot be read, or
+ * its lock released). Returns `end()`, which ends the worker at once (and stops the watch).
+ */
+export function watchWorker(worker, died) {
+  const flag = stopFlag();
+  const lock = typeof navigator !== 'undefined' && navigator.locks ? `memlens-worker-${Math.random().toString(36).slice(2)}-${Date.now()}` : null;
+  let ended = false;
+  const fail = (message) => {
+    if (ended) return;
+    ended = true;
+    worker.terminate();
+    died(message);
+  };
+  worker.addEventListener('error', (ev) => {
+    ev.preventDefault();
+    fail(`the analysis worker failed: ${ev.message || 'an error it did not report'}`);
+  });
+  worker.addEventListener('messageerror', () => fail('the analysis worker sent an answer the page could not read'));
+  worker.addEventListener('message', (ev) => {
+    // The worker holds its lock: asking for it now resolves when the worker is gone.
+    if (ev.data?.type === 'life-locked' && lock) {
+      navigator.locks.request(lock, () => fail('the analysis worker ended without an answer: it most likely ran out of memory')).catch(() => {});
+    }
+  });
+  worker.postMessage({ type: 'life', flag: flag ? flag.buffer : null, lock });
+  return function end() {
+    if (ended) return;
+    ended = true;
+    if (!flag) return worker.terminate();
+    Atomics.store(flag, 0, 1);
+    Atomics.notify(flag, 0);
+    // Marks for the tests and the benchmark: how each worker was ended.
+    const timer = setTimeout(() => {
+      performance.mark('memlens:worker-forced');
+      worker.terminate();
+    }, STOP_WAIT_MS);
+    worker.addEventListener('message', (ev) => {
+      if (ev.data?.type !== 'stopped') return;
+      clearTimeout(timer);
+      performance.mark('memlens:worker-stopped');
+      worker.terminate();
+    });
+  };
+}
+
+/**
+ * The worker's side of a `life` message from `watchWorker`: takes its lock for the rest of its life,
+ * makes every file read fail once the flag is raised, and when it is, stops the engine's threads
+ * (`stopThreads()`, given by the caller: the engine may still be starting) and says `stopped`.
+ */
+export function installLife({ flag, lock }, stopThreads) {
+  if (lock && self.navigator?.locks) {
+    self.navigator.locks.request(lock, () => {
+      self.postMessage({ type: 'life-locked' });
+      return new Promise(() => {});
+    }).catch(() => {});
+  }
+  if (!flag) return;
+  const raised = new Int32Array(flag);
+  if (typeof FileReaderSync === 'function') {
+    const read = FileReaderSync.prototype.readAsArrayBuffer;
+    FileReaderSync.prototype.readAsArrayBuffer = function stoppableRead(blob) {
+      if (Atomics.load(raised, 0)) throw new DOMException('the load was stopped', 'AbortError');
+      return read.call(this, blob);
+    };
+  }
+  const stop = () => {
+    // Runs from the event loop, so no wasm call is under way: the threads can go safely.
+    try {
+      stopThreads();
+    } finally {
+      self.postMessage({ type: 'stopped' });
+    }
+  };
+  if (typeof Atomics.waitAsync === 'function') {
+    const w = Atomics.waitAsync(raised, 0, 0);
+    if (w.async) w.value.then(stop);
+    else stop();
+  } else {
+    const timer = setInterval(() => {
+      if (!Atomics.load(raised, 0)) return;
+      clearInterval(timer);
+      stop();
+    }, 20);
+  }
+}
+
+/**
+ * A test hook of the pool's readers (`?fault=close|throw&faultRank=TEXT` on the page, passed on to
+ * the readers): before reading a rank whose run folders contain TEXT, the reader ends itself
+ * (`close`, as a worker killed for its memory) or throws outside any request (`throw`, an `error`
+ * event). Returns a promise that never settles when it fired, else null.
+ */
+export function testFault(runDirs) {
+  const q = new URLSearchParams(self.location.search);
+  const how = q.get('fault');
+  const which = q.get('faultRank');
+  if (!how || !which || !runDirs.some((d) => d.includes(which))) return null;
+  if (how === 'close') self.close();
+  else setTimeout(() => {
+    throw new Error(`test fault in the reader of ${runDirs.join(', ')}`);
+  });
+  return new Promise(() => {});
+}
