@@ -518,15 +518,15 @@ cann::trans_TransData_0,50240.0,1736405443881360.630\t,1736405443881476.600\t,,1
 
     #[test]
     fn rows_take_room_for_the_file_not_a_doubling() {
-        // Rows of two lengths, the longer ones late in the file (the estimate from the first rows
-        // is then short and the rest grows by eighths).
+        // Rows of one length, and rows of two lengths with the shorter ones late in the file (the
+        // estimate from the first rows is then short, and the rest grows by eighths).
         for (n, late) in [(20_000usize, 0usize), (50_000, 10_000), (3_000, 0)] {
             let mut text = String::from("Name,Size(KB),Allocation Time(us),Release Time(us)\n");
             for i in 0..n {
                 let name = if i + late >= n {
-                    "aten::a_much_longer_operator_name_here"
-                } else {
                     "aten::mm"
+                } else {
+                    "aten::a_much_longer_operator_name_here"
                 };
                 text.push_str(&format!(
                     "{name},{}.5,{}.0,{}.0\n",
