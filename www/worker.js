@@ -22,7 +22,7 @@ serve(async () => {
       const mod = await import('./pkg-threads/memlens.js');
       await mod.default();
       // rayon's pool must exist before the first parallel call, or it silently runs on one thread.
-      await mod.initThreadPool(threads);
+      await quietThreads(() => mod.initThreadPool(threads));
       return { mod, build: 'threads', reason: null };
     } catch (err) {
       reason = `threaded engine failed to start: ${err && err.message ? err.message : err}`;
@@ -32,3 +32,26 @@ serve(async () => {
   await mod.default();
   return { mod, build: 'single', reason };
 }, modules);
+
+// The error by which `stopThreads` makes each engine thread leave its run loop (see
+// worker-life.js); a thread's worker would report it as an unhandled rejection.
+const QUIET = `self.addEventListener('unhandledrejection', (e) => { if (e.reason && e.reason.message === "the engine's threads are stopped") e.preventDefault(); });\n`;
+
+/**
+ * Runs `start` (which starts the engine's threads) with `fetch` giving wasm-bindgen-rayon's thread
+ * script, which it fetches to start each thread from a Blob, a first line that keeps that error
+ * quiet.
+ */
+async function quietThreads(start) {
+  const original = self.fetch;
+  self.fetch = async (input, init) => {
+    const res = await original(input, init);
+    if (!String(input).includes('workerHelpers')) return res;
+    return new Response(QUIET + (await res.text()), { headers: { 'content-type': 'text/javascript' } });
+  };
+  try {
+    return await start();
+  } finally {
+    self.fetch = original;
+  }
+}
