@@ -260,17 +260,10 @@ fn head_category<'a>(b: &'a [u8], i: usize, skip: &mut Cursor) -> Head<'a> {
                 Scan::Done(e) => e,
                 _ => return Head::Unsure,
             },
-            _ => {
-                let e = skip_plain_value(b, j);
-                let plain = b.get(j..e).is_some_and(|v| {
-                    v.iter()
-                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
-                });
-                if e == j || !plain {
-                    return Head::Unsure;
-                }
-                e
-            }
+            _ => match plain_value_end(b, j) {
+                Some(e) => e,
+                None => return Head::Unsure,
+            },
         };
         if is_cat {
             return b.get(j..vend).map_or(Head::Unsure, Head::Cat);
@@ -284,15 +277,21 @@ fn head_category<'a>(b: &'a [u8], i: usize, skip: &mut Cursor) -> Head<'a> {
     }
 }
 
-/// End of the number or literal at `b[j]`: the first `,`, `}`, `]` or blank.
-fn skip_plain_value(b: &[u8], mut j: usize) -> usize {
-    while let Some(&c) = b.get(j) {
-        if matches!(c, b',' | b'}' | b']') || is_ws(c) {
+/// End of the number or literal at `b[j]` (the first `,`, `}`, `]` or blank, or the buffer's end),
+/// in one pass that also checks its bytes are plain (letters, digits, `+`, `-`, `.`); `None` for
+/// an empty value or one with any other byte.
+fn plain_value_end(b: &[u8], j: usize) -> Option<usize> {
+    let mut k = j;
+    while let Some(&c) = b.get(k) {
+        if c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.') {
+            k += 1;
+        } else if matches!(c, b',' | b'}' | b']') || is_ws(c) {
             break;
+        } else {
+            return None;
         }
-        j += 1;
     }
-    j
+    (k > j).then_some(k)
 }
 
 /// An integer from a number or string span (decimals truncated); ids above 2^53 stay exact.
