@@ -216,15 +216,15 @@ pub fn scan_object(b: &[u8], i: usize, on: &mut dyn FnMut(&[u8], usize, usize)) 
     })
 }
 
+/// What [`scan_object_with`] calls per member: `(key, value_start, value_end once skipped)`,
+/// returning where the value ends when the caller read it itself.
+pub type OnMember<'a> = dyn FnMut(&[u8], usize, Option<usize>) -> Option<usize> + 'a;
+
 /// [`scan_object`] for a reader that reads some values itself as the walk meets them (a nested
 /// object it wants, read once instead of skipped and then walked again): for each member,
 /// `on(key, value_start, None)` is called first, and may return where the value ends; otherwise
 /// the value is skipped and `on(key, value_start, Some(value_end))` is called.
-pub fn scan_object_with(
-    b: &[u8],
-    i: usize,
-    on: &mut dyn FnMut(&[u8], usize, Option<usize>) -> Option<usize>,
-) -> Scan {
+pub fn scan_object_with(b: &[u8], i: usize, on: &mut OnMember<'_>) -> Scan {
     let mut j = skip_ws(b, i + 1);
     if b.get(j) == Some(&b'}') {
         return Scan::Done(j + 1);
