@@ -183,7 +183,8 @@ function spread(n, count) {
 
 /**
  * Where the time to the overview went, from the page's marks (`ascend:*`, page times) and the
- * pooled tab's reader timings: drop → tab mounted, the ranks listed, each reader's engine start,
+ * pooled tab's reader timings: drop → tab mounted, the ranks listed, each reader's engine start
+ * (whether it was handed the tab's compiled engine, and reads its files ahead: www/read-ahead.js),
  * drop loaded, per rank reading the files / parsing / summary, its idle time until the last reader
  * answered, then the overview made, the ranks set up, the views built up to the overview drawn.
  * One-worker pages give their worker's own split (classify, analyze, summary).
@@ -194,7 +195,8 @@ function split(r) {
   const d = (a, b) => Math.round(b - a);
   const readers = JSON.parse(r.timings || '{}').readers || [];
   const last = Math.max(...readers.map((x) => x.answered));
-  const each = readers.map((x, k) => `reader ${k + 1}: engine ${d(x.spawn, x.engine)}, loaded +${d(x.engine, x.loaded)}, ranks ${x.ranks.map((t) => `${t.read}/${t.parse}/${t.summary}`).join(' ')}, idle ${d(x.answered, last)}`);
+  const how = (x) => `${x.handed ? 'handed' : 'compiled'}${x.readAhead ? ', read ahead' : ''}`;
+  const each = readers.map((x, k) => `reader ${k + 1}: engine ${d(x.spawn, x.engine)} (${how(x)}), loaded +${d(x.engine, x.loaded)}, ranks ${x.ranks.map((t) => `${t.read}/${t.parse}/${t.summary}`).join(' ')}, idle ${d(x.answered, last)}`);
   return `drop→mount ${d(r.pick, m.mount)}, parts ${d(m.mount, m.parts)}, readers started ${d(r.pick, Math.min(...readers.map((x) => x.spawn)))} after the drop [${each.join('; ')}] (ranks: read/parse/summary ms), summarized ${d(m.parts, m.summarized)} after parts, overviewOf ${d(m.summarized, m.overviewOf)}, openRanks ${d(m.overviewOf, m.openRanks)}, build→overview ${d(m.build, r.overview)}`;
 }
 
