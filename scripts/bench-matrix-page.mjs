@@ -11,7 +11,14 @@
 // (thread time of its tasks in a Chrome trace) does not.
 //
 //   node scripts/bench-matrix-page.mjs [--ranks 256,1201,4096] [--moves 200] [--clicks 20] [--single]
-//                                      [--job DIR]
+//                                      [--job DIR] [--baseline OTHER_WWW] [--runs N]
+//
+// Select is what the user waits for after pressing: the pointer is brought over the cell or row
+// first (as a hand does before it clicks; that hover is measured on its own, below), rests there
+// REST ms, and the measure spans the press, the release, the click and what they cause.
+//
+// --baseline serves a second built page (a copy of www/ from an earlier commit) and measures it
+// in turn with this one, --runs times each (alternating), so that the two compare in one run.
 //
 // --job DIR measures a real job instead (e.g. one written by `memlens generate profiler`): its
 // folder is picked as "Open folder…" does, the page reads every rank, and the same measures run on
@@ -27,6 +34,7 @@ import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, totalmem, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { root, openBrowser, startServer, engineThreads } from '../tests/browser/harness.mjs';
+import { serve } from './serve.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -39,6 +47,10 @@ const ISOLATE = !process.argv.includes('--single');
 const CLICKS = Number(arg('clicks', 20));
 const FIXTURE = path.join(root, 'fixtures', 'summary', 'msinsight-level0.memlens.json');
 const JOB = arg('job', null);
+const BASELINE = arg('baseline', null);
+const RUNS = Number(arg('runs', 1));
+/** How long the pointer rests over a cell or row before it presses (ms). */
+const REST = 100;
 // The view that holds the overview: the job summary's, or the profiler's for a job folder.
 const SCOPE = JOB ? '[data-testid="ascend"]' : '[data-testid="jobsummary"]';
 
@@ -167,6 +179,8 @@ async function once(url, n) {
       await page.waitForTimeout(50);
       const x = box.left + ((k + 0.5) / CLICKS) * (box.right - box.left);
       const y = box.top + (box.bottom - box.top) * (k % 2 ? 0.3 : 0.75);
+      await page.mouse.move(x, y);
+      await page.waitForTimeout(REST);
       await page.evaluate((k) => performance.mark(`in-${k}`), k);
       await page.mouse.click(x, y);
       await page.waitForTimeout(120);
@@ -196,7 +210,8 @@ async function once(url, n) {
         const r = row.getBoundingClientRect();
         return { x: r.left + 30, y: r.top + r.height / 2 };
       }, { k, scope: SCOPE });
-      await page.waitForTimeout(80);
+      await page.mouse.move(at.x, at.y);
+      await page.waitForTimeout(REST);
       await page.evaluate((k) => performance.mark(`in-${k}`), k);
       await page.mouse.click(at.x, at.y);
       await page.waitForTimeout(120);
@@ -241,11 +256,13 @@ async function once(url, n) {
 
 const TMP = mkdtempSync(path.join(tmpdir(), 'memlens-bench-matrix-'));
 const server = await startServer({ isolate: ISOLATE });
+const base = BASELINE ? await serve({ dir: path.resolve(BASELINE), port: 0, isolate: ISOLATE }) : null;
+const pages = [['', server.url], ...(base ? [['baseline ', base.url]] : [])];
 console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model || 'unknown CPU'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB; load ${loadavg().map((x) => x.toFixed(1)).join(' ')}; ${new Date().toISOString()}`);
 try {
-  for (const n of JOB ? [0] : SIZES) {
-    const r = await once(server.url, n);
-    console.log(`\n${JOB ? `${JOB}: ` : ''}${r.n} ranks (${r.threads} threads)`);
+  for (const n of JOB ? [0] : SIZES) for (let run = 1; run <= RUNS; run++) for (const [which, url] of pages) {
+    const r = await once(url, n);
+    console.log(`\n${which}${JOB ? `${JOB}: ` : ''}${r.n} ranks (${r.threads} threads), run ${run}, load ${loadavg()[0].toFixed(1)}`);
     console.log(`  drop → first drawn overview: ${ms(r.first)} (${JOB ? 'job' : 'summary'} read in ${r.loadMs} ms)`);
     console.log(`  DOM nodes: ${r.nodes} after the load, ${r.nodesAfter} after the sweeps`);
     console.log(`  no input (the marks and waits alone), main-thread CPU: ${line(r.idleCpu)}`);
@@ -261,5 +278,6 @@ try {
   }
 } finally {
   await server.close();
+  if (base) await new Promise((r) => base.server.close(r));
   rmSync(TMP, { recursive: true, force: true });
 }

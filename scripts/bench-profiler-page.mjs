@@ -8,7 +8,7 @@
 //   node scripts/bench-profiler-page.mjs [--dir /tmp/memlens-bench] [--runs 2] [--skip-2g] [--keep]
 //                                        [--baseline OTHER_WWW] [--pools Q1,Q2] [--job64]
 //                                        [--wide ROLESxRANKSxMB,…] [--open N|all] [--engines threaded,single]
-//                                        [--skip-2x2]
+//                                        [--skip-2x2] [--drop-caches] [--www DIR]
 //                                        [--file-limit ROWS,… [--db-rows ROWS,…]]
 // The page reads a job of several ranks with a pool of readers by default (www/worker-pool.js);
 // --pools 'workers=1,workers=2&poolEngine=threads' also measures the page with each query string
@@ -32,8 +32,12 @@
 // --baseline serves a second built page (e.g. a copy of www/ built from an earlier commit) and
 // measures it in turn with this one, run by run, so that the two compare as ratios in one run.
 // Generated files are deleted at the end unless --keep.
+// --drop-caches empties the kernel's page cache (sync, then 3 into /proc/sys/vm/drop_caches: needs
+// root) before each CLI run and each page load, so that both read the job from disk: a job larger
+// than the free page cache otherwise favours whichever reads second. --www serves that built www/
+// (e.g. a frozen copy) instead of the checkout's, so the checkout can change during a long run.
 import { execFileSync } from 'node:child_process';
-import { existsSync, rmSync, mkdirSync, statSync, readdirSync, linkSync } from 'node:fs';
+import { existsSync, rmSync, mkdirSync, statSync, readdirSync, linkSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
 import { openBrowser, startServer, engineThreads } from '../tests/browser/harness.mjs';
@@ -69,6 +73,14 @@ function sizeOf(dir) {
   return n;
 }
 
+const DROP = args.includes('--drop-caches');
+/** With --drop-caches: writes the dirty pages out and empties the page cache. */
+function dropCaches() {
+  if (!DROP) return;
+  execFileSync('sync');
+  writeFileSync('/proc/sys/vm/drop_caches', '3');
+}
+
 /** Picks `dir` in the page and times the overview and the ready state (ms from the pick). */
 async function measure(server, dir, { timeout = 600000, query = '', after = null } = {}) {
   const b = await openBrowser();
@@ -77,6 +89,7 @@ async function measure(server, dir, { timeout = 600000, query = '', after = null
     const page = await b.page();
     await page.goto(query ? `${server.url}?${query}` : server.url);
     const threads = await engineThreads(page);
+    dropCaches();
     // Timestamps taken in the page, so that polling does not add to them.
     await page.evaluate(() => {
       window.__bench = {};
@@ -170,7 +183,8 @@ function spread(n, count) {
 
 /**
  * Where the time to the overview went, from the page's marks (`ascend:*`, page times) and the
- * pooled tab's reader timings: drop → tab mounted, the ranks listed, each reader's engine start,
+ * pooled tab's reader timings: drop → tab mounted, the ranks listed, each reader's engine start
+ * (whether it was handed the tab's compiled engine, and reads its files ahead: www/read-ahead.js),
  * drop loaded, per rank reading the files / parsing / summary, its idle time until the last reader
  * answered, then the overview made, the ranks set up, the views built up to the overview drawn.
  * One-worker pages give their worker's own split (classify, analyze, summary).
@@ -181,7 +195,8 @@ function split(r) {
   const d = (a, b) => Math.round(b - a);
   const readers = JSON.parse(r.timings || '{}').readers || [];
   const last = Math.max(...readers.map((x) => x.answered));
-  const each = readers.map((x, k) => `reader ${k + 1}: engine ${d(x.spawn, x.engine)}, loaded +${d(x.engine, x.loaded)}, ranks ${x.ranks.map((t) => `${t.read}/${t.parse}/${t.summary}`).join(' ')}, idle ${d(x.answered, last)}`);
+  const how = (x) => `${x.handed ? 'handed' : 'compiled'}${x.readAhead ? ', read ahead' : ''}`;
+  const each = readers.map((x, k) => `reader ${k + 1}: engine ${d(x.spawn, x.engine)} (${how(x)}), loaded +${d(x.engine, x.loaded)}, ranks ${x.ranks.map((t) => `${t.read}/${t.parse}/${t.summary}`).join(' ')}, idle ${d(x.answered, last)}`);
   return `drop→mount ${d(r.pick, m.mount)}, parts ${d(m.mount, m.parts)}, readers started ${d(r.pick, Math.min(...readers.map((x) => x.spawn)))} after the drop [${each.join('; ')}] (ranks: read/parse/summary ms), summarized ${d(m.parts, m.summarized)} after parts, overviewOf ${d(m.summarized, m.overviewOf)}, openRanks ${d(m.overviewOf, m.openRanks)}, build→overview ${d(m.build, r.overview)}`;
 }
 
@@ -193,8 +208,15 @@ const s = (ms) => `${(ms / 1000).toFixed(2)} s`;
 
 mkdirSync(base, { recursive: true });
 console.log(`machine: ${cpus().length} × ${cpus()[0].model}, ${mib(totalmem())} RAM, load ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${new Date().toISOString()}`);
-const isolated = await startServer({ isolate: true });
-const plain = await startServer({ isolate: false });
+const WWW = opt('--www', null);
+/** A server of this page: the checkout's www/, or --www. */
+async function pageServer(isolate) {
+  if (!WWW) return startServer({ isolate });
+  const { server, url } = await serve({ dir: path.resolve(WWW), port: 0, isolate });
+  return { url, close: () => new Promise((r) => server.close(r)) };
+}
+const isolated = await pageServer(true);
+const plain = await pageServer(false);
 const baselineDir = opt('--baseline', null);
 /** A server of the baseline page, or null without --baseline. */
 async function baselineServer(isolate) {
@@ -238,6 +260,7 @@ try {
     for (const [name, server] of engines([['threaded', isolated], ['single-threaded', plain]])) {
       for (const [which, srv, query] of variants(server, null)) {
         const load = loadavg()[0].toFixed(1);
+        dropCaches();
         const { ms: native, ranks } = cliJson(CLI, dir);
         const after = open ? (page) => openEach(page, spread(open, ranks.length), ranks, timeout) : null;
         const m = await measure(srv, dir, { query, timeout, after });
@@ -247,6 +270,7 @@ try {
           const times = m.opened.map((o) => o.ms).sort((a, b) => a - b);
           const bad = m.opened.filter((o) => !o.ok);
           console.log(`${label}, ${which}${name}: opened ${m.opened.length} of ${ranks.length} ranks (load ${loadavg()[0].toFixed(1)}): each drew ${bad.length ? `— NOT ${bad.length}: ${bad.map((o) => `#${o.i} ${o.why}`).join('; ')}` : 'its CLI row count and a chart'}; time to its table: median ${s(times[times.length >> 1])}, max ${s(times[times.length - 1])}`);
+          console.log(`  per rank (index: seconds to its table): ${m.opened.map((o) => `${o.i}: ${(o.ms / 1000).toFixed(2)}${o.ok ? '' : ' FAILED'}`).join(', ')}`);
         }
       }
     }

@@ -1,13 +1,46 @@
 // Starts the analysis worker. The offline build (dist/memlens.html) swaps this module for one that
-// starts the same code from a Blob URL, because file:// pages cannot load module workers.
+// starts the same code from a Blob URL, because file:// pages cannot load module workers (and whose
+// `compileEngine` gives nothing: there the first worker compiles the engine and hands it back).
 // A page served by `memlens serve` carries <meta name="memlens-engine" content="native">: its worker
 // then sends the analyses to that engine.
 // `params` (optional) go to the worker in its URL: `threads` caps the threaded engine's pool,
 // `engine: 'single'` asks for the single-threaded engine (the readers of a worker pool).
 export function spawnWorker(params = {}) {
-  const native = document.querySelector('meta[name="memlens-engine"]')?.content === 'native';
   const url = new URL('./worker.js', import.meta.url);
-  if (native) url.searchParams.set('engine', 'native');
+  if (nativePage()) url.searchParams.set('engine', 'native');
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) url.searchParams.set(k, String(v));
+  // `?readAhead=0` on the page turns off the workers' read-ahead (see read-ahead.js), to measure it.
+  const ahead = new URLSearchParams(location.search).get('readAhead');
+  if (ahead) url.searchParams.set('readAhead', ahead);
   return new Worker(url, { type: 'module', name: 'memlens' });
+}
+
+/** True on a page served by `memlens serve`, whose workers use its native engine. */
+export function nativePage() {
+  return document.querySelector('meta[name="memlens-engine"]')?.content === 'native';
+}
+
+// The wasm files of the two builds, beside worker.js.
+const WASM = { single: './pkg/memlens_bg.wasm', threads: './pkg-threads/memlens_bg.wasm' };
+
+/**
+ * Compiles the wasm engine of `build` ('single' or 'threads') in the tab, for its workers to
+ * instantiate without compiling it again (a `WebAssembly.Module` crosses to a worker by
+ * `postMessage`). Resolves to the module, or null when the tab cannot compile it (the worker
+ * then compiles it itself).
+ */
+export async function compileEngine(build) {
+  if (!WASM[build] || typeof WebAssembly.compileStreaming !== 'function') return null;
+  const url = new URL(WASM[build], import.meta.url);
+  try {
+    return await WebAssembly.compileStreaming(fetch(url));
+  } catch {
+    // A server that sends the wasm under another media type refuses streaming; the bytes still do.
+    try {
+      const response = await fetch(url);
+      return response.ok ? await WebAssembly.compile(await response.arrayBuffer()) : null;
+    } catch {
+      return null;
+    }
+  }
 }

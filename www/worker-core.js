@@ -5,8 +5,12 @@ import { installFileReads } from './file-reads.js';
 import { installLife } from './worker-life.js';
 
 /**
- * Starts answering requests. `loadEngine()` resolves to { mod, build, reason } where `mod` is the
- * initialised wasm-bindgen module. Each of `modules` is `(ctx) => ({ method(params, progress) })`:
+ * Starts answering requests. `loadEngine(offer)` resolves to { mod, build, reason, module,
+ * readAhead } where `mod` is the initialised wasm-bindgen module, `readAhead` says whether files
+ * are read ahead on another thread (read-ahead.js) and `module` the compiled `WebAssembly.Module` it
+ * runs (handed to the tab, for the workers started after this one). `offer` resolves to the tab's
+ * first message, `{ build, module }`: the engine the tab compiled for this worker (`module` null:
+ * the worker compiles it itself). Each of `modules` is `(ctx) => ({ method(params, progress) })`:
  * the analysis families add their requests this way. `ctx.mod()` is the wasm module, `ctx.session()`
  * the current Session (files of the last drop), `ctx.onReset(fn)` registers cleanup for a new drop,
  * `ctx.transfer(result)` returns `result` marked so its typed arrays move to the page uncopied.
@@ -23,11 +27,15 @@ export function serve(loadEngine, modules = []) {
   let engineError = null;
   const post = (msg, transfer = []) => self.postMessage(msg, transfer);
 
-  const ready = loadEngine()
-    .then((e) => {
+  let offered;
+  const offer = new Promise((resolve) => (offered = resolve));
+  const ready = loadEngine(offer)
+    .then(async (e) => {
       engine = e;
       const info = JSON.parse(e.mod.engineInfo());
-      post({ type: 'engine', threads: info.threads, build: info.build, version: info.version, reason: e.reason || null });
+      // `handed`: the engine runs the module the tab handed over (not one compiled here).
+      const handed = Boolean(e.module) && e.module === (await offer).module;
+      post({ type: 'engine', threads: info.threads, build: info.build, version: info.version, reason: e.reason || null, module: e.module || null, handed, readAhead: Boolean(e.readAhead) });
     })
     .catch((err) => {
       engineError = err && err.message ? err.message : String(err);
@@ -84,6 +92,7 @@ export function serve(loadEngine, modules = []) {
     // The page's stop flag and lock (see worker-life.js); the threaded engine's threads are
     // stopped with the worker.
     if (ev.data?.type === 'life') return installLife(ev.data, () => engine?.mod.stopThreads?.());
+    if (ev.data && ev.data.type === 'module') return offered(ev.data);
     const { id, method, params } = ev.data || {};
     try {
       await ready;

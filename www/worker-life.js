@@ -5,8 +5,8 @@
 // (reading a rank) therefore lingered 2 s after Cancel, and the threaded engine's own threads (nested
 // workers that wait in `Atomics.wait` between jobs, and never return) another 2 s after their parent
 // was gone. So where the page is cross-origin isolated each worker gets a stop flag in shared memory:
-// the page raises it, the worker's next file read fails at once (so the wasm call unwinds within a
-// read's time), and once back in its event loop the worker makes the engine's threads return too
+// the page raises it, the worker's next file slice or read fails at once (so the wasm call unwinds
+// within a read's time), and once back in its event loop the worker makes the engine's threads return too
 // (`stopThreads`) and says `stopped`; the page then terminates it, which now takes milliseconds.
 // Without shared memory (the offline file) `terminate()` alone is left.
 //
@@ -85,6 +85,13 @@ export function installLife({ flag, lock }, stopThreads) {
   }
   if (!flag) return;
   const raised = new Int32Array(flag);
+  // The engine slices a File before each read: failing the slice fails reads that are served
+  // without `FileReaderSync` too (read-ahead.js wraps both calls, before or after this).
+  const slice = Blob.prototype.slice;
+  Blob.prototype.slice = function stoppableSlice(...args) {
+    if (Atomics.load(raised, 0)) throw new DOMException('the load was stopped', 'AbortError');
+    return slice.apply(this, args);
+  };
   if (typeof FileReaderSync === 'function') {
     const read = FileReaderSync.prototype.readAsArrayBuffer;
     FileReaderSync.prototype.readAsArrayBuffer = function stoppableRead(blob) {

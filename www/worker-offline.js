@@ -5,7 +5,9 @@ import { modules } from './worker-modules.js';
 import * as mod from './pkg/memlens.js';
 import wasmBytes from './pkg/memlens_bg.wasm';
 
-serve(async () => {
-  mod.initSync({ module: wasmBytes });
-  return { mod, build: 'single', reason: 'offline file: pages opened from file:// are never cross-origin isolated' };
+serve(async (offer) => {
+  // The engine compiled by the tab's first worker, or compiled here (this is the first).
+  const module = (await offer).module || new WebAssembly.Module(wasmBytes);
+  mod.initSync({ module });
+  return { mod, module, build: 'single', reason: 'offline file: pages opened from file:// are never cross-origin isolated' };
 }, modules);

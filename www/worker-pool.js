@@ -79,7 +79,8 @@ export class WorkerPool {
     const reader = new EngineClient(this.params);
     const times = { spawn: t0 };
     // An engine that fails to start fails the reader's requests, which say why.
-    reader.engine.then(() => (times.engine = performance.now()), () => {});
+    // `handed`: its engine was compiled once for the tab, not by this reader.
+    reader.engine.then((e) => Object.assign(times, { engine: performance.now(), handed: e.handed, readAhead: e.readAhead }), () => {});
     this.readers.add(reader);
     const loaded = reader.call('load', load).then(() => (times.loaded = performance.now()));
     loaded.catch(() => {});
@@ -98,7 +99,9 @@ export class WorkerPool {
    * Resolves with `{ texts: [JSON text of a list of rank summaries, per reader], infos: [per
    * reader, per part: `{ runDirs, ranks }`, the views' facts of its ranks], memoryBytes: [wasm
    * bytes per reader], readers, timings: [per reader: page times (ms, `performance.now()`) of its
-   * start, engine, drop loaded and answer, and per rank its `{ read, parse, summary }` ms],
+   * start, engine, drop loaded and answer, `handed` (its engine was the tab's compiled module),
+   * `readAhead` (its files were read ahead, see read-ahead.js),
+   * and per rank its `{ read, parse, summary }` ms],
    * keeper }`; rejects with `Cancelled` when stopped. With `keep` (a part's run folders), the
    * reader of that part keeps its analysis and stays: `keeper` is its EngineClient (null if none
    * kept it), to answer about that rank after an `ascend.openRanks`; `terminate` ends it too.

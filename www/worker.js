@@ -1,16 +1,30 @@
 // The analysis worker of the served page: uses the native engine of `memlens serve` when the page
 // says one serves it (`?engine=native`), else loads the threaded wasm engine when the page is
-// cross-origin isolated (SharedArrayBuffer available), the single-threaded one otherwise.
+// cross-origin isolated (SharedArrayBuffer available), the single-threaded one otherwise. The tab
+// hands it the engine already compiled (see engine-client.js); it compiles it only if not.
 import { serve } from './worker-core.js';
 import { modules } from './worker-modules.js';
 import { probeNative, nativeModule } from './native-engine.js';
+import { compileEngine } from './spawn-worker.js';
+import { startReadAhead } from './read-ahead.js';
 
-serve(async () => {
+serve(async (offer) => {
   const query = new URLSearchParams(self.location.search);
   if (query.get('engine') === 'native') {
     const info = await probeNative();
     if (info) return { mod: nativeModule(info), build: 'native', reason: null };
   }
+  // The helper that reads the files ahead starts with the engine (`?readAhead=0`: not at all).
+  const ahead = query.get('readAhead') === '0' ? Promise.resolve(false) : startReadAhead();
+  const loaded = await loadWasm(offer, query);
+  return { ...loaded, readAhead: await ahead };
+}, modules);
+
+/** The wasm engine this worker runs, instantiated from the tab's module when it handed one over. */
+async function loadWasm(offer, query) {
+  const given = await offer;
+  // The tab's module if it is of this build, else one compiled here.
+  const compiled = async (build) => (given.build === build && given.module) || (await compileEngine(build)) || undefined;
   const isolated = self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
   let reason = isolated ? null : 'page is not cross-origin isolated';
   // A reader of a worker pool may be asked for the single-threaded engine, or for fewer threads
@@ -19,19 +33,21 @@ serve(async () => {
   const threads = Math.max(1, Number(query.get('threads')) || navigator.hardwareConcurrency || 2);
   if (isolated && query.get('engine') !== 'single') {
     try {
+      const module = await compiled('threads');
       const mod = await import('./pkg-threads/memlens.js');
-      await mod.default();
+      await mod.default({ module_or_path: module });
       // rayon's pool must exist before the first parallel call, or it silently runs on one thread.
       await quietThreads(() => mod.initThreadPool(threads));
-      return { mod, build: 'threads', reason: null };
+      return { mod, module, build: 'threads', reason: null };
     } catch (err) {
       reason = `threaded engine failed to start: ${err && err.message ? err.message : err}`;
     }
   }
+  const module = await compiled('single');
   const mod = await import('./pkg/memlens.js');
-  await mod.default();
-  return { mod, build: 'single', reason };
-}, modules);
+  await mod.default({ module_or_path: module });
+  return { mod, module, build: 'single', reason };
+}
 
 // The error by which `stopThreads` makes each engine thread leave its run loop (see
 // worker-life.js); a thread's worker would report it as an unhandled rejection.

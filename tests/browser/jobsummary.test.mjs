@@ -333,6 +333,64 @@ test('a 1,201-rank overview: a rank opens by a click on its cell and by the keyb
   }
 });
 
+test('a rank the pointer rests on is shown by the click itself; repainting only the changed cells draws what a whole repaint draws', async () => {
+  const { text } = bigSummary();
+  const { browser: b, page, state } = await openSummary(server, [{ path: 'big/job.memlens.json', base64: b64(text) }], { viewport: { width: 1440, height: 900 } });
+  try {
+    assert.equal(state, 'ready');
+    await rankRowIndex(page, '[data-rank-index="0"]');
+    const firstRole = await page.$eval('[data-testid="jobsummary"] [data-testid="rank-row"][data-rank-index="0"]', (t) => t.dataset.role);
+    const actorRow = firstRole === 'actor' ? 0 : 1;
+    // What the selected rank's panel says at the moment the click has been handled (a listener on
+    // the window runs after the matrix's own): with the pointer resting on the cell first, its
+    // figures are already there, so the click's frame shows them.
+    await page.evaluate(() => {
+      window.__atClick = [];
+      window.addEventListener('click', () => {
+        const d = document.querySelector('[data-testid="jobsummary-rank"]');
+        window.__atClick.push({ rank: d.dataset.rankIndex, state: d.dataset.state, title: d.querySelector('h2').textContent });
+      });
+    });
+    for (const rank of [5, 8, 11]) {
+      const box = await cellBox(page, actorRow, rank);
+      await page.mouse.move(box.x, box.y);
+      await page.waitForTimeout(400);
+      const hovered = await page.getAttribute(GRID, 'data-hover-rank-index');
+      await page.mouse.click(box.x, box.y);
+      const at = (await page.evaluate(() => window.__atClick)).at(-1);
+      assert.deepEqual({ rank: at.rank, state: at.state }, { rank: hovered, state: 'ready' }, `rank ${rank}: the panel at the click`);
+      assert.match(at.title, new RegExp(`actor · rank ${rank}$`));
+      await waitSelected(page, hovered);
+    }
+    // The canvas after hover and selection moves (each repaints a few cells) against the same
+    // state painted whole (a scroll repaints every cell in view).
+    const pixels = () => page.$eval(GRID, async (g) => {
+      await new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res)));
+      const c = g.parentElement.querySelector('canvas');
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let h = 0;
+      for (let k = 0; k < d.length; k++) h = (h * 31 + d[k]) | 0;
+      return { w: c.width, h: c.height, sum: h };
+    });
+    const box = await cellBox(page, actorRow, 9);
+    await page.mouse.move(box.x, box.y);
+    await page.mouse.move(box.x + box.w, box.y);
+    const partial = await pixels();
+    await page.$eval(GRID, async (g) => {
+      const frame = () => new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res)));
+      g.scrollLeft += 1;
+      await frame();
+      g.scrollLeft -= 1;
+      await frame();
+    });
+    const whole = await pixels();
+    assert.deepEqual(partial, whole);
+    assertClean(b, server.origin);
+  } finally {
+    await b.close();
+  }
+});
+
 test('a 1,201-rank rank table: a rank opens by a click on its row and by the keyboard, sorts by peak; only the rows in view are in the DOM', async () => {
   const { text, ranks, expect } = bigSummary();
   const { browser: b, page, state } = await openSummary(server, [{ path: 'big/job.memlens.json', base64: b64(text) }], { viewport: { width: 1440, height: 900 } });

@@ -75,8 +75,10 @@ function mount(panel, ctx) {
       return;
     }
     const store = createStore({ rank: report.totals.peak_rank ?? 0, cmp: null });
-    const ov = overview({ report, ranks: report.times }, store);
     const detail = rankDetail(report, client);
+    // A rank the pointer rests on (or presses) has its figures fetched before the click, so the
+    // click shows the rank in the frame after it.
+    const ov = overview({ report, ranks: report.times }, store, { soon: detail.fetch });
     const failed = failedRanks(report, (i) => store.set({ rank: i }));
     const raw = rawFolders(report, f.path, rawError, (i) => store.set({ rank: i }));
     content.replaceChildren(...[raw, failed].filter(Boolean), ov.node, detail.node);
@@ -231,6 +233,31 @@ function rankDetail(report, client) {
   node.dataset.state = 'loading';
   let shown = -1;
   let seq = 0;
+  let warningsSaid = null;
+  // Ranks' answers by rank index, fetched ahead (`fetch`) or for a selection: each entry a
+  // promise, and its answer once it came (`answer`), which `show` applies without waiting. A few
+  // dozen kilobytes each, the latest CACHED kept.
+  const cache = new Map();
+  function fetch(i) {
+    let entry = cache.get(i);
+    if (entry) {
+      // The latest used stays longest.
+      cache.delete(i);
+      cache.set(i, entry);
+      return entry;
+    }
+    entry = { answer: null, error: null };
+    entry.promise = client.call('summary.rank', { rank: i }).then((a) => {
+      entry.answer = a;
+    }, (err) => {
+      entry.error = err;
+      // A failed answer is asked again at the next selection.
+      if (cache.get(i) === entry) cache.delete(i);
+    });
+    cache.set(i, entry);
+    while (cache.size > CACHED) cache.delete(cache.keys().next().value);
+    return entry;
+  }
   // Names the rank and says what the panel is doing; the figures below stay until replaced.
   const head = (i, state, text) => {
     titleNode.textContent = `Selected rank: ${rankLabel(report.ranks[i])}`;
@@ -244,24 +271,24 @@ function rankDetail(report, client) {
     shown = i;
     const my = ++seq;
     const r = report.ranks[i];
-    // Nothing changes on screen until the answer, unless it is slow to come.
-    const slow = setTimeout(() => {
-      if (my === seq) head(i, 'loading', 'Reading the rank’s summary…');
-    }, SLOW_MS);
-    let s;
-    try {
-      s = await client.call('summary.rank', { rank: i });
-    } catch (err) {
+    const entry = fetch(i);
+    if (!entry.answer) {
+      // Nothing changes on screen until the answer, unless it is slow to come.
+      const slow = setTimeout(() => {
+        if (my === seq) head(i, 'loading', 'Reading the rank’s summary…');
+      }, SLOW_MS);
+      await entry.promise;
       clearTimeout(slow);
       if (my !== seq) return;
-      head(i, 'error', '');
-      failure.textContent = err.message;
-      failure.hidden = false;
-      figures.hidden = true;
-      return;
+      if (entry.error) {
+        head(i, 'error', '');
+        failure.textContent = entry.error.message;
+        failure.hidden = false;
+        figures.hidden = true;
+        return;
+      }
     }
-    clearTimeout(slow);
-    if (my !== seq) return;
+    const s = entry.answer;
     head(i, 'ready', `Run folders: ${s.run_dirs.join(', ') || '(none)'}`);
     if (s.status === 'error') {
       node.dataset.state = 'failed';
@@ -278,10 +305,18 @@ function rankDetail(report, client) {
     warnTitle.textContent = plural(s.warnings.length, 'warning');
     warnTitle.hidden = !s.warnings.length;
     warnList.hidden = !s.warnings.length;
-    warnList.replaceChildren(...s.warnings.map((w) => el('li', { class: 'warning' }, el('span', { class: 'msg', text: w }))));
+    // Ranks of one job often share their warnings: the list is built again only when they differ.
+    const said = JSON.stringify(s.warnings);
+    if (warningsSaid !== said) {
+      warningsSaid = said;
+      warnList.replaceChildren(...s.warnings.map((w) => el('li', { class: 'warning' }, el('span', { class: 'msg', text: w }))));
+    }
   }
-  return { node, show };
+  return { node, show, fetch: (i) => { fetch(i); } };
 }
+
+/** Rank answers the selected rank's panel keeps (see `rankDetail`). */
+const CACHED = 64;
 
 /** Height of the curve's canvas in css px. */
 const CURVE_H = 160;
@@ -383,12 +418,32 @@ function smallTable(testid, headers) {
     tbody);
   const scroller = el('div', { class: 'scroll-x' }, table);
   const none = el('p', { class: 'muted', hidden: true });
+  // Rows and cells are kept from one rank to the next and only their text changes: new rows made
+  // the page style and lay out the whole table on each selection.
+  const put = (node, value) => {
+    if (node.textContent !== value) node.textContent = value;
+  };
   function set(heading, rows, emptyText) {
-    title.textContent = heading;
-    tbody.replaceChildren(...rows.map((cells) => el('tr', {}, ...cells.map((c) => el('td', c)))));
+    put(title, heading);
+    while (tbody.rows.length > rows.length) tbody.lastElementChild.remove();
+    rows.forEach((cells, k) => {
+      let tr = tbody.rows[k];
+      if (!tr || tr.cells.length !== cells.length) {
+        const fresh = el('tr', {}, ...cells.map(() => el('td')));
+        if (tr) tr.replaceWith(fresh);
+        else tbody.append(fresh);
+        tr = fresh;
+      }
+      cells.forEach((c, j) => {
+        const td = tr.cells[j];
+        put(td, c.text ?? '');
+        if (td.title !== (c.title ?? '')) td.title = c.title ?? '';
+        if (td.className !== (c.class ?? '')) td.className = c.class ?? '';
+      });
+    });
     scroller.hidden = !rows.length;
     none.hidden = !!rows.length;
-    none.textContent = emptyText;
+    put(none, emptyText);
   }
   return { node: el('div', {}, title, scroller, none), set };
 }

@@ -8,8 +8,11 @@ import { rankLabel, section } from './common.js';
 import { rankMatrix } from './rank-matrix.js';
 import { rankTable } from './rank-table.js';
 
-/** Renders the overview into a section; returns { node, update(state) }. */
-export function overview({ report, ranks }, store) {
+/**
+ * Renders the overview into a section; returns { node, update(state) }. `soon(i)`, if given, is
+ * told of a rank likely to be selected next (the pointer rests on or presses its cell or row).
+ */
+export function overview({ report, ranks }, store, { soon = null } = {}) {
   const { node, body } = section(1, 'overview', 'Job overview', {
     help: 'Peak device memory of every rank. Click a rank (a matrix cell or a row) to open it in the views below.',
   });
@@ -52,7 +55,7 @@ export function overview({ report, ranks }, store) {
 
   // ---- matrix: roles (and steps) × ranks, on a canvas (see rank-matrix.js) ----
   const [minPeak, maxPeak] = [totals.min_peak_allocated_bytes, totals.peak_allocated_bytes];
-  const matrix = rankMatrix(report, open);
+  const matrix = rankMatrix(report, open, soon);
   body.append(el('div', { class: 'matrix-wrap' },
     el('h3', { text: 'Peak allocated (and reserved) by role and rank' }),
     matrix.node,
@@ -62,7 +65,7 @@ export function overview({ report, ranks }, store) {
       el('span', { text: '▲/▼ outlier: > 10 % and > 64 MiB from its role’s median (roles with ≥ 3 ranks)' }))));
 
   // ---- one row per rank (virtual: only the rows in view are in the DOM; see rank-table.js) ----
-  const table = rankTable(summaries, ranks, select);
+  const table = rankTable(summaries, ranks, select, soon);
   body.append(table.node,
     el('div', { class: 'legend' },
       el('span', {}, el('span', { class: 'swatch seg direct' }), 'direct'),

@@ -59,12 +59,17 @@ export function outlierFlag(o) {
   return `${o.deviation_permille > 0 ? '▲' : '▼'} ${(Math.abs(o.deviation_permille) / 10).toFixed(0)} % vs role`;
 }
 
+/** How long the pointer rests on a cell before `soon(i)` is called for its rank (ms). */
+const REST_MS = 40;
+
 /**
- * The matrix of `report` (its ranks, totals and outliers); `open(i)` opens rank i. Returns
+ * The matrix of `report` (its ranks, totals and outliers); `open(i)` opens rank i; `soon(i)`, if
+ * given, is told of a rank that is likely to be opened next (the pointer rests on its cell or
+ * presses it), so that its figures can be fetched before the click. Returns
  * { node, update(state) }: `update` marks the selected (`state.rank`) and compared (`state.cmp`)
  * ranks.
  */
-export function rankMatrix(report, open) {
+export function rankMatrix(report, open, soon = null) {
   const summaries = report.ranks;
   const { totals } = report;
 
@@ -100,6 +105,9 @@ export function rankMatrix(report, open) {
   });
   const outliers = new Map(report.outliers.map((o) => [rankKey(o), o]));
   const outlierOf = (i) => outliers.get(rankKey(summaries[i]));
+  // cell key → { r, c } of each drawn rank index (the first rank of its cell).
+  const placeOf = new Map();
+  for (const [key, i] of grid) placeOf.set(i, { r: Math.floor(key / cols), c: key % cols });
   // Heat spans the job's lowest to highest peak, so ranks a few percent apart still differ.
   const [minPeak, maxPeak] = [totals.min_peak_allocated_bytes, totals.peak_allocated_bytes];
   const heat = (v) => (maxPeak > minPeak ? Math.min(1, Math.max(0, (v - minPeak) / (maxPeak - minPeak))) : 1);
@@ -148,12 +156,84 @@ export function rankMatrix(report, open) {
 
   let pending = 0;
   function schedule() {
+    all = true;
     if (!pending) pending = requestAnimationFrame(draw);
   }
+
+  // A cell's texts, formatted once: a pan repaints every cell in view each frame, and formatting
+  // the byte counts and measuring the outlier flag were most of a cell's cost.
+  const texts = new Map();
+  const textsOf = (g, i, cw) => {
+    let t = texts.get(i);
+    if (!t) {
+      const s = summaries[i];
+      const o = outlierOf(i);
+      let flag = null;
+      if (o) {
+        // "▲ 199 % vs role", or "▲ 199 %" when that is wider than the cell.
+        g.font = colours().flag;
+        flag = outlierFlag(o);
+        if (g.measureText(flag).width > cw - 10) flag = flag.replace(/ vs role$/, '');
+      }
+      t = { peak: bytes(s.peak_allocated_bytes), reserved: `res. ${bytes(s.peak_reserved_bytes)}`, flag, heat: ((8 + heat(s.peak_allocated_bytes) * 60) / 100).toFixed(3) };
+      texts.set(i, t);
+    }
+    return t;
+  };
+  // The header's and the role column's labels, fitted once.
+  const colFit = new Map();
+  const rowFit = new Map();
+
+  /** Paints the cell at row r, column c (rank index i) with its top left at (x, y). */
+  function paintCell(g, p, r, c, i, x, y) {
+    const cw = CELL_W - GAP;
+    const ch = CELL_H - GAP;
+    const t = textsOf(g, i, cw);
+    g.fillStyle = `rgba(${p.heat}, ${t.heat})`;
+    g.fillRect(x, y, cw, ch);
+    const right = x + cw - 6;
+    g.font = p.bold;
+    g.fillStyle = p.text;
+    g.fillText(t.peak, right, y + 16);
+    g.font = p.small;
+    g.fillStyle = p.muted;
+    g.fillText(t.reserved, right, y + 31);
+    if (t.flag) {
+      g.font = p.flag;
+      g.fillStyle = p.peak;
+      g.fillText(t.flag, right, y + 45);
+    }
+    // Borders: outlier, hovered, compared (dashed), selected (double), focused (dotted).
+    const frame = (colour, lw, dash, inset) => {
+      g.strokeStyle = colour;
+      g.lineWidth = lw;
+      g.setLineDash(dash);
+      g.strokeRect(x + inset, y + inset, cw - 2 * inset, ch - 2 * inset);
+    };
+    if (t.flag) frame(p.peak, 1, [], 0.5);
+    if (i === hovered) frame(p.accent, 1, [], 0.5);
+    if (i === compared) frame(p.compare, 1.5, [4, 3], 0.75);
+    if (i === selected) frame(p.accent, 2.5, [], 1.25);
+    if (focused && active && active.r === r && active.c === c) frame(p.text, 1.5, [2, 2], 3);
+    g.setLineDash([]);
+  }
+
+  // What the next frame repaints: everything (`all`), or only the cells of these rank indices
+  // (hover, selection and focus moves change the frames of two or three cells, not the view).
+  let all = true;
+  const dirty = new Set();
+  const touch = (i) => {
+    if (i !== null && i !== undefined && i >= 0) dirty.add(i);
+    if (!pending) pending = requestAnimationFrame(draw);
+  };
+  let drawnAt = null;
 
   let drawn = false;
   function draw() {
     pending = 0;
+    const only = all ? null : [...dirty];
+    all = false;
+    dirty.clear();
     if (!view.isConnected) {
       // Taken off the page for good (a new job replaced it): stop following the colour scheme.
       if (drawn) live.delete(schedule);
@@ -165,18 +245,43 @@ export function rankMatrix(report, open) {
     if (!w || !h) return;
     performance.mark('rank-matrix-draw-start');
     const dpr = window.devicePixelRatio || 1;
+    const sx = scroller.scrollLeft;
+    const sy = scroller.scrollTop;
+    const p = colours();
+    const g = canvas.getContext('2d');
+    const at = `${w} ${h} ${dpr} ${sx} ${sy}`;
+    if (only && drawnAt === at) {
+      // Only some cells changed: each is cleared and painted again, clipped to the cells' area
+      // (a cell half under the frozen header or role column stays under it).
+      g.save();
+      g.beginPath();
+      g.rect(LABEL_W, HEAD_H, w - LABEL_W, h - HEAD_H);
+      g.clip();
+      g.textBaseline = 'alphabetic';
+      g.textAlign = 'right';
+      for (const i of only) {
+        const place = placeOf.get(i);
+        if (!place) continue;
+        const x = LABEL_W + place.c * CELL_W - sx + GAP / 2;
+        const y = HEAD_H + place.r * CELL_H - sy + GAP / 2;
+        if (x > w || y > h || x + CELL_W < LABEL_W || y + CELL_H < HEAD_H) continue;
+        // The whole cell with its share of the gaps, from whole pixels: nothing else is drawn there.
+        g.clearRect(x - GAP / 2, y - GAP / 2, CELL_W, CELL_H);
+        paintCell(g, p, place.r, place.c, i, x, y);
+      }
+      g.restore();
+      performance.measure('rank-matrix-draw', 'rank-matrix-draw-start');
+      return;
+    }
+    drawnAt = at;
     if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
       canvas.width = Math.round(w * dpr);
       canvas.height = Math.round(h * dpr);
       canvas.style.width = `${w}px`;
       canvas.style.height = `${h}px`;
     }
-    const p = colours();
-    const g = canvas.getContext('2d');
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, w, h);
-    const sx = scroller.scrollLeft;
-    const sy = scroller.scrollTop;
     const c0 = Math.max(0, Math.floor(sx / CELL_W));
     const c1 = Math.min(cols - 1, Math.floor((sx + w - LABEL_W) / CELL_W));
     const r0 = Math.max(0, Math.floor(sy / CELL_H));
@@ -187,41 +292,7 @@ export function rankMatrix(report, open) {
       for (let c = c0; c <= c1; c++) {
         const i = grid.get(r * cols + c);
         if (i === undefined) continue;
-        const x = LABEL_W + c * CELL_W - sx + GAP / 2;
-        const y = HEAD_H + r * CELL_H - sy + GAP / 2;
-        const cw = CELL_W - GAP;
-        const ch = CELL_H - GAP;
-        const s = summaries[i];
-        const o = outlierOf(i);
-        g.fillStyle = `rgba(${p.heat}, ${((8 + heat(s.peak_allocated_bytes) * 60) / 100).toFixed(3)})`;
-        g.fillRect(x, y, cw, ch);
-        const right = x + cw - 6;
-        g.font = p.bold;
-        g.fillStyle = p.text;
-        g.fillText(bytes(s.peak_allocated_bytes), right, y + 16);
-        g.font = p.small;
-        g.fillStyle = p.muted;
-        g.fillText(`res. ${bytes(s.peak_reserved_bytes)}`, right, y + 31);
-        if (o) {
-          g.font = p.flag;
-          g.fillStyle = p.peak;
-          // "▲ 199 % vs role", or "▲ 199 %" when that is wider than the cell.
-          const flag = outlierFlag(o);
-          g.fillText(g.measureText(flag).width <= cw - 10 ? flag : flag.replace(/ vs role$/, ''), right, y + 45);
-        }
-        // Borders: outlier, hovered, compared (dashed), selected (double), focused (dotted).
-        const frame = (colour, lw, dash, inset) => {
-          g.strokeStyle = colour;
-          g.lineWidth = lw;
-          g.setLineDash(dash);
-          g.strokeRect(x + inset, y + inset, cw - 2 * inset, ch - 2 * inset);
-        };
-        if (o) frame(p.peak, 1, [], 0.5);
-        if (i === hovered) frame(p.accent, 1, [], 0.5);
-        if (i === compared) frame(p.compare, 1.5, [4, 3], 0.75);
-        if (i === selected) frame(p.accent, 2.5, [], 1.25);
-        if (focused && active && active.r === r && active.c === c) frame(p.text, 1.5, [2, 2], 3);
-        g.setLineDash([]);
+        paintCell(g, p, r, c, i, LABEL_W + c * CELL_W - sx + GAP / 2, HEAD_H + r * CELL_H - sy + GAP / 2);
       }
     }
     // Frozen header row and role column, painted over the cells that scrolled under them.
@@ -233,13 +304,15 @@ export function rankMatrix(report, open) {
     for (let c = c0; c <= c1; c++) {
       const x = LABEL_W + (c + 1) * CELL_W - sx - GAP / 2 - 6;
       if (x - CELL_W + 12 < LABEL_W) continue;
-      g.fillText(fit(g, colText[c], CELL_W - 10), x, HEAD_H - 7);
+      if (!colFit.has(c)) colFit.set(c, fit(g, colText[c], CELL_W - 10));
+      g.fillText(colFit.get(c), x, HEAD_H - 7);
     }
     g.textAlign = 'left';
     for (let r = r0; r <= r1; r++) {
       const y = HEAD_H + r * CELL_H - sy + CELL_H / 2 + 4;
       if (y - 12 < HEAD_H) continue;
-      g.fillText(fit(g, rowText[r], LABEL_W - 14), 6, y);
+      if (!rowFit.has(r)) rowFit.set(r, fit(g, rowText[r], LABEL_W - 14));
+      g.fillText(rowFit.get(r), 6, y);
     }
     g.fillStyle = p.panel;
     g.fillRect(0, 0, LABEL_W, HEAD_H);
@@ -270,26 +343,34 @@ export function rankMatrix(report, open) {
     return lines;
   }
 
+  // The rank the pointer rests on is announced once it stays REST_MS (a sweep over the matrix
+  // announces none).
+  let rest = 0;
+  const hover = (i) => {
+    if (i === hovered) return;
+    const was = hovered;
+    hovered = i;
+    scroller.dataset.hoverRankIndex = String(i);
+    scroller.style.cursor = i >= 0 ? 'pointer' : '';
+    touch(was);
+    touch(i);
+    clearTimeout(rest);
+    if (soon && i >= 0) rest = setTimeout(() => soon(i), REST_MS);
+  };
   scroller.addEventListener('mousemove', (ev) => {
     const at = hit(ev.clientX, ev.clientY);
     const i = at ? at.i : -1;
-    if (i !== hovered) {
-      hovered = i;
-      scroller.dataset.hoverRankIndex = String(i);
-      scroller.style.cursor = i >= 0 ? 'pointer' : '';
-      schedule();
-    }
+    hover(i);
     if (i >= 0) showTooltip(ev.clientX, ev.clientY, describe(i));
     else hideTooltip();
   });
   scroller.addEventListener('mouseleave', () => {
     hideTooltip();
-    if (hovered !== -1) {
-      hovered = -1;
-      scroller.dataset.hoverRankIndex = '-1';
-      scroller.style.cursor = '';
-      schedule();
-    }
+    hover(-1);
+  });
+  scroller.addEventListener('pointerdown', (ev) => {
+    const at = hit(ev.clientX, ev.clientY);
+    if (soon && at && at.i >= 0) soon(at.i);
   });
   scroller.addEventListener('click', (ev) => {
     const at = hit(ev.clientX, ev.clientY);
@@ -305,6 +386,7 @@ export function rankMatrix(report, open) {
 
   // ---- keyboard ----
   function setActive(r, c, reveal) {
+    if (active) touch(grid.get(active.r * cols + active.c));
     active = { r, c };
     const i = grid.get(r * cols + c);
     scroller.dataset.activeRankIndex = String(i ?? -1);
@@ -324,7 +406,8 @@ export function rankMatrix(report, open) {
       if (y - HEAD_H < scroller.scrollTop) scroller.scrollTop = y - HEAD_H;
       else if (y - HEAD_H + CELL_H > scroller.scrollTop + vh) scroller.scrollTop = y - HEAD_H + CELL_H - vh;
     }
-    schedule();
+    // A scroll repaints the whole view (its scroll event); else only this cell changes.
+    touch(i);
   }
   const activeFromSelection = () => {
     const cell = selected !== null && selected !== undefined ? cellOfRank.get(selected) : undefined;
@@ -344,7 +427,7 @@ export function rankMatrix(report, open) {
   });
   scroller.addEventListener('blur', () => {
     focused = false;
-    schedule();
+    if (active) touch(grid.get(active.r * cols + active.c));
   });
   const page = () => Math.max(1, Math.floor((scroller.clientWidth - LABEL_W) / CELL_W) - 1);
   scroller.addEventListener('keydown', (ev) => {
@@ -398,11 +481,11 @@ export function rankMatrix(report, open) {
 
   function update(s) {
     if (s.rank === selected && s.cmp === compared) return;
+    for (const i of [selected, compared, s.rank, s.cmp]) touch(i);
     selected = s.rank;
     compared = s.cmp;
     scroller.dataset.selectedRankIndex = String(selected ?? -1);
     if (active) a11yCell.setAttribute('aria-selected', String(grid.get(active.r * cols + active.c) === selected));
-    schedule();
   }
   return { node, update };
 }

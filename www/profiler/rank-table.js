@@ -11,6 +11,9 @@ import { ms, timeTitle, rankText, allocatorName } from './common.js';
 /** Height of a row in px: two lines (the coverage bar and its counts). */
 const ROW_HEIGHT = 40;
 
+/** How long the pointer rests on a row before `soon` is told of its rank (ms). */
+const REST_MS = 40;
+
 const none = (v) => v === null || v === undefined;
 
 /**
@@ -104,10 +107,11 @@ function sourceBadge(source) {
 
 /**
  * The rank table of an overview: `summaries` (the report's ranks), `ranks` (their times: peak and
- * origin), `onSelect(i)` when a row is clicked or chosen with Enter. Returns { node, show(i) }:
- * `show` highlights rank index `i` (or none) and scrolls its row into view.
+ * origin), `onSelect(i)` when a row is clicked or chosen with Enter, `soon(i)` (optional) when the
+ * pointer presses a row, before its click. Returns { node, show(i) }: `show` highlights rank index
+ * `i` (or none) and scrolls its row into view.
  */
-export function rankTable(summaries, ranks, onSelect) {
+export function rankTable(summaries, ranks, onSelect, soon = null) {
   const cols = columns(summaries, ranks);
   // order[k]: the rank index shown at position k; at[i]: the position of rank index i.
   let order = summaries.map((_, i) => i);
@@ -162,6 +166,23 @@ export function rankTable(summaries, ranks, onSelect) {
       table.refresh({ keepScroll: true }).then(() => showNow(table.selectedId));
     },
   });
+  if (soon) {
+    // The row the pointer rests on for REST_MS, or presses.
+    const rowOf = (ev) => {
+      const row = ev.target.closest && ev.target.closest('[data-rank-index]');
+      return row ? Number(row.dataset.rankIndex) : null;
+    };
+    let rest = 0;
+    node.addEventListener('pointerover', (ev) => {
+      clearTimeout(rest);
+      const i = rowOf(ev);
+      if (i !== null) rest = setTimeout(() => soon(i), REST_MS);
+    });
+    node.addEventListener('pointerdown', (ev) => {
+      const i = rowOf(ev);
+      if (i !== null) soon(i);
+    });
+  }
   // The first page is a resolved promise, shown on the next microtask; `show` waits for it.
   const ready = table.refresh();
 

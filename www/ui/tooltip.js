@@ -12,20 +12,30 @@ function node() {
   return tip;
 }
 
+// The lines shown and the tooltip's size: a pointer moving within one cell or bar only moves the
+// tooltip, without building its lines again or measuring it (a forced layout on every move).
+let shownKey = null;
+let size = null;
+
 /** Shows `lines` (strings, or [label, value] pairs) near the client point (x, y). */
 export function showTooltip(x, y, lines) {
   const t = node();
-  t.replaceChildren(
-    ...lines.map((l) =>
-      Array.isArray(l) ? el('div', {}, el('span', { class: 'tip-label', text: l[0] }), ' ', el('span', { text: l[1] })) : el('div', { text: l }),
-    ),
-  );
-  t.hidden = false;
+  const key = JSON.stringify(lines);
+  if (key !== shownKey || t.hidden) {
+    t.replaceChildren(
+      ...lines.map((l) =>
+        Array.isArray(l) ? el('div', {}, el('span', { class: 'tip-label', text: l[0] }), ' ', el('span', { text: l[1] })) : el('div', { text: l }),
+      ),
+    );
+    t.hidden = false;
+    shownKey = key;
+    const r = t.getBoundingClientRect();
+    size = { width: r.width, height: r.height };
+  }
   const pad = 14;
   const { innerWidth: w, innerHeight: h } = window;
-  const r = t.getBoundingClientRect();
-  t.style.left = `${Math.min(x + pad, w - r.width - 4)}px`;
-  t.style.top = `${y + pad + r.height > h ? y - r.height - pad : y + pad}px`;
+  t.style.left = `${Math.min(x + pad, w - size.width - 4)}px`;
+  t.style.top = `${y + pad + size.height > h ? y - size.height - pad : y + pad}px`;
 }
 
 /** Hides the tooltip. */

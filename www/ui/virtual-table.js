@@ -103,6 +103,8 @@ export class VirtualTable {
     this.headClip = el('div', { class: 'vt-head-clip' }, this.header);
     new ResizeObserver(() => {
       this.fitHeader();
+      // The sticky columns may have moved: every row is built again.
+      this.built = null;
       this.render();
     }).observe(this.viewport);
     this.box = el('div', { class: 'vt' }, this.headClip, this.viewport, this.status);
@@ -193,6 +195,12 @@ export class VirtualTable {
     return k >= 0 && k < page.rows.length ? { id: page.ids[k], row: page.rows[k] } : null;
   }
 
+  /**
+   * Shows the rows in view (and a few either side). A row already built for the same data is kept
+   * as it is (its marks brought up to date): a scroll by a few rows builds only the rows it brings
+   * in, and a second render of the same view (a scroll to a row renders at once, then its scroll
+   * event renders again) builds none.
+   */
   render() {
     const { rowHeight, columns } = this.opts;
     const top = this.viewport.scrollTop;
@@ -202,9 +210,22 @@ export class VirtualTable {
     for (let b = Math.floor(first / BLOCK); b <= Math.floor(Math.max(first, last - 1) / BLOCK); b++) {
       if (b * BLOCK < this.total) this.loadBlock(b);
     }
+    // Rows built for this generation of the data, by view position.
+    const before = this.built && this.built.generation === this.generation ? this.built.rows : new Map();
+    const kept = new Map();
     const rows = [];
     for (let i = first; i < last; i++) {
       const hit = this.rowAt(i);
+      const old = before.get(i);
+      if (old && (hit ? old.dataset.id === String(hit.id) : old.dataset.id === undefined)) {
+        if (hit) {
+          old.classList.toggle('selected', hit.id === this.selectedId || !!(this.opts.isSelected && this.opts.isSelected(hit.row, hit.id)));
+          old.classList.toggle('cursor', i === this.cursor);
+        }
+        kept.set(i, old);
+        rows.push(old);
+        continue;
+      }
       const tr = el('div', { class: 'vt-row', role: 'row' });
       tr.style.gridTemplateColumns = this.template;
       tr.style.transform = `translateY(${i * rowHeight}px)`;
@@ -232,15 +253,27 @@ export class VirtualTable {
           if (this.opts.onRowClick) this.opts.onRowClick(id, row);
         });
       }
+      kept.set(i, tr);
       rows.push(tr);
     }
-    this.rowsBox.replaceChildren(...rows);
+    this.built = { generation: this.generation, rows: kept };
+    const now = this.rowsBox.children;
+    if (now.length === rows.length && rows.every((tr, k) => now[k] === tr)) return;
+    // Rows that stay are not taken out and put back (that would style them again).
+    const stay = new Set(rows);
+    for (const tr of [...now]) if (!stay.has(tr)) tr.remove();
+    rows.forEach((tr, k) => {
+      if (this.rowsBox.children[k] !== tr) this.rowsBox.insertBefore(tr, this.rowsBox.children[k] || null);
+    });
   }
 
   /** Highlights row `id` (if shown). */
   select(id) {
     this.selectedId = id;
-    if (this.opts.isSelected) this.render();
+    if (this.opts.isSelected) {
+      this.built = null;
+      this.render();
+    }
     else this.restyle();
   }
 
