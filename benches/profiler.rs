@@ -234,8 +234,19 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(3);
-    let (best, median) = e2e_runs(&exe, runs, false);
-    let (best_csv, median_csv) = e2e_runs(&exe, runs, true);
+    // `MEMLENS_BENCH_ONLY=scan`: only the trace scans (a minute, where the whole bench with the
+    // Python stand-in takes several), to weigh a change of the scan before and after.
+    let scan_only = std::env::var("MEMLENS_BENCH_ONLY").is_ok_and(|v| v == "scan");
+    let (best, median) = if scan_only {
+        Default::default()
+    } else {
+        e2e_runs(&exe, runs, false)
+    };
+    let (best_csv, median_csv) = if scan_only {
+        Default::default()
+    } else {
+        e2e_runs(&exe, runs, true)
+    };
 
     // Trace scanning: one 100 MiB trace, 1 thread, then all threads.
     let mut inputs = memlens::families::input_set_from_paths(std::slice::from_ref(&dir));
@@ -284,11 +295,49 @@ fn main() {
     use_kernel(Kernel::Best);
     let (tn, _, cn) = scan(threads);
 
+    let mbs = |t: f64| bytes as f64 / 1e6 / t;
+    let print_scan = || {
+        println!(
+            "trace scan: {:.0} MB/s with 1 thread; {:.0} MB/s with {} threads ({:.0} MB/s per core)",
+            mbs(t1),
+            mbs(tn),
+            threads,
+            mbs(tn) / threads as f64
+        );
+        println!(
+            "trace scan, 1 thread, by structural scan: blocks (best: AVX2 where the processor has it) {:.0} MB/s, blocks each classified from the event's start (no cursor) {:.0} MB/s ({:.2}x), blocks SSE2 {:.0} MB/s, scalar reference {:.0} MB/s ({:.2}x)",
+            mbs(t1),
+            mbs(t1_uncached),
+            t1_uncached / t1.max(1e-9),
+            mbs(t1_sse2),
+            mbs(t1_scalar),
+            t1_scalar / t1.max(1e-9)
+        );
+        println!(
+            "trace scan per CPU second (the same runs): AVX2 {:.0} MB/s, no cursor {:.0} MB/s, SSE2 {:.0} MB/s, scalar {:.0} MB/s; {} threads {:.0} MB/s per CPU second",
+            mbs(c1),
+            mbs(c1_uncached),
+            mbs(c1_sse2),
+            mbs(c1_scalar),
+            threads,
+            mbs(cn)
+        );
+    };
+    if scan_only {
+        println!(
+            "load average {}",
+            std::fs::read_to_string("/proc/loadavg")
+                .unwrap_or_default()
+                .trim()
+        );
+        print_scan();
+        return;
+    }
+
     // The CLI as a user runs it, same job.
     let cli_out = dir.parent().unwrap_or(&dir).join("cli-out");
     let cli_json = cli_runs(&dir, &["--json".as_ref()], runs);
     let cli_csv = cli_runs(&dir, &["--out".as_ref(), cli_out.as_os_str()], runs);
-    let mbs = |t: f64| bytes as f64 / 1e6 / t;
 
     // The Python re-implementation, same job, same machine, same run; best of two each.
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/rl_insight_memory_parser.py");
@@ -323,31 +372,7 @@ fn main() {
         median_csv.0,
         mb(median_csv.1 .1)
     );
-    println!(
-        "trace scan: {:.0} MB/s with 1 thread; {:.0} MB/s with {} threads ({:.0} MB/s per core)",
-        mbs(t1),
-        mbs(tn),
-        threads,
-        mbs(tn) / threads as f64
-    );
-    println!(
-        "trace scan, 1 thread, by structural scan: blocks (best: AVX2 where the processor has it) {:.0} MB/s, blocks each classified from the event's start (no cursor) {:.0} MB/s ({:.2}x), blocks SSE2 {:.0} MB/s, scalar reference {:.0} MB/s ({:.2}x)",
-        mbs(t1),
-        mbs(t1_uncached),
-        t1_uncached / t1.max(1e-9),
-        mbs(t1_sse2),
-        mbs(t1_scalar),
-        t1_scalar / t1.max(1e-9)
-    );
-    println!(
-        "trace scan per CPU second (the same runs): AVX2 {:.0} MB/s, no cursor {:.0} MB/s, SSE2 {:.0} MB/s, scalar {:.0} MB/s; {} threads {:.0} MB/s per CPU second",
-        mbs(c1),
-        mbs(c1_uncached),
-        mbs(c1_sse2),
-        mbs(c1_scalar),
-        threads,
-        mbs(cn)
-    );
+    print_scan();
     for (what, r) in [("--json", cli_json), ("--out DIR", cli_csv)] {
         match r {
             Some((s, (kb, cpu))) => println!(

@@ -260,3 +260,26 @@ fn escapes_across_block_edges() {
         }
     }
 }
+
+/// Every text of up to 10 bytes over `a`, `"` and `\` after an opening quote, so the quote or
+/// escape that ends or interrupts a short string falls on every byte of the first word (tested
+/// inline by `scan_string`) and just past it: the same end as the byte-by-byte walk.
+#[test]
+fn short_strings_end_where_the_byte_walk_ends() {
+    let alphabet = [b'a', b'"', b'\\'];
+    for len in 0..=10u32 {
+        for mut code in 0..3usize.pow(len) {
+            let mut b = vec![b'"'];
+            for _ in 0..len {
+                b.push(alphabet[code % 3]);
+                code /= 3;
+            }
+            assert_eq!(
+                scan_string(&b, 0),
+                scan_string_scalar(&b, 0),
+                "{}",
+                String::from_utf8_lossy(&b)
+            );
+        }
+    }
+}

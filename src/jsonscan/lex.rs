@@ -18,9 +18,37 @@ pub fn skip_ws(b: &[u8], mut i: usize) -> usize {
 
 /// End (exclusive) of the string starting at `i` (`b[i] == '"'`); `None` if the buffer ends first.
 /// Long strings are finished by blocks where this build has SIMD ([`super::blocks::string_end`]).
+///
+/// Member names and most short values end within the first 8 bytes: that word is tested here,
+/// inlined into the caller, and only longer strings or strings with an escape pay for a call.
+#[inline(always)]
 pub fn scan_string(b: &[u8], i: usize) -> Option<usize> {
+    if let Some(chunk) = b.get(i + 1..i + 9) {
+        let mut w8 = [0u8; 8];
+        w8.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(w8);
+        let q = w ^ (ONES * u64::from(b'"'));
+        let e = w ^ (ONES * u64::from(b'\\'));
+        let quotes = q.wrapping_sub(ONES) & !q & HIGH;
+        let escapes = e.wrapping_sub(ONES) & !e & HIGH;
+        // The first quote ends the string when no backslash comes before it. (The zero-byte test
+        // can flag a byte after a true hit by its borrow, never one before the first true hit.)
+        if quotes != 0 && (escapes == 0 || quotes.trailing_zeros() < escapes.trailing_zeros()) {
+            return Some(i + 2 + (quotes.trailing_zeros() / 8) as usize);
+        }
+    }
+    scan_string_long(b, i)
+}
+
+/// [`scan_string`] past its first word, out of line.
+#[inline(never)]
+fn scan_string_long(b: &[u8], i: usize) -> Option<usize> {
     scan_string_by(b, i, super::blocks::HAS_SIMD)
 }
+
+/// Eight bytes of 1 and of 0x80, for the zero-byte tests of the SWAR searches.
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
 
 /// [`scan_string`] byte by byte (`memchr` from escape to escape): the reference the block search
 /// is tested against, and the string walk of [`skip_nested_scalar`].
@@ -34,8 +62,6 @@ fn scan_string_by(b: &[u8], i: usize, blocks: bool) -> Option<usize> {
     let mut j = i + 1;
     // Most strings (member names, numbers as text, short names) end within a few words: test 8
     // bytes at a time for `"` or `\` (SWAR), and hand long strings (call stacks) to `memchr`.
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let mut words = 0;
     while words < 6 {
         let Some(chunk) = b.get(j..j + 8) else { break };
@@ -141,8 +167,6 @@ pub fn skip_nested_scalar(b: &[u8], i: usize) -> Scan {
 /// 8 bytes at a time: `(x & 0xD9) == 0x59` holds for the four brackets (and for `Y`, `_`, `y`,
 /// DEL, which cannot occur outside strings in JSON; a false hit only costs one table look-up).
 pub fn skip_plain(b: &[u8], mut j: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     while let Some(chunk) = b.get(j..j + 8) {
         let mut w8 = [0u8; 8];
         w8.copy_from_slice(chunk);
@@ -184,6 +208,23 @@ pub fn skip_value(b: &[u8], i: usize) -> Scan {
 /// Walks the members of the object at `i` (`b[i] == '{'`), calling `on(key, value_start,
 /// value_end)` for each; returns the end of the object.
 pub fn scan_object(b: &[u8], i: usize, on: &mut dyn FnMut(&[u8], usize, usize)) -> Scan {
+    scan_object_with(b, i, &mut |k, s, e| {
+        if let Some(e) = e {
+            on(k, s, e);
+        }
+        None
+    })
+}
+
+/// What [`scan_object_with`] calls per member: `(key, value_start, value_end once skipped)`,
+/// returning where the value ends when the caller read it itself.
+pub type OnMember<'a> = dyn FnMut(&[u8], usize, Option<usize>) -> Option<usize> + 'a;
+
+/// [`scan_object`] for a reader that reads some values itself as the walk meets them (a nested
+/// object it wants, read once instead of skipped and then walked again): for each member,
+/// `on(key, value_start, None)` is called first, and may return where the value ends; otherwise
+/// the value is skipped and `on(key, value_start, Some(value_end))` is called.
+pub fn scan_object_with(b: &[u8], i: usize, on: &mut OnMember<'_>) -> Scan {
     let mut j = skip_ws(b, i + 1);
     if b.get(j) == Some(&b'}') {
         return Scan::Done(j + 1);
@@ -205,11 +246,16 @@ pub fn scan_object(b: &[u8], i: usize, on: &mut dyn FnMut(&[u8], usize, usize)) 
             Some(_) => return Scan::Bad(j, "expected ':' after a member name"),
         }
         j = skip_ws(b, j + 1);
-        let vend = match skip_value(b, j) {
-            Scan::Done(e) => e,
-            other => return other,
+        let vend = match on(key, j, None) {
+            Some(e) => e,
+            None => match skip_value(b, j) {
+                Scan::Done(e) => {
+                    on(key, j, Some(e));
+                    e
+                }
+                other => return other,
+            },
         };
-        on(key, j, vend);
         j = skip_ws(b, vend);
         match b.get(j) {
             None => return Scan::Cut,

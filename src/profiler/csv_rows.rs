@@ -1,4 +1,4 @@
-//! Splits a CSV [`Source`] into rows: a `memchr` fast path for the lines torch_npu writes (no
+//! Splits a CSV [`Source`] into rows: a fast path for the lines torch_npu writes (no
 //! quote, no carriage return but the one of a CRLF line end), and `csv_core`, the `csv` crate's
 //! own parser, for every other row (quoted fields, quoted line breaks, lone CRs).
 //!
@@ -191,49 +191,58 @@ impl<'a, 'p> RowSplitter<'a, 'p> {
             start_line += 1;
         }
         loop {
-            // Find the end of the line at `at`, reading more as needed.
-            let mut from = self.at;
+            // One pass over the line at `at` finds its end and its commas, and stops at a quote or
+            // a CR that does not end the line (a row for `csv_core`), reading more as needed; the
+            // bytes and commas already passed stay found when `fill` moves them.
+            self.spans.clear();
+            let mut pass = LinePass {
+                j: self.at,
+                field: self.at,
+            };
             let nl = loop {
-                let rest = self.buf.get(from..).unwrap_or(&[]);
-                if let Some(i) = memchr::memchr(b'\n', rest) {
-                    break Some(from + i);
+                match pass.run(&self.buf, &mut self.spans) {
+                    LineEnd::Newline(n) => break Some(n),
+                    LineEnd::Special => return self.slow_row(start, start_line),
+                    LineEnd::More => {}
                 }
                 if self.buf.len() - self.at >= self.limit {
                     return self.too_long(start, start_line);
                 }
-                // The bytes already searched stay searched when `fill` moves them.
-                let searched = self.buf.len() - self.at;
                 let mut keep = self.at;
-                if !self.fill(&mut keep)? {
+                let before = self.at;
+                let more = self.fill(&mut keep)?;
+                let moved = before - self.at;
+                pass.j -= moved;
+                pass.field -= moved;
+                for sp in &mut self.spans {
+                    sp.0 -= moved;
+                    sp.1 -= moved;
+                }
+                if !more {
                     break None;
                 }
-                from = self.at + searched;
             };
             let end = nl.unwrap_or(self.buf.len());
             if nl.is_none() && end == self.at {
                 return Ok(Next::End);
             }
-            let line = self.buf.get(self.at..end).unwrap_or(&[]);
-            let body = line.strip_suffix(b"\r").unwrap_or(line);
-            if memchr::memchr2(b'"', b'\r', body).is_some() {
-                return self.slow_row(start, start_line);
-            }
+            // The line's body: without the CR of a CRLF (a CR anywhere else went to `csv_core`).
+            let body_end = if nl.is_some() && end > self.at && self.buf.get(end - 1) == Some(&b'\r')
+            {
+                end - 1
+            } else {
+                end
+            };
             let next = nl.map_or(end, |n| n + 1);
-            if body.is_empty() {
+            if body_end == self.at {
                 // A blank line: skipped, and the next row is placed where this one started.
                 self.at = next;
                 self.line += u64::from(nl.is_some());
                 continue;
             }
-            self.spans.clear();
-            let mut a = self.at;
-            for c in memchr::memchr_iter(b',', body) {
-                self.spans.push((a, self.at + c));
-                a = self.at + c + 1;
-            }
-            self.spans.push((a, self.at + body.len()));
+            self.spans.push((pass.field, body_end));
             self.in_buf = true;
-            self.after_crlf = nl.is_some() && body.len() < line.len();
+            self.after_crlf = body_end < end;
             self.at = next;
             self.line += u64::from(nl.is_some());
             return Ok(Next::Row {
@@ -341,6 +350,77 @@ impl<'a, 'p> RowSplitter<'a, 'p> {
             byte: start,
             end_line,
         })
+    }
+}
+
+/// Where a line ended, as [`LinePass::run`] found it.
+enum LineEnd {
+    /// At the LF at this index.
+    Newline(usize),
+    /// At a quote, or a CR not followed by its LF: a row for `csv_core`.
+    Special,
+    /// At the end of the bytes read so far.
+    More,
+}
+
+/// One pass over a line of the fast path: its commas and its end, 8 bytes at a time (SWAR) instead
+/// of three `memchr` calls per row (line end, quote or CR, commas), which rows of a few dozen
+/// bytes (`memory_record.csv`) paid mostly in set-up.
+struct LinePass {
+    /// Next byte to look at.
+    j: usize,
+    /// Start of the field being read.
+    field: usize,
+}
+
+impl LinePass {
+    /// Goes on from `j`, pushing the span of each field a comma ends onto `spans`.
+    fn run(&mut self, b: &[u8], spans: &mut Vec<(usize, usize)>) -> LineEnd {
+        const ONES: u64 = 0x0101_0101_0101_0101;
+        const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+        // The bytes of `w` equal to `c`, exactly (no borrow between bytes): high bit of each.
+        let eq = |w: u64, c: u8| {
+            let x = w ^ (ONES * u64::from(c));
+            !(((x & LOW7) + LOW7) | x | LOW7)
+        };
+        loop {
+            let mut hits;
+            let base = self.j;
+            if let Some(chunk) = b.get(base..base + 8) {
+                let mut w8 = [0u8; 8];
+                w8.copy_from_slice(chunk);
+                let w = u64::from_le_bytes(w8);
+                hits = eq(w, b',') | eq(w, b'\n') | eq(w, b'"') | eq(w, b'\r');
+                self.j = base + 8;
+            } else {
+                // The last bytes read: one at a time.
+                let Some(&c) = b.get(base) else {
+                    return LineEnd::More;
+                };
+                hits = if matches!(c, b',' | b'\n' | b'"' | b'\r') {
+                    0x80
+                } else {
+                    0
+                };
+                self.j = base + 1;
+            }
+            while hits != 0 {
+                let k = base + (hits.trailing_zeros() / 8) as usize;
+                hits &= hits - 1;
+                match b.get(k) {
+                    Some(b',') => {
+                        spans.push((self.field, k));
+                        self.field = k + 1;
+                    }
+                    Some(b'\n') => {
+                        self.j = k + 1;
+                        return LineEnd::Newline(k);
+                    }
+                    Some(b'\r') if b.get(k + 1) == Some(&b'\n') => {}
+                    _ => return LineEnd::Special,
+                }
+            }
+        }
     }
 }
 

@@ -28,7 +28,9 @@ use super::csv_common::parse_scaled;
 use super::Interner;
 use crate::diag::Diagnostic;
 use crate::jsonscan::blocks::Cursor;
-use crate::jsonscan::lex::{is_ws, scan_object, scan_string, skip_ws, str_lossy, unquote};
+use crate::jsonscan::lex::{
+    is_ws, scan_object, scan_object_with, scan_string, skip_ws, str_lossy, unquote,
+};
 use crate::jsonscan::{scan_stream, EventSink, Found, Scan, StreamOptions};
 use crate::source::Source;
 
@@ -258,17 +260,10 @@ fn head_category<'a>(b: &'a [u8], i: usize, skip: &mut Cursor) -> Head<'a> {
                 Scan::Done(e) => e,
                 _ => return Head::Unsure,
             },
-            _ => {
-                let e = skip_plain_value(b, j);
-                let plain = b.get(j..e).is_some_and(|v| {
-                    v.iter()
-                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
-                });
-                if e == j || !plain {
-                    return Head::Unsure;
-                }
-                e
-            }
+            _ => match plain_value_end(b, j) {
+                Some(e) => e,
+                None => return Head::Unsure,
+            },
         };
         if is_cat {
             return b.get(j..vend).map_or(Head::Unsure, Head::Cat);
@@ -282,15 +277,21 @@ fn head_category<'a>(b: &'a [u8], i: usize, skip: &mut Cursor) -> Head<'a> {
     }
 }
 
-/// End of the number or literal at `b[j]`: the first `,`, `}`, `]` or blank.
-fn skip_plain_value(b: &[u8], mut j: usize) -> usize {
-    while let Some(&c) = b.get(j) {
-        if matches!(c, b',' | b'}' | b']') || is_ws(c) {
+/// End of the number or literal at `b[j]` (the first `,`, `}`, `]` or blank, or the buffer's end),
+/// in one pass that also checks its bytes are plain (letters, digits, `+`, `-`, `.`); `None` for
+/// an empty value or one with any other byte.
+fn plain_value_end(b: &[u8], j: usize) -> Option<usize> {
+    let mut k = j;
+    while let Some(&c) = b.get(k) {
+        if c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.') {
+            k += 1;
+        } else if matches!(c, b',' | b'}' | b']') || is_ws(c) {
             break;
+        } else {
+            return None;
         }
-        j += 1;
     }
-    j
+    (k > j).then_some(k)
 }
 
 /// An integer from a number or string span (decimals truncated); ids above 2^53 stay exact.
@@ -426,17 +427,49 @@ fn scan_event(b: &[u8], i: usize, out: &mut TorchSink, found: &mut Found) -> Sca
     let mut tid = (0, 0);
     let mut ts = (0, 0);
     let mut dur = (0, 0);
-    let mut args = (0, 0);
-    let r = scan_object(b, i, &mut |k, s, e| match k {
-        b"name" => name = (s, e),
-        b"cat" if cat.1 == 0 => cat = (s, e),
-        b"ph" => ph = (s, e),
-        b"pid" => pid = (s, e),
-        b"tid" => tid = (s, e),
-        b"ts" => ts = (s, e),
-        b"dur" => dur = (s, e),
-        b"args" => args = (s, e),
-        _ => {}
+    // What `args` holds, read where the walk meets it: its call stack is the bulk of a kept
+    // event, and reading `args` in place scans those bytes once (skipping `args` first and
+    // walking it again afterwards scanned them twice). The last `args` member counts, as a JSON
+    // object's last duplicate member does.
+    let mut seq = -1i64;
+    let mut fwd = 0i64;
+    let mut corr = None;
+    let mut stack_span = (0, 0);
+    let r = scan_object_with(b, i, &mut |k, s, e| {
+        let Some(e) = e else {
+            // Before the value: `args` is read here, in place.
+            if k != b"args" {
+                return None;
+            }
+            (seq, fwd, corr, stack_span) = (-1, 0, None, (0, 0));
+            if b.get(s) != Some(&b'{') {
+                return None;
+            }
+            let span = |s: usize, e: usize| b.get(s..e).unwrap_or(&[]);
+            // A damaged `args` is read up to the damage, and its end is then found by skipping
+            // it (`None`), as for any other value.
+            return match scan_object(b, s, &mut |k, s, e| match k {
+                b"Sequence number" => seq = int_of(span(s, e)).unwrap_or(-1),
+                b"Fwd thread id" => fwd = int_of(span(s, e)).unwrap_or(0),
+                b"Call stack" => stack_span = (s, e),
+                b"correlation_id" => corr = u64_of(span(s, e)),
+                _ => {}
+            }) {
+                Scan::Done(end) => Some(end),
+                _ => None,
+            };
+        };
+        match k {
+            b"name" => name = (s, e),
+            b"cat" if cat.1 == 0 => cat = (s, e),
+            b"ph" => ph = (s, e),
+            b"pid" => pid = (s, e),
+            b"tid" => tid = (s, e),
+            b"ts" => ts = (s, e),
+            b"dur" => dur = (s, e),
+            _ => {}
+        }
+        None
     });
     let Scan::Done(end) = r else { return r };
     if end - i > MAX_EVENT_BYTES {
@@ -470,22 +503,9 @@ fn scan_event(b: &[u8], i: usize, out: &mut TorchSink, found: &mut Found) -> Sca
         }
         None => Default::default(),
     };
-    let mut seq = -1i64;
-    let mut fwd = 0i64;
     let mut stack = 0u32;
-    let mut corr = None;
-    if args.1 > args.0 && b.get(args.0) == Some(&b'{') {
-        let mut stack_span = (0, 0);
-        let _ = scan_object(b, args.0, &mut |k, s, e| match k {
-            b"Sequence number" => seq = int_of(span((s, e))).unwrap_or(-1),
-            b"Fwd thread id" => fwd = int_of(span((s, e))).unwrap_or(0),
-            b"Call stack" => stack_span = (s, e),
-            b"correlation_id" => corr = u64_of(span((s, e))),
-            _ => {}
-        });
-        if stack_span.1 > stack_span.0 {
-            stack = intern_stack(b, stack_span, out, found);
-        }
+    if stack_span.1 > stack_span.0 {
+        stack = intern_stack(b, stack_span, out, found);
     }
     let name_id = out.names.intern(&name_s);
     let tid_v = int_of(span(tid)).unwrap_or(0);
@@ -670,6 +690,25 @@ mod tests {
         assert_eq!(ops, ["a", "c"]);
         assert_eq!(t.queue.len(), 1);
         assert_eq!(t.events, 6);
+    }
+
+    #[test]
+    fn args_are_read_in_place_the_last_one_counting() {
+        let text = r#"[{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "args": {"Sequence number": 5, "Call stack": "s"}, "args": {"Fwd thread id": 3}},
+            {"ph": "X", "cat": "cpu_op", "name": "b", "ts": 2, "args": {"Sequence number": 7, "x" 1, "Call stack": "t"}, "dur": 4},
+            {"ph": "X", "cat": "cpu_op", "name": "c", "ts": 3, "args": 5, "dur": 2},
+            {"ph": "X", "cat": "cpu_op", "name": "d", "ts": 4, "args": {"Call stack": "u;\r\nv", "Sequence number": "8"}}]"#;
+        let (t, n, s) = read(text, TraceOptions::default());
+        assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+        let names: Vec<&str> = t.ops.name.iter().map(|&k| n.get(k)).collect();
+        assert_eq!(names, ["a", "b", "c", "d"]);
+        // The second `args` of `a` replaces the first; `b`'s damaged `args` is read up to the
+        // damage and skipped to its end (its `dur` after it is read).
+        assert_eq!(t.ops.seq, [-1, 7, -1, 8]);
+        assert_eq!(t.ops.fwd_tid, [3, 0, 0, 0]);
+        assert_eq!(t.ops.dur, [0, 4_000, 2_000, 0]);
+        let stacks: Vec<&str> = t.ops.stack.iter().map(|&k| s.get(k)).collect();
+        assert_eq!(stacks, ["", "", "", "u;\r\nv"]);
     }
 
     #[test]
