@@ -9,7 +9,7 @@ export function spawnWorker(params = {}) {
   const url = new URL('./worker.js', import.meta.url);
   if (nativePage()) url.searchParams.set('engine', 'native');
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) url.searchParams.set(k, String(v));
-  // `?readAhead=0` on the page turns off the workers' read-ahead (see read-ahead.js), to measure it.
+  // `?readAhead=1` on the page turns on the workers' read-ahead (see read-ahead.js).
   const ahead = new URLSearchParams(location.search).get('readAhead');
   if (ahead) url.searchParams.set('readAhead', ahead);
   return new Worker(url, { type: 'module', name: 'memlens' });

@@ -14,8 +14,10 @@ serve(async (offer) => {
     const info = await probeNative();
     if (info) return { mod: nativeModule(info), build: 'native', reason: null };
   }
-  // The helper that reads the files ahead starts with the engine (`?readAhead=0`: not at all).
-  const ahead = query.get('readAhead') === '0' ? Promise.resolve(false) : startReadAhead();
+  // The helper that reads the files ahead starts with the engine, on `?readAhead=1` only: it halves
+  // the tab's resident memory on a 64-rank job but was slower to the overview on a loaded machine
+  // (README, Benchmarks).
+  const ahead = query.get('readAhead') === '1' ? startReadAhead() : Promise.resolve(false);
   const loaded = await loadWasm(offer, query);
   return { ...loaded, readAhead: await ahead };
 }, modules);
