@@ -5,9 +5,9 @@
 // pages) before the drop, at the stop and 1 s / 2 s / 5 s after it, and how the page ended its workers
 // (on their word after the stop flag, or by force).
 //   node scripts/bench-cancel.mjs [--dir /tmp/memlens-cancel-bench] [--runs 2] [--job64] [--keep]
-//                                 [--pools Q1,Q2] [--baseline OTHER_WWW]
-// Jobs: 2 roles × 2 ranks with 100 MiB traces (as bench-profiler-page.mjs), and with --job64 the
-// 64-rank job. --pools 'workers=1' also measures the page with each query string beside the
+//                                 [--pools Q1,Q2] [--baseline OTHER_WWW] [--skip-2x2]
+// Jobs: 2 roles × 2 ranks with 100 MiB traces (as bench-profiler-page.mjs; --skip-2x2 leaves it
+// out), and with --job64 the 64-rank job. --pools 'workers=1' also measures the page with each query string beside the
 // default. --baseline serves a second built page (a copy of www/ built from an earlier commit) and
 // measures it in turn with this one, stop by stop, so that the two compare in one run. Needs a
 // built page (npm run build) and the release CLI.
@@ -91,7 +91,7 @@ const baselineDir = opt('--baseline', null);
 const baseline = baselineDir ? await serve({ dir: path.resolve(baselineDir), port: 0, isolate: true }) : null;
 const pages = [['', server], ...(baseline ? [['baseline ', { url: baseline.url }]] : [])];
 try {
-  const jobs = [['2 × 2', path.join(base, 'job-2x2'), ['--roles', '2', '--ranks', '2', '--trace-mb', '100', '--rows', '50000', '--steps', '2', '--seed', '3']]];
+  const jobs = args.includes('--skip-2x2') ? [] : [['2 × 2', path.join(base, 'job-2x2'), ['--roles', '2', '--ranks', '2', '--trace-mb', '100', '--rows', '50000', '--steps', '2', '--seed', '3']]];
   if (args.includes('--job64')) jobs.push(['64 ranks', path.join(base, 'job-64'), ['--roles', '2', '--ranks', '32', '--trace-mb', '16', '--rows', '20000', '--steps', '2', '--seed', '11']]);
   for (const [label, dir, gen] of jobs) {
     generate(dir, gen);
