@@ -66,7 +66,9 @@ use std::collections::HashMap;
 /// Id 0 is always the empty string, so "no value" needs no `Option` in columnar tables.
 #[derive(Debug, Clone)]
 pub struct Interner {
-    ids: HashMap<Box<str>, u32>,
+    /// Hashed with foldhash, not the default SipHash: every kept trace event and operator row
+    /// looks its name up here, and nothing here needs a hash that resists chosen keys.
+    ids: HashMap<Box<str>, u32, foldhash::fast::FixedState>,
     strings: Vec<Box<str>>,
 }
 
@@ -79,7 +81,7 @@ impl Default for Interner {
 impl Interner {
     /// An interner holding only the empty string (id 0).
     pub fn new() -> Self {
-        let mut ids = HashMap::new();
+        let mut ids = HashMap::with_hasher(foldhash::fast::FixedState::with_seed(0x1d5_0016));
         ids.insert(Box::from(""), 0);
         Interner {
             ids,
