@@ -40,8 +40,7 @@ fn parse_plain(s: &[u8], scale: i32, mul: i128) -> Option<i64> {
     if s.is_empty() || s.len() > 20 {
         return None;
     }
-    // At most 20 bytes: a plain loop, where a `memchr` call costs more in set-up than it finds.
-    let (int, fr) = match s.iter().position(|&c| c == b'.') {
+    let (int, fr) = match find_dot(s) {
         Some(d) => (s.get(..d)?, s.get(d + 1..)?),
         None => (s, &[][..]),
     };
@@ -65,6 +64,28 @@ fn parse_plain(s: &[u8], scale: i32, mul: i128) -> Option<i64> {
         }
         i64::try_from(r).ok()
     })
+}
+
+/// The offset of the first `.` in `s` (at most 20 bytes), eight bytes at a time (SWAR) and the
+/// last few one by one: `perf` found the byte-by-byte search taking a fifth of the number parse
+/// (times have their dot at byte 16), and a `memchr` call costs more in set-up than it finds here.
+#[inline(always)]
+fn find_dot(s: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut k = 0;
+    while let Some(chunk) = s.get(k..k + 8) {
+        let mut w8 = [0u8; 8];
+        w8.copy_from_slice(chunk);
+        let d = u64::from_le_bytes(w8) ^ (ONES * u64::from(b'.'));
+        // The zero-byte test: exact for the first zero byte (a borrow only flags bytes after it).
+        let hit = d.wrapping_sub(ONES) & !d & HIGH;
+        if hit != 0 {
+            return Some(k + (hit.trailing_zeros() / 8) as usize);
+        }
+        k += 8;
+    }
+    s.get(k..)?.iter().position(|&c| c == b'.').map(|p| k + p)
 }
 
 /// The value of a run of ASCII digits (empty = 0), eight at a time (SWAR); `None` if a byte is
@@ -839,6 +860,24 @@ mod tests {
                     "{text} scale {scale} mul {mul}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn the_dot_is_found_where_a_byte_search_finds_it() {
+        let mut rng = fastrand::Rng::with_seed(20);
+        let alphabet = b"0123456789.-+eE \t\xae\x2e\xff";
+        for _ in 0..20_000 {
+            let len = rng.usize(..=24);
+            let s: Vec<u8> = (0..len)
+                .map(|_| alphabet[rng.usize(..alphabet.len())])
+                .collect();
+            assert_eq!(
+                find_dot(&s),
+                s.iter().position(|&c| c == b'.'),
+                "{:?}",
+                String::from_utf8_lossy(&s)
+            );
         }
     }
 
