@@ -167,12 +167,10 @@ fn event_order(job: &JobAnalysis) -> Vec<(i64, u32, u32, u32)> {
 /// Writes `memory_events.csv`: one row per operator_memory row of every rank, sorted by start
 /// time, then rank, then role and file order.
 ///
-/// Rows are formatted in parallel, a bounded batch at a time, so memory stays at two batches of
-/// text whatever the number of rows: with a thread pool, the next batch is formatted while this
-/// thread writes the current one (the write, the kernel's copy of ~8 MB, would otherwise leave
-/// the pool idle). Each chunk of rows is formatted straight into one byte buffer (numbers with
-/// `itoa` and the exact decimal formatters, text quoted as the `csv` crate quotes it), without a
-/// `String` per cell.
+/// Rows are formatted in parallel, a bounded batch at a time, so memory stays at one batch of
+/// text whatever the number of rows. Each chunk of rows is formatted straight into one byte
+/// buffer (numbers with `itoa` and the exact decimal formatters, text quoted as the `csv` crate
+/// quotes it), without a `String` per cell.
 pub fn write_memory_events<W: Write>(job: &JobAnalysis, mut out: W) -> std::io::Result<()> {
     use rayon::prelude::*;
     let order = event_order(job);
@@ -181,8 +179,8 @@ pub fn write_memory_events<W: Write>(job: &JobAnalysis, mut out: W) -> std::io::
         &MEMORY_EVENTS_COLUMNS,
         std::iter::empty::<Vec<&str>>(),
     )?;
-    let format = |batch: &[(i64, u32, u32, u32)]| -> Vec<Vec<u8>> {
-        batch
+    for batch in order.chunks(8 * 1024) {
+        let parts: Vec<Vec<u8>> = batch
             .par_chunks(1024)
             .map(|chunk| {
                 let mut buf = Vec::with_capacity(chunk.len() * 512);
@@ -193,26 +191,10 @@ pub fn write_memory_events<W: Write>(job: &JobAnalysis, mut out: W) -> std::io::
                 }
                 buf
             })
-            .collect()
-    };
-    let pipelined = rayon::current_num_threads() > 1;
-    let mut batches = order.chunks(8 * 1024);
-    let mut ready = batches.next().map(format);
-    while let Some(parts) = ready.take() {
-        let next = batches.next();
-        let mut written = Ok(());
-        if pipelined {
-            rayon::in_place_scope(|scope| {
-                if let Some(batch) = next {
-                    scope.spawn(|_| ready = Some(format(batch)));
-                }
-                written = parts.iter().try_for_each(|p| out.write_all(p));
-            });
-        } else {
-            written = parts.iter().try_for_each(|p| out.write_all(p));
-            ready = next.map(format);
+            .collect();
+        for p in parts {
+            out.write_all(&p)?;
         }
-        written?;
     }
     out.flush()
 }
