@@ -4,10 +4,10 @@
 // machine's load moves them alike. Prints per build and mode the median wall time, CPU time (user
 // + system, all threads) and peak RSS (GNU time), and each build's ratio to the first.
 // Used to weigh one change (e.g. a build before and after it, or with another allocator).
-// `--scan` adds a third mode, the trace scan through the CLI: the first rank's run folder with
-// only its trace_view.json (and the small JSON files that name the rank), read with
-// RAYON_NUM_THREADS=1, reported as MB of trace per CPU second (process start and discovery
-// included, a few ms).
+// `--scan` adds a third mode, the trace scan through the CLI: the job's run folders with only
+// their trace_view.json (and the small JSON files that name the rank; 4 × 100 MiB by default, so
+// the CPU time is long enough for GNU time's 10 ms resolution), read with RAYON_NUM_THREADS=1,
+// reported as MB of trace per CPU second (process start and discovery included, a few ms).
 //   node scripts/bench-cli.mjs --cli NAME=PATH [--cli NAME=PATH ...] [--runs 5] [--job DIR]
 //                              [--trace-mb 100] [--rows 50000] [--scan] [--dir DIR]
 // The job is generated with the first build once (`memlens generate profiler … --seed 3`) and
@@ -40,31 +40,32 @@ main(async () => {
   const scanJob = path.join(base, 'scan-job');
   let scanBytes = 0;
   if (process.argv.includes('--scan')) {
-    const runDir = (dir) => {
+    const runDirs = (dir, out = []) => {
       for (const e of readdirSync(dir, { withFileTypes: true })) {
         if (!e.isDirectory()) continue;
         const p = path.join(dir, e.name);
-        if (e.name.endsWith('_ascend_pt')) return p;
-        const found = runDir(p);
-        if (found) return found;
+        if (e.name.endsWith('_ascend_pt')) out.push(p);
+        else runDirs(p, out);
       }
-      return null;
+      return out;
     };
-    const run = runDir(job);
-    if (!run) throw new Error(`no run folder in ${job}`);
-    const dst = path.join(scanJob, path.basename(run));
-    if (!existsSync(dst)) {
-      cpSync(run, dst, { recursive: true });
-      const prune = (dir) => {
-        for (const e of readdirSync(dir, { withFileTypes: true })) {
-          const p = path.join(dir, e.name);
-          if (e.isDirectory()) prune(p);
-          else if (!/^(trace_view|profiler_info_\d+|profiler_metadata)\.json$/.test(e.name)) rmSync(p);
-        }
-      };
-      prune(dst);
+    const runs = runDirs(job);
+    if (!runs.length) throw new Error(`no run folder in ${job}`);
+    const prune = (dir) => {
+      for (const e of readdirSync(dir, { withFileTypes: true })) {
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) prune(p);
+        else if (!/^(trace_view|profiler_info_\d+|profiler_metadata)\.json$/.test(e.name)) rmSync(p);
+      }
+    };
+    for (const run of runs) {
+      const dst = path.join(scanJob, path.relative(job, run));
+      if (!existsSync(dst)) {
+        cpSync(run, dst, { recursive: true });
+        prune(dst);
+      }
+      scanBytes += statSync(path.join(dst, 'ASCEND_PROFILER_OUTPUT', 'trace_view.json')).size;
     }
-    scanBytes = statSync(path.join(dst, 'ASCEND_PROFILER_OUTPUT', 'trace_view.json')).size;
     modes.scan = ['--json'];
   }
   const times = {};
