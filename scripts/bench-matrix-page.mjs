@@ -11,7 +11,16 @@
 // (thread time of its tasks in a Chrome trace) does not.
 //
 //   node scripts/bench-matrix-page.mjs [--ranks 256,1201,4096] [--moves 200] [--clicks 20] [--single]
-//                                      [--job DIR] [--baseline OTHER_WWW] [--runs N]
+//                                      [--job DIR] [--baseline OTHER_WWW] [--runs N] [--trace] [--profile]
+//
+// Main-thread CPU (thread time from a Chrome trace, which holds under load) is given per select
+// (the 120 ms after the press, and from the press to the click's first frame: what "paints in one
+// frame" asks) and per hover move (from the move to the task after its frame).
+// --trace records the main thread's tasks too and prints, per measure, what the slowest inputs'
+// time went to (self time by kind: scripts by file and line, style, layout with its object
+// counts, paint, layerisation, commit, GC), the slowest input step by step, and the tasks over
+// 16.7 ms of CPU; --profile adds the JavaScript functions with the most self time (sampled).
+// Both slow the page: take figures from runs without them.
 //
 // Select is what the user waits for after pressing: the pointer is brought over the cell or row
 // first (as a hand does before it clicks; that hover is measured on its own, below), rests there
@@ -77,8 +86,21 @@ const stats = (xs) => {
 const ms = (v) => (v === undefined ? '–' : `${v.toFixed(1)} ms`);
 const line = (s) => `p50 ${ms(s.p50)}, p95 ${ms(s.p95)}, max ${ms(s.max)} (n ${s.n})`;
 
-/** The visible part of the matrix in viewport pixels, below its header row. */
+/**
+ * The visible part of the matrix in viewport pixels, below its header row. The page first comes
+ * to rest (a click in a job's overview scrolls smoothly to the rank's memory chart: a click
+ * before that scroll ended landed on whatever it brought under the pointer).
+ */
 async function matrixBox(page) {
+  await page.evaluate(async () => {
+    let same = 0;
+    let y = scrollY;
+    for (let k = 0; k < 180 && same < 4; k++) {
+      await new Promise((r) => requestAnimationFrame(r));
+      same = scrollY === y ? same + 1 : 0;
+      y = scrollY;
+    }
+  });
   return page.evaluate((scope) => {
     const m = document.querySelector(`${scope} [data-testid="ascend-matrix"]`);
     m.scrollIntoView({ block: 'center' });
@@ -114,6 +136,12 @@ const LISTEN = () => {
     }, { capture: true });
     window.addEventListener(type, () => { end = performance.now(); });
   }
+  // The frame that shows a click's selection: marked `frame-K` (K: the input the bench set in
+  // window.__k), the first task after the frame that follows the click.
+  window.addEventListener('click', () => {
+    const k = window.__k;
+    requestAnimationFrame(() => setTimeout(() => performance.mark(`frame-${k}`), 0));
+  }, { capture: true });
   window.__worst = 0;
   new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__worst = Math.max(window.__worst, e.duration); }).observe({ type: 'longtask' });
 };
@@ -123,7 +151,7 @@ const LISTEN = () => {
 // of the slowest inputs.
 const TRACE = process.argv.includes('--trace');
 const CATEGORIES = TRACE
-  ? 'blink.user_timing,toplevel,devtools.timeline,disabled-by-default-devtools.timeline,v8.execute,v8'
+  ? 'blink.user_timing,toplevel,devtools.timeline,disabled-by-default-devtools.timeline,disabled-by-default-devtools.timeline.stack,v8.execute,v8'
   : 'blink.user_timing';
 
 /**
@@ -138,22 +166,47 @@ async function tracedCpu(page, count, act) {
   cdp.on('Tracing.dataCollected', (d) => events.push(...d.value));
   const done = new Promise((res) => cdp.once('Tracing.tracingComplete', res));
   await cdp.send('Tracing.start', { categories: CATEGORIES, transferMode: 'ReportEvents' });
+  if (PROFILE) {
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+    await cdp.send('Profiler.start');
+  }
   for (let k = 0; k < count; k++) await act(k);
+  const profile = PROFILE ? (await cdp.send('Profiler.stop')).profile : null;
   await cdp.send('Tracing.end');
   await done;
   await cdp.detach();
   const mark = (name) => events.find((e) => e.name === name && e.tts !== undefined);
   const out = [];
   const spans = [];
+  // From the input to the first frame after it (a click's own frame), where marked.
+  out.frame = [];
   for (let k = 0; k < count; k++) {
-    const [a, b] = [mark(`in-${k}`), mark(`out-${k}`)];
+    const [a, b, f] = [mark(`in-${k}`), mark(`out-${k}`), mark(`frame-${k}`)];
+    if (a && f) out.frame.push((f.tts - a.tts) / 1000);
     if (a && b) {
       out.push((b.tts - a.tts) / 1000);
       spans.push({ cpu: (b.tts - a.tts) / 1000, from: a.ts, to: b.ts, pid: a.pid, tid: a.tid });
     }
   }
   if (TRACE) out.breakdown = breakdown(events, spans);
+  if (profile) out.profile = selfTimes(profile);
   return out;
+}
+
+// --profile: the page's JavaScript sampled (every 0.2 ms) while the inputs of each measure run.
+const PROFILE = process.argv.includes('--profile');
+
+/** The functions with the most self time in a CPU profile: [[name, ms]], the top 15. */
+function selfTimes(profile) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map();
+  profile.samples.forEach((id, k) => {
+    const f = byId.get(id).callFrame;
+    const name = `${f.functionName || '(anonymous)'} ${f.url ? `${f.url.split('/').slice(-2).join('/')}:${f.lineNumber + 1}` : ''}`;
+    self.set(name, (self.get(name) || 0) + (profile.timeDeltas[k] || 0) / 1000);
+  });
+  return [...self].filter(([n]) => !/^\((idle|program)\)/.test(n)).sort((a, b) => b[1] - a[1]).slice(0, 15);
 }
 
 /** A trace event's name with what tells its kind apart: the event type, the script and line. */
@@ -169,7 +222,7 @@ function label(e) {
 /**
  * What the main thread's time went to within each span (an input, from its marks): the self
  * thread time of each kind of event (an event's own time less that of the events inside it), and
- * the main thread's tasks that took longer than a frame (16.7 ms of wall time). Returns
+ * the main thread's tasks that took longer than a frame (16.7 ms of thread time). Returns
  * { spans: [{ cpu, self: Map(label → ms), long: [ms] }] }.
  */
 function breakdown(events, spans) {
@@ -212,15 +265,29 @@ function breakdown(events, spans) {
         if (d.ts < s.from || d.ts >= s.to) continue;
         const name = label(d.e);
         self.set(name, (self.get(name) || 0) + Math.max(0, d.self) / 1000);
-        if (d.top && d.e.name.includes('RunTask') && d.end - d.ts > 16700) long.push((d.end - d.ts) / 1000);
+        if (d.top && d.e.name.includes('RunTask') && d.cpu > 16700) long.push(d.cpu / 1000);
       }
-      return { cpu: s.cpu, self, long };
+      // The slowest input's events, in order: each main-thread task over 1 ms and the events of
+      // over 0.5 ms inside it (layouts with the objects they laid out).
+      const steps = [];
+      for (const d of done) {
+        if (d.ts < s.from || d.ts >= s.to || d.cpu < (d.top ? 1000 : 500)) continue;
+        const data = (d.e.args && (d.e.args.beginData || d.e.args.data)) || {};
+        const objects = d.e.name === 'Layout' && data.dirtyObjects !== undefined ? ` (${data.dirtyObjects} of ${data.totalObjects} objects)` : '';
+        const count = d.e.name === 'UpdateLayoutTree' && d.e.args && d.e.args.elementCount !== undefined ? ` (${d.e.args.elementCount} elements)` : '';
+        steps.push(`${d.top ? '' : '  '}${(d.cpu / 1000).toFixed(1)} ms ${label(d.e)}${objects}${count}`);
+      }
+      return { cpu: s.cpu, self, long, steps };
     }),
   };
 }
 
 /** Prints the breakdown of the slowest inputs (those at or over the p90 of their CPU time). */
 function printBreakdown(title, times) {
+  if (times.profile) {
+    console.log(`  ${title}: JavaScript self time over all ${times.length} inputs (sampled):`);
+    for (const [n, v] of times.profile) console.log(`      ${v.toFixed(1).padStart(7)} ms  ${n}`);
+  }
   const b = times.breakdown;
   if (!b || !b.spans.length) return;
   const cut = stats(b.spans.map((s) => s.cpu)).p50;
@@ -237,7 +304,8 @@ function printBreakdown(title, times) {
   console.log(fmt(sum(slow)));
   console.log(`    all ${b.spans.length}, mean self time per input:`);
   console.log(fmt(sum(b.spans)));
-  console.log(`    main-thread tasks over 16.7 ms: ${longs.length}${longs.length ? ` (${longs.map((x) => x.toFixed(1)).join(', ')} ms)` : ''}`);
+  console.log(`    the slowest (${sorted[0].cpu.toFixed(1)} ms), step by step:\n${sorted[0].steps.map((x) => `      ${x}`).join('\n')}`);
+  console.log(`    main-thread tasks over 16.7 ms of CPU: ${longs.length}${longs.length ? ` (${longs.map((x) => x.toFixed(1)).join(', ')} ms)` : ''}`);
 }
 
 async function once(url, n) {
@@ -279,7 +347,7 @@ async function once(url, n) {
       const y = box.top + (box.bottom - box.top) * (k % 2 ? 0.3 : 0.75);
       await page.mouse.move(x, y);
       await page.waitForTimeout(REST);
-      await page.evaluate((k) => performance.mark(`in-${k}`), k);
+      await page.evaluate((k) => { window.__k = k; performance.mark(`in-${k}`); }, k);
       await page.mouse.click(x, y);
       await page.waitForTimeout(120);
       await page.evaluate((k) => performance.mark(`out-${k}`), k);
@@ -310,7 +378,7 @@ async function once(url, n) {
       }, { k, scope: SCOPE });
       await page.mouse.move(at.x, at.y);
       await page.waitForTimeout(REST);
-      await page.evaluate((k) => performance.mark(`in-${k}`), k);
+      await page.evaluate((k) => { window.__k = k; performance.mark(`in-${k}`); }, k);
       await page.mouse.click(at.x, at.y);
       await page.waitForTimeout(120);
       await page.evaluate((k) => performance.mark(`out-${k}`), k);
@@ -358,7 +426,7 @@ async function once(url, n) {
       return out;
     }, SCOPE));
     const nodesAfter = await page.evaluate(() => document.getElementsByTagName('*').length);
-    return { n: ranks, threads, first, loadMs, nodes, nodesAfter, idleCpu, select, selectWork, selectCpu: stats(selectCpuAll), selectCpuAll, row, rowWork, rowCpu: stats(rowCpuAll), rowCpuAll, hover, hoverWork, hoverCpu: stats(hoverCpu), hoverCpuAll: hoverCpu, worst, pan };
+    return { n: ranks, threads, first, loadMs, nodes, nodesAfter, idleCpu, select, selectWork, selectCpu: stats(selectCpuAll), selectFrame: stats(selectCpuAll.frame), selectCpuAll, row, rowWork, rowCpu: stats(rowCpuAll), rowFrame: stats(rowCpuAll.frame), rowCpuAll, hover, hoverWork, hoverCpu: stats(hoverCpu), hoverCpuAll: hoverCpu, worst, pan };
   } finally {
     await b.close();
   }
@@ -378,6 +446,7 @@ try {
     console.log(`  no input (the marks and waits alone), main-thread CPU: ${line(r.idleCpu)}`);
     console.log(`  select a rank (click on its cell), main-thread CPU: ${line(r.selectCpu)}; work: ${line(r.selectWork)}; latency to the next frame: ${line(r.select)}`);
     console.log(`  select a rank (click on its table row), main-thread CPU: ${line(r.rowCpu)}; work: ${line(r.rowWork)}; latency to the next frame: ${line(r.row)}`);
+    console.log(`  select, main-thread CPU from the press to the click's first frame: cell ${line(r.selectFrame)}; row ${line(r.rowFrame)}`);
     console.log(`  hover, work: ${line(r.hoverWork)}; latency: ${line(r.hover)}; longest task during the sweep ${ms(r.worst)}`);
     console.log(`  hover, main-thread CPU per move (to the frame after it): ${line(r.hoverCpu)}`);
     console.log(`  pan, frame interval: ${line(r.pan)}`);
