@@ -9,7 +9,7 @@
 //                                        [--baseline OTHER_WWW] [--pools Q1,Q2] [--job64]
 //                                        [--wide ROLESxRANKSxMB,…] [--open N|all] [--engines threaded,single]
 //                                        [--skip-2x2] [--drop-caches] [--www DIR]
-//                                        [--file-limit ROWS,… [--db-rows ROWS,…]]
+//                                        [--file-limit ROWS,… [--db-rows ROWS,…]] [--idle-memory]
 // The page reads a job of several ranks with a pool of readers by default (www/worker-pool.js);
 // --pools 'workers=1,workers=2&poolEngine=threads' also measures the page with each query string
 // (`workers=1`: the page's one worker) beside the default, in the same runs.
@@ -31,6 +31,8 @@
 // `data-total-rows` rows, the whole table, not only the rows in view) against the CLI's --json.
 // --baseline serves a second built page (e.g. a copy of www/ built from an earlier commit) and
 // measures it in turn with this one, run by run, so that the two compare as ratios in one run.
+// --idle-memory measures an idle tab's resident memory with the pool's readers started ahead (the
+// default) and without them (`?workers=1`), alternated.
 // Generated files are deleted at the end unless --keep.
 // --drop-caches empties the kernel's page cache (sync, then 3 into /proc/sys/vm/drop_caches: needs
 // root) before each CLI run and each page load, so that both read the job from disk: a job larger
@@ -41,7 +43,7 @@ import { existsSync, rmSync, mkdirSync, statSync, readdirSync, linkSync, writeFi
 import { cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
 import { openBrowser, startServer, engineThreads } from '../tests/browser/harness.mjs';
-import { watchTabMemory } from './tab-memory.mjs';
+import { watchTabMemory, tabMemory } from './tab-memory.mjs';
 import { cliJson, rankTableModel, tableCheck } from './bench-job.mjs';
 import { serve } from './serve.mjs';
 import { root, opt } from './util.mjs';
@@ -81,6 +83,33 @@ function dropCaches() {
   writeFileSync('/proc/sys/vm/drop_caches', '3');
 }
 
+/** The most a measure waits after the page's engine started for the readers started ahead. */
+const IDLE_WAIT_MS = 5000;
+
+/**
+ * The idle tab's resident memory (renderer processes) once its engines are ready, for `query` on
+ * `server`: what the readers started ahead cost a tab that is not used.
+ */
+async function idleMemory(server, query) {
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(query ? `${server.url}?${query}` : server.url);
+    await engineThreads(page);
+    await page.waitForFunction(() => document.documentElement.dataset.warmReaders, null, { timeout: IDLE_WAIT_MS, polling: 100 }).catch(() => {});
+    // Settled: a few samples a second apart, the largest kept.
+    let peak = 0;
+    for (let k = 0; k < 5; k++) {
+      await new Promise((r) => setTimeout(r, 1000));
+      peak = Math.max(peak, tabMemory(b.dir).renderer);
+    }
+    const warm = await page.evaluate(() => document.documentElement.dataset.warmReaders || '0');
+    return { renderer: peak, warm: Number(warm), workers: page.workers().length };
+  } finally {
+    await b.close();
+  }
+}
+
 /** Picks `dir` in the page and times the overview and the ready state (ms from the pick). */
 async function measure(server, dir, { timeout = 600000, query = '', after = null } = {}) {
   const b = await openBrowser();
@@ -89,6 +118,10 @@ async function measure(server, dir, { timeout = 600000, query = '', after = null
     const page = await b.page();
     await page.goto(query ? `${server.url}?${query}` : server.url);
     const threads = await engineThreads(page);
+    // The pool's readers start while the page is idle (www/worker-pool.js): drop once they are
+    // ready, as a user who takes a few seconds to pick the folder finds them (a page without them
+    // waits as long, to the timeout).
+    await page.waitForFunction(() => document.documentElement.dataset.warmReaders, null, { timeout: IDLE_WAIT_MS, polling: 100 }).catch(() => {});
     dropCaches();
     // Timestamps taken in the page, so that polling does not add to them.
     await page.evaluate(() => {
@@ -184,10 +217,12 @@ function spread(n, count) {
 /**
  * Where the time to the overview went, from the page's marks (`ascend:*`, page times) and the
  * pooled tab's reader timings: drop → tab mounted, the ranks listed, each reader's engine start
- * (whether it was handed the tab's compiled engine, and reads its files ahead: www/read-ahead.js),
- * drop loaded, per rank reading the files / parsing / summary, its idle time until the last reader
- * answered, then the overview made, the ranks set up, the views built up to the overview drawn.
- * One-worker pages give their worker's own split (classify, analyze, summary).
+ * (started ahead of the drop or at it — www/worker-pool.js `warmReaders` — and the steps of its
+ * start: scripts loaded, engine glue imported, wasm compiled and instantiated, threads started,
+ * ready; whether it reads its files ahead: www/read-ahead.js), drop loaded, per rank reading the
+ * files / parsing / summary, its idle time until the last reader answered, then the overview made,
+ * the ranks set up, the views built up to the overview drawn. One-worker pages give their worker's
+ * own split (classify, analyze, summary).
  */
 function split(r) {
   if (!r.marks || !r.marks.summarized) return r.timings;
@@ -195,9 +230,23 @@ function split(r) {
   const d = (a, b) => Math.round(b - a);
   const readers = JSON.parse(r.timings || '{}').readers || [];
   const last = Math.max(...readers.map((x) => x.answered));
-  const how = (x) => `${x.handed ? 'handed' : 'compiled'}${x.readAhead ? ', read ahead' : ''}`;
-  const each = readers.map((x, k) => `reader ${k + 1}: engine ${d(x.spawn, x.engine)} (${how(x)}), loaded +${d(x.engine, x.loaded)}, ranks ${x.ranks.map((t) => `${t.read}/${t.parse}/${t.summary}`).join(' ')}, idle ${d(x.answered, last)}`);
-  return `drop→mount ${d(r.pick, m.mount)}, parts ${d(m.mount, m.parts)}, readers started ${d(r.pick, Math.min(...readers.map((x) => x.spawn)))} after the drop [${each.join('; ')}] (ranks: read/parse/summary ms), summarized ${d(m.parts, m.summarized)} after parts, overviewOf ${d(m.summarized, m.overviewOf)}, openRanks ${d(m.overviewOf, m.openRanks)}, build→overview ${d(m.build, r.overview)}`;
+  const steps = (x) => {
+    if (!x.marks) return x.handed === undefined ? '' : ` (${x.handed ? 'handed' : 'compiled'})`;
+    let at = x.spawn;
+    const parts = ['script', 'glue', 'instance', 'threads', 'ready'].filter((k) => x.marks[k] !== undefined).map((k) => {
+      const t = `${k} +${d(at, x.marks[k])}`;
+      at = x.marks[k];
+      return t;
+    });
+    return ` [${parts.join(', ')}]`;
+  };
+  const start = (x) => {
+    const ahead = x.warm ? `started ${d(x.spawn, x.taken)} ms before it was taken, ready ${x.engine <= x.taken ? 'then' : `${d(x.taken, x.engine)} ms after`}` : `started at the drop, ready after ${d(x.spawn, x.engine)} ms`;
+    return `engine ${d(x.spawn, x.engine)} ms: ${ahead}${steps(x)}${x.readAhead ? ', read ahead' : ''}`;
+  };
+  const from = (x) => Math.max(x.engine, x.taken ?? x.spawn);
+  const each = readers.map((x, k) => `reader ${k + 1}: ${start(x)}, loaded +${d(from(x), x.loaded)}, ranks ${x.ranks.map((t) => `${t.read}/${t.parse}/${t.summary}`).join(' ')}, idle ${d(x.answered, last)}`);
+  return `drop→mount ${d(r.pick, m.mount)}, parts ${d(m.mount, m.parts)}, readers taken ${d(r.pick, Math.min(...readers.map((x) => x.taken ?? x.spawn)))} after the drop [${each.join('; ')}] (ranks: read/parse/summary ms), summarized ${d(m.parts, m.summarized)} after parts, overviewOf ${d(m.summarized, m.overviewOf)}, openRanks ${d(m.overviewOf, m.openRanks)}, build→overview ${d(m.build, r.overview)}`;
 }
 
 const mib = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
@@ -232,6 +281,19 @@ const pools = (opt('--pools', '') || '').split(',').filter(Boolean);
 const engines = (list) => list.filter(([name]) => ENGINES.some((e) => name.startsWith(e)));
 const variants = (server, base) => [['', server, ''], ...pools.map((q) => [`${q} `, server, q]), ...(base ? [['baseline ', base, '']] : [])];
 try {
+  if (args.includes('--idle-memory')) {
+    // An idle tab with the readers started ahead (default) and without them (`?workers=1`: no
+    // pool), alternated, --runs times, on the isolated page (threaded engine) and the plain one.
+    for (const [name, server] of engines([['threaded', isolated], ['single-threaded', plain]])) {
+      for (let run = 1; run <= runs; run++) {
+        for (const query of ['', 'workers=1']) {
+          const load = loadavg()[0].toFixed(1);
+          const m = await idleMemory(server, query);
+          console.log(`idle tab, ${name}, ${query || 'default'} run ${run} (load ${load}): ${m.warm} reader(s) started ahead, ${m.workers} workers, renderer resident ${mib(m.renderer)}`);
+        }
+      }
+    }
+  }
   if (!args.includes('--skip-2x2')) await twoByTwo();
   /** The 2 × 2 job (100 MiB traces, 50,000 rows per rank), each engine and --pools variant, --runs times. */
   async function twoByTwo() {

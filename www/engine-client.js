@@ -1,32 +1,7 @@
 // The page's side of the worker conversation: requests with ids, promises for answers, progress
 // callbacks while a request runs, and the engine announcement.
-import { spawnWorker, compileEngine, nativePage } from './spawn-worker.js';
+import { spawnWorker } from './spawn-worker.js';
 import { watchWorker } from './worker-life.js';
-
-// The wasm engine is compiled once per build for the whole tab, not once per worker: each worker
-// gets the compiled `WebAssembly.Module` as its first message and only instantiates it. A build's
-// promise resolves to its module, or to null while none is known (the offline file cannot compile
-// in the tab: its first worker compiles the engine and hands it back with its announcement).
-const modules = new Map();
-
-/** The build a worker started with `params` runs: 'threads', 'single', or null (native engine). */
-function buildOf(params) {
-  if (nativePage()) return null;
-  const isolated = self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
-  return isolated && params.engine !== 'single' ? 'threads' : 'single';
-}
-
-/** The compiled module of `build`, compiled now if the tab has none yet (null if it cannot be). */
-function moduleOf(build) {
-  if (!build) return Promise.resolve(null);
-  if (!modules.has(build)) {
-    const compiled = compileEngine(build).catch(() => null);
-    modules.set(build, compiled);
-    // Nothing compiled: the next worker is asked again (a worker's own module may be known by then).
-    compiled.then((m) => m || modules.get(build) !== compiled || modules.delete(build));
-  }
-  return modules.get(build);
-}
 
 /** The error a request gets when its work was cancelled (see `EngineClient.restart`). */
 export class Cancelled extends Error {
@@ -58,9 +33,6 @@ export class EngineClient {
     const worker = spawnWorker(this.params);
     this.worker = worker;
     this.dead = null;
-    // The worker waits for this message before it starts its engine (a null module: it compiles it).
-    const build = buildOf(this.params);
-    moduleOf(build).then((module) => worker.postMessage({ type: 'module', build, module }));
     worker.onmessage = (ev) => {
       if (worker === this.worker) this.onMessage(ev.data);
     };
@@ -101,8 +73,8 @@ export class EngineClient {
 
   onMessage(msg) {
     if (msg.type === 'engine') {
-      // A worker that compiled its engine itself hands it over for the workers started after it.
-      if (msg.module instanceof WebAssembly.Module && !modules.has(msg.build)) modules.set(msg.build, Promise.resolve(msg.module));
+      // When the engine was ready, on the page's clock (the benchmark's split).
+      this.engineAt = performance.now();
       return this.resolveEngine(msg);
     }
     if (msg.type === 'engine-error') return this.rejectEngine(new Error(msg.message));

@@ -1,24 +1,51 @@
-// The time the analysis worker spends reading the user's `File`s, for the benchmark's split of a
-// pool reader's time (reading the files against parsing them). The wasm engine reads a file through
-// `FileReaderSync`, a slice at a time; the method is looked up at each call, so wrapping the
-// prototype's covers every read of the engine. (Reading ahead 8 MiB per call here was tried: the
-// engine's reads are already 2–4 MiB on average, and the page was no faster.)
+// The analysis worker's one read hook. The wasm engine reads a browser `File` a slice at a time by
+// calling `memlensReadSlice(file, start, end)` (src/wasm/file_source.rs), which returns the bytes as
+// a `Uint8Array`; everything the page does around a read happens here, in one place:
+//   - a cancelled load: once the page raised this worker's stop flag (worker-life.js), every read
+//     fails at once, so the wasm call in progress unwinds within a read's time;
+//   - read-ahead (read-ahead.js, `?readAhead=1`): the slice comes from the helper's shared memory
+//     when it has it, else from a plain read;
+//   - timing, for the benchmark's split of a reader's time into reading the files and parsing them.
+// A plain read is `FileReaderSync.readAsArrayBuffer` of the slice (workers only).
 
 /** Time spent reading files (ms) and bytes returned, since the worker started. */
 export const fileReads = { ms: 0, bytes: 0 };
 
+// The stop flag (an Int32Array over shared memory; non-zero: stopped), once the page sent one.
+let stopped = null;
+// The read-ahead helper's `serve(file, start, end)` (bytes, or null when it cannot serve the slice).
+let ahead = null;
+let reader = null;
+
+/** Makes every read fail once `flag[0]` is non-zero (see worker-life.js). */
+export function stopReadsOn(flag) {
+  stopped = flag;
+}
+
+/** Serves reads through `serve(file, start, end)` first (see read-ahead.js). */
+export function readAheadWith(serve) {
+  ahead = serve;
+}
+
 /**
- * Installs the timing on this worker's `FileReaderSync`. Does nothing where `FileReaderSync` does
- * not exist (the page itself).
+ * The bytes `[start, end)` of `file` (clamped to its size) as a Uint8Array; throws an AbortError
+ * once the load is stopped, or the browser's error when the file cannot be read. The returned
+ * bytes are valid until the next read (a read-ahead slot is then reused).
  */
+export function readSlice(file, start, end) {
+  if (stopped && Atomics.load(stopped, 0)) throw new DOMException('the load was stopped', 'AbortError');
+  const t = performance.now();
+  let bytes = ahead ? ahead(file, start, end) : null;
+  if (!bytes) {
+    reader ||= new FileReaderSync();
+    bytes = new Uint8Array(reader.readAsArrayBuffer(file.slice(start, end)));
+  }
+  fileReads.ms += performance.now() - t;
+  fileReads.bytes += bytes.length;
+  return bytes;
+}
+
+/** Makes `readSlice` the engine's read hook in this worker (a global the wasm glue looks up). */
 export function installFileReads() {
-  if (typeof FileReaderSync !== 'function') return;
-  const read = FileReaderSync.prototype.readAsArrayBuffer;
-  FileReaderSync.prototype.readAsArrayBuffer = function timedRead(blob) {
-    const t = performance.now();
-    const out = read.call(this, blob);
-    fileReads.ms += performance.now() - t;
-    fileReads.bytes += out.byteLength;
-    return out;
-  };
+  self.memlensReadSlice = readSlice;
 }

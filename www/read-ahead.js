@@ -1,21 +1,24 @@
 // Reading the next slice of a file on another thread while the engine parses this one. The wasm
-// engine reads a `File` synchronously, a slice at a time (`file.slice(a, b)` then
-// `FileReaderSync.readAsArrayBuffer`), so on its own a worker reads and parses in turns; and every
-// slice it reads is a new buffer that waits for a garbage collection that a worker busy in wasm
-// does not get to run (a third of the bytes read stayed resident in the tab). Here a helper worker
-// (read-ahead-worker.js) reads the slices that follow the one asked for into shared memory, with
-// its own event loop and collections, and the engine's read copies the slice from there into one
-// reused buffer: no new buffer per read, and the read of the next slice overlaps the parse of this
-// one. The engine's two calls are wrapped in this worker, so the engine is unchanged; a read the
-// helper cannot serve (a slice larger than a slot, a failed or late read) is the plain
-// `FileReaderSync` read, which also gives the error the user sees.
-// Needs shared memory (a cross-origin isolated page) and resizable buffers; else it stays off.
-import { fileReads } from './file-reads.js';
+// engine reads a `File` synchronously, a slice at a time, through the worker's read hook
+// (file-reads.js), so on its own a worker reads and parses in turns; and every slice it reads is a
+// new buffer that waits for a garbage collection that a worker busy in wasm does not get to run (a
+// third of the bytes read stayed resident in the tab). Here a helper worker (read-ahead-worker.js)
+// reads the slices that follow the one asked for into shared memory, with its own event loop and
+// collections, and the hook hands the engine a view of the slot, which the engine copies into its
+// own memory at once: no new buffer per read, and the read of the next slice overlaps the parse of
+// this one. A read the helper cannot serve (a slice larger than a slot, a failed or late read) is the
+// hook's plain read, which also gives the error the user sees.
+// Needs shared memory (a cross-origin isolated page); else it stays off.
+import { readAheadWith } from './file-reads.js';
+import { isolated } from './worker-isolated.js';
 
 /** Bytes per slot: the engine's reads are 8 MiB at most (the core's default chunk). */
 const SLOT = 8 << 20;
-/** Slots: the slice being read for the engine and one more ahead. */
-const SLOTS = 2;
+/**
+ * Slots: the one lent to the engine (its bytes are copied before the next read) and two more read
+ * ahead.
+ */
+const SLOTS = 3;
 // Slot states in the shared control words (two words per slot: state, bytes read).
 const EMPTY = 0;
 const PENDING = 1;
@@ -27,16 +30,11 @@ const WAIT_MS = 10000;
 const START_MS = 3000;
 
 /**
- * Starts the helper and wraps this worker's slice and read calls; resolves to true once reads go
+ * Starts the helper and serves the read hook's reads through it; resolves to true once reads go
  * through it, false where it cannot be used (the worker then reads as before).
  */
 export async function startReadAhead() {
-  const usable =
-    self.crossOriginIsolated === true &&
-    typeof SharedArrayBuffer === 'function' &&
-    typeof FileReaderSync === 'function' &&
-    typeof Atomics.wait === 'function' &&
-    'resize' in ArrayBuffer.prototype;
+  const usable = isolated() && typeof FileReaderSync === 'function' && typeof Atomics.wait === 'function';
   if (!usable) return false;
   let helper;
   try {
@@ -65,30 +63,21 @@ export async function startReadAhead() {
   return true;
 }
 
-/** Wraps `Blob.prototype.slice` and `FileReaderSync.prototype.readAsArrayBuffer` (see above). */
+/**
+ * The read hook's `serve(file, start, end)`: the bytes from the helper's slot (a view, valid until
+ * the next call), or null when the hook should read the slice itself.
+ */
 function install(helper, shared) {
   const control = new Int32Array(shared, 0, SLOTS * 2);
   const bytes = new Uint8Array(shared, 64);
-  // The one buffer every served read returns, resized to the slice (the engine copies it at once).
-  const out = new ArrayBuffer(0, { maxByteLength: SLOT });
-  const outBytes = new Uint8Array(out);
-  // Where a slice of a File comes from: { file, start, end }.
-  const origins = new WeakMap();
   // The helper knows each File by a number, sent once.
   const ids = new WeakMap();
   let nextId = 1;
   // What each slot holds or is reading: { id, start, end }, null when free; `dead` for a slot whose
   // read did not come back in time (the helper may still write it, so it is never used again).
   const slots = Array(SLOTS).fill(null);
-
-  const slice = Blob.prototype.slice;
-  Blob.prototype.slice = function slicedFrom(start, end, type) {
-    const part = slice.call(this, start, end, type);
-    if (this instanceof File && Number.isFinite(start) && Number.isFinite(end) && start >= 0 && end >= start) {
-      origins.set(part, { file: this, start: Math.min(start, this.size), end: Math.min(end, this.size) });
-    }
-    return part;
-  };
+  // The slot whose bytes the last call lent to the engine (-1: none): freed at the next call.
+  let lent = -1;
 
   const idOf = (file) => {
     let id = ids.get(file);
@@ -98,6 +87,11 @@ function install(helper, shared) {
       helper.postMessage({ type: 'file', id, file });
     }
     return id;
+  };
+  const free = (k) => {
+    if (slots[k].dead) return;
+    slots[k] = null;
+    Atomics.store(control, 2 * k, EMPTY);
   };
   const issue = (k, id, start, end) => {
     Atomics.store(control, 2 * k, PENDING);
@@ -113,43 +107,41 @@ function install(helper, shared) {
   };
   const holds = (s, id, start) => s && !s.dead && s.id === id && s.start === start;
 
-  const read = FileReaderSync.prototype.readAsArrayBuffer;
-  FileReaderSync.prototype.readAsArrayBuffer = function readAhead(blob) {
-    const o = origins.get(blob);
-    const n = o ? o.end - o.start : 0;
-    if (!o || n === 0 || n > SLOT) return read.call(this, blob);
-    const t = performance.now();
-    const id = idOf(o.file);
-    let k = slots.findIndex((s) => holds(s, id, o.start) && s.end >= o.end);
+  readAheadWith(function serve(file, from, to) {
+    // The engine has copied the bytes lent last time.
+    if (lent >= 0) free(lent);
+    lent = -1;
+    const start = Math.min(from, file.size);
+    const end = Math.min(to, file.size);
+    const n = end - start;
+    if (!(n > 0) || n > SLOT) return null;
+    const id = idOf(file);
+    let k = slots.findIndex((s) => holds(s, id, start) && s.end >= end);
     if (k < 0) {
       // Not read ahead: a free slot, else one whose read-ahead nobody asked for.
       k = slots.indexOf(null);
       if (k < 0) k = slots.findIndex((s) => !s.dead);
-      if (k < 0 || !settle(k)) return read.call(this, blob);
-      issue(k, id, o.start, o.end);
+      if (k < 0 || !settle(k)) return null;
+      issue(k, id, start, end);
     }
     const ok = settle(k) && Atomics.load(control, 2 * k) === READY && Atomics.load(control, 2 * k + 1) >= n;
-    if (!slots[k].dead) {
-      slots[k] = null;
-      Atomics.store(control, 2 * k, EMPTY);
+    // A failed read is read again by the hook, which says what failed.
+    if (!ok) {
+      free(k);
+      return null;
     }
-    // A failed read is read again here, which says what failed.
-    if (!ok) return read.call(this, blob);
-    out.resize(n);
-    outBytes.set(bytes.subarray(k * SLOT, k * SLOT + n));
+    lent = k;
     // Ahead: the slices of the same length that follow, into the free slots.
-    let next = o.end;
-    for (let j = 0; j < SLOTS && next < o.file.size; j++) {
-      const end = Math.min(next + n, o.file.size);
+    let next = end;
+    for (let j = 0; j < SLOTS && next < file.size; j++) {
+      const after = Math.min(next + n, file.size);
       if (!slots.some((s) => holds(s, id, next))) {
-        const free = slots.indexOf(null);
-        if (free < 0) break;
-        issue(free, id, next, end);
+        const at = slots.indexOf(null);
+        if (at < 0) break;
+        issue(at, id, next, after);
       }
-      next = end;
+      next = after;
     }
-    fileReads.ms += performance.now() - t;
-    fileReads.bytes += n;
-    return out;
-  };
+    return bytes.subarray(k * SLOT, k * SLOT + n);
+  });
 }

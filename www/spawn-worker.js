@@ -1,6 +1,5 @@
 // Starts the analysis worker. The offline build (dist/memlens.html) swaps this module for one that
-// starts the same code from a Blob URL, because file:// pages cannot load module workers (and whose
-// `compileEngine` gives nothing: there the first worker compiles the engine and hands it back).
+// starts the same code from a Blob URL, because file:// pages cannot load module workers.
 // A page served by `memlens serve` carries <meta name="memlens-engine" content="native">: its worker
 // then sends the analyses to that engine.
 // `params` (optional) go to the worker in its URL: `threads` caps the threaded engine's pool,
@@ -18,29 +17,4 @@ export function spawnWorker(params = {}) {
 /** True on a page served by `memlens serve`, whose workers use its native engine. */
 export function nativePage() {
   return document.querySelector('meta[name="memlens-engine"]')?.content === 'native';
-}
-
-// The wasm files of the two builds, beside worker.js.
-const WASM = { single: './pkg/memlens_bg.wasm', threads: './pkg-threads/memlens_bg.wasm' };
-
-/**
- * Compiles the wasm engine of `build` ('single' or 'threads') in the tab, for its workers to
- * instantiate without compiling it again (a `WebAssembly.Module` crosses to a worker by
- * `postMessage`). Resolves to the module, or null when the tab cannot compile it (the worker
- * then compiles it itself).
- */
-export async function compileEngine(build) {
-  if (!WASM[build] || typeof WebAssembly.compileStreaming !== 'function') return null;
-  const url = new URL(WASM[build], import.meta.url);
-  try {
-    return await WebAssembly.compileStreaming(fetch(url));
-  } catch {
-    // A server that sends the wasm under another media type refuses streaming; the bytes still do.
-    try {
-      const response = await fetch(url);
-      return response.ok ? await WebAssembly.compile(await response.arrayBuffer()) : null;
-    } catch {
-      return null;
-    }
-  }
 }

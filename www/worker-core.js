@@ -4,13 +4,23 @@
 import { installFileReads } from './file-reads.js';
 import { installLife } from './worker-life.js';
 
+// When the steps of this worker's start happened (ms since the epoch, so the page can set them on
+// its own clock): the benchmark's split of a reader's engine start (see `startMark`).
+const marks = {};
+
 /**
- * Starts answering requests. `loadEngine(offer)` resolves to { mod, build, reason, module,
- * readAhead } where `mod` is the initialised wasm-bindgen module, `readAhead` says whether files
- * are read ahead on another thread (read-ahead.js) and `module` the compiled `WebAssembly.Module` it
- * runs (handed to the tab, for the workers started after this one). `offer` resolves to the tab's
- * first message, `{ build, module }`: the engine the tab compiled for this worker (`module` null:
- * the worker compiles it itself). Each of `modules` is `(ctx) => ({ method(params, progress) })`:
+ * Marks a step of the worker's start (`script`: its scripts loaded and run; `glue`: the engine's
+ * JavaScript imported; `instance`: the wasm compiled and instantiated; `threads`: the threaded
+ * engine's pool running); the engine announcement carries them.
+ */
+export function startMark(name) {
+  marks[name] = performance.timeOrigin + performance.now();
+}
+
+/**
+ * Starts answering requests. `loadEngine()` resolves to { mod, build, reason, readAhead } where
+ * `mod` is the initialised wasm-bindgen module and `readAhead` says whether files are read ahead on
+ * another thread (read-ahead.js). Each of `modules` is `(ctx) => ({ method(params, progress) })`:
  * the analysis families add their requests this way. `ctx.mod()` is the wasm module, `ctx.session()`
  * the current Session (files of the last drop), `ctx.onReset(fn)` registers cleanup for a new drop,
  * `ctx.transfer(result)` returns `result` marked so its typed arrays move to the page uncopied.
@@ -20,22 +30,19 @@ import { installLife } from './worker-life.js';
  * one side's own views) and returns its inventory.
  */
 export function serve(loadEngine, modules = []) {
-  // The time spent reading files, for the benchmark (see file-reads.js).
+  // The engine's one read hook (file-reads.js): stop flag, read-ahead and timing.
   installFileReads();
   let engine = null;
   let session = null;
   let engineError = null;
   const post = (msg, transfer = []) => self.postMessage(msg, transfer);
 
-  let offered;
-  const offer = new Promise((resolve) => (offered = resolve));
-  const ready = loadEngine(offer)
-    .then(async (e) => {
+  const ready = loadEngine()
+    .then((e) => {
       engine = e;
       const info = JSON.parse(e.mod.engineInfo());
-      // `handed`: the engine runs the module the tab handed over (not one compiled here).
-      const handed = Boolean(e.module) && e.module === (await offer).module;
-      post({ type: 'engine', threads: info.threads, build: info.build, version: info.version, reason: e.reason || null, module: e.module || null, handed, readAhead: Boolean(e.readAhead) });
+      startMark('ready');
+      post({ type: 'engine', threads: info.threads, build: info.build, version: info.version, reason: e.reason || null, readAhead: Boolean(e.readAhead), marks });
     })
     .catch((err) => {
       engineError = err && err.message ? err.message : String(err);
@@ -92,7 +99,6 @@ export function serve(loadEngine, modules = []) {
     // The page's stop flag and lock (see worker-life.js); the threaded engine's threads are
     // stopped with the worker.
     if (ev.data?.type === 'life') return installLife(ev.data, () => engine?.mod.stopThreads?.());
-    if (ev.data && ev.data.type === 'module') return offered(ev.data);
     const { id, method, params } = ev.data || {};
     try {
       await ready;

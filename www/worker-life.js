@@ -5,19 +5,22 @@
 // (reading a rank) therefore lingered 2 s after Cancel, and the threaded engine's own threads (nested
 // workers that wait in `Atomics.wait` between jobs, and never return) another 2 s after their parent
 // was gone. So where the page is cross-origin isolated each worker gets a stop flag in shared memory:
-// the page raises it, the worker's next file slice or read fails at once (so the wasm call unwinds
-// within a read's time), and once back in its event loop the worker makes the engine's threads return too
-// (`stopThreads`) and says `stopped`; the page then terminates it, which now takes milliseconds.
+// the page raises it, the worker's next file read fails at once (in the read hook, file-reads.js), so
+// the wasm call unwinds within a read's time, and once back in its event loop the worker makes the
+// engine's threads return too (`stopThreads`) and says `stopped`; the page then terminates it, which
+// now takes milliseconds.
 // Without shared memory (the offline file) `terminate()` alone is left.
 //
 // Dying: a worker that runs out of memory may end without an `error` event. Each worker holds a Web
 // Lock of its own name for its whole life; the page asks for the same lock, and is granted it when
 // the worker is gone. A worker the page did not end that is gone is reported dead.
 
+import { isolated } from './worker-isolated.js';
+import { stopReadsOn } from './file-reads.js';
+
 /** A stop flag for one worker (shared memory), or null where the page has none. */
-export function stopFlag() {
-  const shared = typeof SharedArrayBuffer === 'function' && self.crossOriginIsolated === true;
-  return shared ? new Int32Array(new SharedArrayBuffer(4)) : null;
+function stopFlag() {
+  return isolated() ? new Int32Array(new SharedArrayBuffer(4)) : null;
 }
 
 // The most the page waits for a worker's `stopped` before terminating it anyway (a worker busy in
@@ -85,20 +88,7 @@ export function installLife({ flag, lock }, stopThreads) {
   }
   if (!flag) return;
   const raised = new Int32Array(flag);
-  // The engine slices a File before each read: failing the slice fails reads that are served
-  // without `FileReaderSync` too (read-ahead.js wraps both calls, before or after this).
-  const slice = Blob.prototype.slice;
-  Blob.prototype.slice = function stoppableSlice(...args) {
-    if (Atomics.load(raised, 0)) throw new DOMException('the load was stopped', 'AbortError');
-    return slice.apply(this, args);
-  };
-  if (typeof FileReaderSync === 'function') {
-    const read = FileReaderSync.prototype.readAsArrayBuffer;
-    FileReaderSync.prototype.readAsArrayBuffer = function stoppableRead(blob) {
-      if (Atomics.load(raised, 0)) throw new DOMException('the load was stopped', 'AbortError');
-      return read.call(this, blob);
-    };
-  }
+  stopReadsOn(raised);
   const stop = () => {
     // Runs from the event loop, so no wasm call is under way: the threads can go safely.
     try {

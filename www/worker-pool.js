@@ -2,8 +2,62 @@
 // drop (a File crosses to a worker as a handle, not its bytes), classifies it as the page's own
 // worker does, and reads only the ranks it was given, one rank at a time; it answers their compact
 // summaries as JSON text and is terminated as soon as it has answered, so its memory is freed.
+// Readers are started while the page is idle (`warmReaders`), before any drop, so that a drop finds
+// their engines started: that start (the worker's scripts, compiling and instantiating the wasm)
+// took 0.3–0.5 s per reader after the drop before.
 import { EngineClient, Cancelled } from './engine-client.js';
 import { joinLists } from './json-lists.js';
+
+/** The cores the browser reports. */
+const cores = () => Math.max(1, navigator.hardwareConcurrency || 2);
+
+// Readers started ahead of any drop, their engines starting or started: { reader, spawn }.
+const warm = [];
+let warming = null;
+// Pools reading a job now: no reader is started ahead while one reads (its end starts them).
+const busy = new Set();
+// How long after a job's readers are done (or stopped) the next ones start: the page's worker is
+// then still drawing the overview, and a reader's start takes a core for a few hundred ms.
+const REFILL_MS = 1500;
+
+/**
+ * Starts, when the page is next idle (after `delay` ms), readers of the page's pool until as many
+ * as the pool would use and the cores the browser reports are ready for the next drop (none where
+ * the pool is off: `?workers=1`, the native engine). Each idle reader holds a started engine:
+ * README, Benchmarks, gives what this costs an idle tab.
+ */
+export function warmReaders(delay = 0) {
+  if (typeof document === 'undefined' || warming) return;
+  const idle = (fn) => (typeof requestIdleCallback === 'function' ? requestIdleCallback(fn, { timeout: 1000 }) : setTimeout(fn, 0));
+  warming = setTimeout(() => idle(() => {
+    warming = null;
+    const size = poolSize();
+    if (!size || busy.size) return;
+    const params = readerParams(size);
+    for (let k = warm.length; k < Math.min(size, cores()); k++) {
+      const spawn = performance.now();
+      const reader = new EngineClient(params);
+      // An engine that fails to start fails the reader's requests, which say why.
+      reader.engine.catch(() => {});
+      warm.push({ reader, spawn, params: JSON.stringify(params) });
+    }
+    // For the benchmark, which drops its files once the readers are ready, as a user who takes a
+    // few seconds to pick them finds them.
+    const ready = warm.map((w) => w.reader.engine);
+    Promise.allSettled(ready).then(() => (document.documentElement.dataset.warmReaders = String(ready.length)));
+  }), delay);
+}
+
+/** A reader started ahead with `params` and still alive (taken out of the warm set), or null. */
+function takeWarm(params) {
+  const key = JSON.stringify(params);
+  while (warm.length) {
+    const w = warm.shift();
+    if (w.params === key && w.reader.worker && !w.reader.dead) return w;
+    if (w.reader.worker) w.reader.terminate();
+  }
+  return null;
+}
 
 /**
  * How many readers share a job's ranks: the cores the browser reports (`?workers=auto`, the
@@ -62,6 +116,7 @@ export class WorkerPool {
     // Readers started ahead of the work (`start`), each with its drop loaded or loading.
     this.idle = [];
     this.stopped = false;
+    busy.add(this);
   }
 
   /**
@@ -73,14 +128,18 @@ export class WorkerPool {
     for (let k = this.idle.length; k < Math.min(n, this.size); k++) this.idle.push(this.spawn(load));
   }
 
-  /** A new reader, its engine starting and the drop `load` sent: `{ reader, loaded, times }`. */
+  /**
+   * A reader (one started ahead if there is one, else a new one), the drop `load` sent to it:
+   * `{ reader, loaded, times }`.
+   */
   spawn(load) {
-    const t0 = performance.now();
-    const reader = new EngineClient(this.params);
-    const times = { spawn: t0 };
-    // An engine that fails to start fails the reader's requests, which say why.
-    // `handed`: its engine was compiled once for the tab, not by this reader.
-    reader.engine.then((e) => Object.assign(times, { engine: performance.now(), handed: e.handed, readAhead: e.readAhead }), () => {});
+    const taken = performance.now();
+    const ahead = takeWarm(this.params);
+    const reader = ahead ? ahead.reader : new EngineClient(this.params);
+    const times = { spawn: ahead ? ahead.spawn : taken, taken, warm: Boolean(ahead) };
+    // An engine that fails to start fails the reader's requests, which say why. `marks`: the
+    // steps of the worker's start (worker-core.js `startMark`), on the page's clock.
+    reader.engine.then((e) => Object.assign(times, { engine: reader.engineAt, readAhead: e.readAhead, marks: pageTimes(e.marks) }), () => {});
     this.readers.add(reader);
     const loaded = reader.call('load', load).then(() => (times.loaded = performance.now()));
     loaded.catch(() => {});
@@ -99,7 +158,8 @@ export class WorkerPool {
    * Resolves with `{ texts: [JSON text of a list of rank summaries, per reader], infos: [per
    * reader, per part: `{ runDirs, ranks }`, the views' facts of its ranks], memoryBytes: [wasm
    * bytes per reader], readers, timings: [per reader: page times (ms, `performance.now()`) of its
-   * start, engine, drop loaded and answer, `handed` (its engine was the tab's compiled module),
+   * start (`spawn`), its taking for this job (`taken`; `warm`: it was started ahead), its engine's
+   * announcement (`engine`) and the steps before it (`marks`), drop loaded and answer,
    * `readAhead` (its files were read ahead, see read-ahead.js),
    * and per rank its `{ read, parse, summary }` ms],
    * keeper }`; rejects with `Cancelled` when stopped. With `keep` (a part's run folders), the
@@ -174,6 +234,9 @@ export class WorkerPool {
       this.terminate();
       throw err;
     }
+    // The readers of the next drop.
+    busy.delete(this);
+    warmReaders(REFILL_MS);
     return {
       texts: answers.map((a) => a.ranks),
       infos: answers.map((a) => a.infos),
@@ -185,11 +248,24 @@ export class WorkerPool {
     };
   }
 
-  /** Terminates every reader at once (their memory goes with them); pending work fails with `Cancelled`. */
+  /**
+   * Terminates every reader at once (their memory goes with them); pending work fails with
+   * `Cancelled`. Readers for the next drop start soon after.
+   */
   terminate() {
     this.stopped = true;
     for (const r of this.readers) if (r.worker) r.terminate();
     this.readers.clear();
     this.idle = [];
+    busy.delete(this);
+    warmReaders(REFILL_MS);
   }
 }
+
+/** Marks in ms since the epoch (a worker's clock) as times on the page's clock. */
+function pageTimes(marks = {}) {
+  return Object.fromEntries(Object.entries(marks).map(([k, v]) => [k, v - performance.timeOrigin]));
+}
+
+// The first readers start once the page has loaded and is idle.
+warmReaders(REFILL_MS);

@@ -1,14 +1,18 @@
 // The analysis worker of the served page: uses the native engine of `memlens serve` when the page
 // says one serves it (`?engine=native`), else loads the threaded wasm engine when the page is
-// cross-origin isolated (SharedArrayBuffer available), the single-threaded one otherwise. The tab
-// hands it the engine already compiled (see engine-client.js); it compiles it only if not.
-import { serve } from './worker-core.js';
+// cross-origin isolated (SharedArrayBuffer available), the single-threaded one otherwise. Each
+// worker fetches and compiles its engine itself: the readers of a worker pool are started while the
+// page is idle (worker-pool.js), so that time is off the path from a drop to the overview.
+import { serve, startMark } from './worker-core.js';
 import { modules } from './worker-modules.js';
 import { probeNative, nativeModule } from './native-engine.js';
-import { compileEngine } from './spawn-worker.js';
 import { startReadAhead } from './read-ahead.js';
+import { isolated } from './worker-isolated.js';
 
-serve(async (offer) => {
+// The worker's scripts are loaded and run (its imports above included).
+startMark('script');
+
+serve(async () => {
   const query = new URLSearchParams(self.location.search);
   if (query.get('engine') === 'native') {
     const info = await probeNative();
@@ -18,37 +22,36 @@ serve(async (offer) => {
   // the tab's resident memory on a 64-rank job but was slower to the overview on a loaded machine
   // (README, Benchmarks).
   const ahead = query.get('readAhead') === '1' ? startReadAhead() : Promise.resolve(false);
-  const loaded = await loadWasm(offer, query);
+  const loaded = await loadWasm(query);
   return { ...loaded, readAhead: await ahead };
 }, modules);
 
-/** The wasm engine this worker runs, instantiated from the tab's module when it handed one over. */
-async function loadWasm(offer, query) {
-  const given = await offer;
-  // The tab's module if it is of this build, else one compiled here.
-  const compiled = async (build) => (given.build === build && given.module) || (await compileEngine(build)) || undefined;
-  const isolated = self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
-  let reason = isolated ? null : 'page is not cross-origin isolated';
+/** The wasm engine this worker runs, with the marks of its start (see `startMark`). */
+async function loadWasm(query) {
+  let reason = isolated() ? null : 'page is not cross-origin isolated';
   // A reader of a worker pool may be asked for the single-threaded engine, or for fewer threads
   // than the cores (the pool shares them among its workers).
-  if (isolated && query.get('engine') === 'single') reason = 'a reader of a worker pool';
+  if (isolated() && query.get('engine') === 'single') reason = 'a reader of a worker pool';
   const threads = Math.max(1, Number(query.get('threads')) || navigator.hardwareConcurrency || 2);
-  if (isolated && query.get('engine') !== 'single') {
+  if (isolated() && query.get('engine') !== 'single') {
     try {
-      const module = await compiled('threads');
       const mod = await import('./pkg-threads/memlens.js');
-      await mod.default({ module_or_path: module });
+      startMark('glue');
+      await mod.default();
+      startMark('instance');
       // rayon's pool must exist before the first parallel call, or it silently runs on one thread.
       await quietThreads(() => mod.initThreadPool(threads));
-      return { mod, module, build: 'threads', reason: null };
+      startMark('threads');
+      return { mod, build: 'threads', reason: null };
     } catch (err) {
       reason = `threaded engine failed to start: ${err && err.message ? err.message : err}`;
     }
   }
-  const module = await compiled('single');
   const mod = await import('./pkg/memlens.js');
-  await mod.default({ module_or_path: module });
-  return { mod, module, build: 'single', reason };
+  startMark('glue');
+  await mod.default();
+  startMark('instance');
+  return { mod, build: 'single', reason };
 }
 
 // The error by which `stopThreads` makes each engine thread leave its run loop (see

@@ -1,31 +1,35 @@
-//! A browser `File` as a core [`Source`], read synchronously with `FileReaderSync`.
+//! A browser `File` as a core [`Source`], read through the worker's one read hook.
+//!
+//! The hook is the JavaScript function `memlensReadSlice(file, start, end)` of the worker's global
+//! scope (installed by `www/file-reads.js`): it returns the bytes `[start, end)` of `file` as a
+//! `Uint8Array`, or throws. Everything around a read in the page (the stop flag of a cancelled load,
+//! serving the slice from the read-ahead helper, the benchmark's timing) happens there, in one
+//! place, so the engine asks for bytes and nothing else.
 
 use crate::source::{Source, SourceError};
-use web_sys::{File, FileReaderSync};
+use js_sys::Uint8Array;
+use wasm_bindgen::prelude::*;
+use web_sys::File;
+
+#[wasm_bindgen]
+extern "C" {
+    /// The worker's read hook (see the module's doc); `catch`: a failed read is an error here.
+    #[wasm_bindgen(js_name = memlensReadSlice, catch)]
+    fn read_slice(file: &File, start: f64, end: f64) -> Result<Uint8Array, JsValue>;
+}
 
 /// A `File` (or any `Blob`) read in slices on the worker that owns it.
 pub struct FileSource {
     name: String,
     file: File,
     len: u64,
-    reader: FileReaderSync,
 }
 
 impl FileSource {
     /// Wraps `file`, reported under the relative path `name`.
     pub fn new(name: String, file: File) -> Result<Self, SourceError> {
-        let reader = FileReaderSync::new().map_err(|e| SourceError {
-            name: name.clone(),
-            offset: 0,
-            message: format!("FileReaderSync is not available here: {e:?}"),
-        })?;
         let len = file.size() as u64;
-        Ok(FileSource {
-            name,
-            file,
-            len,
-            reader,
-        })
+        Ok(FileSource { name, file, len })
     }
 }
 
@@ -43,20 +47,11 @@ impl Source for FileSource {
             return Ok(0);
         }
         let end = (offset + buf.len() as u64).min(self.len);
-        let fail = |what: String| SourceError {
+        let bytes = read_slice(&self.file, offset as f64, end as f64).map_err(|e| SourceError {
             name: self.name.clone(),
             offset,
-            message: what,
-        };
-        let blob = self
-            .file
-            .slice_with_f64_and_f64(offset as f64, end as f64)
-            .map_err(|e| fail(format!("slice failed: {}", describe(&e))))?;
-        let array = self
-            .reader
-            .read_as_array_buffer(&blob)
-            .map_err(|e| fail(describe(&e)))?;
-        let bytes = js_sys::Uint8Array::new(&array);
+            message: describe(&e),
+        })?;
         let n = (bytes.length() as usize).min(buf.len());
         bytes.subarray(0, n as u32).copy_to(&mut buf[..n]);
         Ok(n)
@@ -64,7 +59,7 @@ impl Source for FileSource {
 }
 
 /// The message of a DOMException or Error, for the user.
-fn describe(e: &wasm_bindgen::JsValue) -> String {
+fn describe(e: &JsValue) -> String {
     js_sys::Reflect::get(e, &"message".into())
         .ok()
         .and_then(|m| m.as_string())

@@ -1,26 +1,52 @@
-// The worker's timing of file reads (www/file-reads.js) passes every read through unchanged and
-// counts the bytes read. Run in Node against a stand-in for FileReaderSync.
+// The engine's one read hook (www/file-reads.js `readSlice`): it gives the bytes of the slice asked
+// for, clamped to the file, counts them, and once the worker's stop flag is raised fails every read
+// at once without reading. Run in Node against a stand-in for FileReaderSync.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
+// The stand-in reads a Blob slice's bytes (Node's Blob has no synchronous read); it counts reads.
+let reads = 0;
 class FakeReader {
   readAsArrayBuffer(blob) {
-    return blob.bytes.slice().buffer;
+    reads++;
+    return blob.known.slice().buffer;
   }
 }
+const nodeSlice = Blob.prototype.slice;
+Blob.prototype.slice = function recorded(start, end) {
+  const part = nodeSlice.call(this, start, end);
+  part.known = this.known.subarray(start, end);
+  return part;
+};
+globalThis.self = globalThis;
 globalThis.FileReaderSync = FakeReader;
-const { installFileReads, fileReads } = await import('../../www/file-reads.js');
+const { installFileReads, readSlice, stopReadsOn, fileReads } = await import('../../www/file-reads.js');
 installFileReads();
 
-test('reads come back unchanged, and their bytes are counted', () => {
-  const bytes = Uint8Array.from({ length: 5000 }, (_, i) => (i * 7919) % 251);
-  const reader = new FakeReader();
+const bytes = Uint8Array.from({ length: 5000 }, (_, i) => (i * 7919) % 251);
+const file = new Blob([bytes]);
+file.known = bytes;
+
+test('the hook is the global the engine calls; reads come back unchanged, and their bytes are counted', () => {
+  assert.equal(self.memlensReadSlice, readSlice);
   let n = 0;
   for (let at = 0; at < bytes.length; at += 777) {
-    const part = bytes.subarray(at, at + 777);
-    assert.deepEqual(new Uint8Array(reader.readAsArrayBuffer({ bytes: part })), part);
+    const part = self.memlensReadSlice(file, at, at + 777);
+    assert.deepEqual(part, bytes.subarray(at, at + 777));
     n += part.length;
   }
+  assert.equal(n, bytes.length, 'the last slice is clamped to the file');
   assert.equal(fileReads.bytes, n);
   assert.ok(fileReads.ms >= 0);
+});
+
+test('a raised stop flag fails every read at once, without reading', () => {
+  const flag = new Int32Array(new SharedArrayBuffer(4));
+  stopReadsOn(flag);
+  assert.deepEqual(readSlice(file, 0, 10), bytes.subarray(0, 10));
+  Atomics.store(flag, 0, 1);
+  const before = reads;
+  assert.throws(() => readSlice(file, 10, 20), (e) => e.name === 'AbortError' && /the load was stopped/.test(e.message));
+  assert.equal(reads, before);
+  stopReadsOn(null);
 });
