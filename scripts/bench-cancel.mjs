@@ -1,12 +1,13 @@
 // Browser benchmark of stopping a load (a measurement, not a test): while the torch_npu page reads
 // a job, Cancel is pressed (or a new drop arrives), and the script measures how long until every
-// worker of the stopped load has closed, and the resident memory of the browser's processes (as
-// tab-memory.mjs counts it: anonymous and shared pages) before the stop, at the stop and 1 s / 2 s after it,
-// and how the page ended its workers (on their word after the stop flag, or by force).
+// worker of the stopped load has closed (and when each one did), the resident memory of the tab's
+// renderer processes and of the browser in all (as tab-memory.mjs counts it: anonymous and shared
+// pages) before the drop, at the stop and 1 s / 2 s / 5 s after it, and how the page ended its workers
+// (on their word after the stop flag, or by force).
 //   node scripts/bench-cancel.mjs [--dir /tmp/memlens-cancel-bench] [--runs 2] [--job64] [--keep]
-//                                 [--pools Q1,Q2] [--baseline OTHER_WWW]
-// Jobs: 2 roles × 2 ranks with 100 MiB traces (as bench-profiler-page.mjs), and with --job64 the
-// 64-rank job. --pools 'workers=1' also measures the page with each query string beside the
+//                                 [--pools Q1,Q2] [--baseline OTHER_WWW] [--skip-2x2]
+// Jobs: 2 roles × 2 ranks with 100 MiB traces (as bench-profiler-page.mjs; --skip-2x2 leaves it
+// out), and with --job64 the 64-rank job. --pools 'workers=1' also measures the page with each query string beside the
 // default. --baseline serves a second built page (a copy of www/ built from an earlier commit) and
 // measures it in turn with this one, stop by stop, so that the two compare in one run. Needs a
 // built page (npm run build) and the release CLI.
@@ -44,12 +45,12 @@ async function stopOnce(server, dir, total, how, query) {
     const page = await b.page();
     await page.goto(query ? `${server.url}?${query}` : server.url);
     await page.waitForFunction(() => document.querySelector('[data-testid="status"]'));
-    const idle = tabMemory(b.dir).all;
+    const idle = tabMemory(b.dir);
     await page.setInputFiles('input[data-testid="folder-input"]', dir);
     await page.waitForFunction((want) => Number(document.querySelector('[data-testid="ascend-phase"]')?.dataset.done || 0) >= want, total * 0.3, { timeout: 600000, polling: 20 });
     const workers = page.workers();
     const closes = workers.map((w) => new Promise((r) => w.once('close', () => r(performance.now()))));
-    const reading = tabMemory(b.dir).all;
+    const reading = tabMemory(b.dir);
     let t0;
     if (how === 'cancel') {
       t0 = performance.now();
@@ -58,11 +59,13 @@ async function stopOnce(server, dir, total, how, query) {
       t0 = performance.now();
       await page.setInputFiles('input[data-testid="folder-input"]', path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text'));
     }
-    const closed = await Promise.race([Promise.all(closes).then((t) => Math.max(...t) - t0), sleep(30000).then(() => null)]);
+    // Each worker's close, ms after the stop (null: still open after 30 s).
+    const each = await Promise.all(closes.map((c) => Promise.race([c.then((t) => t - t0), sleep(30000).then(() => null)])));
+    const closed = each.includes(null) ? null : Math.max(...each);
     const after = [];
-    for (const at of [1000, 2000]) {
+    for (const at of [1000, 2000, 5000]) {
       await sleep(Math.max(0, t0 + at - performance.now()));
-      after.push(tabMemory(b.dir).all);
+      after.push(tabMemory(b.dir));
     }
     // How the page ended its workers (www/worker-life.js): on their word after the stop flag, or
     // by force when one did not answer in time.
@@ -70,13 +73,15 @@ async function stopOnce(server, dir, total, how, query) {
       stopped: performance.getEntriesByName('memlens:worker-stopped').length,
       forced: performance.getEntriesByName('memlens:worker-forced').length,
     }));
-    return { workers: workers.length, closed, idle, reading, after, ends };
+    return { workers: workers.length, closed, each, idle, reading, after, ends };
   } finally {
     await b.close();
   }
 }
 
 const mib = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+/** The tab's renderer processes and, in brackets, the browser's processes in all. */
+const mem = (m) => `${mib(m.renderer)} (${mib(m.all)})`;
 const sizeOf = (dir) => Number(execFileSync('du', ['-sb', dir]).toString().split('\t')[0]);
 
 mkdirSync(base, { recursive: true });
@@ -86,7 +91,7 @@ const baselineDir = opt('--baseline', null);
 const baseline = baselineDir ? await serve({ dir: path.resolve(baselineDir), port: 0, isolate: true }) : null;
 const pages = [['', server], ...(baseline ? [['baseline ', { url: baseline.url }]] : [])];
 try {
-  const jobs = [['2 × 2', path.join(base, 'job-2x2'), ['--roles', '2', '--ranks', '2', '--trace-mb', '100', '--rows', '50000', '--steps', '2', '--seed', '3']]];
+  const jobs = args.includes('--skip-2x2') ? [] : [['2 × 2', path.join(base, 'job-2x2'), ['--roles', '2', '--ranks', '2', '--trace-mb', '100', '--rows', '50000', '--steps', '2', '--seed', '3']]];
   if (args.includes('--job64')) jobs.push(['64 ranks', path.join(base, 'job-64'), ['--roles', '2', '--ranks', '32', '--trace-mb', '16', '--rows', '20000', '--steps', '2', '--seed', '11']]);
   for (const [label, dir, gen] of jobs) {
     generate(dir, gen);
@@ -97,7 +102,8 @@ try {
           const load = loadavg()[0].toFixed(1);
           const m = await stopOnce(srv, dir, total, how, query);
           const closed = m.closed === null ? 'not within 30 s' : `${Math.round(m.closed)} ms`;
-          console.log(`${which}${label}${query ? ` ${query}` : ''}, ${how === 'cancel' ? 'Cancel' : 'new drop'}, run ${run} (load ${load}): ${m.workers} worker(s) of the load closed after ${closed} (${m.ends.stopped} ended on their word, ${m.ends.forced} by force); browser memory ${mib(m.idle)} before the drop, ${mib(m.reading)} while reading, ${m.after.map(mib).join(' / ')} 1 s / 2 s after the stop`);
+          const each = m.each.map((t) => (t === null ? 'open' : Math.round(t))).join(', ');
+          console.log(`${which}${label}${query ? ` ${query}` : ''}, ${how === 'cancel' ? 'Cancel' : 'new drop'}, run ${run} (load ${load}): ${m.workers} worker(s) of the load closed after ${closed} (each, ms: ${each}; ${m.ends.stopped} ended on their word, ${m.ends.forced} by force); tab's memory (browser in all) ${mem(m.idle)} before the drop, ${mem(m.reading)} while reading, ${m.after.map(mem).join(' / ')} 1 s / 2 s / 5 s after the stop`);
         }
       }
     }

@@ -228,7 +228,9 @@ export class WorkerPool {
     };
     let answers;
     try {
-      answers = await Promise.all(groups.map(one));
+      // (`one` by index alone: `map` would pass its array as `fresh`, and every reader started
+      // ahead would be left idle while new ones read.)
+      answers = await Promise.all(groups.map((indices, k) => one(indices, k)));
     } catch (err) {
       // One reader failed or was stopped: the others' work is of no use any more.
       this.terminate();

@@ -1,6 +1,6 @@
 // A file larger than a tab can hold: before reading, the page names each such file with its size
 // and the limit, says what reads it instead (the CLI, `memlens serve`), and still reads every
-// other rank. The limit (768 MiB) is lowered for the test with `?fileLimit=BYTES`, so that files of
+// other rank. The limit (1.5 GiB) is lowered for the test with `?fileLimit=BYTES`, so that files of
 // a few hundred KiB stand for files of gigabytes; which files exceed it is worked out here from
 // the files on disk, and the ranks shown are compared with `memlens profiler --json`.
 import { test, before, after } from 'node:test';
@@ -35,7 +35,7 @@ function parseSize(text) {
 
 test('a size just over the limit and the limit never print alike', () => {
   const MiB = 2 ** 20;
-  for (const limit of [768 * MiB, 950 * MiB, 4000, 1024]) {
+  for (const limit of [768 * MiB, 950 * MiB, 1536 * MiB, 4000, 1024]) {
     for (const over of [1, 7, 1000, 5000, MiB / 2, 3 * MiB]) {
       const [a, b] = bytesApart(limit + over, limit);
       assert.notEqual(a, b, `${limit + over} against ${limit}`);

@@ -3,14 +3,17 @@
 // ranks open with the command line's figures, and the page reads the next drop as usual. The test
 // hook `?fault=close|throw&faultRank=TEXT` makes the reader of the rank whose run folder contains
 // TEXT end itself (`close`: gone without a word, as a worker killed for its memory) or throw outside
-// any request (`throw`: an `error` event), before reading it.
+// any request (`throw`: an `error` event), before reading it. Opened in the rank bar, the failed
+// rank shows one panel (which rank, why, its run folder, the next rank read, the command line)
+// instead of its views, which would have no data, or another rank's; screenshots of it at both
+// sizes, light and dark (test-results/screenshots/rank-failed-*.png).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { root, CLI, openBrowser, startServer, engineThreads, settled, assertClean } from './harness.mjs';
+import { root, CLI, SHOTS, openBrowser, startServer, engineThreads, settled, assertClean, screenshot } from './harness.mjs';
 
 const TEXT = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
 let server;
@@ -57,6 +60,50 @@ for (const [how, says] of [['close', /the analysis worker ended without an answe
       for (const r of cli.ranks.slice(0, 2)) {
         assert.deepEqual(rows.find((x) => x.rank === String(r.rank)), { rank: String(r.rank), rows: String(r.rows), peak: String(r.peak_allocated_bytes) });
       }
+      // The failed rank opened in the rank bar: one panel instead of its views.
+      const lostAt = JSON.parse(await page.getAttribute('[data-testid="ascend"]', 'data-unread-ranks'))[0];
+      assert.match(await page.$eval(`[data-testid="rank-select"] option[value="${lostAt}"]`, (o) => o.textContent), / — not read$/);
+      assert.equal(await page.$eval(`[data-testid="compare-select"] option[value="${lostAt}"]`, (o) => o.disabled), true, 'a rank not read is no comparison');
+      await page.selectOption('[data-testid="rank-select"]', String(lostAt));
+      const panel = page.locator('[data-testid="ascend-rank-failed"]');
+      await panel.waitFor({ state: 'visible', timeout: 10000 });
+      assert.equal(await panel.getAttribute('data-rank'), String(lostAt));
+      const text = await panel.textContent();
+      assert.ok(text.includes(`rank ${lost.rank} was not read`), text);
+      assert.match(await page.textContent('[data-testid="ascend-rank-failed-reason"]'), new RegExp(says.source, 'i'));
+      assert.ok(text.includes(folder), text);
+      assert.match(text, new RegExp(`memlens profiler \\S*${folder}.*memlens serve \\S*${folder}`));
+      for (const view of ['#ascend-memory', '#ascend-timeline', '[data-testid="ascend-table"]', '#ascend-live', '#ascend-unreleased']) {
+        assert.equal(await page.locator(view).isVisible(), false, `${view} is left out for a rank not read`);
+      }
+      if (how === 'close') {
+        // The panel at both sizes, light and dark: nothing of it runs out of its box (the run
+        // folder and the commands are long unbroken words).
+        for (const colorScheme of ['light', 'dark']) {
+          for (const viewport of [{ width: 1440, height: 900 }, { width: 1024, height: 700 }]) {
+            await page.emulateMedia({ colorScheme });
+            await page.setViewportSize(viewport);
+            await panel.scrollIntoViewIfNeeded();
+            const spill = await panel.evaluate((p) => {
+              const edge = p.getBoundingClientRect().right;
+              return [...p.querySelectorAll('h2, p, code, button')].filter((n) => n.getBoundingClientRect().right > edge + 0.5 || n.scrollWidth > n.clientWidth + 1).map((n) => n.textContent.slice(0, 60));
+            });
+            assert.deepEqual(spill, [], `nothing spills out of the panel at ${viewport.width} ${colorScheme}`);
+            await screenshot(page, `rank-failed-${colorScheme}-${viewport.width}`);
+            await panel.screenshot({ path: path.join(SHOTS, `rank-failed-panel-${colorScheme}-${viewport.width}.png`) });
+          }
+        }
+      }
+      // Its button opens the next rank read (the first, wrapping round): its views come back with
+      // that rank's rows.
+      await page.click('[data-testid="ascend-rank-failed-next"]');
+      await page.waitForFunction(() => {
+        const t = document.querySelector('[data-testid="ascend-table"]');
+        return t && t.dataset.rank === '0' && t.dataset.state === 'ready';
+      }, null, { timeout: 30000 });
+      assert.equal(await panel.isVisible(), false);
+      assert.equal(await page.getAttribute('[data-testid="ascend-table"]', 'data-total'), String(cli.ranks[0].rows));
+      assert.equal(await page.locator('#ascend-memory').isVisible(), true);
       // The page reads the next drop as usual.
       await page.setInputFiles('input[data-testid="folder-input"]', TEXT);
       assert.equal(await settled(page, 120000), 'ready');

@@ -172,12 +172,64 @@ function emptyJob(root, job) {
 }
 
 /**
+ * The panel shown instead of a rank's views when that rank was not read (its reader failed or
+ * died): which rank, why, and how to go on — another rank of the job (a button opens the next one
+ * read), or the command line, which reads it outside the tab. `show(i)` fills it for rank `i`, or
+ * hides it (null).
+ */
+function failedRankPanel(report, select) {
+  const title = el('h2');
+  const reason = el('p', { class: 'error-state', 'data-testid': 'ascend-rank-failed-reason' });
+  const folders = el('p');
+  const next = el('button', { type: 'button', 'data-testid': 'ascend-rank-failed-next' });
+  const cli = el('p');
+  const node = el('section', { class: 'panel rank-failed', 'data-testid': 'ascend-rank-failed', hidden: true, role: 'status' },
+    title, reason, folders, el('p', {}, 'The zeros in its row of the job overview mean “not read”, not an empty rank; it has no charts or tables here. ', next), cli);
+  let target = null;
+  next.addEventListener('click', () => {
+    if (target !== null) select(target);
+  });
+  return {
+    node,
+    show(i) {
+      node.hidden = i === null;
+      node.dataset.rank = i === null ? '' : String(i);
+      if (i === null) return;
+      const r = report.ranks[i];
+      const dirs = r.run_dirs || [];
+      title.textContent = `${rankLabel(r)} was not read`;
+      // The reason as the pool gives it ("not read: the analysis worker …"), as a sentence.
+      const why = String(r.error || 'no reason was given').replace(/^not read:\s*/, '');
+      reason.textContent = `${why.charAt(0).toUpperCase()}${why.slice(1)}${/[.!?]$/.test(why) ? '' : '.'}`;
+      folders.replaceChildren(dirs.length > 1 ? 'Its run folders: ' : 'Its run folder: ', ...dirs.flatMap((d, k) => [k ? ', ' : '', el('code', { text: d })]));
+      // The next rank that was read, after this one in the job's order (wrapping round).
+      const n = report.ranks.length;
+      target = null;
+      for (let k = 1; k < n && target === null; k++) if (report.ranks[(i + k) % n].status !== 'error') target = (i + k) % n;
+      next.hidden = target === null;
+      if (target !== null) next.textContent = `Open ${rankLabel(report.ranks[target])}`;
+      cli.replaceChildren('The command line reads it outside the browser, with the machine’s memory: ',
+        el('code', { text: `memlens profiler ${dirs.join(' ')}` }), ', or ', el('code', { text: `memlens serve ${dirs.join(' ')}` }),
+        ' to see it on this page read by the native engine.');
+    },
+  };
+}
+
+/**
  * Draws the views of an analysed `job` in `root`; `options.before` and `options.after` are nodes
  * shown before and after them (a pooled tab's ranks left unread, its job summary file).
  */
 async function build(root, job, ctx, onDispose, options = {}) {
   const { report, ranks } = job;
   const store = createState(report.ranks.length);
+  // A rank whose reading failed (a pool reader died on it) has no detail to show: its views are
+  // replaced by one panel that says why and how to go on. The tab never opens on such a rank
+  // (a link to it still selects it, and shows that panel).
+  const unread = (i) => report.ranks[i]?.status === 'error';
+  if (unread(store.get().rank)) {
+    const first = report.ranks.findIndex((r) => r.status !== 'error');
+    if (first >= 0) store.set({ rank: first, cmp: store.get().cmp === first ? null : store.get().cmp });
+  }
   // An action's answer is brought into view (ui/reveal.js); a view whose content arrives later
   // (the call stack) says so through `rendered`, and is brought into view again at its real size.
   const pendingReveal = new Set();
@@ -193,7 +245,12 @@ async function build(root, job, ctx, onDispose, options = {}) {
   // ---- the rank bar: which rank, which to compare with, and what is selected -----------------
   const rankOptions = (withNone) => [
     ...(withNone ? [el('option', { value: '', text: 'no comparison' })] : []),
-    ...report.ranks.map((r, i) => el('option', { value: String(i), text: `${rankLabel(r)} — peak ${bytes(r.peak_allocated_bytes)}` })),
+    ...report.ranks.map((r, i) => el('option', {
+      value: String(i),
+      text: unread(i) ? `${rankLabel(r)} — not read` : `${rankLabel(r)} — peak ${bytes(r.peak_allocated_bytes)}`,
+      // A rank that was not read has no curve to compare with.
+      disabled: withNone && unread(i),
+    })),
   ];
   const rankSelect = el('select', { 'aria-label': 'Rank', 'data-testid': 'rank-select' }, ...rankOptions(false));
   const cmpSelect = el('select', { 'aria-label': 'Compare with rank', 'data-testid': 'compare-select' }, ...rankOptions(true));
@@ -239,15 +296,20 @@ async function build(root, job, ctx, onDispose, options = {}) {
     ],
   });
   const order = ['overview', 'memory', 'timeline', 'table', 'stack', 'live', 'unreleased', 'export'];
+  const lostPanel = failedRankPanel(report, (i) => selectRank(i));
+  const grid = el('div', { class: 'grid2' }, views.live.node, views.unreleased.node);
+  // The views of the selected rank alone, left out while it is a rank that was not read.
+  const detail = ['memory', 'timeline', 'table', 'stack', 'live', 'unreleased'];
   root.replaceChildren(
     ...[options.before].filter(Boolean),
     views.overview.node,
     bar,
+    lostPanel.node,
     views.memory.node,
     views.timeline.node,
     views.table.node,
     views.stack.node,
-    el('div', { class: 'grid2' }, views.live.node, views.unreleased.node),
+    grid,
     views.export.node,
     ...[options.after].filter(Boolean),
   );
@@ -272,10 +334,32 @@ async function build(root, job, ctx, onDispose, options = {}) {
     root.dataset.rank = String(s.rank);
   }
 
+  // What changed while the detail views were left out: they catch up when a read rank is back.
+  let missed = null;
+  const pngs = [...views.export.node.querySelectorAll('[data-testid^="png-"]')];
+  const showDetail = (s) => {
+    const lost = unread(s.rank);
+    lostPanel.show(lost ? s.rank : null);
+    for (const n of [views.memory.node, views.timeline.node, views.table.node, views.stack.node, grid]) n.hidden = lost;
+    for (const b of pngs) {
+      b.disabled = lost;
+      b.title = lost ? 'This rank was not read: it has no charts' : '';
+    }
+    return lost;
+  };
   store.on((s, changed) => {
     renderBar(s);
-    for (const v of Object.values(views)) v.update(s, changed);
+    const lost = showDetail(s);
+    if (lost) missed = new Set([...(missed || []), ...changed]);
+    const caught = missed && !lost ? new Set([...missed, ...changed]) : changed;
+    if (!lost) missed = null;
+    for (const [name, v] of Object.entries(views)) {
+      if (detail.includes(name)) {
+        if (!lost) v.update(s, caught);
+      } else v.update(s, changed);
+    }
   });
+  showDetail(store.get());
   renderBar(store.get());
   views.overview.update(store.get(), new Set());
 
@@ -298,7 +382,7 @@ async function build(root, job, ctx, onDispose, options = {}) {
     else if (k === 'j' || k === 'k') selectRank((s.rank + (k === 'j' ? 1 : n - 1)) % n);
     else if (k === 'c' && n > 1) {
       // Cycle the comparison through the other ranks, then none.
-      const others = [...Array(n).keys()].filter((i) => i !== s.rank);
+      const others = [...Array(n).keys()].filter((i) => i !== s.rank && !unread(i));
       const at = s.cmp === null ? -1 : others.indexOf(s.cmp);
       store.set({ cmp: at + 1 < others.length ? others[at + 1] : null });
     } else if (k === 'a' && s.cmp !== null) store.set({ align: s.align === 'step' ? 'start' : 'step' });
