@@ -14,6 +14,7 @@
 //!   the same functions, so the page, the CLI and Python give the same numbers.
 
 pub mod bulk;
+pub mod bytes;
 pub mod chart;
 pub mod compare;
 pub mod diag;

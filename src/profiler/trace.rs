@@ -171,9 +171,10 @@ struct TorchSink {
     names: Interner,
     stacks: Interner,
     /// Raw (still escaped) call stack spans already interned, by a hash of a sample of their
-    /// bytes: a repeated stack is recognised by one short hash and one `memcmp`, without decoding
-    /// and hashing its kilobytes again. Values: (start, end, id) in this piece's buffer.
-    raw_stacks: std::collections::HashMap<u64, Vec<(usize, usize, u32)>>,
+    /// bytes: a repeated stack is recognised by one short hash and one comparison, without
+    /// decoding and hashing its kilobytes again. Values: (start, end, id) in this piece's buffer.
+    raw_stacks:
+        std::collections::HashMap<u64, Vec<(usize, usize, u32)>, foldhash::fast::FixedState>,
     cands: Cands,
 }
 
@@ -374,10 +375,12 @@ fn finders() -> &'static (
     })
 }
 
-/// A hash of the length and three 32-byte windows (start, middle, end) of `raw`.
+/// A hash of the length and three 32-byte windows (start, middle, end) of `raw`. foldhash with a
+/// fixed seed rather than the standard SipHash: a few times faster on these short inputs, and the
+/// hash only picks the candidates that are then compared in full.
 fn sample_hash(raw: &[u8]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h = foldhash::fast::FixedState::with_seed(0x57ac_4a5e).build_hasher();
     let n = raw.len();
     n.hash(&mut h);
     let w = |a: usize| raw.get(a..(a + 32).min(n)).unwrap_or(&[]);
@@ -393,7 +396,9 @@ fn intern_stack(b: &[u8], span: (usize, usize), out: &mut TorchSink, found: &mut
     let key = sample_hash(raw);
     if let Some(seen) = out.raw_stacks.get(&key) {
         for &(s, e, id) in seen {
-            if b.get(s..e) == Some(raw) {
+            if b.get(s..e)
+                .is_some_and(|seen| crate::bytes::same_bytes(seen, raw))
+            {
                 return id;
             }
         }
