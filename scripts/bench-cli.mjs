@@ -4,12 +4,16 @@
 // machine's load moves them alike. Prints per build and mode the median wall time, CPU time (user
 // + system, all threads) and peak RSS (GNU time), and each build's ratio to the first.
 // Used to weigh one change (e.g. a build before and after it, or with another allocator).
+// `--scan` adds a third mode, the trace scan through the CLI: the job's run folders with only
+// their trace_view.json (and the small JSON files that name the rank; 4 × 100 MiB by default, so
+// the CPU time is long enough for GNU time's 10 ms resolution), read with RAYON_NUM_THREADS=1,
+// reported as MB of trace per CPU second (process start and discovery included, a few ms).
 //   node scripts/bench-cli.mjs --cli NAME=PATH [--cli NAME=PATH ...] [--runs 5] [--job DIR]
-//                              [--trace-mb 100] [--rows 50000]
+//                              [--trace-mb 100] [--rows 50000] [--scan] [--dir DIR]
 // The job is generated with the first build once (`memlens generate profiler … --seed 3`) and
 // kept in --job (default /tmp/memlens-bench-cli/job).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { main, opt } from './util.mjs';
@@ -32,14 +36,48 @@ main(async () => {
       '--trace-mb', opt('--trace-mb', '100'), '--rows', opt('--rows', '50000'), '--steps', '2', '--seed', '3'], { stdio: 'ignore' });
   }
   const modes = { json: ['--json'], out: ['--out', out] };
+  // The scan mode: one rank's trace alone, one thread; the CLI exits 1 there (no memory rows).
+  const scanJob = path.join(base, 'scan-job');
+  let scanBytes = 0;
+  if (process.argv.includes('--scan')) {
+    const runDirs = (dir, out = []) => {
+      for (const e of readdirSync(dir, { withFileTypes: true })) {
+        if (!e.isDirectory()) continue;
+        const p = path.join(dir, e.name);
+        if (e.name.endsWith('_ascend_pt')) out.push(p);
+        else runDirs(p, out);
+      }
+      return out;
+    };
+    const runs = runDirs(job);
+    if (!runs.length) throw new Error(`no run folder in ${job}`);
+    const prune = (dir) => {
+      for (const e of readdirSync(dir, { withFileTypes: true })) {
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) prune(p);
+        else if (!/^(trace_view|profiler_info_\d+|profiler_metadata)\.json$/.test(e.name)) rmSync(p);
+      }
+    };
+    for (const run of runs) {
+      const dst = path.join(scanJob, path.relative(job, run));
+      if (!existsSync(dst)) {
+        cpSync(run, dst, { recursive: true });
+        prune(dst);
+      }
+      scanBytes += statSync(path.join(dst, 'ASCEND_PROFILER_OUTPUT', 'trace_view.json')).size;
+    }
+    modes.scan = ['--json'];
+  }
   const times = {};
-  const one = (exe, extra) => {
+  const one = (exe, extra, mode) => {
     rmSync(out, { recursive: true, force: true });
+    const scan = mode === 'scan';
     const t = performance.now();
-    const r = spawnSync('/usr/bin/time', ['-f', '%U %S %M', exe, '-q', 'profiler', job, ...extra], {
+    const r = spawnSync('/usr/bin/time', ['-f', '%U %S %M', exe, '-q', 'profiler', scan ? scanJob : job, ...extra], {
       stdio: ['ignore', 'ignore', 'pipe'],
+      env: scan ? { ...process.env, RAYON_NUM_THREADS: '1' } : process.env,
     });
-    if (r.status !== 0) throw new Error(`${exe} failed: ${r.stderr}`);
+    if (r.status !== 0 && !(scan && r.status === 1)) throw new Error(`${exe} failed: ${r.stderr}`);
     const err = r.stderr.toString();
     const wall = (performance.now() - t) / 1000;
     const [u, s, kb] = err.trim().split('\n').pop().split(/\s+/).map(Number);
@@ -47,12 +85,12 @@ main(async () => {
   };
   const load = [loadavg()[0]];
   // One warm-up each (page cache), then rounds.
-  for (const c of clis) for (const m of Object.values(modes)) one(c.exe, m);
+  for (const c of clis) for (const [mode, m] of Object.entries(modes)) one(c.exe, m, mode);
   for (let r = 0; r < runs; r++) {
     for (const [mode, extra] of Object.entries(modes)) {
       for (const c of clis) {
         const k = `${c.name} ${mode}`;
-        (times[k] ||= []).push(one(c.exe, extra));
+        (times[k] ||= []).push(one(c.exe, extra, mode));
       }
     }
     load.push(loadavg()[0]);
@@ -65,9 +103,12 @@ main(async () => {
     for (const c of clis) {
       const v = times[`${c.name} ${mode}`];
       const wall = median(v.map((x) => x.wall));
+      const cpu = median(v.map((x) => x.cpu));
+      const firstCpu = median(times[`${clis[0].name} ${mode}`].map((x) => x.cpu));
+      const perCpu = mode === 'scan' ? `, ${(scanBytes / 1e6 / cpu).toFixed(0)} MB/s per CPU second` : '';
       console.log(
         `--${mode.padEnd(4)} ${c.name.padEnd(12)} wall ${wall.toFixed(3)} s (${(wall / first).toFixed(2)}× ${clis[0].name}), ` +
-          `CPU ${median(v.map((x) => x.cpu)).toFixed(2)} s, peak RSS ${median(v.map((x) => x.rss)).toFixed(0)} MiB`,
+          `CPU ${cpu.toFixed(2)} s (${(cpu / firstCpu).toFixed(2)}×)${perCpu}, peak RSS ${median(v.map((x) => x.rss)).toFixed(0)} MiB`,
       );
     }
   }

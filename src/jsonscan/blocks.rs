@@ -362,20 +362,40 @@ impl Cursor {
             Kernel::Uncached => return skip_nested_blocks(b, i),
             Kernel::Best | Kernel::NoAvx2 => {}
         }
-        with_best_classifier!(skip_cached_with, skip_cached_avx2, b, i, self)
+        with_best_classifier!(skip_cached_with, skip_cached_avx2, b, i, 0, self)
+    }
+
+    /// End of the object starting at `b[i]` when its members up to `b[j]` were already read by
+    /// the caller and are well-formed (strings, nested values ended by this cursor, plain numbers
+    /// and literals), `j` being outside any string and directly inside the object (depth 1): the
+    /// same result as [`Cursor::skip_nested`] from `i`, without scanning the members read again.
+    /// A reader that found what it looked for among an event's first members ends the event here.
+    pub fn skip_rest(&mut self, b: &[u8], i: usize, j: usize) -> Scan {
+        match kernel() {
+            _ if !HAS_SIMD => return super::lex::skip_nested_scalar(b, i),
+            Kernel::Scalar => return super::lex::skip_nested_scalar(b, i),
+            Kernel::Uncached => return skip_nested_blocks(b, i),
+            Kernel::Best | Kernel::NoAvx2 => {}
+        }
+        with_best_classifier!(skip_cached_with, skip_cached_avx2, b, j, 1, self)
     }
 }
 
 /// The scan loop of [`Cursor::skip_nested`] over a classifier: blocks at multiples of 64 in `b`,
-/// the first one scanned from `i`, each classified unless it is the cursor's.
+/// the first one scanned from `i` (outside strings, at nesting `depth`), each classified unless
+/// it is the cursor's.
 #[inline(always)]
 fn skip_cached_with(
     b: &[u8],
     i: usize,
+    depth: usize,
     cur: &mut Cursor,
     classify: impl Fn(&[u8; 64]) -> Masks,
 ) -> Scan {
-    let mut st = State::default();
+    let mut st = State {
+        depth,
+        ..State::default()
+    };
     let mut pos = i - i % 64;
     let mut from = i % 64;
     while pos < b.len() {
@@ -399,9 +419,9 @@ fn skip_cached_with(
 /// [`skip_cached_with`] compiled for AVX2, so the classifier inlines into the loop.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn skip_cached_avx2(b: &[u8], i: usize, cur: &mut Cursor) -> Scan {
+fn skip_cached_avx2(b: &[u8], i: usize, depth: usize, cur: &mut Cursor) -> Scan {
     // SAFETY (of the calls below): this function only runs where AVX2 was detected.
-    skip_cached_with(b, i, cur, |a| classify_avx2(a))
+    skip_cached_with(b, i, depth, cur, |a| classify_avx2(a))
 }
 
 /// End of the object or array starting at `b[i]`, by blocks; the same result as

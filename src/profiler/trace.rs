@@ -187,9 +187,10 @@ impl EventSink for TorchSink {
         // without a `cat` (counters, device kernels: about a quarter of them) are walked member by
         // member to their end, their nested values skipped by blocks, which tells they have none.
         match head_category(b, i, skip) {
-            Head::Cat(cat) => {
+            Head::Cat(cat, after) => {
                 if !matches!(unquote(cat), b"cpu_op" | b"enqueue" | b"dequeue") {
-                    return skip.skip_nested(b, i);
+                    // The members up to the category were read: the scan goes on from there.
+                    return skip.skip_rest(b, i, after);
                 }
                 return scan_event(b, i, self, found);
             }
@@ -218,8 +219,10 @@ impl EventSink for TorchSink {
 /// What the walk over an event's top-level members found.
 #[derive(Debug, PartialEq, Eq)]
 enum Head<'a> {
-    /// The value (a string, quotes included) of the first top-level `cat` member.
-    Cat(&'a [u8]),
+    /// The value (a string, quotes included) of the first top-level `cat` member, and where it
+    /// ends (every member before it was well-formed, so [`Cursor::skip_rest`] may go on from
+    /// there).
+    Cat(&'a [u8], usize),
     /// A well-formed event without a top-level `cat`, ending (exclusive) here: the same end
     /// [`Cursor::skip_nested`] gives.
     NoCat(usize),
@@ -267,7 +270,7 @@ fn head_category<'a>(b: &'a [u8], i: usize, skip: &mut Cursor) -> Head<'a> {
             },
         };
         if is_cat {
-            return b.get(j..vend).map_or(Head::Unsure, Head::Cat);
+            return b.get(j..vend).map_or(Head::Unsure, |v| Head::Cat(v, vend));
         }
         j = skip_ws(b, vend);
         match b.get(j) {
@@ -646,7 +649,7 @@ mod tests {
     #[test]
     fn the_category_is_read_at_its_place_or_searched_for() {
         let head = |t: &str| match head_category(t.as_bytes(), 0, &mut Cursor::default()) {
-            Head::Cat(v) => format!("cat {}", String::from_utf8_lossy(v)),
+            Head::Cat(v, _) => format!("cat {}", String::from_utf8_lossy(v)),
             Head::NoCat(e) => format!("end {e}"),
             Head::Unsure => "unsure".to_string(),
         };
@@ -695,6 +698,114 @@ mod tests {
         assert_eq!(ops, ["a", "c"]);
         assert_eq!(t.queue.len(), 1);
         assert_eq!(t.events, 6);
+    }
+
+    /// Wherever the head walk found a category, [`Cursor::skip_rest`] from the value's end
+    /// gives the end the scalar reference gives from the event's start: checked from every event
+    /// of a generated trace and of the real fixture traces, with the cursor the walk used and a
+    /// new one, and on the first events damaged at every offset (a byte replaced by a quote, a
+    /// backslash, a bracket or a letter) and cut at every length.
+    #[test]
+    fn the_scan_goes_on_after_the_category_as_from_the_start() {
+        use crate::jsonscan::lex::skip_nested_scalar;
+        use crate::profiler::generate::{generate, GenSpec};
+        let check = |b: &[u8], i: usize, checked: &mut usize| {
+            let mut cur = Cursor::default();
+            // The scanner hands a reader only events that start with `{`.
+            if b.get(i) != Some(&b'{') {
+                return;
+            }
+            if let Head::Cat(_, after) = head_category(b, i, &mut cur) {
+                let want = skip_nested_scalar(b, i);
+                assert_eq!(
+                    cur.skip_rest(b, i, after),
+                    want,
+                    "from {i}, cat ends {after}: {}",
+                    String::from_utf8_lossy(&b[i..b.len().min(i + 400)])
+                );
+                assert_eq!(
+                    Cursor::default().skip_rest(b, i, after),
+                    want,
+                    "new cursor, from {i}, cat ends {after}"
+                );
+                *checked += 1;
+            }
+        };
+        let spec = GenSpec {
+            roles: 1,
+            ranks: 1,
+            trace_bytes: 48 << 10,
+            rows: 40,
+            steps: 2,
+            seed: 5,
+            outlier: false,
+        };
+        let mut texts: Vec<Vec<u8>> = Vec::new();
+        generate(&spec, &mut |path, bytes| {
+            if path.ends_with("trace_view.json") {
+                texts.push(bytes);
+            }
+            Ok(())
+        })
+        .unwrap();
+        let real = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/torch_npu/msinsight-level0");
+        for e in walk_files(&real) {
+            if e.file_name().is_some_and(|n| n == "trace_view.json") {
+                texts.push(std::fs::read(e).unwrap());
+            }
+        }
+        assert!(texts.len() >= 2, "{} traces", texts.len());
+        let mut checked = 0;
+        for b in &texts {
+            // Event starts: a `{` after `[` or `,` (blanks aside).
+            let starts: Vec<usize> = (0..b.len())
+                .filter(|&i| {
+                    b[i] == b'{'
+                        && b[..i]
+                            .iter()
+                            .rev()
+                            .find(|c| !is_ws(**c))
+                            .is_some_and(|&c| c == b'[' || c == b',')
+                })
+                .collect();
+            for &i in &starts {
+                check(b, i, &mut checked);
+            }
+        }
+        let whole = checked;
+        assert!(whole > 500, "{whole} events ended after their category");
+        let b = &texts[0];
+        let first = b.iter().position(|&c| c == b'{').unwrap();
+        let mut i = first;
+        for _ in 0..12 {
+            let Scan::Done(end) = skip_nested_scalar(b, i) else {
+                panic!("event at {i} not whole")
+            };
+            for k in i..end {
+                for c in [b'"', b'\\', b'{', b'}', b']', b'x', b' '] {
+                    let mut d = b[..(end + 80).min(b.len())].to_vec();
+                    d[k] = c;
+                    check(&d, i, &mut checked);
+                }
+                check(&b[..k], i, &mut checked);
+            }
+            i = skip_ws(b, end + 1);
+        }
+        assert!(checked > whole + 1000, "{} damaged events", checked - whole);
+    }
+
+    fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk_files(&p));
+            } else {
+                out.push(p);
+            }
+        }
+        out
     }
 
     #[test]

@@ -274,7 +274,8 @@ fn overflow(
         }
         if next > pager.page_count() || !seen.insert(next) {
             return Err(DbError::new(format!(
-                "overflow page {next} is outside the database or already used by this table                  (the file is damaged)"
+                "overflow page {next} is outside the database or already used by this table \
+                 (the file is damaged)"
             )));
         }
         let page = pager.page(next)?;

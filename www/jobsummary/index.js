@@ -78,7 +78,7 @@ function mount(panel, ctx) {
     const detail = rankDetail(report, client);
     // A rank the pointer rests on (or presses) has its figures fetched before the click, so the
     // click shows the rank in the frame after it.
-    const ov = overview({ report, ranks: report.times }, store, { soon: detail.fetch });
+    const ov = overview({ report, ranks: report.times }, store, { soon: detail.fetchRank });
     const failed = failedRanks(report, (i) => store.set({ rank: i }));
     const raw = rawFolders(report, f.path, rawError, (i) => store.set({ rank: i }));
     content.replaceChildren(...[raw, failed].filter(Boolean), ov.node, detail.node);
@@ -234,11 +234,11 @@ function rankDetail(report, client) {
   let shown = -1;
   let seq = 0;
   let warningsSaid = null;
-  // Ranks' answers by rank index, fetched ahead (`fetch`) or for a selection: each entry a
+  // Ranks' answers by rank index, fetched ahead (`fetchRank`) or for a selection: each entry a
   // promise, and its answer once it came (`answer`), which `show` applies without waiting. A few
   // dozen kilobytes each, the latest CACHED kept.
   const cache = new Map();
-  function fetch(i) {
+  function fetchRank(i) {
     let entry = cache.get(i);
     if (entry) {
       // The latest used stays longest.
@@ -271,7 +271,7 @@ function rankDetail(report, client) {
     shown = i;
     const my = ++seq;
     const r = report.ranks[i];
-    const entry = fetch(i);
+    const entry = fetchRank(i);
     if (!entry.answer) {
       // Nothing changes on screen until the answer, unless it is slow to come.
       const slow = setTimeout(() => {
@@ -312,7 +312,7 @@ function rankDetail(report, client) {
       warnList.replaceChildren(...s.warnings.map((w) => el('li', { class: 'warning' }, el('span', { class: 'msg', text: w }))));
     }
   }
-  return { node, show, fetch: (i) => { fetch(i); } };
+  return { node, show, fetchRank: (i) => { fetchRank(i); } };
 }
 
 /** Rank answers the selected rank's panel keeps (see `rankDetail`). */

@@ -201,9 +201,7 @@ export function rankTable(summaries, ranks, onSelect, soon = null) {
     }
     const moved = table.cursor !== at[i];
     table.cursor = at[i];
-    const vp = table.viewport;
-    const top = at[i] * ROW_HEIGHT;
-    if (top < vp.scrollTop || top + ROW_HEIGHT > vp.scrollTop + vp.clientHeight) table.scrollToIndex(at[i]);
+    if (!table.inView(at[i])) table.scrollToIndex(at[i]);
     else if (changed || moved) table.restyle();
   }
   return { node, show };

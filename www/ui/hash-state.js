@@ -42,9 +42,19 @@ export function update(patch) {
   }
   const text = serialise(next);
   state = next;
-  const url = `${location.pathname}${location.search}${text ? `#${text}` : ''}`;
-  history.replaceState(null, '', url);
+  // Each replaceState costs the browser a same-document navigation (~ms); several writes in one
+  // task (a selection resets a few keys through several views) become one, at the task's end.
+  if (queued) return;
+  queued = true;
+  queueMicrotask(() => {
+    queued = false;
+    const now = serialise(state);
+    const url = `${location.pathname}${location.search}${now ? `#${now}` : ''}`;
+    if (url !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(null, '', url);
+  });
 }
+
+let queued = false;
 
 /** Calls `fn(state)` when the user edits the hash by hand or navigates. */
 export function onExternalChange(fn) {

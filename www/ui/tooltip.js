@@ -5,7 +5,9 @@ let tip = null;
 
 function node() {
   if (!tip) {
-    tip = el('div', { class: 'tooltip', role: 'tooltip', 'data-testid': 'tooltip' });
+    // A layer of its own, placed by a transform: following the pointer then moves the layer
+    // without laying out or repainting the page under it (a job's overview holds every view).
+    tip = el('div', { class: 'tooltip', role: 'tooltip', 'data-testid': 'tooltip', style: { left: '0px', top: '0px', willChange: 'transform' } });
     tip.hidden = true;
     document.body.append(tip);
   }
@@ -34,8 +36,9 @@ export function showTooltip(x, y, lines) {
   }
   const pad = 14;
   const { innerWidth: w, innerHeight: h } = window;
-  t.style.left = `${Math.min(x + pad, w - size.width - 4)}px`;
-  t.style.top = `${y + pad + size.height > h ? y - size.height - pad : y + pad}px`;
+  const left = Math.min(x + pad, w - size.width - 4);
+  const top = y + pad + size.height > h ? y - size.height - pad : y + pad;
+  t.style.transform = `translate(${left}px, ${top}px)`;
 }
 
 /** Hides the tooltip. */

@@ -56,6 +56,11 @@ export class VirtualTable {
     this.generation = 0;
     this.selectedId = null;
     this.cursor = -1;
+    // The viewport's scroll offset and height as last seen (by its scroll events, its resize
+    // observer and our own scrolls): reading them from the element in the middle of a selection
+    // made the browser lay out every change made before, once more per read.
+    this.top = 0;
+    this.height = null;
     this.sort = opts.sort || null;
     this.build();
   }
@@ -92,6 +97,7 @@ export class VirtualTable {
       this.spacer.style.width = w;
     }
     this.viewport.addEventListener('scroll', () => {
+      this.top = this.viewport.scrollTop;
       const x = this.viewport.scrollLeft;
       this.header.style.transform = `translateX(${-x}px)`;
       // The sticky header cells move back by as much as the header moved away.
@@ -102,6 +108,7 @@ export class VirtualTable {
     this.viewport.addEventListener('keydown', (ev) => this.onKey(ev));
     this.headClip = el('div', { class: 'vt-head-clip' }, this.header);
     new ResizeObserver(() => {
+      this.height = this.viewport.clientHeight;
       this.fitHeader();
       // The sticky columns may have moved: every row is built again.
       this.built = null;
@@ -151,7 +158,7 @@ export class VirtualTable {
   async refresh({ keepScroll = false } = {}) {
     this.generation += 1;
     this.blocks.clear();
-    if (!keepScroll) this.viewport.scrollTop = 0;
+    if (!keepScroll) this.scrollTo(0);
     const gen = this.generation;
     let first;
     try {
@@ -203,8 +210,8 @@ export class VirtualTable {
    */
   render() {
     const { rowHeight, columns } = this.opts;
-    const top = this.viewport.scrollTop;
-    const height = this.viewport.clientHeight || 400;
+    const top = this.top;
+    const height = this.viewHeight() || 400;
     const first = Math.max(0, Math.floor(top / rowHeight) - 5);
     const last = Math.min(this.total, Math.ceil((top + height) / rowHeight) + 5);
     for (let b = Math.floor(first / BLOCK); b <= Math.floor(Math.max(first, last - 1) / BLOCK); b++) {
@@ -289,19 +296,35 @@ export class VirtualTable {
     }
   }
 
+  /** The viewport's height in px (as last laid out). */
+  viewHeight() {
+    if (this.height === null) this.height = this.viewport.clientHeight;
+    return this.height;
+  }
+
+  /** Scrolls the viewport to `top` px (a scroll to where it is costs nothing). */
+  scrollTo(top) {
+    const max = Math.max(0, this.total * this.opts.rowHeight - this.viewHeight());
+    const to = Math.max(0, Math.min(top, max));
+    if (to === this.top) return;
+    this.viewport.scrollTop = to;
+    this.top = to;
+  }
+
+  /** Whether view position `index` is wholly in view. */
+  inView(index) {
+    const top = index * this.opts.rowHeight;
+    return top >= this.top && top + this.opts.rowHeight <= this.top + this.viewHeight();
+  }
+
   /** Scrolls so that view position `index` is visible. */
   scrollToIndex(index) {
-    const { rowHeight } = this.opts;
-    const top = index * rowHeight;
-    const h = this.viewport.clientHeight;
-    if (top < this.viewport.scrollTop || top + rowHeight > this.viewport.scrollTop + h) {
-      this.viewport.scrollTop = Math.max(0, top - h / 3);
-    }
+    if (!this.inView(index)) this.scrollTo(index * this.opts.rowHeight - this.viewHeight() / 3);
     this.render();
   }
 
   onKey(ev) {
-    const page = Math.max(1, Math.floor(this.viewport.clientHeight / this.opts.rowHeight) - 1);
+    const page = Math.max(1, Math.floor(this.viewHeight() / this.opts.rowHeight) - 1);
     const moves = { ArrowDown: 1, ArrowUp: -1, PageDown: page, PageUp: -page, Home: -Infinity, End: Infinity };
     if (ev.key in moves) {
       ev.preventDefault();
