@@ -142,9 +142,7 @@ export function spawnWorker() {
   const url = URL.createObjectURL(new Blob([SRC], { type: 'text/javascript' }));
   return new Worker(url, { name: 'memlens' });
 }
-export function nativePage() { return false; }
-// The tab holds no wasm bytes here: the first worker compiles the engine and hands it back.
-export async function compileEngine() { return null; }`,
+export function nativePage() { return false; }`,
         loader: 'js',
       }));
       b.onLoad({ filter: /^examples$/, namespace: 'offline' }, () => {

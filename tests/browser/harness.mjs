@@ -349,6 +349,27 @@ export async function screenshot(page, name) {
 }
 
 /** Sorts records by path then kind so page and CLI lists compare regardless of order. */
+/**
+ * Shows `panel` (a locator) at 1440×900 and 1024×700, light and dark, and asserts that none of its
+ * `parts` (a selector) runs out of its box (a long path or command line would); at each it calls
+ * `shoot(colorScheme, width)` to save the screenshots.
+ */
+export async function assertPanelFitsEverywhere(page, panel, parts, shoot) {
+  for (const colorScheme of ['light', 'dark']) {
+    for (const viewport of [{ width: 1440, height: 900 }, { width: 1024, height: 700 }]) {
+      await page.emulateMedia({ colorScheme });
+      await page.setViewportSize(viewport);
+      await panel.scrollIntoViewIfNeeded();
+      const spill = await panel.evaluate((p, sel) => {
+        const edge = p.getBoundingClientRect().right;
+        return [...p.querySelectorAll(sel)].filter((n) => n.getBoundingClientRect().right > edge + 0.5 || n.scrollWidth > n.clientWidth + 1).map((n) => n.textContent.slice(0, 60));
+      }, parts);
+      assert.deepEqual(spill, [], `nothing spills out of the panel at ${viewport.width} ${colorScheme}`);
+      await shoot(colorScheme, viewport.width);
+    }
+  }
+}
+
 export function sorted(units) {
   return [...units].sort((a, b) => (a.path + a.kind < b.path + b.kind ? -1 : 1));
 }

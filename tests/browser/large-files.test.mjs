@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, cpSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { bytes, bytesApart } from '../../www/format.js';
-import { root, CLI, SHOTS, openBrowser, startServer, engineThreads, settled, dropFiles, filesUnder, foreignRequests } from './harness.mjs';
+import { root, CLI, SHOTS, openBrowser, startServer, engineThreads, settled, dropFiles, filesUnder, foreignRequests, assertPanelFitsEverywhere } from './harness.mjs';
 
 let server;
 let tmp;
@@ -88,19 +88,8 @@ test('a rank with a file over the limit is named with its size and not read; the
     // The panel at both sizes, light and dark: nothing of it runs out of its box (a path or a
     // command wider than the panel would).
     const panel = page.locator('[data-testid="ascend-too-large"]');
-    for (const colorScheme of ['light', 'dark']) {
-      for (const viewport of [{ width: 1440, height: 900 }, { width: 1024, height: 700 }]) {
-        await page.emulateMedia({ colorScheme });
-        await page.setViewportSize(viewport);
-        await panel.scrollIntoViewIfNeeded();
-        const spill = await panel.evaluate((p) => {
-          const edge = p.getBoundingClientRect().right;
-          return [...p.querySelectorAll('li, p, code')].filter((n) => n.getBoundingClientRect().right > edge + 0.5 || n.scrollWidth > n.clientWidth + 1).map((n) => n.textContent.slice(0, 60));
-        });
-        assert.deepEqual(spill, [], `nothing spills out of the panel at ${viewport.width} ${colorScheme}`);
-        await panel.screenshot({ path: path.join(SHOTS, `too-large-${colorScheme}-${viewport.width}.png`) });
-      }
-    }
+    await assertPanelFitsEverywhere(page, panel, 'li, p, code', (scheme, width) =>
+      panel.screenshot({ path: path.join(SHOTS, `too-large-${scheme}-${width}.png`) }));
     assert.deepEqual(foreignRequests(b.requests, server.origin), []);
     assert.deepEqual(b.consoleErrors, []);
   } finally {

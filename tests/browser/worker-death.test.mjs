@@ -13,7 +13,7 @@ import path from 'node:path';
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { root, CLI, SHOTS, openBrowser, startServer, engineThreads, settled, assertClean, screenshot } from './harness.mjs';
+import { root, CLI, SHOTS, openBrowser, startServer, engineThreads, settled, assertClean, screenshot, assertPanelFitsEverywhere } from './harness.mjs';
 
 const TEXT = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
 let server;
@@ -79,20 +79,10 @@ for (const [how, says] of [['close', /the analysis worker ended without an answe
       if (how === 'close') {
         // The panel at both sizes, light and dark: nothing of it runs out of its box (the run
         // folder and the commands are long unbroken words).
-        for (const colorScheme of ['light', 'dark']) {
-          for (const viewport of [{ width: 1440, height: 900 }, { width: 1024, height: 700 }]) {
-            await page.emulateMedia({ colorScheme });
-            await page.setViewportSize(viewport);
-            await panel.scrollIntoViewIfNeeded();
-            const spill = await panel.evaluate((p) => {
-              const edge = p.getBoundingClientRect().right;
-              return [...p.querySelectorAll('h2, p, code, button')].filter((n) => n.getBoundingClientRect().right > edge + 0.5 || n.scrollWidth > n.clientWidth + 1).map((n) => n.textContent.slice(0, 60));
-            });
-            assert.deepEqual(spill, [], `nothing spills out of the panel at ${viewport.width} ${colorScheme}`);
-            await screenshot(page, `rank-failed-${colorScheme}-${viewport.width}`);
-            await panel.screenshot({ path: path.join(SHOTS, `rank-failed-panel-${colorScheme}-${viewport.width}.png`) });
-          }
-        }
+        await assertPanelFitsEverywhere(page, panel, 'h2, p, code, button', async (scheme, width) => {
+          await screenshot(page, `rank-failed-${scheme}-${width}`);
+          await panel.screenshot({ path: path.join(SHOTS, `rank-failed-panel-${scheme}-${width}.png`) });
+        });
       }
       // Its button opens the next rank read (the first, wrapping round): its views come back with
       // that rank's rows.
