@@ -59,12 +59,17 @@ export function vline(g, p, xNs, color, dash, label, avoid = []) {
   const width = g.measureText(label).width;
   const sides = x + 4 + width > p.width ? [x - 4 - width] : [x + 4, x - 4 - width];
   const boxAt = (left, y) => ({ x: left, y, width, height: LABEL_H });
+  // What each side's column of candidate boxes would meet: the curves' vertical extents within its
+  // x range (found once per side, not once per candidate) and the boxes.
+  const boxes = avoid.filter((e) => e.box);
+  const taken = sides.map((left) => (left < 0 ? null : avoid.flatMap((e) => (e.box ? [] : extents(p, e, left - 1, left + width + 1)))));
   let box = boxAt(sides[0], 4);
   search: for (let y = 4; y + LABEL_H <= p.height; y += 2) {
-    for (const left of sides) {
-      if (left < 0) continue;
-      const b = boxAt(left, y);
-      if (!avoid.some((e) => (e.box ? meets(e.box, b) : crosses(p, e, b)))) {
+    const [y0, y1] = [y - 1, y + LABEL_H + 1];
+    for (let k = 0; k < sides.length; k++) {
+      if (!taken[k]) continue;
+      const b = boxAt(sides[k], y);
+      if (!taken[k].some(([lo, hi]) => hi >= y0 && lo <= y1) && !boxes.some((e) => meets(e.box, b))) {
         box = b;
         break search;
       }
@@ -85,31 +90,41 @@ function meets(a, b) {
 }
 
 /**
- * Whether the step line drawEnvelope draws for `e` ({ win, s, shift }) passes through `box`
- * (plot-area css px, with a pixel of margin): its vertical strokes at each column's left edge
- * (from the previous column's last value through the column's first, max, min and last) and its
- * horizontal stroke at the column's last value.
+ * The vertical extents ([top, bottom], plot-area css px) of the step line drawEnvelope draws for
+ * `e` ({ win, s, shift }) between x0 and x1: its vertical stroke at each column's left edge inside
+ * that range (from the previous column's last value through the column's first, max, min and
+ * last) and its horizontal stroke at the column's last value wherever the column's span meets the
+ * range. A label box of that x range crosses the curve exactly when its y range (with a pixel of
+ * margin) meets one of them. Only the columns that reach the range are visited: the columns'
+ * edges grow with their index, so the first is found by bisection.
  */
-function crosses(p, { win, s, shift = 0 }, box) {
+function extents(p, { win, s, shift = 0 }, x0, x1) {
   const n = s.min.length;
   const span = win.x1 - win.x0;
-  const [x0, x1, y0, y1] = [box.x - 1, box.x + box.width + 1, box.y - 1, box.y + box.height + 1];
-  let prev = null;
-  for (let c = 0; c < n; c++) {
-    if (!s.defined[c]) {
-      prev = null;
-      continue;
+  const edge = (c) => p.px((win.x0 + (c * span) / n - shift) / 1e6);
+  const out = [];
+  // The first column whose right edge reaches x0 (the edges are in order when span > 0).
+  let lo = 0;
+  if (span > 0) {
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (edge(mid + 1) >= x0) hi = mid;
+      else lo = mid + 1;
     }
-    const xa = p.px((win.x0 + (c * span) / n - shift) / 1e6);
-    const xb = p.px((win.x0 + ((c + 1) * span) / n - shift) / 1e6);
+  }
+  for (let c = lo; c < n; c++) {
+    const xa = edge(c);
+    if (span > 0 && xa > x1) break;
+    if (!s.defined[c]) continue;
+    const xb = edge(c + 1);
     const last = p.py(s.last[c]);
     if (xa >= x0 && xa <= x1) {
       const ys = [p.py(s.first[c]), p.py(s.max[c]), p.py(s.min[c]), last];
-      if (prev !== null) ys.push(prev);
-      if (Math.max(...ys) >= y0 && Math.min(...ys) <= y1) return true;
+      if (c > 0 && s.defined[c - 1]) ys.push(p.py(s.last[c - 1]));
+      out.push([Math.min(...ys), Math.max(...ys)]);
     }
-    if (xb >= x0 && xa <= x1 && last >= y0 && last <= y1) return true;
-    prev = last;
+    if (xb >= x0 && xa <= x1) out.push([last, last]);
   }
-  return false;
+  return out;
 }
