@@ -11,6 +11,7 @@ import { memoryChart } from './memory-chart.js';
 import { timeline } from './timeline.js';
 import { allocationsTable } from './table.js';
 import { reveal } from '../ui/reveal.js';
+import { afterPaint, yieldToBrowser } from '../ui/after-paint.js';
 import { mountedClient } from '../ui/mounted-client.js';
 import { throughput } from '../ui/throughput.js';
 import { callStack } from './stack.js';
@@ -331,11 +332,26 @@ async function build(root, job, ctx, onDispose, options = {}) {
     if (s.at !== null) items.push(chip(`live set at ${ms(s.at)}`, 'Time shown by the live-set view (p: back to the peak)', () => store.set({ at: null, group: null }), 'chip-at'));
     if (s.row !== null) items.push(chip(`allocation #${s.row}`, 'Selected allocation', () => store.set({ row: null }), 'chip-row'));
     chips.replaceChildren(...items);
-    root.dataset.rank = String(s.rank);
   }
 
-  // What changed while the detail views were left out: they catch up when a read rank is back.
-  let missed = null;
+  // The views of the selected rank are updated in two steps when it changes (a click in the
+  // overview, a key, the rank bar): in the input's own task only what shows the choice — the
+  // rank bar, the matrix cell and the rank table's row, the views' titles — so that the next
+  // frame shows it; the views themselves (their drawing and their questions to the engine) after
+  // that frame, one per task (ui/after-paint.js). Each view is owed the state keys that changed
+  // since it last heard; a change while some are owed (a second click before the first rank's
+  // views were drawn) is owed to every view and starts the pass again, so the views end on the
+  // latest rank alone. Changes within one rank's views (a pan, a brush, a row) reach them at once,
+  // as before, when nothing is owed.
+  const owed = new Map();
+  let pass = 0;
+  let cancelPass = null;
+  // The rank whose views are current once no view is owed anything (`data-rank`; `data-views`
+  // says whether a pass is on its way): hooks for the tests and the bench.
+  const settleHooks = (s) => {
+    root.dataset.rank = String(s.rank);
+    root.dataset.views = 'current';
+  };
   const pngs = [...views.export.node.querySelectorAll('[data-testid^="png-"]')];
   const showDetail = (s) => {
     const lost = unread(s.rank);
@@ -347,20 +363,53 @@ async function build(root, job, ctx, onDispose, options = {}) {
     }
     return lost;
   };
+  const catchUp = async (mine) => {
+    cancelPass = null;
+    // A rank that was not read has no detail to show: its views keep what they are owed until a
+    // read rank is back.
+    if (showDetail(store.get())) {
+      settleHooks(store.get());
+      return;
+    }
+    for (const name of detail) {
+      const keys = owed.get(name);
+      if (!keys) continue;
+      owed.delete(name);
+      views[name].node.removeAttribute('aria-busy');
+      views[name].update(store.get(), keys);
+      // A change meanwhile (the view's own update resolving a group, or the user's next click)
+      // has started another pass after the next frame: this one stops.
+      if (mine !== pass) return;
+      if (owed.size) await yieldToBrowser();
+      if (mine !== pass) return;
+    }
+    settleHooks(store.get());
+  };
   store.on((s, changed) => {
     renderBar(s);
-    const lost = showDetail(s);
-    if (lost) missed = new Set([...(missed || []), ...changed]);
-    const caught = missed && !lost ? new Set([...missed, ...changed]) : changed;
-    if (!lost) missed = null;
-    for (const [name, v] of Object.entries(views)) {
-      if (detail.includes(name)) {
-        if (!lost) v.update(s, caught);
-      } else v.update(s, changed);
+    for (const name of Object.keys(views)) if (!detail.includes(name)) views[name].update(s, changed);
+    const deferred = owed.size > 0 || changed.has('rank') || changed.has('cmp');
+    if (!deferred && !unread(s.rank)) {
+      for (const name of detail) views[name].update(s, changed);
+      return;
     }
+    for (const name of detail) {
+      owed.set(name, new Set([...(owed.get(name) || []), ...changed]));
+      if (views[name].preview) views[name].preview(s);
+      views[name].node.setAttribute('aria-busy', 'true');
+    }
+    root.dataset.views = 'pending';
+    const mine = ++pass;
+    if (cancelPass) cancelPass();
+    cancelPass = afterPaint(() => catchUp(mine));
+  });
+  onDispose(() => {
+    pass++;
+    if (cancelPass) cancelPass();
   });
   showDetail(store.get());
   renderBar(store.get());
+  settleHooks(store.get());
   views.overview.update(store.get(), new Set());
 
   // ---- keyboard --------------------------------------------------------------------------

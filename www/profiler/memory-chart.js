@@ -119,6 +119,8 @@ export function memoryChart({ client, store, ranks, report, show }) {
     (result) => {
       data = result;
       plot.redraw();
+      // The rank whose curves are drawn (hook for the tests and the bench).
+      plot.canvas.dataset.rank = String(result.rank);
     },
     (err) => {
       caption.textContent = `could not draw the curves: ${err.message}`;
@@ -157,12 +159,17 @@ export function memoryChart({ client, store, ranks, report, show }) {
     request(fetchArgs());
   }
 
+  /** What the selection shows before the chart is drawn: its title and the rank's figures. */
+  function preview(s) {
+    titleNode.textContent = `Memory over time — ${rankLabel(report.ranks[s.rank])}`;
+    renderCaption(s);
+  }
+
   function setRank() {
     const s = store.get();
     info = ranks[s.rank];
     data = null;
-    const summary = report.ranks[s.rank];
-    titleNode.textContent = `Memory over time — ${rankLabel(summary)}`;
+    preview(s);
     const end = Math.max(info.end, 1) / 1e6;
     let yMax = 0;
     for (const x of currentSeries()) if (!s.hidden.has(x.id)) yMax = Math.max(yMax, seriesMax(info, x));
@@ -178,19 +185,18 @@ export function memoryChart({ client, store, ranks, report, show }) {
     plot.brushRange = s.window ? [s.window[0] / 1e6, s.window[1] / 1e6] : null;
     applying = false;
     renderLegend();
-    renderCaption();
     plot.redraw();
     aside.setRank(s.rank);
   }
 
-  function renderCaption() {
-    const s = store.get();
+  function renderCaption(s) {
     const r = report.ranks[s.rank];
+    const shown = ranks[s.rank];
     const parts = [];
     const db = r.source === 'db';
     if (r.peak_source === 'none') parts.push(db ? `No allocator data for this rank (no MEMORY_RECORD table and no ${allocatorName(r)} rows).` : `No allocator data for this rank (no memory_record.csv and no ${allocatorName(r)} rows).`);
     else {
-      parts.push(`Peak allocated ${bytes(r.peak_allocated_bytes)} at ${ms(info.peak)}`);
+      parts.push(`Peak allocated ${bytes(r.peak_allocated_bytes)} at ${ms(shown.peak)}`);
       parts.push(`peak reserved ${bytes(r.peak_reserved_bytes)}`);
       parts.push(`reserved − allocated at the peak ${bytes(r.fragmentation_bytes)}`);
       parts.push(r.peak_source === 'memory_record'
@@ -200,7 +206,7 @@ export function memoryChart({ client, store, ranks, report, show }) {
           : (db ? 'rebuilt from the OP_MEMORY rows (no MEMORY_RECORD table)' : 'rebuilt from operator_memory.csv (no memory_record.csv)'));
     }
     if (s.cmp !== null && ranks[s.cmp]) {
-      const { step } = alignShift(info, ranks[s.cmp], s.align);
+      const { step } = alignShift(shown, ranks[s.cmp], s.align);
       parts.push(`compared with ${rankLabel(report.ranks[s.cmp])} (dashed), aligned ${s.align === 'step' ? (step !== null ? `at step ${step}` : 'at start — no common step') : 'at start'}`);
     }
     caption.textContent = parts.join(' · ');
@@ -385,5 +391,5 @@ export function memoryChart({ client, store, ranks, report, show }) {
     plot.redraw();
     aside.redraw();
   };
-  return { node, update, canvas: () => plot.canvas, plot, aside, focus: () => plot.canvas.focus(), recolor };
+  return { node, update, preview, canvas: () => plot.canvas, plot, aside, focus: () => plot.canvas.focus(), recolor };
 }

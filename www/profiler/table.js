@@ -191,13 +191,18 @@ export function allocationsTable({ client, store, ranks, report, show }) {
     if (answered === refreshes && !typing && box.dataset.state === 'loading') box.dataset.state = 'ready';
   };
 
+  /** What the selection shows before the rows arrive: the table's title. */
+  function preview(s) {
+    titleNode.textContent = `Allocations — ${rankLabel(report.ranks[s.rank])}`;
+  }
+
   async function refresh({ keepScroll = false } = {}) {
     const mine = ++refreshes;
     const s = store.get();
     requestedRank = s.rank;
     origin = ranks[s.rank].origin_ns;
     currentQuery = tableQuery(s);
-    titleNode.textContent = `Allocations — ${rankLabel(report.ranks[s.rank])}`;
+    preview(s);
     renderChips(s);
     problem.textContent = '';
     name.classList.remove('invalid');
@@ -284,5 +289,5 @@ export function allocationsTable({ client, store, ranks, report, show }) {
   }
 
   const ready = refresh();
-  return { node, update, ready, focusFilter: () => name.focus(), focus: () => vt.viewport.focus() };
+  return { node, update, preview, ready, focusFilter: () => name.focus(), focus: () => vt.viewport.focus() };
 }

@@ -56,6 +56,8 @@ export function timeline({ client, store, ranks, report, show }) {
     (a) => client.call('ascend.timeline', a).then((lod) => ({ req: a, lod })),
     (result) => {
       data = result;
+      // The rank whose allocations are drawn (hook for the tests and the bench).
+      plot.canvas.dataset.rank = String(result.req.rank);
       const { lod } = result;
       caption.textContent = `${plural(info ? info.count : 0, 'allocation')} · ${int(lod.visible)} in view: ${int(lod.individual)} drawn one by one, ${int(lod.merged)} merged into pixel runs (too thin to see one by one)`;
       plot.redraw();
@@ -123,13 +125,20 @@ export function timeline({ client, store, ranks, report, show }) {
     },
   );
 
+  /** What the selection shows before the timeline is laid out: its title. */
+  function preview(s) {
+    titleNode.textContent = `Allocation timeline — ${rankLabel(report.ranks[s.rank])}`;
+  }
+
   async function setRank() {
     const s = store.get();
-    titleNode.textContent = `Allocation timeline — ${rankLabel(report.ranks[s.rank])}`;
+    preview(s);
     renderLegend();
     info = null;
     data = null;
     caption.textContent = 'laying out the allocations…';
+    // The previous rank's bars go at once: they are not this rank's.
+    plot.redraw();
     const rank = s.rank;
     const t = await client.call('ascend.timelineInfo', { rank });
     if (store.get().rank !== rank) return;
@@ -280,5 +289,5 @@ export function timeline({ client, store, ranks, report, show }) {
   }
 
   const ready = setRank();
-  return { node, update, ready, canvas: () => plot.canvas, plot, focus: () => plot.canvas.focus(), recolor: renderLegend };
+  return { node, update, preview, ready, canvas: () => plot.canvas, plot, focus: () => plot.canvas.focus(), recolor: renderLegend };
 }
