@@ -32,7 +32,9 @@
 // --job DIR measures a real job instead (e.g. one written by `memlens generate profiler`): its
 // folder is picked as "Open folder…" does, the page reads every rank, and the same measures run on
 // its overview; the pan and hover goals apply whatever its size. A click there also opens the rank
-// (its files are read again in the page's worker), so select costs more than on a summary.
+// (its files are read again in the page's worker), so select costs more than on a summary; the
+// bench also gives the time from the press until every view of the rank is drawn, and waits for
+// it before the next click (outside the measured time).
 //
 // The file goes in by path, not through the tests' base64 drop: decoding tens of MB of base64 in
 // the page took longer than the page's own work at 4,096 ranks.
@@ -85,6 +87,37 @@ const stats = (xs) => {
 };
 const ms = (v) => (v === undefined ? '–' : `${v.toFixed(1)} ms`);
 const line = (s) => `p50 ${ms(s.p50)}, p95 ${ms(s.p95)}, max ${ms(s.max)} (n ${s.n})`;
+
+/**
+ * After a click in a job (--job), waits until every view of the selected rank is drawn (each
+ * view's hook names that rank, the tables and groups are ready) and returns the wall-clock ms from
+ * the press (`window.__press`), or null after 60 s. The page before these hooks (a --baseline
+ * without `data-views` or the canvases' `data-rank`) is waited for on the hooks it has: its
+ * allocations table and its groups. Outside the measured time: the next click then begins on a
+ * page at rest, not under the previous rank's drawing.
+ */
+async function viewsDrawn(page) {
+  return page.evaluate((scope) => new Promise((resolve) => {
+    const q = (s) => document.querySelector(`${scope} ${s}`);
+    const i = q('[data-testid="ascend-matrix"]').dataset.selectedRankIndex;
+    const hook = (node, value) => !node || node.dataset.rank === undefined || node.dataset.rank === value;
+    const done = () => {
+      const root = document.querySelector(scope);
+      const table = q('[data-testid="ascend-table"]');
+      return (root.dataset.views === undefined || (root.dataset.views === 'current' && root.dataset.rank === i))
+        && hook(q('[data-testid="memory-canvas"]'), i) && hook(q('[data-testid="timeline-canvas"]'), i)
+        && table.dataset.rank === i && table.dataset.state === 'ready'
+        && ['live-groups', 'unreleased-groups'].every((t) => q(`[data-testid="${t}"]`).dataset.state === 'ready');
+    };
+    const t0 = window.__press;
+    const poll = () => {
+      if (done()) resolve(performance.now() - t0);
+      else if (performance.now() - t0 > 60000) resolve(null);
+      else requestAnimationFrame(() => setTimeout(poll, 0));
+    };
+    poll();
+  }), SCOPE);
+}
 
 /**
  * The visible part of the matrix in viewport pixels, below its header row. The page first comes
@@ -340,6 +373,9 @@ async function once(url, n) {
       await page.evaluate((k) => performance.mark(`out-${k}`), k);
     }));
     await page.evaluate(() => { window.__lat.click = []; window.__work.click = []; });
+    // --job: per click, the wall-clock ms from the press until every view of the rank is drawn.
+    const cellDrawn = [];
+    const rowDrawn = [];
     const selectCpuAll = await tracedCpu(page, CLICKS, async (k) => {
       const box = await matrixBox(page);
       await page.waitForTimeout(50);
@@ -347,10 +383,11 @@ async function once(url, n) {
       const y = box.top + (box.bottom - box.top) * (k % 2 ? 0.3 : 0.75);
       await page.mouse.move(x, y);
       await page.waitForTimeout(REST);
-      await page.evaluate((k) => { window.__k = k; performance.mark(`in-${k}`); }, k);
+      await page.evaluate((k) => { window.__k = k; window.__press = performance.now(); performance.mark(`in-${k}`); }, k);
       await page.mouse.click(x, y);
       await page.waitForTimeout(120);
       await page.evaluate((k) => performance.mark(`out-${k}`), k);
+      if (JOB) cellDrawn.push(await viewsDrawn(page));
     });
     const select = stats(await page.evaluate(() => window.__lat.click));
     const selectWork = stats(await page.evaluate(() => window.__work.click));
@@ -378,10 +415,11 @@ async function once(url, n) {
       }, { k, scope: SCOPE });
       await page.mouse.move(at.x, at.y);
       await page.waitForTimeout(REST);
-      await page.evaluate((k) => { window.__k = k; performance.mark(`in-${k}`); }, k);
+      await page.evaluate((k) => { window.__k = k; window.__press = performance.now(); performance.mark(`in-${k}`); }, k);
       await page.mouse.click(at.x, at.y);
       await page.waitForTimeout(120);
       await page.evaluate((k) => performance.mark(`out-${k}`), k);
+      if (JOB) rowDrawn.push(await viewsDrawn(page));
     });
     const row = stats(await page.evaluate(() => window.__lat.click));
     const rowWork = stats(await page.evaluate(() => window.__work.click));
@@ -426,7 +464,7 @@ async function once(url, n) {
       return out;
     }, SCOPE));
     const nodesAfter = await page.evaluate(() => document.getElementsByTagName('*').length);
-    return { n: ranks, threads, first, loadMs, nodes, nodesAfter, idleCpu, select, selectWork, selectCpu: stats(selectCpuAll), selectFrame: stats(selectCpuAll.frame), selectCpuAll, row, rowWork, rowCpu: stats(rowCpuAll), rowFrame: stats(rowCpuAll.frame), rowCpuAll, hover, hoverWork, hoverCpu: stats(hoverCpu), hoverCpuAll: hoverCpu, worst, pan };
+    return { n: ranks, threads, first, loadMs, cellDrawn, rowDrawn, nodes, nodesAfter, idleCpu, select, selectWork, selectCpu: stats(selectCpuAll), selectFrame: stats(selectCpuAll.frame), selectCpuAll, row, rowWork, rowCpu: stats(rowCpuAll), rowFrame: stats(rowCpuAll.frame), rowCpuAll, hover, hoverWork, hoverCpu: stats(hoverCpu), hoverCpuAll: hoverCpu, worst, pan };
   } finally {
     await b.close();
   }
@@ -447,6 +485,13 @@ try {
     console.log(`  select a rank (click on its cell), main-thread CPU: ${line(r.selectCpu)}; work: ${line(r.selectWork)}; latency to the next frame: ${line(r.select)}`);
     console.log(`  select a rank (click on its table row), main-thread CPU: ${line(r.rowCpu)}; work: ${line(r.rowWork)}; latency to the next frame: ${line(r.row)}`);
     console.log(`  select, main-thread CPU from the press to the click's first frame: cell ${line(r.selectFrame)}; row ${line(r.rowFrame)}`);
+    if (JOB) {
+      const drawn = (xs) => {
+        const ok = xs.filter((x) => x !== null);
+        return `${ok.length ? line(stats(ok)) : 'none'}${ok.length < xs.length ? `, ${xs.length - ok.length} not drawn in 60 s` : ''}`;
+      };
+      console.log(`  select, wall clock from the press until every view of the rank is drawn: cell ${drawn(r.cellDrawn)}; row ${drawn(r.rowDrawn)}`);
+    }
     console.log(`  hover, work: ${line(r.hoverWork)}; latency: ${line(r.hover)}; longest task during the sweep ${ms(r.worst)}`);
     console.log(`  hover, main-thread CPU per move (to the frame after it): ${line(r.hoverCpu)}`);
     console.log(`  pan, frame interval: ${line(r.pan)}`);
