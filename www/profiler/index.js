@@ -320,9 +320,20 @@ async function build(root, job, ctx, onDispose, options = {}) {
     head.append(el('button', { type: 'button', class: 'small', text: 'PNG', title: 'Save this chart as PNG', on: { click: () => downloadCanvas(c.canvas(), `${id}-${rankSlug()}.png`) } }));
   }
 
+  // A select of hundreds of ranks left to size itself is as wide as its longest option: each
+  // change of its value then measured every option again (~17 ms of layout at 256 ranks, in the
+  // click's frame). Its width is pinned once at the width the browser gave it, and its value is
+  // written only when it changes.
+  const pinWidth = (sel) => {
+    if (!sel.style.width && sel.offsetWidth) sel.style.width = `${sel.offsetWidth}px`;
+  };
+  const setValue = (sel, value) => {
+    pinWidth(sel);
+    if (sel.value !== value) sel.value = value;
+  };
   function renderBar(s) {
-    rankSelect.value = String(s.rank);
-    cmpSelect.value = s.cmp === null ? '' : String(s.cmp);
+    setValue(rankSelect, String(s.rank));
+    setValue(cmpSelect, s.cmp === null ? '' : String(s.cmp));
     alignSelect.value = s.align;
     alignSelect.disabled = s.cmp === null;
     const items = [];

@@ -45,11 +45,16 @@ export function overview({ report, ranks }, store, { soon = null } = {}) {
   );
   body.append(metrics);
 
-  // A matrix cell opens its rank: select it and bring its memory chart into view.
+  // A matrix cell opens its rank: select it and bring its memory chart into view. The scroll
+  // starts in the frame's animation callbacks, after every change the click makes: the layout it
+  // needs is then the frame's own, done once (started in the click, it laid out the page a first
+  // time before the rank table and the views had changed).
   const open = (i) => {
     select(i);
-    const chart = document.getElementById('ascend-memory');
-    if (chart) chart.scrollIntoView({ block: 'start', behavior: 'smooth' });
+    requestAnimationFrame(() => {
+      const chart = document.getElementById('ascend-memory');
+      if (chart) chart.scrollIntoView({ block: 'start', behavior: 'smooth' });
+    });
   };
   const select = (i) => store.set({ rank: i, cmp: store.get().cmp === i ? null : store.get().cmp, view: null, window: null, at: null, row: null, group: null });
 
