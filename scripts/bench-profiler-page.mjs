@@ -10,6 +10,7 @@
 //                                        [--wide ROLESxRANKSxMB,…] [--open N|all] [--engines threaded,single]
 //                                        [--skip-2x2] [--drop-caches] [--www DIR]
 //                                        [--file-limit ROWS,… [--db-rows ROWS,…]] [--idle-memory]
+//                                        [--drop-early]
 // The page reads a job of several ranks with a pool of readers by default (www/worker-pool.js);
 // --pools 'workers=1,workers=2&poolEngine=threads' also measures the page with each query string
 // (`workers=1`: the page's one worker) beside the default, in the same runs.
@@ -37,6 +38,8 @@
 // --idle-memory measures an idle tab's resident memory with the pool's readers started ahead (the
 // default) and without them (`?workers=1`), alternated.
 // Generated files are deleted at the end unless --keep.
+// --drop-early drops the files as soon as the page's engine is ready, before the pool's readers
+// started ahead are (the default waits for them and their warm-up, www/worker-pool.js, up to 5 s).
 // --drop-caches empties the kernel's page cache (sync, then 3 into /proc/sys/vm/drop_caches: needs
 // root) before each CLI run and each page load, so that both read the job from disk: a job larger
 // than the free page cache otherwise favours whichever reads second. --www serves that built www/
@@ -86,6 +89,8 @@ function dropCaches() {
   writeFileSync('/proc/sys/vm/drop_caches', '3');
 }
 
+const DROP_EARLY = args.includes('--drop-early');
+
 /** The most a measure waits after the page's engine started for the readers started ahead. */
 const IDLE_WAIT_MS = 5000;
 
@@ -123,8 +128,8 @@ async function measure(server, dir, { timeout = 600000, query = '', after = null
     const threads = await engineThreads(page);
     // The pool's readers start while the page is idle (www/worker-pool.js): drop once they are
     // ready, as a user who takes a few seconds to pick the folder finds them (a page without them
-    // waits as long, to the timeout).
-    await page.waitForFunction(() => document.documentElement.dataset.warmReaders, null, { timeout: IDLE_WAIT_MS, polling: 100 }).catch(() => {});
+    // waits as long, to the timeout), or with --drop-early at once.
+    if (!DROP_EARLY) await page.waitForFunction(() => document.documentElement.dataset.warmReaders, null, { timeout: IDLE_WAIT_MS, polling: 100 }).catch(() => {});
     dropCaches();
     // Timestamps taken in the page, so that polling does not add to them.
     await page.evaluate(() => {
@@ -245,7 +250,9 @@ function split(r) {
   };
   const start = (x) => {
     const ahead = x.warm ? `started ${d(x.spawn, x.taken)} ms before it was taken, ready ${x.engine <= x.taken ? 'then' : `${d(x.taken, x.engine)} ms after`}` : `started at the drop, ready after ${d(x.spawn, x.engine)} ms`;
-    return `engine ${d(x.spawn, x.engine)} ms: ${ahead}${steps(x)}${x.readAhead ? ', read ahead' : ''}`;
+    const w = x.warmUp;
+    const warmUp = !w ? '' : w.error ? `, warm-up failed: ${w.error}` : `, warm-up ${d(w.start, w.end)} ms${w.done ? '' : ' (gave way)'} ${w.end <= x.taken ? 'before' : `ending ${d(x.taken, w.end)} ms after`} it was taken (${Object.entries(w.ms || {}).map(([k, v]) => `${k} ${v}`).join(', ')})`;
+    return `engine ${d(x.spawn, x.engine)} ms: ${ahead}${steps(x)}${x.readAhead ? ', read ahead' : ''}${warmUp}`;
   };
   const from = (x) => Math.max(x.engine, x.taken ?? x.spawn);
   const each = readers.map((x, k) => `reader ${k + 1}: ${start(x)}, loaded +${d(from(x), x.loaded)}, ranks ${x.ranks.map((t) => `${t.read}/${t.parse}/${t.summary}`).join(' ')}, idle ${d(x.answered, last)}`);
