@@ -10,17 +10,21 @@
 //                                        [--wide ROLESxRANKSxMB,…] [--open N|all] [--engines threaded,single]
 //                                        [--skip-2x2] [--drop-caches] [--www DIR]
 //                                        [--file-limit ROWS,… [--db-rows ROWS,…]] [--idle-memory]
+//                                        [--drop-early]
 // The page reads a job of several ranks with a pool of readers by default (www/worker-pool.js);
 // --pools 'workers=1,workers=2&poolEngine=threads' also measures the page with each query string
 // (`workers=1`: the page's one worker) beside the default, in the same runs.
+// `--pools readSize=1` reads Files in the sizes before each File stated its read size (the trace in
+// 4 MiB batches per thread, the CSV files in 1 MiB chunks); `readSize=MiB` in general sets the size
+// a File asks the readers for (src/wasm/file_source.rs FILE_READ is the default).
 // --wide '2x128x16' measures jobs of ROLES × RANKS ranks with MB MiB traces each (5,000 rows per
-// rank), generated into --dir and deleted afterwards, with the default and each --pools variant:
+// rank), generated into --dir and deleted afterwards, --runs times, with the default and each --pools variant:
 // time to the overview, the page worker's wasm memory with one rank opened, the readers'.
 // --open N (or all) then opens N ranks of each --wide job one after another in the rank bar (spread
 // over the job: the first, the last and evenly between) and checks that each draws: its allocation
 // table holds the rows `memlens profiler --json` counts for that rank and its memory chart has ink.
 // --engines picks the builds measured (both by default).
-// --file-limit measures what the page's worker holds for one large file, the measure behind the
+// --file-limit measures (with the default and each --pools variant) what the page's worker holds for one large file, the measure behind the
 // per-file limit (FILE_LIMIT in www/profiler/file-limit.js): a rank of ROWS operator rows is generated,
 // and the page reads it with only its operator_memory.csv, then with only its memory_record.csv
 // (the other files left out through hard links, so no copy is written); --db-rows does the same
@@ -34,6 +38,8 @@
 // --idle-memory measures an idle tab's resident memory with the pool's readers started ahead (the
 // default) and without them (`?workers=1`), alternated.
 // Generated files are deleted at the end unless --keep.
+// --drop-early drops the files as soon as the page's engine is ready, before the pool's readers
+// started ahead are (the default waits for them and their warm-up, www/worker-pool.js, up to 5 s).
 // --drop-caches empties the kernel's page cache (sync, then 3 into /proc/sys/vm/drop_caches: needs
 // root) before each CLI run and each page load, so that both read the job from disk: a job larger
 // than the free page cache otherwise favours whichever reads second. --www serves that built www/
@@ -83,6 +89,8 @@ function dropCaches() {
   writeFileSync('/proc/sys/vm/drop_caches', '3');
 }
 
+const DROP_EARLY = args.includes('--drop-early');
+
 /** The most a measure waits after the page's engine started for the readers started ahead. */
 const IDLE_WAIT_MS = 5000;
 
@@ -120,8 +128,8 @@ async function measure(server, dir, { timeout = 600000, query = '', after = null
     const threads = await engineThreads(page);
     // The pool's readers start while the page is idle (www/worker-pool.js): drop once they are
     // ready, as a user who takes a few seconds to pick the folder finds them (a page without them
-    // waits as long, to the timeout).
-    await page.waitForFunction(() => document.documentElement.dataset.warmReaders, null, { timeout: IDLE_WAIT_MS, polling: 100 }).catch(() => {});
+    // waits as long, to the timeout), or with --drop-early at once.
+    if (!DROP_EARLY) await page.waitForFunction(() => document.documentElement.dataset.warmReaders, null, { timeout: IDLE_WAIT_MS, polling: 100 }).catch(() => {});
     dropCaches();
     // Timestamps taken in the page, so that polling does not add to them.
     await page.evaluate(() => {
@@ -242,7 +250,9 @@ function split(r) {
   };
   const start = (x) => {
     const ahead = x.warm ? `started ${d(x.spawn, x.taken)} ms before it was taken, ready ${x.engine <= x.taken ? 'then' : `${d(x.taken, x.engine)} ms after`}` : `started at the drop, ready after ${d(x.spawn, x.engine)} ms`;
-    return `engine ${d(x.spawn, x.engine)} ms: ${ahead}${steps(x)}${x.readAhead ? ', read ahead' : ''}`;
+    const w = x.warmUp;
+    const warmUp = !w ? '' : w.error ? `, warm-up failed: ${w.error}` : `, warm-up ${d(w.start, w.end)} ms${w.done ? '' : ' (gave way)'} ${w.end <= x.taken ? 'before' : `ending ${d(x.taken, w.end)} ms after`} it was taken (${Object.entries(w.ms || {}).map(([k, v]) => `${k} ${v}`).join(', ')})`;
+    return `engine ${d(x.spawn, x.engine)} ms: ${ahead}${steps(x)}${x.readAhead ? ', read ahead' : ''}${warmUp}`;
   };
   const from = (x) => Math.max(x.engine, x.taken ?? x.spawn);
   const each = readers.map((x, k) => `reader ${k + 1}: ${start(x)}, loaded +${d(from(x), x.loaded)}, ranks ${x.ranks.map((t) => `${t.read}/${t.parse}/${t.summary}`).join(' ')}, idle ${d(x.answered, last)}`);
@@ -319,7 +329,7 @@ try {
   async function manyRanks(label, dir, genArgs, timeout, open = null) {
     generate(dir, genArgs);
     console.log(`${label} job: ${mib(sizeOf(dir))} on disk`);
-    for (const [name, server] of engines([['threaded', isolated], ['single-threaded', plain]])) {
+    for (let run = 1; run <= runs; run++) for (const [name, server] of engines([['threaded', isolated], ['single-threaded', plain]])) {
       for (const [which, srv, query] of variants(server, null)) {
         const load = loadavg()[0].toFixed(1);
         dropCaches();
@@ -327,7 +337,7 @@ try {
         const after = open ? (page) => openEach(page, spread(open, ranks.length), ranks, timeout) : null;
         const m = await measure(srv, dir, { query, timeout, after });
         const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')} (${mib(m.readerMemory.reduce((a, x) => a + x, 0))} in all)` : '';
-        console.log(`${label}, ${which}${name} (${m.threads} thread(s), load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), one rank's views ready ${s(m.readyMs)}, page worker's wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}, ${tabText(m)}, ${tableCheck(m.table, ranks)}, split: ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
+        console.log(`${label}, ${which}${name} run ${run} (${m.threads} thread(s), load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), one rank's views ready ${s(m.readyMs)}, page worker's wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}, ${tabText(m)}, ${tableCheck(m.table, ranks)}, split: ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
         if (m.opened) {
           const times = m.opened.map((o) => o.ms).sort((a, b) => a - b);
           const bad = m.opened.filter((o) => !o.ok);
@@ -352,13 +362,13 @@ try {
   // One large file per rank: the worker's memory for it, against its size.
   async function oneFile(label, dir, file) {
     console.log(`${label}: ${path.basename(file)} ${mib(statSync(file).size)}`);
-    for (const [name, server] of engines([['threaded', isolated], ['single-threaded', plain]])) {
+    for (const [name, server] of engines([['threaded', isolated], ['single-threaded', plain]])) for (const [which, srv, query] of variants(server, null)) {
       const load = loadavg()[0].toFixed(1);
       const { ms: native, ranks } = cliJson(CLI, dir);
-      const m = await measure(server, dir, { timeout: 1800000 });
+      const m = await measure(srv, dir, { query, timeout: 1800000 });
       const size = statSync(file).size;
       const peak = Math.max(m.memoryBytes, m.memoryReadyBytes);
-      console.log(`${label}, ${name} (${m.threads} thread(s), load ${load}, native CLI ${s(native)}, ${int(ranks[0]?.rows ?? 0)} rows): overview ${s(m.overviewMs)}, all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views = ${(peak / size).toFixed(2)}× the file, ${tabText(m)}${m.errors ? `, errors: ${m.errors}` : ''}`);
+      console.log(`${label}, ${which}${name} (${m.threads} thread(s), load ${load}, native CLI ${s(native)}, ${int(ranks[0]?.rows ?? 0)} rows): overview ${s(m.overviewMs)}, all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views = ${(peak / size).toFixed(2)}× the file, ${tabText(m)}${m.errors ? `, errors: ${m.errors}` : ''}`);
     }
   }
   /** A copy of the folder tree `from` at `to` made of hard links, without the files named in `drop`. */

@@ -16,6 +16,9 @@
 // alternated; the first is the reference of the ratios. `--profile OUT.json` records a V8 CPU
 // profile of the first build's analyses (`node:inspector`) and prints the functions with the most
 // self time; build that engine with its name section kept to see Rust names (see the README).
+// `--fresh N --warm-up engine --warm-up-for NAMES [--warm-up-size TRACE_BYTES,ROWS]
+// [--warm-up-wait MS]`: the fresh engines of the builds NAMES first read the page's warm-up job
+// (the engine's `warmUpJob`, www/warm-up.js) and wait MS ms; `--warm-up DIR` reads a job folder.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -192,7 +195,11 @@ if (args.includes('--child')) {
     // the rank measured (the experiment behind the README's note on tiering up).
     const t = performance.now();
     const ws = new b.mod.Session();
-    for (const f of filesUnder(warmJob)) ws.addFile(f.rel, new MemoryFile(f.bytes));
+    if (warmJob === 'engine') {
+      // The page's warm-up job (www/warm-up.js), made by the engine itself.
+      const [traceBytes, rows] = opt('--warm-up-size', `${2 << 20},4000`).split(',').map(Number);
+      for (const [rel, bytes] of b.mod.warmUpJob(traceBytes, rows)) ws.addFile(rel, new MemoryFile(bytes));
+    } else for (const f of filesUnder(warmJob)) ws.addFile(f.rel, new MemoryFile(f.bytes));
     ws.classify(() => {});
     const wv = new b.mod.ProfilerView(ws);
     wv.analyze(ws, () => {});
@@ -256,7 +263,7 @@ for (let run = 1; run <= fresh; run++) {
     line.push(`native ${nat.wall.toFixed(0)} ms wall, ${nat.cpu.toFixed(0)} ms CPU`);
   }
   for (const b of builds) {
-    const extra = opt('--warm-up', null) ? ['--warm-up', opt('--warm-up'), '--warm-up-wait', opt('--warm-up-wait', '0')] : [];
+    const extra = opt('--warm-up', null) ? ['--warm-up', opt('--warm-up'), '--warm-up-wait', opt('--warm-up-wait', '0'), '--warm-up-size', opt('--warm-up-size', `${2 << 20},4000`)] : [];
     const r = spawnSync(process.execPath, [process.argv[1], '--child', '--job', job, '--www', `${b.name}=${b.dir}`, ...(b.warm ? extra : [])], { encoding: 'utf8' });
     const got = (r.stdout || '').split('\n').find((l) => l.startsWith('RESULT '));
     if (!got) throw new Error(`child failed: ${r.stderr}`);

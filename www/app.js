@@ -13,9 +13,13 @@ import { mountCompare } from './compare/page.js';
 import { comparablePair, showOffer } from './compare/offer.js';
 import { restoreNextDrop } from './somas/page.js';
 import { selectGroupOnNextView } from './profiler/state.js';
+import { warmReaders } from './worker-pool.js';
 
 const $ = (id) => document.getElementById(id);
 const client = new EngineClient();
+// The pool's readers for the first drop start once the page's own engine is ready (they would
+// compete with its start) and the page is idle; a page whose engine failed starts none.
+client.engine.then(() => warmReaders(), () => {});
 
 // ---- engine badge -------------------------------------------------------------------------
 client.engine.then(

@@ -24,6 +24,8 @@ export function startMark(name) {
  * the analysis families add their requests this way. `ctx.mod()` is the wasm module, `ctx.session()`
  * the current Session (files of the last drop), `ctx.onReset(fn)` registers cleanup for a new drop,
  * `ctx.transfer(result)` returns `result` marked so its typed arrays move to the page uncopied.
+ * `ctx.asked()` counts the requests received so far; a handler's third argument is its own
+ * request's number in that count, so a request that runs in steps can give way to a later one.
  * `ctx.hold(s)` / `ctx.release(s)` mark a Session another request keeps (the Compare mode's two
  * sides): a new drop does not free a held session, and a released one is freed unless it has
  * become the drop's; `ctx.adopt(s)` makes a held session the drop's (a link from a comparison into
@@ -59,6 +61,8 @@ export function serve(loadEngine, modules = []) {
   };
   // Results whose typed arrays the handler gave away (see ctx.transfer).
   const movable = new WeakSet();
+  // Requests received so far: a request that runs in steps (the warm-up) gives way when it grows.
+  let asked = 0;
   const ctx = {
     mod: () => engine.mod,
     session: () => session,
@@ -68,6 +72,8 @@ export function serve(loadEngine, modules = []) {
       if (result && typeof result === 'object') movable.add(result);
       return result;
     },
+    /** How many requests this worker has received so far (the one running included). */
+    asked: () => asked,
     hold: (s) => held.add(s),
     release: (s) => {
       held.delete(s);
@@ -100,6 +106,7 @@ export function serve(loadEngine, modules = []) {
     // stopped with the worker.
     if (ev.data?.type === 'life') return installLife(ev.data, () => engine?.mod.stopThreads?.());
     const { id, method, params } = ev.data || {};
+    const order = ++asked;
     try {
       await ready;
       if (!engine) throw new Error(`the analysis engine did not load: ${engineError}`);
@@ -115,7 +122,7 @@ export function serve(loadEngine, modules = []) {
         last = now;
         post({ id, progress: { ...extra, done, total, label } });
       };
-      const result = await handler(params || {}, progress);
+      const result = await handler(params || {}, progress, order);
       post({ id, result }, movable.has(result) ? transferables(result) : []);
     } catch (err) {
       const message = err && err.message ? err.message : String(err);

@@ -2,16 +2,19 @@
 // drop (a File crosses to a worker as a handle, not its bytes), classifies it as the page's own
 // worker does, and reads only the ranks it was given, one rank at a time; it answers their compact
 // summaries as JSON text and is terminated as soon as it has answered, so its memory is freed.
-// Readers are started while the page is idle (`warmReaders`), before any drop, so that a drop finds
-// their engines started: that start (the worker's scripts, compiling and instantiating the wasm)
-// took 0.3–0.5 s per reader after the drop before.
+// Readers are started while the page is idle (`warmReaders`, called by the page's start-up), before
+// any drop, so that a drop finds their engines started: that start (the worker's scripts, compiling
+// and instantiating the wasm) took 0.3–0.5 s per reader after the drop before. Each then reads a
+// small job made in memory (`warmUp`, www/warm-up.js), so that V8 has compiled the hot functions of
+// a rank's analysis with its optimising compiler before a drop's ranks run them.
 import { EngineClient, Cancelled } from './engine-client.js';
 import { joinLists } from './json-lists.js';
 
 /** The cores the browser reports. */
 const cores = () => Math.max(1, navigator.hardwareConcurrency || 2);
 
-// Readers started ahead of any drop, their engines starting or started: { reader, spawn }.
+// Readers started ahead of any drop, their engines starting or started: { reader, spawn, params,
+// warmUp } (`warmUp`: page times of its warm-up and its answer, once it has one).
 const warm = [];
 let warming = null;
 // Pools reading a job now: no reader is started ahead while one reads (its end starts them).
@@ -23,8 +26,9 @@ const REFILL_MS = 1500;
 /**
  * Starts, when the page is next idle (after `delay` ms), readers of the page's pool until as many
  * as the pool would use and the cores the browser reports are ready for the next drop (none where
- * the pool is off: `?workers=1`, the native engine). Each idle reader holds a started engine:
- * README, Benchmarks, gives what this costs an idle tab.
+ * the pool is off: `?workers=1`, the native engine). Each idle reader holds a started engine, which
+ * reads the warm-up job once it is ready (not with `?warmUp=0`): README, Benchmarks, gives what
+ * this costs an idle tab. The page's start-up calls it; so does the end of each pooled job.
  */
 export function warmReaders(delay = 0) {
   if (typeof document === 'undefined' || warming) return;
@@ -34,18 +38,40 @@ export function warmReaders(delay = 0) {
     const size = poolSize();
     if (!size || busy.size) return;
     const params = readerParams(size);
+    const warmUp = new URLSearchParams(location.search).get('warmUp') !== '0';
     for (let k = warm.length; k < Math.min(size, cores()); k++) {
       const spawn = performance.now();
       const reader = new EngineClient(params);
-      // An engine that fails to start fails the reader's requests, which say why.
-      reader.engine.catch(() => {});
-      warm.push({ reader, spawn, params: JSON.stringify(params) });
+      const entry = { reader, spawn, params: JSON.stringify(params), warmUp: null };
+      // An engine that fails to start fails the reader's requests (and the warm-up), which say why.
+      entry.ready = reader.engine.then(() => (warmUp ? warmUpReader(entry) : null));
+      entry.ready.catch(() => {});
+      warm.push(entry);
     }
-    // For the benchmark, which drops its files once the readers are ready, as a user who takes a
-    // few seconds to pick them finds them.
-    const ready = warm.map((w) => w.reader.engine);
+    // For the benchmark, which drops its files once the readers are ready (engine started and
+    // warmed up), as a user who takes a few seconds to pick them finds them.
+    const ready = warm.map((w) => w.ready);
     Promise.allSettled(ready).then(() => (document.documentElement.dataset.warmReaders = String(ready.length)));
   }), delay);
+}
+
+// The warm-up job's size: large enough that V8 tiers up the trace scan, the CSV readers and the
+// attribution (a 2.9 MB job did in Node's V8, README, Benchmarks), small enough to take well under
+// a second in the baseline code.
+const WARM_UP = { traceBytes: 2 << 20, rows: 4000 };
+
+/**
+ * Has the reader of `entry` read the warm-up job; records its page times (`start`, `end`) and its
+ * answer on `entry.warmUp`. A drop taking the reader meanwhile makes it stop at its next step.
+ */
+async function warmUpReader(entry) {
+  const start = performance.now();
+  try {
+    const answer = await entry.reader.call('warmUp', WARM_UP);
+    entry.warmUp = { start, end: performance.now(), ...answer };
+  } catch (err) {
+    entry.warmUp = { start, end: performance.now(), error: err && err.message ? err.message : String(err) };
+  }
 }
 
 /** A reader started ahead with `params` and still alive (taken out of the warm set), or null. */
@@ -137,6 +163,8 @@ export class WorkerPool {
     const ahead = takeWarm(this.params);
     const reader = ahead ? ahead.reader : new EngineClient(this.params);
     const times = { spawn: ahead ? ahead.spawn : taken, taken, warm: Boolean(ahead) };
+    // The reader's warm-up, as far as it went (it gives way to the drop's first request).
+    if (ahead) ahead.ready.then(() => ahead.warmUp && (times.warmUp = pageWarmUp(ahead.warmUp)), () => {});
     // An engine that fails to start fails the reader's requests, which say why. `marks`: the
     // steps of the worker's start (worker-core.js `startMark`), on the page's clock.
     reader.engine.then((e) => Object.assign(times, { engine: reader.engineAt, readAhead: e.readAhead, marks: pageTimes(e.marks) }), () => {});
@@ -264,10 +292,13 @@ export class WorkerPool {
   }
 }
 
+/** A warm-up's record (see `warmUpReader`) with its page times rounded. */
+function pageWarmUp(w) {
+  return { ...w, start: Math.round(w.start), end: Math.round(w.end) };
+}
+
 /** Marks in ms since the epoch (a worker's clock) as times on the page's clock. */
 function pageTimes(marks = {}) {
   return Object.fromEntries(Object.entries(marks).map(([k, v]) => [k, v - performance.timeOrigin]));
 }
 
-// The first readers start once the page has loaded and is idle.
-warmReaders(REFILL_MS);

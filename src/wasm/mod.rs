@@ -20,6 +20,7 @@ mod profiler;
 mod session;
 mod snapshot;
 mod somas;
+mod warm_up;
 
 pub use compare::CompareView;
 pub use job_summary::{failed_rank_summary, JobSummaryView};
@@ -27,6 +28,7 @@ pub use profiler::{memory_bytes, ProfilerView};
 pub use session::Session;
 pub use snapshot::SnapshotSession;
 pub use somas::SomasView;
+pub use warm_up::warm_up_job;
 
 #[cfg(feature = "threads")]
 pub use wasm_bindgen_rayon::init_thread_pool;

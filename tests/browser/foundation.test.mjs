@@ -137,8 +137,10 @@ test('without headers, coi-serviceworker isolates the page after one reload and 
   try {
     const page = await b.page();
     await page.goto(plain.url);
-    // The service worker reloads the page once it controls it.
-    await page.waitForFunction(() => self.crossOriginIsolated === true, null, { timeout: 30000 });
+    // The service worker reloads the page once it controls it (once or twice: it may reload
+    // again if the first reload came before it took control). Isolation holds from the start of
+    // the reloaded document, before its body is parsed, so its load is waited for too.
+    await page.waitForFunction(() => self.crossOriginIsolated === true && document.readyState === 'complete', null, { timeout: 30000 });
     const cores = await page.evaluate(() => navigator.hardwareConcurrency);
     assert.equal(await engineThreads(page), cores);
     assert.deepEqual(foreignRequests(b.requests, plain.origin), []);

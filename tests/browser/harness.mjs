@@ -89,9 +89,12 @@ export function foreignRequests(requests, origin) {
   return requests.filter((u) => !(u.startsWith(`${origin}/`) || u.startsWith('blob:') || u.startsWith('data:')));
 }
 
-/** Waits until the engine badge reports its thread count; returns the number. */
+/**
+ * Waits until the engine badge reports its thread count; returns the number. A document still
+ * being parsed (a page reloading itself) has no badge yet: that is waited out too.
+ */
 export async function engineThreads(page) {
-  await page.waitForFunction(() => Number(document.querySelector('[data-testid="engine"]').dataset.threads) > 0, null, {
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="engine"]')?.dataset.threads) > 0, null, {
     timeout: 30000,
   });
   return Number(await page.getAttribute('[data-testid="engine"]', 'data-threads'));
