@@ -244,3 +244,34 @@ fn streaming_trace_reader_agrees_with_a_full_json_parse() {
         }
     }
 }
+
+/// Ranks read in parallel, each rank's CSV files read while its trace is scanned
+/// (`analyze_job_parallel`), give exactly what the ranks read one after another, each file after
+/// the other (`analyze_job`) gives: every rank's whole analysis, interned ids included, on a
+/// generated job and on the real sample, with a pool of 2 threads and of 1.
+#[test]
+fn ranks_and_files_read_in_parallel_give_the_sequential_analysis() {
+    use memlens::profiler::analysis::analyze_job_parallel;
+    let (fs, _) = files(&SPEC);
+    let mut generated = memlens::families::input_set();
+    for (p, b) in &fs {
+        generated.add_bytes(&format!("job/{p}"), b.clone());
+    }
+    let real = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/torch_npu");
+    let mut sample = memlens::families::input_set_from_paths(&[real]);
+    for set in [&mut generated, &mut sample] {
+        let job = discover_job(set.classify());
+        assert!(job.ranks.len() >= 2, "{} ranks", job.ranks.len());
+        let want = analyze_job(&*set, &job, &AnalyzeOptions::default(), &mut |_| {});
+        let text = |a: &JobAnalysis| format!("{:?} {:?}", a.ranks, a.warnings);
+        for threads in [2, 1] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let got = pool
+                .install(|| analyze_job_parallel(&*set, &job, &AnalyzeOptions::default(), &|_| {}));
+            assert!(text(&got) == text(&want), "{threads} threads");
+        }
+    }
+}

@@ -316,6 +316,17 @@ pub fn analyze_rank(
     opts: &AnalyzeOptions,
     progress: &mut dyn FnMut(u64),
 ) -> RankAnalysis {
+    analyze_rank_in(files, None, input, opts, progress)
+}
+
+/// [`analyze_rank`], its files read from several threads at once when `shared` says they may be.
+fn analyze_rank_in(
+    files: &dyn FileOpener,
+    shared: Option<run::Shared<'_>>,
+    input: &RankInput,
+    opts: &AnalyzeOptions,
+    progress: &mut dyn FnMut(u64),
+) -> RankAnalysis {
     let mut a = RankAnalysis::default();
     a.summary.role = input.role.clone();
     a.summary.rank = input.rank;
@@ -328,6 +339,7 @@ pub fn analyze_rank(
         let mut warnings = Vec::new();
         let data = run::read_run(
             files,
+            shared,
             run,
             opts,
             (&mut a.names, &mut a.stacks),
@@ -888,7 +900,8 @@ pub fn analyze_job(
     finish(job, ranks)
 }
 
-/// Like [`analyze_job`], with ranks also in parallel (native: each task opens its own files).
+/// Like [`analyze_job`], with ranks also in parallel (native: each task opens its own files), and
+/// each rank's CSV files read while its trace is scanned. The same result as [`analyze_job`].
 #[cfg(not(target_arch = "wasm32"))]
 pub fn analyze_job_parallel(
     files: &(dyn FileOpener + Sync),
@@ -900,7 +913,10 @@ pub fn analyze_job_parallel(
     let ranks = job
         .ranks
         .par_iter()
-        .map(|r| analyze_rank(files, r, opts, &mut |b| progress(b)))
+        .map(|r| {
+            let shared = run::Shared { files, progress };
+            analyze_rank_in(files, Some(shared), r, opts, &mut |b| progress(b))
+        })
         .collect();
     finish(job, ranks)
 }

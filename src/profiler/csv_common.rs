@@ -123,31 +123,28 @@ fn digits(s: &[u8]) -> Option<u64> {
     Some(v)
 }
 
+/// `base^0 .. base^(N-1)`, built at compile time: the tables of [`pow10`] and [`pow5`], each
+/// as long as the powers of its base a `u64` holds (a longer table fails to compile, on the
+/// overflow of the last product).
+const fn powers<const N: usize>(base: u64) -> [u64; N] {
+    let mut p = [1u64; N];
+    let mut k = 1;
+    while k < N {
+        p[k] = p[k - 1] * base;
+        k += 1;
+    }
+    p
+}
+
 /// `10^n` for `n` ≤ 19 (the powers of ten a `u64` holds), from a table.
 fn pow10(n: u32) -> Option<u64> {
-    const P: [u64; 20] = {
-        let mut p = [1u64; 20];
-        let mut k = 1;
-        while k < 20 {
-            p[k] = p[k - 1] * 10;
-            k += 1;
-        }
-        p
-    };
+    const P: [u64; 20] = powers(10);
     P.get(n as usize).copied()
 }
 
 /// `5^n` for `n` ≤ 27 (the powers of five a `u64` holds), from a table.
 fn pow5(n: u32) -> Option<u64> {
-    const P: [u64; 28] = {
-        let mut p = [1u64; 28];
-        let mut k = 1;
-        while k < 28 {
-            p[k] = p[k - 1] * 5;
-            k += 1;
-        }
-        p
-    };
+    const P: [u64; 28] = powers(5);
     P.get(n as usize).copied()
 }
 

@@ -40,6 +40,15 @@ pub(super) fn open_and<T>(
     }
 }
 
+/// A rank's files when any thread may open and read them (native), and where the bytes read are
+/// reported from any thread: a run folder's CSV files are then read while its trace is scanned.
+#[derive(Clone, Copy)]
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+pub(super) struct Shared<'a> {
+    pub(super) files: &'a (dyn FileOpener + Sync),
+    pub(super) progress: &'a (dyn Fn(u64) + Sync),
+}
+
 /// What one run folder gave, from its text files or its database.
 pub(super) struct RunData {
     pub(super) trace: Option<trace::Trace>,
@@ -60,6 +69,7 @@ pub(super) struct RunData {
 /// twice.
 pub(super) fn read_run(
     files: &dyn FileOpener,
+    shared: Option<Shared<'_>>,
     run: &ProfilerRun,
     opts: &AnalyzeOptions,
     (names, stacks): (&mut Interner, &mut Interner),
@@ -68,6 +78,9 @@ pub(super) fn read_run(
 ) -> RunData {
     let plan = run_plan(run);
     let Some(db_read) = plan.iter().find(|r| r.reader == Kind::Database) else {
+        if let Some(sh) = shared {
+            return read_text_shared(sh, run, &plan, opts, (names, stacks), warnings);
+        }
         return read_text(files, run, &plan, opts, (names, stacks), warnings, progress);
     };
     let db_path = db_read.path;
@@ -107,6 +120,9 @@ pub(super) fn read_run(
                 d.message = format!("{}; the text files are read instead", d.message);
             }
             warnings.append(&mut db_warnings);
+            if let Some(sh) = shared {
+                return read_text_shared(sh, run, &text, opts, (names, stacks), warnings);
+            }
             read_text(files, run, &text, opts, (names, stacks), warnings, progress)
         }
         None => {
@@ -141,13 +157,7 @@ fn read_text(
         source: "text",
         rank: None,
     };
-    let has = |k: Kind| plan.iter().any(|r| r.reader == k);
-    if has(Kind::OperatorMemory) && !has(Kind::Trace) {
-        warnings.push(Diagnostic::warning(
-            &run.path,
-            "no trace_view.json: allocations get no call stack",
-        ));
-    }
+    warn_without_trace(run, plan, warnings);
     for r in plan {
         let p = r.path;
         match r.reader {
@@ -175,5 +185,107 @@ fn read_text(
             Kind::Database => {}
         }
     }
+    data
+}
+
+/// The warning of a run folder whose allocations cannot get a call stack.
+fn warn_without_trace(run: &ProfilerRun, plan: &[Read<'_>], warnings: &mut Vec<Diagnostic>) {
+    let has = |k: Kind| plan.iter().any(|r| r.reader == k);
+    if has(Kind::OperatorMemory) && !has(Kind::Trace) {
+        warnings.push(Diagnostic::warning(
+            &run.path,
+            "no trace_view.json: allocations get no call stack",
+        ));
+    }
+}
+
+/// [`read_text`] with the trace scanned on this thread (its pieces in parallel, as always) while
+/// the CSV files are read one after another on another thread of the pool: a rank's CSV files
+/// no longer wait for its trace, so the pool's threads are busy when fewer ranks than threads are
+/// left. The result is the same as [`read_text`]'s, ids included: the CSV reader interns into its
+/// own interner, whose strings are interned into the rank's after the trace's, in the order they
+/// were first met, which is the order the sequential reads gave them. Warnings are in plan order.
+fn read_text_shared(
+    sh: Shared<'_>,
+    run: &ProfilerRun,
+    plan: &[Read<'_>],
+    opts: &AnalyzeOptions,
+    (names, stacks): (&mut Interner, &mut Interner),
+    warnings: &mut Vec<Diagnostic>,
+) -> RunData {
+    let mut data = RunData {
+        trace: None,
+        operator_memory: None,
+        memory_record: None,
+        module_mem: None,
+        source: "text",
+        rank: None,
+    };
+    warn_without_trace(run, plan, warnings);
+    // Each read's warnings, by its place in the plan.
+    let mut per_read: Vec<Vec<Diagnostic>> = plan.iter().map(|_| Vec::new()).collect();
+    let (trace_w, csv_w): (Vec<_>, Vec<_>) = per_read
+        .iter_mut()
+        .zip(plan)
+        .partition(|(_, r)| r.reader == Kind::Trace);
+    let mut csv_names = Interner::new();
+    let mut trace = None;
+    let (mut om, mut mr, mut mm) = (None, None, None);
+    let files = sh.files;
+    rayon::join(
+        || {
+            for (w, r) in trace_w {
+                trace = open_and(
+                    files,
+                    r.path,
+                    w,
+                    &mut |b| (sh.progress)(b),
+                    &mut |src, prog| trace::read_trace(src, names, stacks, opts.trace, Some(prog)),
+                );
+            }
+        },
+        || {
+            for (w, r) in csv_w {
+                let p = r.path;
+                let done = &mut |b| (sh.progress)(b);
+                match r.reader {
+                    Kind::OperatorMemory => {
+                        om = open_and(files, p, w, done, &mut |src, prog| {
+                            operator_memory::read_operator_memory(src, &mut csv_names, Some(prog))
+                        })
+                    }
+                    Kind::MemoryRecord => {
+                        mr = open_and(files, p, w, done, &mut |src, prog| {
+                            memory_record::read_memory_record(src, Some(prog))
+                        })
+                    }
+                    Kind::ModuleMem => {
+                        mm = open_and(files, p, w, done, &mut |src, prog| {
+                            module_mem::read_module_mem(src, Some(prog))
+                        })
+                    }
+                    Kind::Trace | Kind::Database => {}
+                }
+            }
+        },
+    );
+    if let Some(om) = &mut om {
+        let ids: Vec<u32> = (0..csv_names.len())
+            .map(|k| names.intern(csv_names.get(k as u32)))
+            .collect();
+        let id = |k: u32| ids.get(k as usize).copied().unwrap_or(0);
+        for row in &mut om.rows {
+            row.name = id(row.name);
+            row.stream = id(row.stream);
+            row.device = id(row.device);
+        }
+    }
+    for mut w in per_read {
+        warnings.append(&mut w);
+    }
+    data.trace = trace;
+    data.operator_memory = om;
+    data.memory_record = mr;
+    data.module_mem = mm;
     data
 }
