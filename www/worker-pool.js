@@ -42,9 +42,11 @@ export function warmReaders(delay = 0) {
     for (let k = warm.length; k < Math.min(size, cores()); k++) {
       const spawn = performance.now();
       const reader = new EngineClient(params);
-      const entry = { reader, spawn, params: JSON.stringify(params), warmUp: null };
+      const entry = { reader, spawn, params: JSON.stringify(params), warmUp: null, taken: false };
       // An engine that fails to start fails the reader's requests (and the warm-up), which say why.
-      entry.ready = reader.engine.then(() => (warmUp ? warmUpReader(entry) : null));
+      // A reader taken by a drop before its engine is ready skips the warm-up: the drop's requests
+      // are already queued, and the warm-up's first step would run before the next of them.
+      entry.ready = reader.engine.then(() => (warmUp && !entry.taken ? warmUpReader(entry) : null));
       entry.ready.catch(() => {});
       warm.push(entry);
     }
@@ -79,6 +81,7 @@ function takeWarm(params) {
   const key = JSON.stringify(params);
   while (warm.length) {
     const w = warm.shift();
+    w.taken = true;
     if (w.params === key && w.reader.worker && !w.reader.dead) return w;
     if (w.reader.worker) w.reader.terminate();
   }
