@@ -14,14 +14,17 @@
 // The page reads a job of several ranks with a pool of readers by default (www/worker-pool.js);
 // --pools 'workers=1,workers=2&poolEngine=threads' also measures the page with each query string
 // (`workers=1`: the page's one worker) beside the default, in the same runs.
+// `--pools readSize=1` reads Files in the sizes before each File stated its read size (the trace in
+// 4 MiB batches per thread, the CSV files in 1 MiB chunks); `readSize=MiB` in general sets the size
+// a File asks the readers for (src/wasm/file_source.rs FILE_READ is the default).
 // --wide '2x128x16' measures jobs of ROLES × RANKS ranks with MB MiB traces each (5,000 rows per
-// rank), generated into --dir and deleted afterwards, with the default and each --pools variant:
+// rank), generated into --dir and deleted afterwards, --runs times, with the default and each --pools variant:
 // time to the overview, the page worker's wasm memory with one rank opened, the readers'.
 // --open N (or all) then opens N ranks of each --wide job one after another in the rank bar (spread
 // over the job: the first, the last and evenly between) and checks that each draws: its allocation
 // table holds the rows `memlens profiler --json` counts for that rank and its memory chart has ink.
 // --engines picks the builds measured (both by default).
-// --file-limit measures what the page's worker holds for one large file, the measure behind the
+// --file-limit measures (with the default and each --pools variant) what the page's worker holds for one large file, the measure behind the
 // per-file limit (FILE_LIMIT in www/profiler/pooled.js): a rank of ROWS operator rows is generated,
 // and the page reads it with only its operator_memory.csv, then with only its memory_record.csv
 // (the other files left out through hard links, so no copy is written); --db-rows does the same
@@ -326,7 +329,7 @@ try {
   async function manyRanks(label, dir, genArgs, timeout, open = null) {
     generate(dir, genArgs);
     console.log(`${label} job: ${mib(sizeOf(dir))} on disk`);
-    for (const [name, server] of engines([['threaded', isolated], ['single-threaded', plain]])) {
+    for (let run = 1; run <= runs; run++) for (const [name, server] of engines([['threaded', isolated], ['single-threaded', plain]])) {
       for (const [which, srv, query] of variants(server, null)) {
         const load = loadavg()[0].toFixed(1);
         dropCaches();
@@ -334,7 +337,7 @@ try {
         const after = open ? (page) => openEach(page, spread(open, ranks.length), ranks, timeout) : null;
         const m = await measure(srv, dir, { query, timeout, after });
         const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')} (${mib(m.readerMemory.reduce((a, x) => a + x, 0))} in all)` : '';
-        console.log(`${label}, ${which}${name} (${m.threads} thread(s), load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), one rank's views ready ${s(m.readyMs)}, page worker's wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}, ${tabText(m)}, ${tableCheck(m.table, ranks)}, split: ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
+        console.log(`${label}, ${which}${name} run ${run} (${m.threads} thread(s), load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), one rank's views ready ${s(m.readyMs)}, page worker's wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}, ${tabText(m)}, ${tableCheck(m.table, ranks)}, split: ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
         if (m.opened) {
           const times = m.opened.map((o) => o.ms).sort((a, b) => a - b);
           const bad = m.opened.filter((o) => !o.ok);
@@ -359,13 +362,13 @@ try {
   // One large file per rank: the worker's memory for it, against its size.
   async function oneFile(label, dir, file) {
     console.log(`${label}: ${path.basename(file)} ${mib(statSync(file).size)}`);
-    for (const [name, server] of engines([['threaded', isolated], ['single-threaded', plain]])) {
+    for (const [name, server] of engines([['threaded', isolated], ['single-threaded', plain]])) for (const [which, srv, query] of variants(server, null)) {
       const load = loadavg()[0].toFixed(1);
       const { ms: native, ranks } = cliJson(CLI, dir);
-      const m = await measure(server, dir, { timeout: 1800000 });
+      const m = await measure(srv, dir, { query, timeout: 1800000 });
       const size = statSync(file).size;
       const peak = Math.max(m.memoryBytes, m.memoryReadyBytes);
-      console.log(`${label}, ${name} (${m.threads} thread(s), load ${load}, native CLI ${s(native)}, ${int(ranks[0]?.rows ?? 0)} rows): overview ${s(m.overviewMs)}, all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views = ${(peak / size).toFixed(2)}× the file, ${tabText(m)}${m.errors ? `, errors: ${m.errors}` : ''}`);
+      console.log(`${label}, ${which}${name} (${m.threads} thread(s), load ${load}, native CLI ${s(native)}, ${int(ranks[0]?.rows ?? 0)} rows): overview ${s(m.overviewMs)}, all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views = ${(peak / size).toFixed(2)}× the file, ${tabText(m)}${m.errors ? `, errors: ${m.errors}` : ''}`);
     }
   }
   /** A copy of the folder tree `from` at `to` made of hard links, without the files named in `drop`. */

@@ -8,8 +8,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-/// Default chunk size for streaming readers: large enough to amortise the per-read cost of a browser
-/// `File.slice()`, small enough to keep memory bounded.
+/// Default chunk size for streaming readers: large enough to amortise the cost of a read, small
+/// enough to keep memory bounded. A source may ask for larger reads ([`Source::preferred_read`]).
 pub const DEFAULT_CHUNK: usize = 8 << 20;
 
 /// A failure to read bytes from a source (not a format problem).
@@ -50,6 +50,15 @@ pub trait Source {
     /// Reads up to `buf.len()` bytes at `offset`; returns how many were read (0 only at the end).
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize, SourceError>;
 
+    /// The smallest read this source serves at its full speed, in bytes; 0 when any size will do.
+    ///
+    /// Streaming readers read at least this much at a time ([`read_size`]): a browser `File` read
+    /// through `FileReaderSync` pays a fixed cost per call that small reads do not amortise, while a
+    /// file on disk or bytes in memory read as fast in the readers' own sizes.
+    fn preferred_read(&self) -> usize {
+        0
+    }
+
     /// Reads `[offset, offset + len)` (clamped to the end) into a new vector.
     fn read_range(&self, offset: u64, len: usize) -> Result<Vec<u8>, SourceError> {
         let end = offset.saturating_add(len as u64).min(self.len());
@@ -82,6 +91,13 @@ pub trait Source {
         }
         self.read_range(0, self.len() as usize)
     }
+}
+
+/// The size a streaming reader whose own size is `own` reads `source` in: `own`, raised to what the
+/// source prefers ([`Source::preferred_read`]). Every streaming reader sizes its reads here, so a
+/// source states its preference once for all of them.
+pub fn read_size(source: &dyn Source, own: usize) -> usize {
+    own.max(source.preferred_read()).max(1)
 }
 
 /// Bytes already in memory (tests, fuzzing, members of archives).

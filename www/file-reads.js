@@ -7,6 +7,8 @@
 //     when it has it, else from a plain read;
 //   - timing, for the benchmark's split of a reader's time into reading the files and parsing them.
 // A plain read is `FileReaderSync.readAsArrayBuffer` of the slice (workers only).
+// How much the engine asks for per read is the core's choice (src/wasm/file_source.rs FILE_READ);
+// `?readSize=MiB` on the page states another size, for the benchmark to compare sizes in one build.
 
 /** Time spent reading files (ms) and bytes returned, since the worker started. */
 export const fileReads = { ms: 0, bytes: 0 };
@@ -45,7 +47,18 @@ export function readSlice(file, start, end) {
   return bytes;
 }
 
-/** Makes `readSlice` the engine's read hook in this worker (a global the wasm glue looks up). */
+/** The read size this worker's `?readSize=MiB` states, in bytes; 0 when it states none. */
+export function statedReadSize() {
+  const mib = Number(new URLSearchParams(self.location?.search ?? '').get('readSize'));
+  return mib > 0 ? Math.round(mib * 1048576) : 0;
+}
+
+/**
+ * Makes `readSlice` the engine's read hook in this worker (a global the wasm glue looks up), and
+ * states the read size of the worker's `?readSize=MiB` to the engine, if any (`memlensReadSize()`).
+ */
 export function installFileReads() {
   self.memlensReadSlice = readSlice;
+  const size = statedReadSize();
+  if (size) self.memlensReadSize = () => size;
 }

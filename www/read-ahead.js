@@ -9,11 +9,14 @@
 // this one. A read the helper cannot serve (a slice larger than a slot, a failed or late read) is the
 // hook's plain read, which also gives the error the user sees.
 // Needs shared memory (a cross-origin isolated page); else it stays off.
-import { readAheadWith } from './file-reads.js';
+import { readAheadWith, statedReadSize } from './file-reads.js';
 import { isolated } from './worker-isolated.js';
 
-/** Bytes per slot: the engine's reads are 8 MiB at most (the core's default chunk). */
-const SLOT = 8 << 20;
+/**
+ * Bytes per slot: a File asks for reads of 16 MiB (src/wasm/file_source.rs FILE_READ), or of the
+ * page's `?readSize`; a larger read is the hook's plain read.
+ */
+const SLOT = Math.max(16 << 20, statedReadSize());
 /**
  * Slots: the one lent to the engine (its bytes are copied before the next read) and two more read
  * ahead.

@@ -8,9 +8,10 @@ export function spawnWorker(params = {}) {
   const url = new URL('./worker.js', import.meta.url);
   if (nativePage()) url.searchParams.set('engine', 'native');
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) url.searchParams.set(k, String(v));
-  // `?readAhead=1` on the page turns on the workers' read-ahead (see read-ahead.js).
-  const ahead = new URLSearchParams(location.search).get('readAhead');
-  if (ahead) url.searchParams.set('readAhead', ahead);
+  // `?readAhead=1` on the page turns on the workers' read-ahead (see read-ahead.js); `?readSize=MiB`
+  // sets the size of their reads of a File (see file-reads.js).
+  const page = new URLSearchParams(location.search);
+  for (const k of ['readAhead', 'readSize']) if (page.get(k)) url.searchParams.set(k, page.get(k));
   return new Worker(url, { type: 'module', name: 'memlens' });
 }
 

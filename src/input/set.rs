@@ -416,6 +416,9 @@ impl Source for Reporting<'_> {
     fn len(&self) -> u64 {
         self.inner.len()
     }
+    fn preferred_read(&self) -> usize {
+        self.inner.preferred_read()
+    }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize, SourceError> {
         let n = self.inner.read_at(offset, buf)?;
         if n > 0 {

@@ -7,9 +7,10 @@
 //! row after blank lines is placed on the first of them), with CRLF rows placed on their own line
 //! rather than on the line feed before them. A differential test holds it to that reader.
 
-use crate::source::{Source, SourceError};
+use crate::source::{read_size, Source, SourceError};
 
-/// Bytes read from the source at a time.
+/// Bytes read from the source at a time, unless the source prefers larger reads
+/// ([`Source::preferred_read`]).
 const CHUNK: usize = 1 << 20;
 
 /// One row's fields: `bytes[start..end]` for each span.
@@ -112,7 +113,7 @@ impl<'a, 'p> RowSplitter<'a, 'p> {
             buf_off: 0,
             line: 1,
             limit: limit.max(1),
-            chunk: CHUNK,
+            chunk: read_size(src, CHUNK),
             progress,
             core: csv_core::Reader::new(),
             spans: Vec::new(),
@@ -123,8 +124,8 @@ impl<'a, 'p> RowSplitter<'a, 'p> {
         }
     }
 
-    /// Reads `chunk` bytes at a time instead of 1 MiB (tests and fuzzing use small chunks to
-    /// put rows across chunk ends).
+    /// Reads `chunk` bytes at a time instead of the size [`read_size`] gives (tests and fuzzing
+    /// use small chunks to put rows across chunk ends).
     pub fn with_chunk(mut self, chunk: usize) -> Self {
         self.chunk = chunk.max(1);
         self

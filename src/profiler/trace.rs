@@ -134,7 +134,8 @@ pub struct Trace {
 /// How a scan is cut up.
 #[derive(Debug, Clone, Copy)]
 pub struct TraceOptions {
-    /// Bytes read from the source per batch.
+    /// Bytes read from the source per batch (raised to the source's
+    /// [`preferred_read`](crate::source::Source::preferred_read)).
     pub batch: usize,
     /// Pieces a batch is cut into for parallel scanning.
     pub pieces: usize,
@@ -568,7 +569,8 @@ pub fn read_trace(
     let mut name_map: Vec<u32> = Vec::new();
     let mut stack_map: Vec<u32> = Vec::new();
     let stream_opts = StreamOptions {
-        batch: opts.batch,
+        // At least what the source reads best in (a browser `File`: larger reads).
+        batch: crate::source::read_size(src, opts.batch),
         pieces: opts.pieces,
         wrapper: b"\"traceEvents\"",
         what: "trace events",

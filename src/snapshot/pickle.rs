@@ -28,7 +28,7 @@ use crate::diag::Diagnostic;
 
 /// Errors travel boxed: the hot paths return `Result`s, and a small error keeps them cheap.
 pub(crate) type Fail = Box<Diagnostic>;
-use crate::source::{Source, DEFAULT_CHUNK};
+use crate::source::{read_size, Source, DEFAULT_CHUNK};
 
 /// Longest string kept (longer ones are skipped and counted): a frame name is a few KiB at most.
 pub const MAX_STRING: usize = 1 << 20;
@@ -268,7 +268,7 @@ impl<'a> Input<'a> {
         self.pos = 0;
         // A chunk at a time, but never more than the file holds (small files stay small).
         let left = usize::try_from(self.len.saturating_sub(self.base)).unwrap_or(usize::MAX);
-        let want = n.max(DEFAULT_CHUNK.min(left));
+        let want = n.max(read_size(self.src, DEFAULT_CHUNK).min(left));
         if self.buf.len() < want {
             self.buf.resize(want, 0);
         }

@@ -27,7 +27,7 @@ pub use model::{DumpFamily, Format, Lifelong, SomasModel, TensorKind};
 pub use task_info::TaskInfo;
 
 use crate::diag::Diagnostic;
-use crate::source::{Progress, Source, DEFAULT_CHUNK};
+use crate::source::{read_size, Progress, Source, DEFAULT_CHUNK};
 use lex::ParseError;
 use recognize::{sniff_somas, SomasFamily, SNIFF_BYTES};
 
@@ -53,8 +53,9 @@ pub fn read_source(
     // Read straight into the final buffer, chunk by chunk (one copy, progress after each).
     let mut buf = vec![0u8; total as usize];
     let mut done = 0usize;
+    let chunk = read_size(source, DEFAULT_CHUNK);
     while done < buf.len() {
-        let end = (done + DEFAULT_CHUNK).min(buf.len());
+        let end = (done + chunk).min(buf.len());
         let n = source.read_at(done as u64, buf.get_mut(done..end).unwrap_or(&mut []))?;
         if n == 0 {
             break;

@@ -5,6 +5,12 @@
 //! `Uint8Array`, or throws. Everything around a read in the page (the stop flag of a cancelled load,
 //! serving the slice from the read-ahead helper, the benchmark's timing) happens there, in one
 //! place, so the engine asks for bytes and nothing else.
+//!
+//! Each call of the hook costs about the same whatever its size (a `Blob.slice`, a
+//! `FileReaderSync` call, a new buffer): small reads leave most of a file's read time in that cost.
+//! So a `File` asks the streaming readers for reads of [`FILE_READ`] bytes at least
+//! ([`Source::preferred_read`]); the page may state another size (`memlensReadSize()`, the
+//! benchmark's `?readSize=MiB`).
 
 use crate::source::{Source, SourceError};
 use js_sys::Uint8Array;
@@ -16,6 +22,29 @@ extern "C" {
     /// The worker's read hook (see the module's doc); `catch`: a failed read is an error here.
     #[wasm_bindgen(js_name = memlensReadSlice, catch)]
     fn read_slice(file: &File, start: f64, end: f64) -> Result<Uint8Array, JsValue>;
+
+    /// The read size the page asks for, in bytes, when it states one (`catch`: a worker without
+    /// this global has none).
+    #[wasm_bindgen(js_name = memlensReadSize, catch)]
+    fn page_read_size() -> Result<JsValue, JsValue>;
+}
+
+/// Bytes per read of a `File` unless the page states another size: measured on the page (README,
+/// *Reads of a File*), where `FileReaderSync` reads 1 MiB slices at about a third of the speed of
+/// 16 MiB ones. A read cannot be interrupted, so this also bounds how long a Cancel waits for one.
+pub const FILE_READ: usize = 16 << 20;
+
+/// The most a page may ask for: one read is one buffer in the worker and one in wasm memory.
+const MAX_FILE_READ: usize = 256 << 20;
+
+/// The read size for this worker's `File`s: the page's, when it states a usable one, else
+/// [`FILE_READ`].
+fn file_read_size() -> usize {
+    page_read_size()
+        .ok()
+        .and_then(|v| v.as_f64())
+        .filter(|n| n.is_finite() && *n >= 1.0)
+        .map_or(FILE_READ, |n| (n as usize).min(MAX_FILE_READ))
 }
 
 /// A `File` (or any `Blob`) read in slices on the worker that owns it.
@@ -23,13 +52,20 @@ pub struct FileSource {
     name: String,
     file: File,
     len: u64,
+    /// Bytes per read the readers are asked for (see [`FILE_READ`]).
+    read: usize,
 }
 
 impl FileSource {
     /// Wraps `file`, reported under the relative path `name`.
     pub fn new(name: String, file: File) -> Result<Self, SourceError> {
         let len = file.size() as u64;
-        Ok(FileSource { name, file, len })
+        Ok(FileSource {
+            name,
+            file,
+            len,
+            read: file_read_size(),
+        })
     }
 }
 
@@ -40,6 +76,10 @@ impl Source for FileSource {
 
     fn len(&self) -> u64 {
         self.len
+    }
+
+    fn preferred_read(&self) -> usize {
+        self.read
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize, SourceError> {

@@ -50,3 +50,21 @@ test('a raised stop flag fails every read at once, without reading', () => {
   assert.equal(reads, before);
   stopReadsOn(null);
 });
+
+test("the worker's ?readSize=MiB is the read size stated to the engine, and none without it", () => {
+  delete self.memlensReadSize;
+  installFileReads();
+  assert.equal(self.memlensReadSize, undefined, 'no size stated: the engine keeps its own');
+  for (const [search, bytes] of [['?readSize=0.5', 524288], ['?engine=single&readSize=32', 32 << 20]]) {
+    globalThis.location = { search };
+    installFileReads();
+    assert.equal(self.memlensReadSize(), bytes, search);
+  }
+  for (const search of ['?readSize=0', '?readSize=-4', '?readSize=x']) {
+    delete self.memlensReadSize;
+    globalThis.location = { search };
+    installFileReads();
+    assert.equal(self.memlensReadSize, undefined, search);
+  }
+  delete globalThis.location;
+});

@@ -113,8 +113,18 @@ test('reads backwards, of changing sizes and across two files give the right byt
 });
 
 test('a slice larger than a slot is read plainly', () => {
-  const { f, bytes } = file(9 << 20, 4);
+  const { f, bytes } = file(17 << 20, 4);
   const before = plainReads;
-  assert.deepEqual(readSlice(f, 0, 9 << 20), bytes);
+  assert.deepEqual(readSlice(f, 0, 17 << 20), bytes);
   assert.equal(plainReads, before + 1);
+});
+
+test('a read of the size a File asks for (16 MiB) comes from the helper', () => {
+  const { f, bytes } = file(40 << 20, 6);
+  const before = plainReads;
+  for (let at = 0; at < bytes.length; at += 16 << 20) {
+    const end = Math.min(at + (16 << 20), bytes.length);
+    assert.deepEqual(readSlice(f, at, end), bytes.subarray(at, end), `slice at ${at}`);
+  }
+  assert.equal(plainReads, before, 'no plain read');
 });
