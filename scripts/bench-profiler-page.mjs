@@ -25,7 +25,7 @@
 // table holds the rows `memlens profiler --json` counts for that rank and its memory chart has ink.
 // --engines picks the builds measured (both by default).
 // --file-limit measures (with the default and each --pools variant) what the page's worker holds for one large file, the measure behind the
-// per-file limit (FILE_LIMIT in www/profiler/pooled.js): a rank of ROWS operator rows is generated,
+// per-file limit (FILE_LIMIT in www/profiler/file-limit.js): a rank of ROWS operator rows is generated,
 // and the page reads it with only its operator_memory.csv, then with only its memory_record.csv
 // (the other files left out through hard links, so no copy is written); --db-rows does the same
 // with the database export. Per file: its size, the worker's wasm memory after the load and with

@@ -549,3 +549,113 @@ test('a rank\'s run folder dropped after the summary replaces that rank with the
     rmSync(tmp, { recursive: true, force: true });
   }
 });
+
+/**
+ * Three ranks of a big job: the sample's first rank with the figures of an 8.6 M-row rank (its
+ * rows, call-stack counts and unreleased rows in the millions, peaks in the hundreds of GiB), the
+ * sample's second as it is, and a failed rank (its analysis failed where it ran).
+ */
+function hugeSummary() {
+  const base = JSON.parse(readFileSync(FIXTURE, 'utf8')).ranks;
+  const huge = structuredClone(base[0]);
+  const GiB = 2 ** 30;
+  Object.assign(huge, { role: 'actor', rank: 63, peak_allocated_bytes: 612 * GiB + 12345, peak_reserved_bytes: 1000 * GiB - 1 });
+  Object.assign(huge.report, {
+    role: 'actor', rank: 63, rows: 8_604_114, rows_pta: 8_000_000, rows_ge: 604_114,
+    stacks: { direct: 4_302_057, via_forward: 2_151_028, approximate: 1_547_000, none: 604_029 },
+    peak_allocated_bytes: 612 * GiB + 12345, peak_reserved_bytes: 1000 * GiB - 1, fragmentation_bytes: 387 * GiB,
+    unreleased_rows: 1_234_567, unreleased_bytes: 999 * GiB,
+  });
+  const plain = structuredClone(base[1]);
+  Object.assign(plain, { role: 'actor', rank: 1 });
+  Object.assign(plain.report, { role: 'actor', rank: 1 });
+  const failed = {
+    role: 'actor', rank: 2, step: null, run_dirs: ['job/actor/rank2_ascend_pt'], status: 'error',
+    error: 'job/actor/rank2_ascend_pt/operator_memory.csv: line 3: expected 8 fields', peak_allocated_bytes: 0,
+    peak_reserved_bytes: 0, report: null, curve: { component: '', t_ns: [], allocated_bytes: [], reserved_bytes: [] },
+    unreleased: [], warnings: [],
+  };
+  const ranks = [plain, failed, huge];
+  return { text: JSON.stringify({ format: 'memlens-job-summary', version: 1, totals: {}, matrix: [], outliers: [], ranks }), ranks };
+}
+
+test('a rank of 8.6 M rows: no figure of the rank table is cut; a failed rank is marked failed in the table and the matrix', async () => {
+  const { text, ranks } = hugeSummary();
+  const huge = ranks[2].report;
+  for (const colorScheme of ['light', 'dark']) {
+    for (const viewport of [{ width: 1440, height: 900 }, { width: 1024, height: 700 }]) {
+      const { browser: b, page, state } = await openSummary(server, [{ path: 'big/job.memlens.json', base64: b64(text) }], { colorScheme, viewport });
+      try {
+        assert.equal(state, 'ready');
+        const TABLE = '[data-testid="jobsummary"] [data-testid="ascend-rank-table"]';
+        // Every cell but the role (a name, whole in its title) shows all of its text.
+        const cut = await page.$$eval(`${TABLE} [data-testid="rank-row"] .vt-cell:not(:first-child)`, (cs) => cs.filter((c) => c.scrollWidth > c.clientWidth).map((c) => c.textContent));
+        assert.deepEqual(cut, [], `cells cut at ${viewport.width} px ${colorScheme}`);
+        // The big rank's figures are whole in their cells (as format.js writes them, independently
+        // here: en-US digit groups).
+        const cells = await page.$eval(`${TABLE} [data-testid="rank-row"][data-rank="63"]`, (row) => [...row.querySelectorAll('.vt-cell')].map((c) => c.textContent));
+        assert.ok(cells.includes('8,604,114'), cells.join(' | '));
+        assert.ok(cells.some((c) => c.includes('4302057 direct · 2151028 via fwd · 1547000 approx · 604029 none')), cells.join(' | '));
+        assert.ok(cells.includes('1,234,567 · 999.0 GiB'), cells.join(' | '));
+        assert.equal(huge.rows, 8_604_114);
+        // The failed rank: a badge and a mark in words, never "0 B" or "0".
+        const bad = await page.$eval(`${TABLE} [data-testid="rank-row"][data-rank="2"]`, (row) => ({
+          status: row.dataset.status,
+          badge: row.querySelector('[data-testid="rank-failed"]')?.textContent,
+          peak: row.querySelector('[data-testid="rank-failed-peak"]')?.textContent,
+          cells: [...row.querySelectorAll('.vt-cell')].map((c) => c.textContent),
+        }));
+        assert.equal(bad.status, 'error');
+        assert.equal(bad.badge, 'failed');
+        assert.equal(bad.peak, '✕ failed');
+        assert.ok(!bad.cells.some((c) => /^0( B)?$/.test(c)), bad.cells.join(' | '));
+        // The read ranks carry no such mark.
+        assert.equal(await page.$$eval(`${TABLE} [data-testid="rank-failed"]`, (n) => n.length), 1);
+        // The matrix: the failed rank's cell is painted in the page's error background (not the
+        // heat of a 0 B peak), and its tooltip says it failed, with the reason.
+        const expected = await page.evaluate(() => {
+          const probe = document.createElement('div');
+          probe.style.color = getComputedStyle(document.documentElement).getPropertyValue('--error-bg');
+          document.body.append(probe);
+          const c = getComputedStyle(probe).color;
+          probe.remove();
+          return c.match(/\d+/g).slice(0, 3).map(Number);
+        });
+        const box = await cellBox(page, 0, 1);
+        const cell = await page.$eval(GRID, (g) => {
+          const d = Object.fromEntries(['labelWidth', 'headHeight', 'cellWidth', 'cellHeight'].map((k) => [k, Number(g.dataset[k])]));
+          const canvas = g.parentElement.querySelector('canvas');
+          const dpr = canvas.width / canvas.clientWidth;
+          // Column of rank 2 (ranks 1, 2, 63 in one role's row): the second; a few pixels inside it.
+          const x = Math.round((d.labelWidth + d.cellWidth + 8 - g.scrollLeft) * dpr);
+          const y = Math.round((d.headHeight + 8 - g.scrollTop) * dpr);
+          return [...canvas.getContext('2d').getImageData(x, y, 1, 1).data].slice(0, 3);
+        });
+        assert.ok(cell.every((v, k) => Math.abs(v - expected[k]) <= 2), `failed cell ${cell} is the error background ${expected}`);
+        // The big rank's figures stay inside its cell ("res. 1000.0 GiB" ran over its left edge
+        // into the gap before the failed rank's cell): the gap between the two is left unpainted.
+        const spilled = await page.$eval(GRID, (g) => {
+          const d = Object.fromEntries(['labelWidth', 'headHeight', 'cellWidth', 'cellHeight'].map((k) => [k, Number(g.dataset[k])]));
+          const canvas = g.parentElement.querySelector('canvas');
+          const dpr = canvas.width / canvas.clientWidth;
+          const x = Math.round((d.labelWidth + 2 * d.cellWidth - g.scrollLeft) * dpr);
+          const y0 = Math.round((d.headHeight + 2 - g.scrollTop) * dpr);
+          const px = canvas.getContext('2d').getImageData(x, y0, 1, Math.round((d.cellHeight - 4) * dpr)).data;
+          let n = 0;
+          for (let k = 3; k < px.length; k += 4) if (px[k] > 0) n++;
+          return n;
+        });
+        assert.equal(spilled, 0, 'pixels painted in the gap between two cells');
+        await page.screenshot({ path: path.join(SHOTS, `jobsummary-huge-${colorScheme}-${viewport.width}.png`), fullPage: false });
+        await page.locator(TABLE).screenshot({ path: path.join(SHOTS, `rank-table-huge-${colorScheme}-${viewport.width}.png`) });
+        await page.mouse.move(box.x, box.y);
+        await page.waitForFunction(() => /rank 2/.test(document.querySelector('[data-testid="tooltip"]')?.textContent || ''), null, { timeout: 5000 });
+        const tip = await page.textContent('[data-testid="tooltip"]');
+        assert.match(tip, /actor · rank 2.*failed: .*line 3: expected 8 fields/s);
+        assertClean(b, server.origin);
+      } finally {
+        await b.close();
+      }
+    }
+  }
+});

@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, cpSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, cpSync, statSync, truncateSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { bytes, bytesApart } from '../../www/format.js';
 import { root, CLI, SHOTS, openBrowser, startServer, engineThreads, settled, dropFiles, filesUnder, foreignRequests, assertPanelFitsEverywhere } from './harness.mjs';
@@ -96,3 +96,92 @@ test('a rank with a file over the limit is named with its size and not read; the
     await b.close();
   }
 });
+
+/** The records of a CSV text, each a list of fields (quoted fields hold commas and line breaks). */
+function csvRecords(text) {
+  const records = [];
+  let field = '';
+  let row = [];
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\n') {
+      row.push(field.replace(/\r$/, ''));
+      records.push(row);
+      row = [];
+      field = '';
+    } else field += c;
+  }
+  if (field || row.length) records.push([...row, field]);
+  return records;
+}
+
+// The real limit, 1.5 GiB (no `?fileLimit`): one rank's operator_memory.csv is made a sparse file
+// of 1.5 GiB and one byte (its blocks stay unwritten, so the test writes nothing to disk), opened
+// through the folder picker as a user would. Both ways of reading a job leave that rank out at
+// once and show the same panel — the page's one worker (`?workers=1`, as the offline file and a
+// job of one rank read) and the worker pool — and the job-wide export leaves it out too.
+const LIMIT = 1.5 * 2 ** 30;
+for (const workers of ['1', null]) {
+  test(`a 1.5 GiB file is left out before reading, ${workers ? 'read by the page\'s one worker' : 'read by the worker pool'}`, async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'memlens-sparse-'));
+    try {
+      const job = path.join(dir, 'job');
+      execFileSync(CLI, ['generate', 'profiler', '--out', job, '--roles', '1', '--ranks', '3', '--trace-mb', '0.2', '--rows', '1500', '--seed', '9'], { stdio: 'ignore' });
+      const cli = JSON.parse(execFileSync(CLI, ['profiler', '--json', job], { encoding: 'utf8', maxBuffer: 1 << 28 }));
+      assert.equal(cli.ranks.length, 3);
+      // The middle rank's operator_memory.csv grows past the limit by one byte.
+      const lost = cli.ranks[1];
+      const big = path.join(dir, lost.run_dirs[0], 'ASCEND_PROFILER_OUTPUT', 'operator_memory.csv');
+      assert.ok(statSync(big).size < LIMIT);
+      truncateSync(big, LIMIT + 1);
+      const kept = cli.ranks.filter((r) => r !== lost);
+      const b = await openBrowser();
+      try {
+        const page = await b.page();
+        await page.goto(workers ? `${server.url}?workers=${workers}` : server.url);
+        await engineThreads(page);
+        await page.setInputFiles('input[data-testid="folder-input"]', job);
+        assert.equal(await settled(page, 120000), 'ready');
+        await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
+        // The pool's readers, or none.
+        assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-workers'), workers ? null : String(await page.evaluate(() => navigator.hardwareConcurrency)));
+        const named = await page.$$eval('[data-testid="ascend-too-large"] li', (lis) => lis.map((li) => ({ path: li.dataset.path, bytes: li.dataset.bytes, text: li.textContent })));
+        assert.equal(named.length, 1, JSON.stringify(named));
+        assert.ok(big.endsWith(named[0].path), `${named[0].path} is ${big}`);
+        assert.equal(named[0].bytes, String(LIMIT + 1));
+        // 1.5 GiB and one byte against 1.5 GiB: two texts that differ.
+        assert.match(named[0].text, /is 1,610,612,737 bytes, more than the 1,610,612,736 bytes this page reads of one file\.$/);
+        // The panel comes first in the tab, above the job's views.
+        assert.equal(await page.$eval('[data-testid="ascend"]', (r) => r.firstElementChild?.dataset.testid), 'ascend-too-large');
+        const rows = await page.$$eval('[data-testid="rank-row"]', (trs) => trs.map((t) => ({ rank: t.dataset.rank, rows: t.dataset.rows, peak: t.dataset.peakAllocatedBytes })));
+        assert.deepEqual(rows, kept.map((r) => ({ rank: String(r.rank), rows: String(r.rows), peak: String(r.peak_allocated_bytes) })));
+        // The job-wide export: the ranks read, and their rows, nothing of the rank left out.
+        const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 60000 }), page.click('[data-testid="export-memory-events"]')]);
+        const records = csvRecords(readFileSync(await dl.path(), 'utf8'));
+        const rankCol = records[0].indexOf('rank_id');
+        assert.ok(rankCol >= 0, records[0].join(','));
+        const perRank = new Map();
+        for (const r of records.slice(1)) perRank.set(r[rankCol], (perRank.get(r[rankCol]) || 0) + 1);
+        assert.deepEqual(Object.fromEntries(perRank), Object.fromEntries(kept.map((r) => [String(r.rank), r.rows])));
+        assert.equal(await page.textContent('#error-list'), '');
+        assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+        assert.deepEqual(b.consoleErrors, []);
+      } finally {
+        await b.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}

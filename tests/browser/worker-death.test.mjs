@@ -56,6 +56,20 @@ for (const [how, says] of [['close', /the analysis worker ended without an answe
       assert.equal(JSON.parse(await page.getAttribute('[data-testid="ascend"]', 'data-unread-ranks')).length, 1);
       // Every rank is in the table; the two read have the command line's figures.
       assert.equal(await page.getAttribute('[data-testid="ascend-rank-table"]', 'data-total'), '3');
+      // The failed rank's row is marked "not read" in words (a badge, and a mark where its peak
+      // would be), not shown as a rank of "0 B"; the read ones carry no mark.
+      const marked = await page.$$eval('[data-testid="rank-row"]', (trs) => trs.map((t) => ({
+        rank: t.dataset.rank,
+        status: t.dataset.status,
+        badge: t.querySelector('[data-testid="rank-failed"]')?.textContent ?? null,
+        peak: t.querySelector('[data-testid="rank-failed-peak"]')?.textContent ?? null,
+        zero: [...t.querySelectorAll('.vt-cell')].some((c) => /^0( B)?$/.test(c.textContent)),
+      })));
+      assert.deepEqual(marked.map((m) => m.rank).sort(), cli.ranks.map((r) => String(r.rank)).sort());
+      for (const m of marked) {
+        const gone = m.rank === String(lost.rank);
+        assert.deepEqual(m, { rank: m.rank, status: gone ? 'error' : 'ok', badge: gone ? 'not read' : null, peak: gone ? '✕ not read' : null, zero: false });
+      }
       const rows = await page.$$eval('[data-testid="rank-row"]', (trs) => trs.map((t) => ({ rank: t.dataset.rank, rows: t.dataset.rows, peak: t.dataset.peakAllocatedBytes })));
       for (const r of cli.ranks.slice(0, 2)) {
         assert.deepEqual(rows.find((x) => x.rank === String(r.rank)), { rank: String(r.rank), rows: String(r.rows), peak: String(r.peak_allocated_bytes) });
@@ -82,7 +96,33 @@ for (const [how, says] of [['close', /the analysis worker ended without an answe
         await assertPanelFitsEverywhere(page, panel, 'h2, p, code, button', async (scheme, width) => {
           await screenshot(page, `rank-failed-${scheme}-${width}`);
           await panel.screenshot({ path: path.join(SHOTS, `rank-failed-panel-${scheme}-${width}.png`) });
+          await page.locator('#ascend-export').screenshot({ path: path.join(SHOTS, `rank-failed-export-${scheme}-${width}.png`) });
         });
+        // The export's PNG buttons do nothing for a rank not read: they look it, in both schemes
+        // (muted text and a dashed border, unlike the CSV buttons beside them, no hand).
+        for (const colorScheme of ['light', 'dark']) {
+          await page.emulateMedia({ colorScheme });
+          const looks = await page.evaluate(() => {
+            const style = (b) => {
+              const cs = getComputedStyle(b);
+              return { disabled: b.disabled, color: cs.color, border: cs.borderTopStyle, cursor: cs.cursor };
+            };
+            const probe = document.createElement('span');
+            probe.style.color = 'var(--muted)';
+            document.body.append(probe);
+            const muted = getComputedStyle(probe).color;
+            probe.remove();
+            return { muted, png: [...document.querySelectorAll('[data-testid^="png-"]')].map(style), csv: style(document.querySelector('[data-testid="export-memory-events"]')) };
+          });
+          assert.ok(looks.png.length >= 4, JSON.stringify(looks));
+          for (const png of looks.png) {
+            assert.deepEqual(png, { disabled: true, color: looks.muted, border: 'dashed', cursor: 'not-allowed' }, colorScheme);
+          }
+          assert.equal(looks.csv.disabled, false);
+          assert.notEqual(looks.csv.color, looks.muted, `${colorScheme}: an enabled button's text is not muted`);
+          assert.equal(looks.csv.border, 'solid');
+        }
+        await page.emulateMedia({ colorScheme: 'light' });
       }
       // Its button opens the next rank read (the first, wrapping round): its views come back with
       // that rank's rows.

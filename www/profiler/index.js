@@ -17,6 +17,7 @@ import { callStack } from './stack.js';
 import { liveSet, unreleasedSet } from './groups.js';
 import { exportView } from './export.js';
 import { mountPooled } from './pooled.js';
+import { screenDrop, noneRead } from './file-limit.js';
 import { poolSize } from '../worker-pool.js';
 
 /** The analysis module (see www/analyses.js). */
@@ -30,6 +31,10 @@ export const profiler = {
 function mount(panel, ctx) {
   const root = el('div', { class: 'ascend', 'data-testid': 'ascend', 'data-state': 'loading' });
   panel.append(root);
+  // Ranks with a file larger than a tab can hold are left out before anything is read, the same
+  // way whichever way the job is read (one worker or a pool): the check is made once, here.
+  const screened = screenDrop(ctx.client, ctx.dropped ? ctx.dropped() : null);
+  screened.catch(() => {});
   // The job's rank summaries, handed to the other tabs explicitly (the job summary tab sets a
   // dropped rank's folder against its summary): they must not rely on the order in which a
   // worker answers, as there may be several.
@@ -42,10 +47,10 @@ function mount(panel, ctx) {
     summaries.catch(() => {});
     if (ctx.shared) ctx.shared.rankSummaries = () => summaries;
     // A job of one rank is read by the page's worker alone; it hands its summaries over itself.
-    const single = () => mountOne(root, { ...ctx, shared: null });
-    return mountPooled(root, ctx, size, { build, emptyJob, failed, handOver: settle, single });
+    const single = () => mountOne(root, { ...ctx, shared: null }, screened);
+    return mountPooled(root, ctx, size, screened, { build, emptyJob, failed, handOver: settle, single });
   }
-  return mountOne(root, ctx);
+  return mountOne(root, ctx, screened);
 }
 
 /** The error panel of a job that could not be analysed. */
@@ -55,8 +60,11 @@ function failed(root, err) {
     el('div', { class: 'error-state', 'data-testid': 'ascend-error', text: `The job could not be analysed: ${err.message}` })));
 }
 
-/** The tab reading the whole job in the page's one worker (per-file progress). */
-function mountOne(root, ctx) {
+/**
+ * The tab reading the whole job in the page's one worker (per-file progress); `screened`: the
+ * drop's per-file check (file-limit.js `screenDrop`).
+ */
+function mountOne(root, ctx, screened) {
   let disposers = [];
   let unmounted = false;
 
@@ -88,7 +96,7 @@ function mountOne(root, ctx) {
       rows = plan.map(fileRow);
       fileList.replaceChildren(...rows.map((r) => r.li));
     }
-    let text = `${p.phase === 'reading' ? 'Reading' : 'Expanding archives'}: ${bytes(p.done)} of ${bytes(p.total)} (${plan.length} file(s))`;
+    let text = `${p.phase === 'reading' ? 'Reading' : 'Expanding archives'}: ${bytes(p.done)} of ${bytes(p.total)} (${plural(plan.length, 'file')})`;
     if (p.phase === 'reading') {
       const speed = pace(p.done, p.total);
       text += ` — ${speed.text}`;
@@ -108,8 +116,17 @@ function mountOne(root, ctx) {
   const ready = (async () => {
     const t0 = performance.now();
     let job;
+    let screen;
     try {
-      job = await ctx.client.call('ascend.open', {}, onProgress);
+      screen = await screened;
+      if (unmounted) return;
+      if (screen && screen.none) {
+        noneRead(root, screen);
+        return;
+      }
+      // The panel naming the files left out shows at once, above the progress of the others.
+      if (screen) root.prepend(screen.notice);
+      job = await ctx.client.call('ascend.open', screen ? { runDirs: screen.kept } : {}, onProgress);
     } catch (err) {
       if (unmounted) return;
       failed(root, err);
@@ -122,12 +139,13 @@ function mountOne(root, ctx) {
     root.dataset.timings = JSON.stringify(job.timings);
     if (!job.report.ranks.length || job.report.totals.ranks_with_data === 0) {
       emptyJob(root, job);
+      if (screen) root.prepend(screen.notice);
       return;
     }
     // Answers that arrive after these views were unmounted (a new drop) go nowhere: the worker
     // has closed their job, and the views are gone.
     const client = mountedClient(ctx.client, () => unmounted);
-    await build(root, job, { ...ctx, client }, (d) => disposers.push(d));
+    await build(root, job, { ...ctx, client }, (d) => disposers.push(d), { before: screen ? screen.notice : null });
   })();
 
   if (ctx.shared) ctx.shared.rankSummaries = () => ready.then(() => ctx.client.call('ascend.rankSummaries', {}));
@@ -184,7 +202,7 @@ function failedRankPanel(report, select) {
   const next = el('button', { type: 'button', 'data-testid': 'ascend-rank-failed-next' });
   const cli = el('p');
   const node = el('section', { class: 'panel rank-failed', 'data-testid': 'ascend-rank-failed', hidden: true, role: 'status' },
-    title, reason, folders, el('p', {}, 'The zeros in its row of the job overview mean “not read”, not an empty rank; it has no charts or tables here. ', next), cli);
+    title, reason, folders, el('p', {}, 'Its row of the job overview is marked “not read”: it has no figures, charts or tables here. ', next), cli);
   let target = null;
   next.addEventListener('click', () => {
     if (target !== null) select(target);

@@ -9,7 +9,7 @@
 // at most. The job-wide exports are made by a worker started for them alone, which reads the whole
 // job once, writes them all and is gone afterwards; the tab keeps the files until a new drop.
 import { el } from '../ui/dom.js';
-import { bytes, bytesApart, plural } from '../format.js';
+import { bytes, plural } from '../format.js';
 import { throughput } from '../ui/throughput.js';
 import { mountedClient } from '../ui/mounted-client.js';
 import { EngineClient } from '../engine-client.js';
@@ -18,15 +18,17 @@ import { joinLists } from '../json-lists.js';
 import { download } from '../ui/download.js';
 import { JOB_EXPORTS } from './export.js';
 import { rankLabel } from './common.js';
+import { noneRead } from './file-limit.js';
 
 /**
- * Mounts the pooled tab in `root` with `size` readers. `build(root, job, ctx, onDispose,
- * options)` draws the views of a job, `emptyJob(root, job)` a job without ranks, `failed(root,
- * err)` the error panel. `handOver(text|error|promise)` gives the job's rank summaries to the
- * other tabs once they are known. A job of fewer than two ranks has nothing to share out: it is
+ * Mounts the pooled tab in `root` with `size` readers. `screened` is the drop's per-file check
+ * (file-limit.js `screenDrop`: null, or the ranks left out and the panel naming their files).
+ * `build(root, job, ctx, onDispose, options)` draws the views of a job, `emptyJob(root, job)` a
+ * job without ranks, `failed(root, err)` the error panel. `handOver(text|error|promise)` gives
+ * the job's rank summaries to the other tabs once they are known. A job of fewer than two ranks has nothing to share out: it is
  * read by `single()` (the one-worker tab, mounted in `root`) instead.
  */
-export function mountPooled(root, ctx, size, { build, emptyJob, failed, handOver, single }) {
+export function mountPooled(root, ctx, size, screened, { build, emptyJob, failed, handOver, single }) {
   let unmounted = false;
   let disposers = [];
   let inner = null;
@@ -44,6 +46,9 @@ export function mountPooled(root, ctx, size, { build, emptyJob, failed, handOver
   // holds more than two ranks. It writes every job-wide export in one pass and is gone; the files
   // are kept as blobs until the tab goes (a new drop), so another click reads nothing again.
   let exports = null;
+  // The run folders a worker reads the whole job of (the exports, an empty job's reasons): every
+  // rank's (null), or those of the ranks read when some were left out.
+  let readDirs = null;
   // The reader that kept the first rank's analysis, and that rank's index (-1: none kept).
   let keeper = null;
   let keptRank = -1;
@@ -57,7 +62,9 @@ export function mountPooled(root, ctx, size, { build, emptyJob, failed, handOver
         exporters.add(worker);
         try {
           await worker.call('load', ctx.dropped());
-          const files = await worker.call('ascend.exportJob', { names: JOB_EXPORTS.map(([n]) => n) });
+          // Ranks left out for a file over the limit are left out of the exports too (reading
+          // them would take more memory than the worker has).
+          const files = await worker.call('ascend.exportJob', { names: JOB_EXPORTS.map(([n]) => n), runDirs: readDirs });
           root.dataset.exportReads = String(Number(root.dataset.exportReads || 0) + 1);
           return new Map(JOB_EXPORTS.map(([n, type]) => [n, new Blob([files[n]], { type })]));
         } finally {
@@ -91,17 +98,19 @@ export function mountPooled(root, ctx, size, { build, emptyJob, failed, handOver
       const all = await client.call('ascend.parts', {});
       mark('parts');
       // Ranks with a file larger than a tab can hold are not read: the page says which, and why.
-      const limit = fileLimit();
-      const dropped = ctx.dropped().files;
-      const big = all.map((p) => largeFiles(dropped, p.run_dirs, limit));
-      parts = all.filter((p, i) => !big[i].length);
-      notice = tooLarge(all, big, limit);
-      if (notice && !parts.length) {
+      const screen = await screened;
+      if (unmounted) return;
+      parts = screen ? all.filter((p) => !screen.skipped(p)) : all;
+      notice = screen ? screen.notice : null;
+      if (screen && screen.none) {
         pool.terminate();
-        root.dataset.state = 'error';
-        root.replaceChildren(notice);
+        noneRead(root, screen);
         handOver(new Error('every rank of the job has a file larger than a tab can hold'));
         return;
+      }
+      if (notice) {
+        root.prepend(notice);
+        readDirs = screen.kept;
       }
       if (all.length < 2) {
         // One rank (or none: the one worker says why) is read by the page's worker alone.
@@ -150,7 +159,8 @@ export function mountPooled(root, ctx, size, { build, emptyJob, failed, handOver
       if (report.totals.ranks_with_data === 0) {
         pool.terminate();
         // Nothing to draw: the page's worker reads the drop to say which files it rejected, and why.
-        emptyJob(root, await client.call('ascend.open', {}));
+        emptyJob(root, await client.call('ascend.open', readDirs ? { runDirs: readDirs } : {}));
+        if (notice) root.prepend(notice);
         return;
       }
       const runDirs = report.ranks.map((r) => r.run_dirs);
@@ -212,56 +222,6 @@ export function mountPooled(root, ctx, size, { build, emptyJob, failed, handOver
       disposers = [];
     },
   };
-}
-
-/**
- * The most a page reads of one file whose rows it holds (operator_memory.csv, memory_record.csv,
- * a db export): 1.5 GiB. Measured (scripts/bench-profiler-page.mjs --file-limit/--db-rows: one
- * rank, the worker's wasm memory once every view is drawn, files of 139 MiB to 1.5 GiB), a worker
- * holds 1.74–1.91 × the size of an operator_memory.csv (the costliest kind; a db export 1.0 ×,
- * memory_record.csv 0.6–0.8 ×), in either engine. Limit = 4 GiB (the most wasm32 memory a worker
- * has) ÷ 1.9 = 2.1 GiB, less a fifth for the rank's other files read beside it → 1.7 GiB, rounded
- * down to 1.5 GiB, where a rank whose operator_memory.csv and memory_record.csv are both just
- * under the limit still fits (2.7 + 1.1 GiB).
- * trace_view.json is not limited: it is scanned as it streams by and only some of its events are
- * kept (a 2 GiB trace reads in a few hundred MiB). `?fileLimit=BYTES` sets the limit lower (the
- * tests use files of a few KiB).
- */
-const FILE_LIMIT = 1536 * 2 ** 20;
-
-/** Files read as they stream by, whatever their size. */
-const STREAMED = /(^|\/)trace_view\.json$/;
-
-/** The per-file limit this page applies. */
-export function fileLimit(search = location.search) {
-  const n = Math.floor(Number(new URLSearchParams(search).get('fileLimit')));
-  return Number.isFinite(n) && n > 0 ? Math.min(n, FILE_LIMIT) : FILE_LIMIT;
-}
-
-/**
- * The dropped `files` (`{ path, file }`) under the run folders `runDirs` larger than `limit`,
- * streamed ones aside.
- */
-export function largeFiles(files, runDirs, limit) {
-  return files.filter((f) => f.file && f.file.size > limit && !STREAMED.test(f.path) && runDirs.some((d) => f.path.startsWith(`${d}/`)));
-}
-
-/**
- * The panel that names the ranks left unread (`big[i]`: the files of `parts[i]` over the limit),
- * each file with its size, and says what reads them instead; null when every rank is read.
- */
-function tooLarge(parts, big, limit) {
-  const items = parts.flatMap((p, i) => big[i].map((f) => el('li', { 'data-path': f.path, 'data-bytes': String(f.file.size) },
-    `${rankLabel({ role: p.role, rank: p.rank ?? 'unknown', step: p.step })} is not read: `,
-    el('code', { text: f.path }), ` is ${bytesApart(f.file.size, limit).join(', more than the ')} this page reads of one file.`)));
-  if (!items.length) return null;
-  const dirs = parts.filter((p, i) => big[i].length).flatMap((p) => p.run_dirs);
-  return el('section', { class: 'panel', 'data-testid': 'ascend-too-large' },
-    el('h2', { text: 'Files too large for the page' }),
-    el('ul', { class: 'error-state' }, ...items),
-    el('p', { text: 'A browser tab holds at most 4 GiB of WebAssembly memory. The command line reads files of any size, on every core: ' },
-      el('code', { text: `memlens profiler ${dirs.join(' ')}` }),
-      ', or ', el('code', { text: `memlens serve ${dirs.join(' ')}` }), ' to see them on this page read by the native engine. The other ranks are shown below.'));
 }
 
 /**

@@ -10,6 +10,7 @@ import { el, cssVar } from '../ui/dom.js';
 import { bytes, exactBytes, int } from '../format.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { rankLabel } from './common.js';
+import { failedRank, failedWord } from './rank-table.js';
 
 /** Layout in CSS pixels: the role column, the header row and one cell (gap included). */
 const LABEL_W = 170;
@@ -39,6 +40,8 @@ const colours = () => {
       accent: cssVar('--accent') || '#36c',
       compare: cssVar('--c-compare') || '#c0392b',
       peak: cssVar('--c-peak') || '#c62828',
+      error: cssVar('--error') || '#c62828',
+      errorBg: cssVar('--error-bg') || '#fdecea',
       bold: `600 12.5px ${font}`,
       small: `11px ${font}`,
       flag: `600 11px ${font}`,
@@ -175,7 +178,15 @@ export function rankMatrix(report, open, soon = null) {
         flag = outlierFlag(o);
         if (g.measureText(flag).width > cw - 10) flag = flag.replace(/ vs role$/, '');
       }
-      t = { peak: bytes(s.peak_allocated_bytes), reserved: `res. ${bytes(s.peak_reserved_bytes)}`, flag, heat: ((8 + heat(s.peak_allocated_bytes) * 60) / 100).toFixed(3) };
+      // A failed rank's zeros are no figures: its cell says so in words, with a mark.
+      t = failedRank(s)
+        ? { failed: `✕ ${failedWord(s)}`, peak: '', reserved: 'no figures', flag: null, heat: '0' }
+        : { peak: bytes(s.peak_allocated_bytes), reserved: `res. ${bytes(s.peak_reserved_bytes)}`, flag, heat: ((8 + heat(s.peak_allocated_bytes) * 60) / 100).toFixed(3) };
+      if (!t.failed) {
+        // "res. 1000.0 GiB" is wider than a cell: the figure keeps its room, the word goes.
+        g.font = colours().small;
+        if (g.measureText(t.reserved).width > cw - 10) t.reserved = bytes(s.peak_reserved_bytes);
+      }
       texts.set(i, t);
     }
     return t;
@@ -189,12 +200,12 @@ export function rankMatrix(report, open, soon = null) {
     const cw = CELL_W - GAP;
     const ch = CELL_H - GAP;
     const t = textsOf(g, i, cw);
-    g.fillStyle = `rgba(${p.heat}, ${t.heat})`;
+    g.fillStyle = t.failed ? p.errorBg : `rgba(${p.heat}, ${t.heat})`;
     g.fillRect(x, y, cw, ch);
     const right = x + cw - 6;
     g.font = p.bold;
-    g.fillStyle = p.text;
-    g.fillText(t.peak, right, y + 16);
+    g.fillStyle = t.failed ? p.error : p.text;
+    g.fillText(t.failed || t.peak, right, y + 16);
     g.font = p.small;
     g.fillStyle = p.muted;
     g.fillText(t.reserved, right, y + 31);
@@ -211,6 +222,7 @@ export function rankMatrix(report, open, soon = null) {
       g.strokeRect(x + inset, y + inset, cw - 2 * inset, ch - 2 * inset);
     };
     if (t.flag) frame(p.peak, 1, [], 0.5);
+    if (t.failed) frame(p.error, 1, [3, 2], 0.5);
     if (i === hovered) frame(p.accent, 1, [], 0.5);
     if (i === compared) frame(p.compare, 1.5, [4, 3], 0.75);
     if (i === selected) frame(p.accent, 2.5, [], 1.25);
@@ -337,6 +349,7 @@ export function rankMatrix(report, open, soon = null) {
 
   function describe(i) {
     const r = summaries[i];
+    if (failedRank(r)) return [rankLabel(r), `${failedWord(r) === 'not read' ? 'not read' : 'failed'}: ${String(r.error || 'no reason given').replace(/^not read:\s*/, '')}`, 'no figures (its zeros are left out of the job’s lowest peak)'];
     const o = outlierOf(i);
     const lines = [rankLabel(r), `peak allocated ${exactBytes(r.peak_allocated_bytes)}`, `peak reserved ${exactBytes(r.peak_reserved_bytes)}`];
     if (o) lines.push(`stands out: ${o.deviation_permille > 0 ? '+' : ''}${(o.deviation_permille / 10).toFixed(1)} % from the role's median ${bytes(o.role_median_bytes)}`);

@@ -16,66 +16,148 @@ const REST_MS = 40;
 
 const none = (v) => v === null || v === undefined;
 
+/** Whether rank `r` of a report failed (its reader died, or its analysis failed where it ran). */
+export const failedRank = (r) => r.status === 'error';
+
 /**
- * The columns: header, width, tooltip of the header, the sort key of rank index `i`, and the
- * cell (`format` of virtual-table.js) of a row `{ r, info, i }`.
+ * What a failed rank's cells say in place of its zeros: "not read" when the page could not read it
+ * (its reader died), "failed" when its analysis failed where it ran (a job summary file).
+ */
+export function failedWord(r) {
+  return /^not read\b/.test(r.error || '') ? 'not read' : 'failed';
+}
+
+/** A failed rank's figure cell: a dash, with the reason in its title. */
+const noFigure = (r) => ({ text: '–', title: `no figure: this rank ${failedWord(r) === 'not read' ? 'was not read' : 'failed'} (${r.error || 'no reason given'})` });
+
+/**
+ * The columns: header, its least width in px (`min`, widened to the widest cell: numbers are never
+ * cut) and share of the rest (`fr`), tooltip of the header, the sort key of rank index `i`, the
+ * cell (`format` of virtual-table.js) of a row `{ r, info, i }`, and `fit` (the text of a row
+ * whose width the column must hold, in the cell's `font`; none for a column whose text may be cut
+ * with its whole value in the title).
  */
 function columns(summaries, ranks) {
   const rankKey = (i) => (typeof summaries[i].rank === 'number' ? summaries[i].rank : Infinity);
-  return [
+  const figure = (format) => (_, row) => (failedRank(row.r) ? noFigure(row.r) : format(row));
+  const text = (col) => (r, info) => col.format(null, { r, info }).text;
+  const cols = [
     {
-      key: 'role', name: 'Role', width: 'minmax(90px, 1.2fr)', sortKey: (i) => summaries[i].role || '',
+      key: 'role', name: 'Role', min: 90, fr: 1.2, sortKey: (i) => summaries[i].role || '',
       format: (_, { r }) => ({ text: r.role || '(no role)', title: r.run_dirs.join('\n') }),
     },
     {
-      key: 'rank', name: 'Rank', kind: 'int', width: 'minmax(92px, 0.8fr)', sortKey: rankKey,
+      key: 'rank', name: 'Rank', kind: 'int', min: 92, fr: 0.8, sortKey: rankKey,
       format: (_, { r }) => ({
-        nodes: [r.rank === 'unknown' ? rankText(r) : String(r.rank), sourceBadge(r.source)],
-        title: r.rank === 'unknown' ? 'profiler_info names no rank number' : '',
+        nodes: [r.rank === 'unknown' ? rankText(r) : String(r.rank), failedRank(r) ? failedBadge(r) : sourceBadge(r.source)],
+        title: failedRank(r) ? `${failedWord(r) === 'not read' ? 'this rank was not read' : 'this rank failed'}: ${r.error || 'no reason given'}` : r.rank === 'unknown' ? 'profiler_info names no rank number' : '',
       }),
+      // The number and its badge; "MM" stands for the badge's margin, padding and border (its
+      // smaller type makes this a little more than it takes).
+      fit: (r) => `${r.rank === 'unknown' ? rankText(r) : String(r.rank)} ${failedRank(r) ? failedWord(r) : r.source}MM`,
     },
     {
-      key: 'step', name: 'Step', kind: 'int', width: 'minmax(56px, 0.4fr)', sortKey: (i) => (none(summaries[i].step) ? -1 : summaries[i].step),
+      key: 'step', name: 'Step', kind: 'int', min: 56, fr: 0.4, sortKey: (i) => (none(summaries[i].step) ? -1 : summaries[i].step),
       format: (_, { r }) => ({ text: none(r.step) ? '' : String(r.step), title: none(r.step) ? 'no step' : `step ${r.step}` }),
+      fit: true,
     },
     {
-      key: 'rows', name: 'Rows', kind: 'int', width: 'minmax(64px, 0.6fr)', sortKey: (i) => summaries[i].rows,
-      format: (_, { r }) => ({ text: int(r.rows), title: `${int(r.rows_pta)} ${allocatorName(r)} + ${int(r.rows_ge)} cann:: (GE)` }),
+      key: 'rows', name: 'Rows', kind: 'int', min: 64, fr: 0.6, sortKey: (i) => summaries[i].rows,
+      format: figure(({ r }) => ({ text: int(r.rows), title: `${int(r.rows_pta)} ${allocatorName(r)} + ${int(r.rows_ge)} cann:: (GE)` })),
+      fit: true,
     },
     {
-      key: 'stacks', name: 'Call stacks', width: 'minmax(310px, 2.6fr)', class: 'stacks',
+      key: 'stacks', name: 'Call stacks', min: 310, fr: 2.6, class: 'stacks',
       title: 'how each row’s Python call stack was found; sorts by the share found directly',
       sortKey: (i) => {
         const st = summaries[i].stacks;
         return st.direct / Math.max(1, st.direct + st.via_forward + st.approximate + st.none);
       },
-      format: (_, { r }) => coverage(r),
+      format: figure(({ r }) => coverage(r)),
+      // The counts under the bar, in their own smaller type.
+      fit: (r) => (failedRank(r) ? '–' : coverageText(r.stacks)),
+      font: '11px',
     },
     {
-      key: 'peak', name: 'Peak allocated', kind: 'bytes', width: 'minmax(88px, 0.9fr)', class: 'strong', sortKey: (i) => summaries[i].peak_allocated_bytes,
-      format: (_, { r }) => ({ text: bytes(r.peak_allocated_bytes), title: `${exactBytes(r.peak_allocated_bytes)} (from ${r.peak_source})` }),
+      key: 'peak', name: 'Peak allocated', kind: 'bytes', min: 88, fr: 0.9, class: 'strong', sortKey: (i) => summaries[i].peak_allocated_bytes,
+      format: (_, { r }) => (failedRank(r)
+        ? { nodes: [failedMark(r)], title: `${failedWord(r) === 'not read' ? 'this rank was not read' : 'this rank failed'}: ${r.error || 'no reason given'}` }
+        : { text: bytes(r.peak_allocated_bytes), title: `${exactBytes(r.peak_allocated_bytes)} (from ${r.peak_source})` }),
+      fit: (r) => (failedRank(r) ? `✕ ${failedWord(r)}` : bytes(r.peak_allocated_bytes)),
+      font: '600 12.5px',
     },
     {
-      key: 'reserved', name: 'Peak reserved', kind: 'bytes', width: 'minmax(88px, 0.9fr)', sortKey: (i) => summaries[i].peak_reserved_bytes,
-      format: (_, { r }) => ({ text: bytes(r.peak_reserved_bytes), title: exactBytes(r.peak_reserved_bytes) }),
+      key: 'reserved', name: 'Peak reserved', kind: 'bytes', min: 88, fr: 0.9, sortKey: (i) => summaries[i].peak_reserved_bytes,
+      format: figure(({ r }) => ({ text: bytes(r.peak_reserved_bytes), title: exactBytes(r.peak_reserved_bytes) })),
+      fit: true,
     },
     {
-      key: 'at', name: 'Peak at', kind: 'ms', width: 'minmax(90px, 0.9fr)',
+      key: 'at', name: 'Peak at', kind: 'ms', min: 90, fr: 0.9,
       sortKey: (i) => (ranks[i] && !none(ranks[i].peak) ? Number(ranks[i].peak) : -Infinity),
-      format: (_, { info }) => (info && !none(info.peak)
+      format: (_, { r, info }) => (failedRank(r) ? noFigure(r) : info && !none(info.peak)
         ? { text: ms(info.peak), title: timeTitle(info.origin_ns, info.peak) }
         : { text: '–', title: 'no allocator data' }),
+      fit: true,
     },
     {
-      key: 'fragmentation', name: 'Reserved − allocated', kind: 'bytes', width: 'minmax(100px, 1fr)', sortKey: (i) => summaries[i].fragmentation_bytes,
+      key: 'fragmentation', name: 'Reserved − allocated', kind: 'bytes', min: 100, fr: 1, sortKey: (i) => summaries[i].fragmentation_bytes,
       title: 'reserved but not allocated at the peak (fragmentation)',
-      format: (_, { r }) => ({ text: bytes(r.fragmentation_bytes), title: `${exactBytes(r.fragmentation_bytes)} reserved but not allocated at the peak (fragmentation)` }),
+      format: figure(({ r }) => ({ text: bytes(r.fragmentation_bytes), title: `${exactBytes(r.fragmentation_bytes)} reserved but not allocated at the peak (fragmentation)` })),
+      fit: true,
     },
     {
-      key: 'unreleased', name: 'Unreleased', kind: 'bytes', width: 'minmax(110px, 1fr)', sortKey: (i) => summaries[i].unreleased_bytes,
-      format: (_, { r }) => ({ text: `${int(r.unreleased_rows)} · ${bytes(r.unreleased_bytes)}`, title: exactBytes(r.unreleased_bytes) }),
+      key: 'unreleased', name: 'Unreleased', kind: 'bytes', min: 110, fr: 1, sortKey: (i) => summaries[i].unreleased_bytes,
+      format: figure(({ r }) => ({ text: `${int(r.unreleased_rows)} · ${bytes(r.unreleased_bytes)}`, title: exactBytes(r.unreleased_bytes) })),
+      fit: true,
     },
   ];
+  for (const c of cols) if (c.fit === true) c.fit = text(c);
+  return cols;
+}
+
+/** Padding of a cell (.vt-cell: 8 px each side), and a pixel for rounding. */
+const CELL_PAD = 17;
+
+let measurer = null;
+
+/**
+ * The width in px of the widest of `texts` set in `font` (a CSS font's size and weight; the
+ * page's family). The cells set figures in tabular digits, so every digit counts as wide as the
+ * widest one, and texts of one shape (the same text with other digits) are measured once.
+ */
+function widest(texts, font) {
+  if (!measurer) measurer = document.createElement('canvas').getContext('2d');
+  const g = measurer;
+  g.font = `${font} ${getComputedStyle(document.body).fontFamily || 'sans-serif'}`;
+  let digit = 0;
+  for (const d of '0123456789') digit = Math.max(digit, g.measureText(d).width);
+  const shapes = new Set();
+  for (const t of texts) shapes.add(t.replace(/[0-9]/g, '0'));
+  let most = 0;
+  for (const shape of shapes) {
+    const digits = shape.length - shape.replaceAll('0', '').length;
+    most = Math.max(most, g.measureText(shape.replaceAll('0', '')).width + digits * digit);
+  }
+  return most;
+}
+
+/**
+ * The grid widths of `cols` for the rows `summaries` / `ranks`, each column at least as wide as
+ * its widest cell, and the least width of the whole table (`minWidth`): `{ widths, least }`.
+ */
+function fitColumns(cols, summaries, ranks) {
+  // Its cost, for the benchmarks (performance.getEntriesByName('rank-table-fit')).
+  performance.mark('rank-table-fit-start');
+  const widths = cols.map((c) => {
+    let least = c.min;
+    if (c.fit && summaries.length) {
+      const texts = summaries.map((r, i) => c.fit(r, ranks[i]));
+      least = Math.max(least, Math.ceil(widest(texts, c.font || '12.5px')) + CELL_PAD);
+    }
+    return least;
+  });
+  performance.measure('rank-table-fit', 'rank-table-fit-start');
+  return { widths: cols.map((c, k) => `minmax(${widths[k]}px, ${c.fr}fr)`), least: widths.reduce((a, b) => a + b, 0) };
 }
 
 /** The call-stack coverage of a rank's rows: a bar of four parts and their counts. */
@@ -89,9 +171,24 @@ function coverage(r) {
     bar.append(seg);
   }
   return {
-    nodes: [bar, el('div', { class: 'coverage-text', text: `${st.direct} direct · ${st.via_forward} via fwd · ${st.approximate} approx · ${st.none} none` })],
+    nodes: [bar, el('div', { class: 'coverage-text', text: coverageText(st) })],
     title: `direct ${st.direct}, via forward ${st.via_forward}, approximate ${st.approximate}, none ${st.none} (of which ${r.rows_ge} cann:: rows have no Python stack by nature)`,
   };
+}
+
+/** The counts under a rank's coverage bar. */
+function coverageText(st) {
+  return `${st.direct} direct · ${st.via_forward} via fwd · ${st.approximate} approx · ${st.none} none`;
+}
+
+/** A failed rank's badge beside its number, in place of the export it was read from. */
+function failedBadge(r) {
+  return el('span', { class: 'source-badge failed', 'data-testid': 'rank-failed', text: failedWord(r) });
+}
+
+/** A failed rank's peak: a mark and a word, not "0 B". */
+function failedMark(r) {
+  return el('span', { class: 'failed-mark', 'data-testid': 'rank-failed-peak', text: `✕ ${failedWord(r)}` });
 }
 
 /** Which export of a rank was read: a small "db" (database) or "text" (CSV/JSON files) badge. */
@@ -113,6 +210,8 @@ function sourceBadge(source) {
  */
 export function rankTable(summaries, ranks, onSelect, soon = null) {
   const cols = columns(summaries, ranks);
+  const fitted = fitColumns(cols, summaries, ranks);
+  cols.forEach((c, k) => { c.width = fitted.widths[k]; });
   // order[k]: the rank index shown at position k; at[i]: the position of rank index i.
   let order = summaries.map((_, i) => i);
   let at = order.slice();
@@ -130,8 +229,9 @@ export function rankTable(summaries, ranks, onSelect, soon = null) {
     label: 'ranks',
     unit: 'rank',
     rowTestId: 'rank-row',
-    // The columns' minimum widths (the call stacks' counts need 310 px at five digits each).
-    minWidth: 1200,
+    // The columns' least widths (the call stacks' counts need 310 px at five digits each), more
+    // when a column's figures are wider.
+    minWidth: Math.max(1200, fitted.least),
     sticky: 2,
     fetchPage: (offset, limit) => {
       const ids = order.slice(offset, offset + limit);
@@ -148,6 +248,7 @@ export function rankTable(summaries, ranks, onSelect, soon = null) {
       stacksViaForward: String(r.stacks.via_forward),
       unreleasedRows: String(r.unreleased_rows),
       source: r.source,
+      status: failedRank(r) ? 'error' : 'ok',
       rankIndex: String(i),
     }),
     onRowClick: (i) => onSelect(i),

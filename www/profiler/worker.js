@@ -249,15 +249,18 @@ export default (ctx) => {
       return { kept: at };
     },
     /**
-     * The exports `names` of the whole job, read once (a worker started for them alone, so that
-     * the memory it takes goes with the worker): `{ name: bytes }`, each byte for byte what
-     * `ascend.export` gives. Their buffers move to the page uncopied.
+     * The exports `names` of the whole job (or of its ranks with a folder among `runDirs`), read
+     * once (a worker started for them alone, so that the memory it takes goes with the worker):
+     * `{ name: bytes }`, each byte for byte what `ascend.export` gives. Their buffers move to the
+     * page uncopied.
      */
-    'ascend.exportJob'({ names }) {
+    'ascend.exportJob'({ names, runDirs = null }) {
       const session = ctx.session();
       if (!session) throw new Error('nothing was dropped yet');
       const v = new (ctx.mod().ProfilerView)(session);
       try {
+        // Only the ranks with a run folder among `runDirs` when given (the others were left out).
+        if (runDirs) v.keepRanks(session, JSON.stringify(runDirs));
         v.analyze(session, () => {});
         return ctx.transfer(Object.fromEntries(names.map((name) => [name, v.export(name)])));
       } finally {
