@@ -61,6 +61,20 @@ pub(super) struct RunData {
     pub(super) rank: Option<u32>,
 }
 
+impl RunData {
+    /// A run with nothing read yet, from `source` (`text` or `db`).
+    fn empty(source: &'static str) -> Self {
+        RunData {
+            trace: None,
+            operator_memory: None,
+            memory_record: None,
+            module_mem: None,
+            source,
+            rank: None,
+        }
+    }
+}
+
 /// Reads one run folder by executing its plan: its database export when it has one, else its
 /// text files. The db is preferred because it holds the same data with exact integer times (the
 /// text trace rounds op durations to 10 ns) and reads much faster (only the pages of the tables
@@ -127,14 +141,7 @@ pub(super) fn read_run(
         }
         None => {
             warnings.append(&mut db_warnings);
-            RunData {
-                trace: None,
-                operator_memory: None,
-                memory_record: None,
-                module_mem: None,
-                source: "db",
-                rank: None,
-            }
+            RunData::empty("db")
         }
     }
 }
@@ -149,14 +156,7 @@ fn read_text(
     warnings: &mut Vec<Diagnostic>,
     progress: &mut dyn FnMut(u64),
 ) -> RunData {
-    let mut data = RunData {
-        trace: None,
-        operator_memory: None,
-        memory_record: None,
-        module_mem: None,
-        source: "text",
-        rank: None,
-    };
+    let mut data = RunData::empty("text");
     warn_without_trace(run, plan, warnings);
     for r in plan {
         let p = r.path;
@@ -213,14 +213,7 @@ fn read_text_shared(
     (names, stacks): (&mut Interner, &mut Interner),
     warnings: &mut Vec<Diagnostic>,
 ) -> RunData {
-    let mut data = RunData {
-        trace: None,
-        operator_memory: None,
-        memory_record: None,
-        module_mem: None,
-        source: "text",
-        rank: None,
-    };
+    let mut data = RunData::empty("text");
     warn_without_trace(run, plan, warnings);
     // Each read's warnings, by its place in the plan.
     let mut per_read: Vec<Vec<Diagnostic>> = plan.iter().map(|_| Vec::new()).collect();

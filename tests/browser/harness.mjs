@@ -496,3 +496,35 @@ export function pngFirstPixel(buf) {
   const px = raw.subarray(1, colorType === 6 ? 5 : 4);
   return [px[0], px[1], px[2], colorType === 6 ? px[3] : 255];
 }
+
+/**
+ * The records of a CSV text, each a list of fields (quoted fields hold commas, quotes and line
+ * breaks; a `\r` outside quotes is dropped, so CRLF files read as LF ones).
+ */
+export function csvRecords(text) {
+  const records = [];
+  let row = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\n') {
+      row.push(field);
+      records.push(row);
+      row = [];
+      field = '';
+    } else if (c !== '\r') field += c;
+  }
+  if (field || row.length) records.push([...row, field]);
+  return records;
+}

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, cpSync, statSync, truncateSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { bytes, bytesApart } from '../../www/format.js';
-import { root, CLI, SHOTS, openBrowser, startServer, engineThreads, settled, dropFiles, filesUnder, foreignRequests, assertPanelFitsEverywhere } from './harness.mjs';
+import { root, CLI, SHOTS, openBrowser, startServer, engineThreads, settled, dropFiles, filesUnder, foreignRequests, assertPanelFitsEverywhere, csvRecords } from './harness.mjs';
 
 let server;
 let tmp;
@@ -96,35 +96,6 @@ test('a rank with a file over the limit is named with its size and not read; the
     await b.close();
   }
 });
-
-/** The records of a CSV text, each a list of fields (quoted fields hold commas and line breaks). */
-function csvRecords(text) {
-  const records = [];
-  let field = '';
-  let row = [];
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\n') {
-      row.push(field.replace(/\r$/, ''));
-      records.push(row);
-      row = [];
-      field = '';
-    } else field += c;
-  }
-  if (field || row.length) records.push([...row, field]);
-  return records;
-}
 
 // The real limit, 1.5 GiB (no `?fileLimit`): one rank's operator_memory.csv is made a sparse file
 // of 1.5 GiB and one byte (its blocks stay unwritten, so the test writes nothing to disk), opened

@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync, readFileSync, writeFileSync, mkdirSync, cpSync } f
 import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import {
-  root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, settled, filesUnder, dropFiles, pngFirstPixel, zipFiles,
+  root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, settled, filesUnder, dropFiles, pngFirstPixel, zipFiles, csvRecords,
 } from './harness.mjs';
 
 const SAMPLES = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0');
@@ -83,36 +83,9 @@ function expectedMetrics(json) {
   };
 }
 
-/** A CSV parser for memory_events.csv (quoted fields with commas and newlines). */
+/** memory_events.csv as one object per row, keyed by the header. */
 function parseCsv(text) {
-  const rows = [];
-  let row = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\n') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-    } else if (c !== '\r') field += c;
-  }
-  if (field || row.length) {
-    row.push(field);
-    rows.push(row);
-  }
-  const [head, ...body] = rows;
+  const [head, ...body] = csvRecords(text);
   return body.map((r) => Object.fromEntries(head.map((h, k) => [h, r[k]])));
 }
 
