@@ -101,7 +101,7 @@ test('with one worker (?workers=1) the progress line gives bytes read, throughpu
     assert.ok(seen.done > 0 && seen.done < total, `part of the job read: ${seen.done} of ${total}`);
     assert.ok(seen.rate > 0, 'a throughput');
     assert.ok(seen.left > 0, 'a time left');
-    assert.match(seen.text, /^Reading: [\d.]+ [KMG]iB of [\d.]+ [KMG]iB \(\d+ file\(s\)\) — [\d.]+ [KMG]iB\/s, (about [\d ]+(s|min)[\d s]*|less than a second) left$/);
+    assert.match(seen.text, /^Reading: [\d.]+ [KMG]iB of [\d.]+ [KMG]iB \(\d+ files?\) — [\d.]+ [KMG]iB\/s, (about [\d ]+(s|min)[\d s]*|less than a second) left$/);
     assert.match(seen.progress, /^torch_npu: Reading: .* left$/);
     // The click ran in the page; the status says so at once and the views of the stopped load went.
     assert.equal(await page.getAttribute('[data-testid="status"]', 'data-state'), 'cancelled');
