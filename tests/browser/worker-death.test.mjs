@@ -126,12 +126,15 @@ for (const [how, says] of [['close', /the analysis worker ended without an answe
       }
       // Its button opens the next rank read (the first, wrapping round): its views come back with
       // that rank's rows.
+      // The table still carries rank 0's marks from before the failed rank was opened, so the
+      // wait is for the panel to go first: checking the table alone raced the switch (CI saw the
+      // panel still up).
       await page.click('[data-testid="ascend-rank-failed-next"]');
+      await panel.waitFor({ state: 'hidden', timeout: 30000 });
       await page.waitForFunction(() => {
         const t = document.querySelector('[data-testid="ascend-table"]');
         return t && t.dataset.rank === '0' && t.dataset.state === 'ready';
       }, null, { timeout: 30000 });
-      assert.equal(await panel.isVisible(), false);
       assert.equal(await page.getAttribute('[data-testid="ascend-table"]', 'data-total'), String(cli.ranks[0].rows));
       assert.equal(await page.locator('#ascend-memory').isVisible(), true);
       // The page reads the next drop as usual.
