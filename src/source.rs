@@ -35,6 +35,41 @@ impl fmt::Display for SourceError {
 
 impl std::error::Error for SourceError {}
 
+/// The message of a load stopped on purpose (the page's Cancel, or a new drop): the same words a
+/// stopped read of a browser `File` fails with (`www/file-reads.js`), so a stop seen inside a
+/// batch and one seen at a read end the same way.
+pub const STOPPED: &str = "the load was stopped";
+
+/// How much input a streaming reader goes through between two questions whether its load was
+/// stopped ([`Source::check_stop`]): a stop then waits for the parse of about this much, not for
+/// that of a whole read (16 MiB, or a whole file with the page's `?readSize=256`). A question is
+/// one comparison per event or row and, for a browser `File`, one call to the page per MiB.
+pub const STOP_CHECK_BYTES: u64 = 1 << 20;
+
+/// An analysis that ended because its load was stopped on purpose ([`STOPPED`]), not because of
+/// its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped;
+
+impl fmt::Display for Stopped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(STOPPED)
+    }
+}
+
+impl std::error::Error for Stopped {}
+
+impl SourceError {
+    /// The error of a load stopped while `name` was read, at byte `offset` ([`STOPPED`]).
+    pub fn stopped(name: &str, offset: u64) -> SourceError {
+        SourceError {
+            name: name.to_string(),
+            offset,
+            message: STOPPED.to_string(),
+        }
+    }
+}
+
 /// Random-access bytes with a name and a length.
 ///
 /// Implementations need not be `Send`: a browser `File` can only be read on the worker that owns it.
@@ -57,6 +92,18 @@ pub trait Source {
     /// file on disk or bytes in memory read as fast in the readers' own sizes.
     fn preferred_read(&self) -> usize {
         0
+    }
+
+    /// `Err` once the load this source is read for was stopped ([`SourceError::stopped`], at
+    /// byte `offset`, where the reader is); `Ok` otherwise, and always for files on disk and bytes.
+    ///
+    /// Streaming readers ask this every [`STOP_CHECK_BYTES`] of input they parse, on the thread
+    /// that reads the source, and end with the error as they would with a failed read: a browser
+    /// `File` is read in large slices, and without the question a stop would wait for a whole
+    /// slice's parse.
+    fn check_stop(&self, offset: u64) -> Result<(), SourceError> {
+        let _ = offset;
+        Ok(())
     }
 
     /// Reads `[offset, offset + len)` (clamped to the end) into a new vector.

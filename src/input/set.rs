@@ -20,6 +20,13 @@ use std::sync::Arc;
 pub trait FileOpener {
     /// A source for `path`, or why it cannot be opened.
     fn open(&self, path: &str) -> Result<Box<dyn Source + '_>, Diagnostic>;
+
+    /// True once the load these files are read for was stopped (the page's Cancel, a new drop):
+    /// the analysis asks between its steps (after each file, each run, before the job's
+    /// figures) and ends instead of reporting what it read so far as the job. Never, by default.
+    fn stopped(&self) -> bool {
+        false
+    }
 }
 
 /// `Send + Sync` natively, where the set is read from several threads; nothing on wasm32, where
@@ -419,6 +426,9 @@ impl Source for Reporting<'_> {
     fn preferred_read(&self) -> usize {
         self.inner.preferred_read()
     }
+    fn check_stop(&self, offset: u64) -> Result<(), SourceError> {
+        self.inner.check_stop(offset)
+    }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize, SourceError> {
         let n = self.inner.read_at(offset, buf)?;
         if n > 0 {
@@ -437,5 +447,9 @@ impl FileOpener for CountingOpener<'_> {
             report: self.report,
             read: std::cell::Cell::new(0),
         }))
+    }
+
+    fn stopped(&self) -> bool {
+        self.inner.stopped()
     }
 }

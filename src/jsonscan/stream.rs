@@ -6,7 +6,7 @@
 use super::blocks::Cursor;
 use super::lex::{describe_byte, is_ws, next_after_garbage, next_boundary, skip_ws, Scan, Skipper};
 use crate::diag::Diagnostic;
-use crate::source::Source;
+use crate::source::{Source, SourceError, STOP_CHECK_BYTES};
 use memchr::memchr;
 use rayon::prelude::*;
 
@@ -43,7 +43,20 @@ struct Piece<S> {
     events: u64,
     found: Found,
     sink: S,
+    /// Why the scan ended early: the load was stopped ([`Source::check_stop`]).
+    stopped: Option<SourceError>,
 }
+
+/// Asks whether the load was stopped, given where the scan is (offset in the buffer); on the
+/// thread that reads the source.
+type StopCheck<'c> = &'c dyn Fn(usize) -> Result<(), SourceError>;
+
+/// Largest piece of a batch scanned in parallel when the scan asks about stops (a batch larger
+/// than `pieces` times this is cut into more pieces, scanned `pieces` at a time, with a question
+/// between two rounds). 4 MiB leaves the default cuts alone (native batches are 4 MiB per
+/// thread in two pieces each; the threaded page's 16 MiB reads in four) and bounds what a stop
+/// waits for when one read covers a whole file (`?readSize=256` on the page).
+const MAX_STOPPABLE_PIECE: usize = 4 << 20;
 
 /// How a stream is read.
 #[derive(Debug, Clone, Copy)]
@@ -71,14 +84,28 @@ pub struct Stream {
     pub warnings: Vec<Diagnostic>,
 }
 
-/// Scans events of `b` starting at `start` until an event starts at or past `limit`.
-fn scan_piece<S: EventSink>(b: &[u8], start: usize, limit: usize, event: &str) -> Piece<S> {
+/// Scans events of `b` starting at `start` until an event starts at or past `limit`; with
+/// `check`, asks it every [`STOP_CHECK_BYTES`] and ends early once the load is stopped.
+fn scan_piece<S: EventSink>(
+    b: &[u8],
+    start: usize,
+    limit: usize,
+    event: &str,
+    check: Option<StopCheck<'_>>,
+) -> Piece<S> {
     let mut out = Piece {
         start,
         ..Piece::default()
     };
     let mut i = start;
     let mut cursor = Cursor::default();
+    // One comparison per event when nobody asks.
+    let every = STOP_CHECK_BYTES as usize;
+    let mut next_check = if check.is_some() {
+        start.saturating_add(every)
+    } else {
+        usize::MAX
+    };
     loop {
         // Between events: blanks, commas (a trailing `,]` included), the opening `[`.
         while let Some(&c) = b.get(i) {
@@ -87,6 +114,14 @@ fn scan_piece<S: EventSink>(b: &[u8], start: usize, limit: usize, event: &str) -
             } else {
                 break;
             }
+        }
+        if i >= next_check {
+            if let Some(Err(e)) = check.map(|c| c(i)) {
+                out.stopped = Some(e);
+                out.stop = i;
+                return out;
+            }
+            next_check = i.saturating_add(every);
         }
         if i >= limit || i >= b.len() {
             out.stop = i.min(b.len()).max(i.min(limit));
@@ -151,18 +186,31 @@ fn scan_piece<S: EventSink>(b: &[u8], start: usize, limit: usize, event: &str) -
 
 /// Scans a whole buffer from `start`: cuts it into `pieces`, scans them in parallel, and checks
 /// that each piece starts where the previous one stopped (re-scanning when it does not).
+///
+/// With `check` (the scan runs on the thread that reads the source), the load's stop is asked
+/// about as the scan goes: inside each piece when the pieces run on this thread anyway (one
+/// thread), else between rounds of `pieces` pieces of at most [`MAX_STOPPABLE_PIECE`] bytes.
 fn scan_buffer<S: EventSink>(
     b: &[u8],
     start: usize,
     pieces: usize,
     min_split: usize,
     event: &str,
-) -> Vec<Piece<S>> {
+    check: Option<StopCheck<'_>>,
+) -> Result<Vec<Piece<S>>, SourceError> {
     let len = b.len();
     let mut starts = vec![start];
-    if pieces > 1 && len > start + min_split {
-        let step = (len - start) / pieces;
-        for k in 1..pieces {
+    // Pieces run one after the other here: each asks about a stop itself.
+    let sequential = check.is_some() && rayon::current_num_threads() <= 1;
+    let round = pieces.max(1);
+    let cuts = if check.is_some() && !sequential {
+        round.max(len.saturating_sub(start).div_ceil(MAX_STOPPABLE_PIECE))
+    } else {
+        pieces
+    };
+    if cuts > 1 && len > start + min_split {
+        let step = (len - start) / cuts;
+        for k in 1..cuts {
             let nominal = start + step * k;
             if let Some(s) = next_boundary(b, nominal) {
                 if starts.last().is_some_and(|&l| s > l) {
@@ -175,10 +223,42 @@ fn scan_buffer<S: EventSink>(
     for (k, &s) in starts.iter().enumerate() {
         bounds.push((s, starts.get(k + 1).copied().unwrap_or(usize::MAX)));
     }
-    let mut outs: Vec<Piece<S>> = bounds
-        .par_iter()
-        .map(|&(s, lim)| scan_piece(b, s, lim, event))
-        .collect();
+    let mut outs: Vec<Piece<S>> = Vec::with_capacity(bounds.len());
+    if sequential {
+        for &(s, lim) in &bounds {
+            let out = scan_piece(b, s, lim, event, check);
+            if let Some(e) = out.stopped {
+                return Err(e);
+            }
+            let done = out.cut || out.ended;
+            outs.push(out);
+            if done {
+                break;
+            }
+        }
+    } else {
+        for (k, group) in bounds.chunks(round).enumerate() {
+            if let (Some(check), Some(&(s, _))) = (check, group.first()) {
+                if k > 0 {
+                    check(s)?;
+                }
+            }
+            let from = outs.len();
+            outs.par_extend(
+                group
+                    .par_iter()
+                    .map(|&(s, lim)| scan_piece(b, s, lim, event, None)),
+            );
+            // The pieces after one cut by the buffer's end, or after the array's end, are not
+            // used (the chain below ends there).
+            if outs
+                .get(from..)
+                .is_some_and(|g| g.iter().any(|o| o.cut || o.ended))
+            {
+                break;
+            }
+        }
+    }
     // Verify the chain; on a mismatch re-scan the remainder sequentially (rare: needs `}, {`
     // inside a string, or damage).
     let mut k = 0;
@@ -194,12 +274,16 @@ fn scan_buffer<S: EventSink>(
         let next_start = outs.get(k + 1).map_or(usize::MAX, |o| o.start);
         if stop != next_start {
             outs.truncate(k + 1);
-            outs.push(scan_piece(b, stop, usize::MAX, event));
+            let out = scan_piece(b, stop, usize::MAX, event, check);
+            if let Some(e) = out.stopped {
+                return Err(e);
+            }
+            outs.push(out);
             break;
         }
         k += 1;
     }
-    outs
+    Ok(outs)
 }
 
 /// Largest single event held in memory, in bytes (and largest part of the file before the event
@@ -473,20 +557,32 @@ pub fn scan_stream<S: EventSink>(
         }
         let next_want = batch_len(read_off);
         let outs = if pipelined && !eof && next_want > 0 {
-            let mut outs = Vec::new();
+            // The scan runs on the pool, so it cannot ask the source about a stop; the read of
+            // the next batch on this thread meanwhile does (a stopped read fails).
+            let mut outs = Ok(Vec::new());
             let spare = &mut win.spare;
             let mut ahead = None;
             rayon::in_place_scope(|scope| {
                 scope.spawn(|_| {
-                    outs = scan_buffer(buf, start, opts.pieces.max(1), min_split, opts.event)
+                    outs = scan_buffer(buf, start, opts.pieces.max(1), min_split, opts.event, None)
                 });
                 ahead = Some(read_into(src, read_off, spare, TAIL_ROOM, next_want));
             });
             win.ahead = ahead;
             outs
         } else {
-            scan_buffer(buf, start, opts.pieces.max(1), min_split, opts.event)
-        };
+            let at = buf_off;
+            let check = |i: usize| src.check_stop(at + i as u64);
+            scan_buffer(
+                buf,
+                start,
+                opts.pieces.max(1),
+                min_split,
+                opts.event,
+                Some(&check),
+            )
+        }
+        .map_err(Diagnostic::from)?;
         let mut resume = buf.len();
         for out in outs {
             events += out.events;

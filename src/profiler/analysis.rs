@@ -12,6 +12,7 @@ use super::trace::{self, StepSpan, TraceOptions};
 use super::Interner;
 use crate::diag::Diagnostic;
 use crate::input::FileOpener;
+use crate::source::Stopped;
 use serde::Serialize;
 
 /// How to analyse.
@@ -316,17 +317,35 @@ pub fn analyze_rank(
     opts: &AnalyzeOptions,
     progress: &mut dyn FnMut(u64),
 ) -> RankAnalysis {
-    analyze_rank_in(files, None, input, opts, progress)
+    let Ok(a) = analyze_rank_in(files, None, input, opts, progress, &never_stopped);
+    a
 }
 
-/// [`analyze_rank`], its files read from several threads at once when `shared` says they may be.
-fn analyze_rank_in(
+/// The stop question of the analyses that run to their end whatever their opener says.
+fn never_stopped() -> Result<(), std::convert::Infallible> {
+    Ok(())
+}
+
+/// The stop question of [`try_analyze_job`]: the opener's answer.
+fn opener_stop(files: &dyn FileOpener) -> Result<(), Stopped> {
+    if files.stopped() {
+        Err(Stopped)
+    } else {
+        Ok(())
+    }
+}
+
+/// [`analyze_rank`], its files read from several threads at once when `shared` says they may be;
+/// `stop()` is asked after each run folder and before the rank's figures, and its error ends the
+/// analysis.
+fn analyze_rank_in<E>(
     files: &dyn FileOpener,
     shared: Option<run::Shared<'_>>,
     input: &RankInput,
     opts: &AnalyzeOptions,
     progress: &mut dyn FnMut(u64),
-) -> RankAnalysis {
+    stop: &dyn Fn() -> Result<(), E>,
+) -> Result<RankAnalysis, E> {
     let mut a = RankAnalysis::default();
     a.summary.role = input.role.clone();
     a.summary.rank = input.rank;
@@ -346,6 +365,9 @@ fn analyze_rank_in(
             &mut warnings,
             progress,
         );
+        // A stopped load's reader ended with an error (a warning of this run): what was read
+        // is not the run, so nothing of it is analysed.
+        stop()?;
         sources.push(data.source);
         a.run_sources.push(data.source);
         if a.summary.rank.is_none() {
@@ -408,6 +430,8 @@ fn analyze_rank_in(
             a.modules.append(&mut mm.modules);
         }
         a.warnings.append(&mut warnings);
+        // The join of a large run's rows takes a while.
+        stop()?;
     }
     sources.dedup();
     a.summary.source = match sources[..] {
@@ -453,6 +477,9 @@ fn analyze_rank_in(
     // The framework curve comes from memory_record.csv when that file has one; otherwise it is
     // rebuilt (also when memory_record.csv was read but holds no PTA/MindSpore rows).
     let from_record = any_record && a.framework().is_some();
+    // Between the steps that go over every row (a stop asked after the last read ends here,
+    // not after the rank's figures).
+    stop()?;
     if !from_record {
         if let Some(mut s) = reconstruct(&a.rows) {
             if a.summary.framework == FRAMEWORK_MINDSPORE {
@@ -463,8 +490,9 @@ fn analyze_rank_in(
         }
     }
     a.capture_end_ns = capture_end(&a);
+    stop()?;
     summarize(&mut a, from_record);
-    a
+    Ok(a)
 }
 
 /// [`RankReport::framework`] of a MindSpore rank.
@@ -900,6 +928,28 @@ pub fn analyze_job(
     finish(job, ranks)
 }
 
+/// [`analyze_job`] for a load that may be stopped (the page's Cancel, a new drop): asks the
+/// opener ([`FileOpener::stopped`]) after each file, run folder and rank and before the job's
+/// figures, and ends with [`Stopped`] once it says so, never with what was read so far as the
+/// job. The readers ask their sources as they parse ([`crate::source::Source::check_stop`]);
+/// a stopped read or parse ends the file's reader with an error, and the opener's answer
+/// after it ends the analysis. Unstopped, the same result as [`analyze_job`].
+pub fn try_analyze_job(
+    files: &dyn FileOpener,
+    job: &Job,
+    opts: &AnalyzeOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<JobAnalysis, Stopped> {
+    let stop = || opener_stop(files);
+    let mut ranks = Vec::with_capacity(job.ranks.len());
+    for r in &job.ranks {
+        stop()?;
+        ranks.push(analyze_rank_in(files, None, r, opts, progress, &stop)?);
+    }
+    stop()?;
+    Ok(finish(job, ranks))
+}
+
 /// Like [`analyze_job`], with ranks also in parallel (native: each task opens its own files), and
 /// each rank's CSV files read while its trace is scanned. The same result as [`analyze_job`].
 #[cfg(not(target_arch = "wasm32"))]
@@ -915,7 +965,15 @@ pub fn analyze_job_parallel(
         .par_iter()
         .map(|r| {
             let shared = run::Shared { files, progress };
-            analyze_rank_in(files, Some(shared), r, opts, &mut |b| progress(b))
+            let Ok(a) = analyze_rank_in(
+                files,
+                Some(shared),
+                r,
+                opts,
+                &mut |b| progress(b),
+                &never_stopped,
+            );
+            a
         })
         .collect();
     finish(job, ranks)

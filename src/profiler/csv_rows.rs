@@ -7,7 +7,7 @@
 //! row after blank lines is placed on the first of them), with CRLF rows placed on their own line
 //! rather than on the line feed before them. A differential test holds it to that reader.
 
-use crate::source::{read_size, Source, SourceError};
+use crate::source::{read_size, Source, SourceError, STOP_CHECK_BYTES};
 
 /// Bytes read from the source at a time, unless the source prefers larger reads
 /// ([`Source::preferred_read`]).
@@ -95,6 +95,9 @@ pub struct RowSplitter<'a, 'p> {
     after_crlf: bool,
     out: Vec<u8>,
     ends: Vec<usize>,
+    /// File offset from which the next row asks whether the load was stopped
+    /// ([`Source::check_stop`], every [`STOP_CHECK_BYTES`]).
+    next_check: u64,
 }
 
 impl<'a, 'p> RowSplitter<'a, 'p> {
@@ -121,6 +124,7 @@ impl<'a, 'p> RowSplitter<'a, 'p> {
             after_crlf: false,
             out: Vec::new(),
             ends: Vec::new(),
+            next_check: STOP_CHECK_BYTES,
         }
     }
 
@@ -177,8 +181,15 @@ impl<'a, 'p> RowSplitter<'a, 'p> {
         Ok(done > 0)
     }
 
-    /// The next row. `Err` only when the source cannot be read.
+    /// The next row. `Err` only when the source cannot be read, or the load was stopped
+    /// ([`Source::check_stop`], asked every [`STOP_CHECK_BYTES`] of rows: a chunk read whole
+    /// takes a while to parse).
     pub fn next_row(&mut self) -> Result<Next, SourceError> {
+        let here = self.buf_off + self.at as u64;
+        if here >= self.next_check {
+            self.src.check_stop(here)?;
+            self.next_check = here + STOP_CHECK_BYTES;
+        }
         if self.at == self.buf.len() {
             let mut keep = self.at;
             self.fill(&mut keep)?;

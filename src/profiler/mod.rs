@@ -55,7 +55,7 @@ pub mod summary_view;
 pub mod trace;
 pub mod view;
 
-pub use analysis::{analyze_job, AnalyzeOptions, JobAnalysis, RankAnalysis};
+pub use analysis::{analyze_job, try_analyze_job, AnalyzeOptions, JobAnalysis, RankAnalysis};
 pub use discover::{discover_job, job_of, Job, RankInput};
 pub use run_folder::{ProfilerRun, RunFiles};
 

@@ -159,6 +159,10 @@ fn read_text(
     let mut data = RunData::empty("text");
     warn_without_trace(run, plan, warnings);
     for r in plan {
+        if files.stopped() {
+            // The load was stopped: the caller asks too, and ends ([`super::analysis::try_analyze_job`]).
+            break;
+        }
         let p = r.path;
         match r.reader {
             Kind::Trace => {

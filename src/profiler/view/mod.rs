@@ -20,7 +20,9 @@ pub use layout::{lifetime_layout, LifetimeLayout};
 pub use report::{job_report, job_totals, JobReport, JobTotals};
 pub use subset::RankPart;
 
-use super::analysis::{analyze_job, AnalyzeOptions, JobAnalysis, RankAnalysis, NO_OP};
+use super::analysis::{
+    analyze_job, try_analyze_job, AnalyzeOptions, JobAnalysis, RankAnalysis, NO_OP,
+};
 use super::attribution::{frames, is_library_frame};
 use super::discover::{job_of, Job};
 use super::memory_record::Metric;
@@ -31,6 +33,7 @@ use crate::bulk::{f64s, flags, Bulk, Field};
 use crate::chart::Viewport;
 use crate::export::profiler as exp;
 use crate::input::{FileOpener, InputSet};
+use crate::source::Stopped;
 use crate::table::TableView;
 use allocations::{abs_ns, allocation_table, AllocationQuery};
 use serde::{Deserialize, Serialize};
@@ -396,7 +399,22 @@ impl JobView {
 
     /// Reads and analyses every rank through `files`.
     pub fn analyze(&mut self, files: &dyn FileOpener) {
-        self.analysis = analyze_job(files, &self.job, &AnalyzeOptions::default(), &mut |_| {});
+        let analysis = analyze_job(files, &self.job, &AnalyzeOptions::default(), &mut |_| {});
+        self.take(analysis);
+    }
+
+    /// [`JobView::analyze`] for a load that may be stopped ([`FileOpener::stopped`]): ends with
+    /// [`Stopped`] and keeps nothing of the stopped load (see [`try_analyze_job`]).
+    pub fn try_analyze(&mut self, files: &dyn FileOpener) -> Result<(), Stopped> {
+        self.take(JobAnalysis::default());
+        let analysis = try_analyze_job(files, &self.job, &AnalyzeOptions::default(), &mut |_| {})?;
+        self.take(analysis);
+        Ok(())
+    }
+
+    /// Makes `analysis` the one the views answer from.
+    fn take(&mut self, analysis: JobAnalysis) {
+        self.analysis = analysis;
         self.origins = self
             .analysis
             .ranks
