@@ -2,7 +2,10 @@
 // calling `memlensReadSlice(file, start, end)` (src/wasm/file_source.rs), which returns the bytes as
 // a `Uint8Array`; everything the page does around a read happens here, in one place:
 //   - a cancelled load: once the page raised this worker's stop flag (worker-life.js), every read
-//     fails at once, so the wasm call in progress unwinds within a read's time;
+//     fails at once, so the wasm call in progress unwinds within a read's time; and since a read
+//     may be large (16 MiB, a whole file with `?readSize=256`), the engine's readers also ask
+//     `memlensStopped()` every MiB they parse and end the same way (src/source.rs
+//     STOP_CHECK_BYTES);
 //   - read-ahead (read-ahead.js, `?readAhead=1`): the slice comes from the helper's shared memory
 //     when it has it, else from a plain read;
 //   - timing, for the benchmark's split of a reader's time into reading the files and parsing them.
@@ -29,13 +32,18 @@ export function readAheadWith(serve) {
   ahead = serve;
 }
 
+/** True once the page raised this worker's stop flag (the engine asks as it parses). */
+export function loadStopped() {
+  return stopped !== null && Atomics.load(stopped, 0) !== 0;
+}
+
 /**
  * The bytes `[start, end)` of `file` (clamped to its size) as a Uint8Array; throws an AbortError
  * once the load is stopped, or the browser's error when the file cannot be read. The returned
  * bytes are valid until the next read (a read-ahead slot is then reused).
  */
 export function readSlice(file, start, end) {
-  if (stopped && Atomics.load(stopped, 0)) throw new DOMException('the load was stopped', 'AbortError');
+  if (loadStopped()) throw new DOMException('the load was stopped', 'AbortError');
   const t = performance.now();
   let bytes = ahead ? ahead(file, start, end) : null;
   if (!bytes) {
@@ -54,11 +62,13 @@ export function statedReadSize() {
 }
 
 /**
- * Makes `readSlice` the engine's read hook in this worker (a global the wasm glue looks up), and
- * states the read size of the worker's `?readSize=MiB` to the engine, if any (`memlensReadSize()`).
+ * Makes `readSlice` the engine's read hook and `loadStopped` its stop question in this worker
+ * (globals the wasm glue looks up), and states the read size of the worker's `?readSize=MiB` to
+ * the engine, if any (`memlensReadSize()`).
  */
 export function installFileReads() {
   self.memlensReadSlice = readSlice;
+  self.memlensStopped = loadStopped;
   const size = statedReadSize();
   if (size) self.memlensReadSize = () => size;
 }

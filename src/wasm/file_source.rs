@@ -11,6 +11,10 @@
 //! So a `File` asks the streaming readers for reads of [`FILE_READ`] bytes at least
 //! ([`Source::preferred_read`]); the page may state another size (`memlensReadSize()`, the
 //! benchmark's `?readSize=MiB`).
+//!
+//! A read cannot be interrupted, and a large one takes a while to parse: so the readers also ask
+//! [`Source::check_stop`] as they parse, which asks the page's stop flag through the hook
+//! `memlensStopped()` (also `www/file-reads.js`; see [`load_stopped`]).
 
 use crate::source::{Source, SourceError};
 use js_sys::Uint8Array;
@@ -27,6 +31,35 @@ extern "C" {
     /// this global has none).
     #[wasm_bindgen(js_name = memlensReadSize, catch)]
     fn page_read_size() -> Result<JsValue, JsValue>;
+
+    /// True once the page stopped this worker's load (its stop flag, an `Atomics.load`). `catch`:
+    /// a scope without the global (the threaded engine's own threads, a worker without a stop
+    /// flag) throws, and has no stop to see.
+    #[wasm_bindgen(js_name = memlensStopped, catch)]
+    fn page_stopped() -> Result<JsValue, JsValue>;
+}
+
+thread_local! {
+    /// This thread's scope has no `memlensStopped` (it threw once): not asked again.
+    static NO_STOP_HOOK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the page stopped this worker's load. Asked on the thread that asks, whatever it is:
+/// a scope without the hook answers no, once, and is not asked again (so a question costs one
+/// call to the page where the hook exists, and nothing where it does not). Whether the thread is
+/// the worker's own is not guessed from rayon (`current_thread_index()` is `Some` on the
+/// worker's own thread in the single-threaded build).
+pub fn load_stopped() -> bool {
+    if NO_STOP_HOOK.with(|c| c.get()) {
+        return false;
+    }
+    match page_stopped() {
+        Ok(v) => v.is_truthy(),
+        Err(_) => {
+            NO_STOP_HOOK.with(|c| c.set(true));
+            false
+        }
+    }
 }
 
 /// Bytes per read of a `File` unless the page states another size: measured on the page (README,
@@ -80,6 +113,13 @@ impl Source for FileSource {
 
     fn preferred_read(&self) -> usize {
         self.read
+    }
+
+    fn check_stop(&self, offset: u64) -> Result<(), SourceError> {
+        if load_stopped() {
+            return Err(SourceError::stopped(&self.name, offset));
+        }
+        Ok(())
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize, SourceError> {

@@ -5,8 +5,10 @@
 use super::session::Session;
 use super::{bulk_object, err};
 use crate::chart::Viewport;
-use crate::input::CountingOpener;
+use crate::diag::Diagnostic;
+use crate::input::{CountingOpener, FileOpener};
 use crate::profiler::view::{JobView, Request};
+use crate::source::Source;
 use js_sys::{Array, Function, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
@@ -42,8 +44,10 @@ impl ProfilerView {
         Ok(())
     }
 
-    /// Reads and analyses every rank (`progress(path, done, total)` per chunk read).
-    pub fn analyze(&mut self, session: &Session, progress: &Function) {
+    /// Reads and analyses every rank (`progress(path, done, total)` per chunk read). Throws
+    /// `the load was stopped` once the page stopped the load (Cancel, a new drop; its stop flag),
+    /// keeping nothing of it.
+    pub fn analyze(&mut self, session: &Session, progress: &Function) -> Result<(), JsError> {
         let report = |path: &str, done: u64, total: u64| {
             let _ = progress.call3(
                 &JsValue::NULL,
@@ -52,8 +56,10 @@ impl ProfilerView {
                 &JsValue::from_f64(total as f64),
             );
         };
+        let files = Stoppable(session.set());
         self.view
-            .analyze(&CountingOpener::new(session.set(), &report));
+            .try_analyze(&CountingOpener::new(&files, &report))
+            .map_err(err)
     }
 
     /// Answers a request (`{"method", "params"}`, see [`Request`]) with JSON text.
@@ -103,6 +109,20 @@ impl ProfilerView {
     pub fn export(&self, name: &str) -> Result<Uint8Array, JsError> {
         let bytes = self.view.export(name).map_err(err)?;
         Ok(Uint8Array::from(bytes.as_slice()))
+    }
+}
+
+/// A drop's files whose load the page may stop: [`FileOpener::stopped`] asks the page's stop flag
+/// (the `File`s themselves ask it as they are parsed, [`super::file_source::FileSource`]).
+struct Stoppable<'a>(&'a dyn FileOpener);
+
+impl FileOpener for Stoppable<'_> {
+    fn open(&self, path: &str) -> Result<Box<dyn Source + '_>, Diagnostic> {
+        self.0.open(path)
+    }
+
+    fn stopped(&self) -> bool {
+        super::file_source::load_stopped()
     }
 }
 
