@@ -186,14 +186,19 @@ export default (ctx) => {
           v.keepRanks(session, JSON.stringify(dirs));
           seen.clear();
           v.analyze(session, (path, d) => {
-            if (path !== file) {
-              file = path;
-              progress(Math.min(before, bytes), bytes, 'reading', { file, keep: true });
-            }
             seen.set(path, d);
             let n = before;
             for (const x of seen.values()) n += x;
-            progress(Math.min(n, bytes), bytes, 'reading', { file });
+            if (path !== file) {
+              // A new file: said at once (past the throttle), with the bytes read so far. It used
+              // to say the bytes of the ranks before only, and the count that followed within the
+              // throttle's 50 ms was dropped: the line went back at every file, and a file read
+              // whole (`?readSize=256`) never showed.
+              file = path;
+              progress(Math.min(n, bytes), bytes, 'reading', { file, keep: true });
+            } else {
+              progress(Math.min(n, bytes), bytes, 'reading', { file });
+            }
           });
           for (const x of seen.values()) before += x;
           const t1 = performance.now();
