@@ -7,22 +7,50 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
-import { rmSync, readdirSync, statSync } from 'node:fs';
+import { rmSync, readdirSync, statSync, renameSync } from 'node:fs';
 import { root, CLI, openBrowser, startServer, settled, engineThreads } from './harness.mjs';
 
 const TEXT = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
 // Large enough that reading it takes well over the moment the test needs to act while it runs.
 const BIG = path.join(tmpdir(), `memlens-cancel-${process.pid}`);
+// A job of two ranks: rank 0 of 500,000 operator rows, whose memory_record.csv (~160 MB) is one
+// read with `?readSize=256` and whose rows take far longer to parse than the 300 ms the page waits
+// for a stopped worker's word (www/worker-life.js) — without a stop check inside the parse, a
+// Cancel right after that read ends the worker by force —, and rank 1 of 20,000 rows, which a
+// second reader of the pool has read long before (so that only the parse is under way then).
+const ROWS = path.join(tmpdir(), `memlens-cancel-rows-${process.pid}`);
+const SMALL = path.join(tmpdir(), `memlens-cancel-small-${process.pid}`);
 let server;
 
 before(async () => {
   execFileSync(CLI, ['generate', 'profiler', '--out', BIG, '--roles', '1', '--ranks', '2', '--trace-mb', '400', '--rows', '2000', '--seed', '7'], { stdio: 'ignore' });
+  const gen = (dir, rows) => execFileSync(CLI, ['generate', 'profiler', '--out', dir, '--roles', '1', '--ranks', '2', '--trace-mb', '1', '--rows', rows, '--seed', '9'], { stdio: 'ignore' });
+  gen(ROWS, '500000');
+  gen(SMALL, '20000');
+  // The small job's rank 1 in place of the large one's (the same run folder name).
+  const big1 = runFolder(ROWS, 1);
+  rmSync(big1, { recursive: true });
+  renameSync(runFolder(SMALL, 1), big1);
   server = await startServer({ isolate: true });
 });
 after(async () => {
   rmSync(BIG, { recursive: true, force: true });
+  rmSync(ROWS, { recursive: true, force: true });
+  rmSync(SMALL, { recursive: true, force: true });
   if (server) await server.close();
 });
+
+/** The files named `name` under `dir`, with their sizes (one per rank of a generated job). */
+function filesNamed(dir, name) {
+  const out = [];
+  for (const e of readdirSync(dir)) {
+    const p = path.join(dir, e);
+    const s = statSync(p);
+    if (s.isDirectory()) out.push(...filesNamed(p, name));
+    else if (e === name) out.push({ path: p, size: s.size });
+  }
+  return out;
+}
 
 function bytesUnder(dir) {
   let n = 0;
@@ -189,6 +217,110 @@ test('with the default pool of readers Cancel terminates every reader and the pa
     assert.equal(await settled(page, 120000), 'ready');
     await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
     assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-readers'), String(readers));
+    assert.equal(await page.textContent('#error-list'), '');
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+/** The run folder of rank `rank` of a generated job (the one with `profiler_info_RANK.json`). */
+function runFolder(dir, rank) {
+  const info = filesNamed(dir, `profiler_info_${rank}.json`);
+  assert.equal(info.length, 1, `one run folder of rank ${rank} under ${dir}`);
+  return path.dirname(info[0].path);
+}
+
+/**
+ * Rank `rank`'s bytes up to the end of its memory_record.csv, in reading order (trace_view.json,
+ * operator_memory.csv, memory_record.csv: src/profiler/plan.rs).
+ */
+function upToRecords(dir, rank) {
+  const [record] = filesNamed(runFolder(dir, rank), 'memory_record.csv');
+  const folder = path.dirname(record.path);
+  const size = (name) => statSync(path.join(folder, name)).size;
+  return size('trace_view.json') + size('operator_memory.csv') + record.size;
+}
+
+/** All the bytes the analysis reads of rank `rank` (the four files of its plan). */
+function rankBytes(dir, rank) {
+  const [module] = filesNamed(runFolder(dir, rank), 'npu_module_mem.csv');
+  return upToRecords(dir, rank) + module.size;
+}
+
+/**
+ * Picks `dir` and presses Cancel in the same turn of the page's event loop in which the progress
+ * line first reports at least `bytes` read. The progress comes right after a read returns, so with
+ * `bytes` at the end of a file read whole the engine has just started to parse it.
+ */
+async function cancelAt(page, dir, bytes) {
+  await page.setInputFiles('input[data-testid="folder-input"]', dir);
+  const seen = await page.waitForFunction(
+    (bytes) => {
+      const done = Number(document.querySelector('[data-testid="ascend-phase"]')?.dataset.done || 0);
+      if (done < bytes) return false;
+      document.querySelector('[data-testid="cancel"]').click();
+      return done;
+    },
+    bytes,
+    { timeout: 240000, polling: 5 },
+  );
+  return seen.jsonValue();
+}
+
+test('with ?workers=1&readSize=256, a Cancel while a file read whole is parsed stops its worker on its word', async () => {
+  const total = bytesUnder(ROWS);
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(`${server.url}?workers=1&readSize=256`);
+    assert.ok((await engineThreads(page)) > 1, 'the isolated page runs the threaded engine');
+    const closed = allClose(page);
+    // The one worker reads the ranks one after the other: stop as rank 0's memory_record.csv
+    // (one read) has been read and its rows are being parsed.
+    const first = upToRecords(ROWS, 0);
+    const done = await cancelAt(page, ROWS, first);
+    assert.ok(done >= first && done < total, `stopped after ${done} of ${total} bytes`);
+    assert.equal(await page.getAttribute('[data-testid="status"]', 'data-state'), 'cancelled');
+    await closed;
+    // Mid-parse, the worker saw its stop flag within a MiB of rows and said so; it was not left
+    // to the page's forced end.
+    assert.deepEqual(await endings(page), { stopped: 1, forced: 0 });
+    assert.ok((await engineThreads(page)) > 1, 'a fresh engine');
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('with the pool and ?readSize=256, a Cancel while the readers parse files read whole stops every reader on its word', async () => {
+  const total = bytesUnder(ROWS);
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(`${server.url}?readSize=256`);
+    await engineThreads(page);
+    const readers = Math.min(2, await page.evaluate(() => navigator.hardwareConcurrency));
+    // Each reader reads one rank, the two at once; the page's count is the sum of what each
+    // reader last reported. Stop once rank 0's memory_record.csv is read (its rows are then being
+    // parsed), rank 1 long read whole by the other reader.
+    const both = upToRecords(ROWS, 0) + rankBytes(ROWS, 1);
+    const done = await cancelAt(page, ROWS, both);
+    assert.ok(done >= both && done < total, `stopped after ${done} of ${total} bytes`);
+    assert.equal(await page.getAttribute('[data-testid="status"]', 'data-state'), 'cancelled');
+    // Every reader and the page's worker ended, on its word or by force (the page's marks).
+    await page.waitForFunction(
+      (n) => performance.getEntriesByName('memlens:worker-stopped').length + performance.getEntriesByName('memlens:worker-forced').length >= n,
+      readers + 1,
+      { timeout: 60000 },
+    );
+    const ends = await endings(page);
+    assert.equal(ends.forced, 0, `${ends.forced} workers ended by force`);
+    assert.ok(ends.stopped >= readers + 1, `${ends.stopped} workers stopped`);
+    // The next drop is read by a fresh pool.
+    await page.setInputFiles('input[data-testid="folder-input"]', TEXT);
+    assert.equal(await settled(page, 120000), 'ready');
+    await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
     assert.equal(await page.textContent('#error-list'), '');
     assert.deepEqual(b.consoleErrors, []);
   } finally {
