@@ -88,6 +88,14 @@ globalThis.FileReaderSync = class FileReaderSync {
   }
 };
 
+// The page's read hook (www/file-reads.js), through which the engine reads every `File`
+// (src/wasm/file_source.rs). Without it every read failed, and the analyses read nothing: this
+// bench measured empty ranks from the round that brought the hook until this was added.
+globalThis.memlensReadSlice = (file, start, end) => new Uint8Array(new FileReaderSync().readAsArrayBuffer(file.slice(start, end)));
+// The page's stop question (www/file-reads.js), never stopped here: the engine asks it every MiB
+// it parses, as on the page (an engine before that question never calls it).
+globalThis.memlensStopped = () => false;
+
 const files = filesUnder(job);
 const total = files.reduce((n, f) => n + f.bytes.length, 0);
 console.log(`job ${job}: ${files.length} files, ${(total / 1e6).toFixed(1)} MB, all in memory`);
@@ -130,6 +138,7 @@ function analyzeRank(b, s, part) {
   const summary = v.request(JSON.stringify({ method: 'rankSummaries', params: {} }));
   v.free();
   const read = reads.ms - r0.ms;
+  if (reads.bytes === r0.bytes) throw new Error(`${b.name}: the engine read none of the rank's files`);
   return {
     wall,
     read,
