@@ -106,6 +106,14 @@ pub trait Source {
         Ok(())
     }
 
+    /// Whether [`Source::check_stop`] can ever say stopped (a browser `File`: yes; files on disk
+    /// and bytes: no). Readers ask about stops only when it can, and otherwise run exactly as
+    /// they did without the question (the trace scan's pieces stay on rayon's pool: running them
+    /// on the reading thread, as a question needs, cost the CLI's one-thread scan ~5 % CPU).
+    fn may_stop(&self) -> bool {
+        false
+    }
+
     /// Reads `[offset, offset + len)` (clamped to the end) into a new vector.
     fn read_range(&self, offset: u64, len: usize) -> Result<Vec<u8>, SourceError> {
         let end = offset.saturating_add(len as u64).min(self.len());

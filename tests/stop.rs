@@ -79,6 +79,9 @@ impl Source for Stopping<'_> {
         }
         Ok(())
     }
+    fn may_stop(&self) -> bool {
+        true
+    }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize, SourceError> {
         if self.cd.raised() {
             return Err(SourceError::stopped(self.inner.name(), offset));

@@ -429,6 +429,9 @@ impl Source for Reporting<'_> {
     fn check_stop(&self, offset: u64) -> Result<(), SourceError> {
         self.inner.check_stop(offset)
     }
+    fn may_stop(&self) -> bool {
+        self.inner.may_stop()
+    }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize, SourceError> {
         let n = self.inner.read_at(offset, buf)?;
         if n > 0 {

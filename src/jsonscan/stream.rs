@@ -573,14 +573,8 @@ pub fn scan_stream<S: EventSink>(
         } else {
             let at = buf_off;
             let check = |i: usize| src.check_stop(at + i as u64);
-            scan_buffer(
-                buf,
-                start,
-                opts.pieces.max(1),
-                min_split,
-                opts.event,
-                Some(&check),
-            )
+            let check: Option<StopCheck<'_>> = if src.may_stop() { Some(&check) } else { None };
+            scan_buffer(buf, start, opts.pieces.max(1), min_split, opts.event, check)
         }
         .map_err(Diagnostic::from)?;
         let mut resume = buf.len();

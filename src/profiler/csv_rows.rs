@@ -124,7 +124,11 @@ impl<'a, 'p> RowSplitter<'a, 'p> {
             after_crlf: false,
             out: Vec::new(),
             ends: Vec::new(),
-            next_check: STOP_CHECK_BYTES,
+            next_check: if src.may_stop() {
+                STOP_CHECK_BYTES
+            } else {
+                u64::MAX
+            },
         }
     }
 

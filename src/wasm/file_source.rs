@@ -122,6 +122,10 @@ impl Source for FileSource {
         Ok(())
     }
 
+    fn may_stop(&self) -> bool {
+        true
+    }
+
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize, SourceError> {
         if offset >= self.len || buf.is_empty() {
             return Ok(0);
