@@ -208,14 +208,10 @@ fn damage_across_the_end_of_a_read_is_reported_at_its_byte() {
     const READ: usize = 1 << 20;
     // A CSV row whose size is not a number, its bytes on both sides of the first read's end.
     let mut csv = String::from("Name,Size(KB),Allocation Time(us),Release Time(us),Device Type\n");
+    let row = |k: usize| format!("aten::empty,{}.5,{},{},NPU:0\n", k % 97, 1000 + k, 2000 + k);
     let mut k = 0;
     while csv.len() < READ - 20 {
-        csv.push_str(&format!(
-            "aten::empty,{}.5,{},{},NPU:0\n",
-            k % 97,
-            1000 + k,
-            2000 + k
-        ));
+        csv.push_str(&row(k));
         k += 1;
     }
     let bad = csv.len();
@@ -225,12 +221,7 @@ fn damage_across_the_end_of_a_read_is_reported_at_its_byte() {
         "the row straddles the read's end"
     );
     for _ in 0..20_000 {
-        csv.push_str(&format!(
-            "aten::empty,{}.5,{},{},NPU:0\n",
-            k % 97,
-            1000 + k,
-            2000 + k
-        ));
+        csv.push_str(&row(k));
         k += 1;
     }
     let find = |w: &[Diagnostic]| w.iter().find(|d| d.message.contains("12x34.5")).cloned();

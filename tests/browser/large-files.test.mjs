@@ -82,9 +82,12 @@ test('a rank with a file over the limit is named with its size and not read; the
     }
     const advice = await page.textContent('[data-testid="ascend-too-large"] p');
     assert.match(advice, /memlens profiler .*memlens serve /);
-    // The other ranks: the CLI's figures, rank by rank.
-    const rows = await page.$$eval('[data-testid="rank-row"]', (trs) => trs.map((t) => ({ role: t.dataset.role, rank: t.dataset.rank, rows: t.dataset.rows, peak: t.dataset.peakAllocatedBytes })));
-    assert.deepEqual(rows, kept.map((r) => ({ role: r.role, rank: String(r.rank), rows: String(r.rows), peak: String(r.peak_allocated_bytes) })));
+    // The other ranks: the CLI's figures, rank by rank; the ranks left out are listed too,
+    // marked too large.
+    const rows = await page.$$eval('[data-testid="rank-row"]', (trs) => trs.map((t) => ({ status: t.dataset.status, role: t.dataset.role, rank: t.dataset.rank, rows: t.dataset.rows, peak: t.dataset.peakAllocatedBytes })));
+    assert.deepEqual(rows.filter((r) => r.status === 'ok').map(({ status, ...r }) => r), kept.map((r) => ({ role: r.role, rank: String(r.rank), rows: String(r.rows), peak: String(r.peak_allocated_bytes) })));
+    const key = (r) => `${r.role} ${r.rank}`;
+    assert.deepEqual(rows.filter((r) => r.status !== 'ok').map((r) => `${r.status} ${key(r)}`).sort(), json.ranks.filter(refused).map((r) => `too-large ${key(r)}`).sort());
     // The panel at both sizes, light and dark: nothing of it runs out of its box (a path or a
     // command wider than the panel would).
     const panel = page.locator('[data-testid="ascend-too-large"]');
@@ -101,7 +104,10 @@ test('a rank with a file over the limit is named with its size and not read; the
 // of 1.5 GiB and one byte (its blocks stay unwritten, so the test writes nothing to disk), opened
 // through the folder picker as a user would. Both ways of reading a job leave that rank out at
 // once and show the same panel — the page's one worker (`?workers=1`, as the offline file and a
-// job of one rank read) and the worker pool — and the job-wide export leaves it out too.
+// job of one rank read) and the worker pool — and the job-wide export leaves it out too. The rank
+// left out is still a rank of the job wherever ranks are listed: its row of the rank table, the
+// rank bar and its matrix cell say "too large" with its file's size, and opened it shows a panel
+// naming the file, its size against the limit and the commands that read it.
 const LIMIT = 1.5 * 2 ** 30;
 for (const workers of ['1', null]) {
   test(`a 1.5 GiB file is left out before reading, ${workers ? 'read by the page\'s one worker' : 'read by the worker pool'}`, async () => {
@@ -135,8 +141,112 @@ for (const workers of ['1', null]) {
         assert.match(named[0].text, /is 1,610,612,737 bytes, more than the 1,610,612,736 bytes this page reads of one file\.$/);
         // The panel comes first in the tab, above the job's views.
         assert.equal(await page.$eval('[data-testid="ascend"]', (r) => r.firstElementChild?.dataset.testid), 'ascend-too-large');
-        const rows = await page.$$eval('[data-testid="rank-row"]', (trs) => trs.map((t) => ({ rank: t.dataset.rank, rows: t.dataset.rows, peak: t.dataset.peakAllocatedBytes })));
-        assert.deepEqual(rows, kept.map((r) => ({ rank: String(r.rank), rows: String(r.rows), peak: String(r.peak_allocated_bytes) })));
+        // Every rank of the job is in the overview, the one left out too: the ranks read with the
+        // CLI's figures, the one left out marked too large, with the size of its file.
+        const rows = await page.$$eval('[data-testid="rank-row"]', (trs) => trs.map((t) => (t.dataset.status === 'ok'
+          ? { rank: t.dataset.rank, rows: t.dataset.rows, peak: t.dataset.peakAllocatedBytes }
+          : { rank: t.dataset.rank, status: t.dataset.status, bytes: t.dataset.tooLargeBytes })));
+        assert.deepEqual(rows, cli.ranks.map((r) => (r === lost
+          ? { rank: String(r.rank), status: 'too-large', bytes: String(LIMIT + 1) }
+          : { rank: String(r.rank), rows: String(r.rows), peak: String(r.peak_allocated_bytes) })));
+        assert.equal(await page.getAttribute('[data-metric="ascend-ranks"]', 'data-value'), String(cli.ranks.length));
+        assert.match(await page.textContent('[data-metric="ascend-warnings"] .sub'), /^1 rank too large\b/);
+        // Its row says so in words: a badge, a mark where its peak would be, the file and its
+        // size where its call-stack counts would be (the exact sizes in that cell's title), and
+        // no figure ("0", "0 B") anywhere.
+        const row = await page.$eval('[data-testid="rank-row"][data-status="too-large"]', (t) => ({
+          index: t.dataset.rankIndex,
+          badge: t.querySelector('[data-testid="rank-failed"]')?.textContent,
+          peak: t.querySelector('[data-testid="rank-failed-peak"]')?.textContent,
+          file: t.querySelector('[data-testid="rank-too-large-file"]')?.textContent,
+          title: t.querySelector('[data-testid="rank-too-large-file"]')?.closest('.vt-cell').title,
+          cells: [...t.querySelectorAll('.vt-cell')].map((c) => c.textContent),
+        }));
+        assert.equal(row.badge, 'too large');
+        assert.equal(row.peak, '✕ too large');
+        // 1.5 GiB and one byte, to two decimals.
+        assert.equal(row.file, 'operator_memory.csv is 1.50 GiB');
+        assert.ok(row.title.includes(named[0].path) && row.title.includes('is 1,610,612,737 bytes, more than the 1,610,612,736 bytes'), row.title);
+        assert.ok(!row.cells.some((c) => /^0( B)?$/.test(c)), row.cells.join(' | '));
+        // The rank bar lists it, "too large", and never as a comparison.
+        const lostAt = row.index;
+        assert.match(await page.$eval(`[data-testid="rank-select"] option[value="${lostAt}"]`, (o) => o.textContent), new RegExp(`rank ${lost.rank} — too large$`));
+        assert.equal(await page.$eval(`[data-testid="compare-select"] option[value="${lostAt}"]`, (o) => o.disabled), true);
+        // Its matrix cell: its tooltip names the file and its size against the limit.
+        const hoverCell = async () => {
+          const at = await page.$eval('[data-testid="ascend-matrix"]', async (g, rank) => {
+            const d = Object.fromEntries(['labelWidth', 'headHeight', 'cellWidth', 'cellHeight'].map((k) => [k, Number(g.dataset[k])]));
+            g.scrollIntoView({ block: 'center' });
+            await new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res)));
+            const r = g.getBoundingClientRect();
+            // One role: the ranks' columns in their order (0, 1, 2).
+            return { x: r.left + d.labelWidth + rank * d.cellWidth + d.cellWidth / 2, y: r.top + d.headHeight + d.cellHeight / 2 };
+          }, lost.rank);
+          await page.mouse.move(at.x, at.y);
+          await page.waitForFunction((i) => document.querySelector('[data-testid="ascend-matrix"]').dataset.hoverRankIndex === i
+            && /too large/.test(document.querySelector('[data-testid="tooltip"]')?.textContent || ''), lostAt, { timeout: 10000 });
+          return page.textContent('[data-testid="tooltip"]');
+        };
+        const tip = await hoverCell();
+        assert.ok(tip.includes(`rank ${lost.rank}`) && tip.includes(named[0].path) && tip.includes('is 1,610,612,737 bytes, more than the 1,610,612,736 bytes'), tip);
+        await page.mouse.move(0, 0);
+        // Its words stay inside its cell, clear of its frame: a column of pixels 3 px inside its
+        // left edge is the error background from top to bottom ("✕ too large" in the cell's bold
+        // type is wider than the cell, and ran over its edge).
+        const inside = await page.$eval('[data-testid="ascend-matrix"]', async (g, rank) => {
+          await new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res)));
+          const probe = document.createElement('div');
+          probe.style.color = getComputedStyle(document.documentElement).getPropertyValue('--error-bg');
+          document.body.append(probe);
+          const bg = getComputedStyle(probe).color.match(/\d+/g).slice(0, 3).map(Number);
+          probe.remove();
+          const d = Object.fromEntries(['labelWidth', 'headHeight', 'cellWidth', 'cellHeight'].map((k) => [k, Number(g.dataset[k])]));
+          const canvas = g.parentElement.querySelector('canvas');
+          const dpr = canvas.width / canvas.clientWidth;
+          const x = Math.round((d.labelWidth + rank * d.cellWidth + 1.5 + 3 - g.scrollLeft) * dpr);
+          const y0 = Math.round((d.headHeight + 1.5 + 3 - g.scrollTop) * dpr);
+          const px = canvas.getContext('2d').getImageData(x, y0, 1, Math.round((d.cellHeight - 9) * dpr)).data;
+          const off = [];
+          for (let k = 0; k < px.length; k += 4) if ([0, 1, 2].some((c) => Math.abs(px[k + c] - bg[c]) > 2)) off.push([px[k], px[k + 1], px[k + 2]].join(','));
+          return { bg: bg.join(','), off };
+        }, lost.rank);
+        assert.deepEqual(inside.off, [], `the cell's left edge is its background ${inside.bg}`);
+        // Opened, it shows its panel instead of its views: which file, its size against the
+        // limit, the commands that read it, a button to the next rank read.
+        await page.selectOption('[data-testid="rank-select"]', lostAt);
+        const panel = page.locator('[data-testid="ascend-rank-failed"]');
+        await panel.waitFor({ state: 'visible', timeout: 10000 });
+        assert.equal(await panel.getAttribute('data-rank'), lostAt);
+        assert.equal(await panel.getAttribute('data-reason'), 'too-large');
+        const says = await panel.textContent();
+        const folder = lost.run_dirs[0].split('/').pop();
+        assert.ok(says.includes(`rank ${lost.rank} was not read: a file is too large for the page`), says);
+        assert.ok(says.includes(`${named[0].path} is 1,610,612,737 bytes, more than the 1,610,612,736 bytes this page reads of one file.`), says);
+        assert.match(says, new RegExp(`memlens profiler \\S*${folder}.*memlens serve \\S*${folder}`));
+        for (const view of ['#ascend-memory', '#ascend-timeline', '[data-testid="ascend-table"]', '#ascend-live', '#ascend-unreleased']) {
+          assert.equal(await page.locator(view).isVisible(), false, `${view} is left out for a rank too large`);
+        }
+        if (!workers) {
+          // The row, the cell's tooltip and the panel at both sizes, light and dark.
+          await assertPanelFitsEverywhere(page, panel, 'h2, p, code, button', async (scheme, width) => {
+            await panel.screenshot({ path: path.join(SHOTS, `too-large-rank-panel-${scheme}-${width}.png`) });
+            await page.locator('[data-testid="ascend-rank-table"]').screenshot({ path: path.join(SHOTS, `too-large-rank-table-${scheme}-${width}.png`) });
+            await hoverCell();
+            await page.screenshot({ path: path.join(SHOTS, `too-large-rank-tooltip-${scheme}-${width}.png`) });
+            await page.mouse.move(0, 0);
+          });
+          await page.emulateMedia({ colorScheme: 'light' });
+        }
+        // Its button opens the next rank read, whose views come back with its rows.
+        const next = cli.ranks[cli.ranks.indexOf(lost) + 1];
+        await page.click('[data-testid="ascend-rank-failed-next"]');
+        await panel.waitFor({ state: 'hidden', timeout: 30000 });
+        const nextAt = String(Number(lostAt) + 1);
+        await page.waitForFunction((i) => {
+          const t = document.querySelector('[data-testid="ascend-table"]');
+          return t && t.dataset.rank === i && t.dataset.state === 'ready';
+        }, nextAt, { timeout: 60000 });
+        assert.equal(await page.getAttribute('[data-testid="ascend-table"]', 'data-total'), String(next.rows));
         // The job-wide export: the ranks read, and their rows, nothing of the rank left out.
         const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 60000 }), page.click('[data-testid="export-memory-events"]')]);
         const records = csvRecords(readFileSync(await dl.path(), 'utf8'));

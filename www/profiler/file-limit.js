@@ -42,15 +42,16 @@ export function largeFiles(files, runDirs, limit) {
   return files.filter((f) => over(f, limit) && runDirs.some((d) => f.path.startsWith(`${d}/`)));
 }
 
-/** A part's key: its run folders, as `ascend.parts` lists them. */
+/** A part's key (or a rank's): its run folders, as `ascend.parts` lists them. */
 const key = (p) => p.run_dirs.join('\n');
 
 /**
  * Looks at a drop (`dropped`: the worker's `load` request, `{ files }`; null for files that are
  * in the worker alone, a side of a comparison) before the tab reads it. Resolves to null when no
  * rank is left out (no file is over the limit: the worker is not even asked), else to `{ notice,
- * skipped(part), kept, none }`: the panel that names the files, whether a part (as `ascend.parts`
- * gives it) is left out, the run folders of the ranks read, and whether none is.
+ * skipped(part), kept, none, all, leftOut }`: the panel that names the files, whether a part (as
+ * `ascend.parts` gives it) is left out, the run folders of the ranks read, whether none is, every
+ * part of the job, and the parts left out (`{ part, files: [{ path, bytes }], limit, error }`).
  */
 export async function screenDrop(client, dropped) {
   const limit = fileLimit();
@@ -62,7 +63,98 @@ export async function screenDrop(client, dropped) {
   if (!notice) return null;
   const left = new Set(all.filter((p, i) => big[i].length).map(key));
   const kept = all.filter((p) => !left.has(key(p)));
-  return { notice, skipped: (p) => left.has(key(p)), kept: kept.flatMap((p) => p.run_dirs), none: kept.length === 0 };
+  const leftOut = all.flatMap((p, i) => {
+    if (!big[i].length) return [];
+    const files = big[i].map((f) => ({ path: f.path, bytes: f.file.size }));
+    return [{ part: p, files, limit, error: tooLargeError(files, limit) }];
+  });
+  return { notice, skipped: (p) => left.has(key(p)), kept: kept.flatMap((p) => p.run_dirs), none: kept.length === 0, all, leftOut };
+}
+
+/**
+ * The reason a rank is left out, as its failed summary states it ("too large: PATH is 1.50 GiB,
+ * more than the 1.00 GiB this page reads of one file", one clause per file, joined by "; "):
+ * `files` (`{ path, bytes }`) are its files over `limit`.
+ */
+export function tooLargeError(files, limit) {
+  return `too large: ${files.map((f) => `${f.path} is ${bytesApart(f.bytes, limit).join(', more than the ')} this page reads of one file`).join('; ')}`;
+}
+
+/**
+ * Marks the ranks of `ranks` (a report's, listed with their run folders) that `screen` left out:
+ * each gets `tooLarge: { files, limit }` (its files over the limit, with their sizes), which the
+ * overview, the rank bar and the rank's panel show.
+ */
+export function markLeftOut(ranks, screen) {
+  if (!screen) return;
+  const left = new Map(screen.leftOut.map((l) => [key(l.part), l]));
+  for (const r of ranks) {
+    const l = left.get(key(r));
+    if (l) r.tooLarge = { files: l.files, limit: l.limit };
+  }
+}
+
+/**
+ * The job of the page's one worker (`ascend.open` of the ranks `screen` kept: `{ report, ranks,
+ * … }`) with the ranks left out listed too, in the job's order, as failed ranks marked too large
+ * (no figures, the reason naming each file and its size), the way the worker pool lists them; the
+ * totals count them (ranks, failed ranks, roles) and each one's reason is among the warnings, as
+ * the core's job overview of a pool does. Returns `{ job, worker(i) }`: `worker(i)` is the index
+ * in the worker's job of rank `i` of the new one, -1 for a rank left out.
+ */
+export function withLeftOut(job, screen) {
+  const { report, ranks } = job;
+  const left = new Map(screen.leftOut.map((l) => [key(l.part), l]));
+  const read = new Map(report.ranks.map((r, i) => [key(r), i]));
+  // The job's order is the order of its parts (the worker's job keeps it, less the ranks left out).
+  const order = [];
+  for (const p of screen.all) {
+    const k = key(p);
+    if (left.has(k)) order.push(left.get(k));
+    else if (read.has(k)) {
+      order.push(read.get(k));
+      read.delete(k);
+    }
+  }
+  order.push(...read.values());
+  const at = order.map((x) => (typeof x === 'number' ? x : -1));
+  const leftOut = order.filter((x) => typeof x !== 'number');
+  const newRanks = order.map((x) => (typeof x === 'number' ? report.ranks[x] : leftOutRank(x)));
+  const infos = order.map((x, index) => (typeof x === 'number'
+    ? { ...ranks[x], index }
+    : { origin_ns: '0', end: 0, active_start: 0, peak: null, components: [], steps: [], records_aside: null, index }));
+  const peak = report.totals.peak_rank;
+  const totals = {
+    ...report.totals,
+    ranks: report.totals.ranks + leftOut.length,
+    failed_ranks: (report.totals.failed_ranks || 0) + leftOut.length,
+    roles: new Set(newRanks.map((r) => r.role)).size,
+    warnings: report.totals.warnings + leftOut.length,
+    peak_rank: peak === null || peak === undefined ? peak : at.indexOf(peak),
+  };
+  const warnings = [...leftOut.map((l) => ({ severity: 'error', file: l.part.run_dirs[0] || '', message: l.error })), ...report.warnings];
+  return {
+    job: { ...job, report: { ...report, ranks: newRanks, totals, warnings }, ranks: infos },
+    worker: (i) => (i >= 0 && i < at.length ? at[i] : -1),
+  };
+}
+
+/**
+ * The report object of a rank left out (`l`: an entry of `screen.leftOut`): the keys of a rank's
+ * report with nothing measured, failed with the reason, marked too large (as the core's job
+ * overview lists a failed rank's summary).
+ */
+function leftOutRank(l) {
+  const p = l.part;
+  return {
+    role: p.role, rank: p.rank ?? 'unknown', step: p.step ?? null, run_dirs: p.run_dirs,
+    rows: 0, rows_pta: 0, rows_ge: 0, stacks: { direct: 0, via_forward: 0, approximate: 0, none: 0 },
+    peak_allocated_bytes: 0, peak_reserved_bytes: 0, peak_active_bytes: 0, peak_time_ns: 0, peak_source: 'none',
+    fragmentation_bytes: 0, unreleased_rows: 0, unreleased_bytes: 0, group_by: 'frame',
+    live_at_peak: [], step_peaks: [], module_peaks: [], trace_ops: 0, trace_events: 0,
+    source: 'none', framework: '', device: null,
+    status: 'error', error: l.error, tooLarge: { files: l.files, limit: l.limit },
+  };
 }
 
 /**

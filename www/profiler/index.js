@@ -3,7 +3,7 @@
 // stack, live set at the peak, unreleased, export — over one shared selection (state.js).
 import { el } from '../ui/dom.js';
 import { downloadCanvas } from '../ui/download.js';
-import { bytes, int, plural } from '../format.js';
+import { bytes, bytesApart, int, plural } from '../format.js';
 import { createState } from './state.js';
 import { ms, rankLabel } from './common.js';
 import { overview, warningsBlock } from './overview.js';
@@ -18,7 +18,8 @@ import { callStack } from './stack.js';
 import { liveSet, unreleasedSet } from './groups.js';
 import { exportView } from './export.js';
 import { mountPooled } from './pooled.js';
-import { screenDrop, noneRead } from './file-limit.js';
+import { screenDrop, noneRead, withLeftOut } from './file-limit.js';
+import { tooLarge, failedWord } from './rank-table.js';
 import { poolSize } from '../worker-pool.js';
 
 /** The analysis module (see www/analyses.js). */
@@ -145,7 +146,23 @@ function mountOne(root, ctx, screened) {
     }
     // Answers that arrive after these views were unmounted (a new drop) go nowhere: the worker
     // has closed their job, and the views are gone.
-    const client = mountedClient(ctx.client, () => unmounted);
+    let client = mountedClient(ctx.client, () => unmounted);
+    if (screen && screen.leftOut.length) {
+      // The ranks left out are listed with the others, as the pool lists them; the worker's job
+      // holds the ranks read alone, so a view's rank is its index there, and a rank left out is
+      // never asked about (its views are replaced by its panel).
+      const merged = withLeftOut(job, screen);
+      job = merged.job;
+      const inner = client;
+      client = {
+        call: (method, params, onProgress) => {
+          if (!method.startsWith('ascend.') || typeof params?.rank !== 'number') return inner.call(method, params, onProgress);
+          const at = merged.worker(params.rank);
+          if (at < 0) return Promise.reject(new Error(job.report.ranks[params.rank]?.error || `no rank ${params.rank}`));
+          return inner.call(method, { ...params, rank: at }, onProgress);
+        },
+      };
+    }
     await build(root, job, { ...ctx, client }, (d) => disposers.push(d), { before: screen ? screen.notice : null });
   })();
 
@@ -192,9 +209,10 @@ function emptyJob(root, job) {
 
 /**
  * The panel shown instead of a rank's views when that rank was not read (its reader failed or
- * died): which rank, why, and how to go on — another rank of the job (a button opens the next one
- * read), or the command line, which reads it outside the tab. `show(i)` fills it for rank `i`, or
- * hides it (null).
+ * died, or it was left out for a file larger than the page reads): which rank, why (for a file
+ * too large: which file, its size against the limit), and how to go on — another rank of the job
+ * (a button opens the next one read), or the command line, which reads it outside the tab.
+ * `show(i)` fills it for rank `i`, or hides it (null).
  */
 function failedRankPanel(report, select) {
   const title = el('h2');
@@ -202,8 +220,9 @@ function failedRankPanel(report, select) {
   const folders = el('p');
   const next = el('button', { type: 'button', 'data-testid': 'ascend-rank-failed-next' });
   const cli = el('p');
+  const marked = el('span');
   const node = el('section', { class: 'panel rank-failed', 'data-testid': 'ascend-rank-failed', hidden: true, role: 'status' },
-    title, reason, folders, el('p', {}, 'Its row of the job overview is marked “not read”: it has no figures, charts or tables here. ', next), cli);
+    title, reason, folders, el('p', {}, marked, next), cli);
   let target = null;
   next.addEventListener('click', () => {
     if (target !== null) select(target);
@@ -216,10 +235,20 @@ function failedRankPanel(report, select) {
       if (i === null) return;
       const r = report.ranks[i];
       const dirs = r.run_dirs || [];
-      title.textContent = `${rankLabel(r)} was not read`;
-      // The reason as the pool gives it ("not read: the analysis worker …"), as a sentence.
-      const why = String(r.error || 'no reason was given').replace(/^not read:\s*/, '');
-      reason.textContent = `${why.charAt(0).toUpperCase()}${why.slice(1)}${/[.!?]$/.test(why) ? '' : '.'}`;
+      const big = tooLarge(r);
+      node.dataset.reason = big ? 'too-large' : 'not-read';
+      title.textContent = big ? `${rankLabel(r)} was not read: a file is too large for the page` : `${rankLabel(r)} was not read`;
+      if (big && r.tooLarge) {
+        // Each file over the limit with its size, and the limit, printed so that the two differ.
+        reason.replaceChildren(...r.tooLarge.files.flatMap((f, k) => [k ? ' ' : '', el('code', { text: f.path }),
+          ` is ${bytesApart(f.bytes, r.tooLarge.limit).join(', more than the ')} this page reads of one file.`]),
+        ' A browser tab holds at most 4 GiB of WebAssembly memory.');
+      } else {
+        // The reason as the pool gives it ("not read: the analysis worker …"), as a sentence.
+        const why = String(r.error || 'no reason was given').replace(/^(not read|too large):\s*/, '');
+        reason.textContent = `${why.charAt(0).toUpperCase()}${why.slice(1)}${/[.!?]$/.test(why) ? '' : '.'}`;
+      }
+      marked.textContent = `Its row of the job overview is marked “${failedWord(r)}”: it has no figures, charts or tables here. `;
       folders.replaceChildren(dirs.length > 1 ? 'Its run folders: ' : 'Its run folder: ', ...dirs.flatMap((d, k) => [k ? ', ' : '', el('code', { text: d })]));
       // The next rank that was read, after this one in the job's order (wrapping round).
       const n = report.ranks.length;
@@ -266,7 +295,7 @@ async function build(root, job, ctx, onDispose, options = {}) {
     ...(withNone ? [el('option', { value: '', text: 'no comparison' })] : []),
     ...report.ranks.map((r, i) => el('option', {
       value: String(i),
-      text: unread(i) ? `${rankLabel(r)} — not read` : `${rankLabel(r)} — peak ${bytes(r.peak_allocated_bytes)}`,
+      text: unread(i) ? `${rankLabel(r)} — ${tooLarge(r) ? 'too large' : 'not read'}` : `${rankLabel(r)} — peak ${bytes(r.peak_allocated_bytes)}`,
       // A rank that was not read has no curve to compare with.
       disabled: withNone && unread(i),
     })),

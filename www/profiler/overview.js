@@ -6,7 +6,7 @@ import { el } from '../ui/dom.js';
 import { bytes, exactBytes, int, plural } from '../format.js';
 import { rankLabel, section } from './common.js';
 import { rankMatrix } from './rank-matrix.js';
-import { rankTable } from './rank-table.js';
+import { rankTable, tooLarge } from './rank-table.js';
 
 /**
  * Renders the overview into a section; returns { node, update(state) }. `soon(i)`, if given, is
@@ -34,7 +34,7 @@ export function overview({ report, ranks }, store, { soon = null } = {}) {
   const metrics = el('div', { class: 'metrics' },
     metric('ascend-ranks', 'Ranks', totals.ranks, int(totals.ranks), plural(totals.roles, 'role')),
     metric('ascend-rows', 'Allocation rows', totals.rows, int(totals.rows), `${int(totals.rows_ge)} of them cann:: (GE)`),
-    metric('ascend-warnings', 'Warnings', totals.warnings, int(totals.warnings), filesLine(totals)),
+    metric('ascend-warnings', 'Warnings', totals.warnings, int(totals.warnings), filesLine(totals, summaries.filter(tooLarge).length)),
     peak
       ? el('div', { class: 'metric peak-metric', 'data-metric': 'ascend-peak', 'data-value': String(peak.peak_allocated_bytes), title: exactBytes(peak.peak_allocated_bytes) },
           el('div', { class: 'label', text: 'Highest peak allocated' }),
@@ -94,12 +94,16 @@ export function overview({ report, ranks }, store, { soon = null } = {}) {
 }
 
 /**
- * "2 ranks failed, 1 file rejected, 1 file not analysed", or "every file read". Failed ranks are a
- * job summary's: ranks whose analysis failed where they ran (the reasons are among the warnings).
+ * "2 ranks failed, 1 rank too large, 1 file rejected, 1 file not analysed", or "every file read".
+ * Failed ranks are a job summary's (ranks whose analysis failed where they ran) or a worker
+ * pool's (ranks its readers could not read); the reasons are among the warnings. Of them, `big`
+ * were left out for a file larger than the page reads.
  */
-function filesLine(totals) {
+function filesLine(totals, big = 0) {
   const parts = [];
-  if (totals.failed_ranks) parts.push(`${plural(totals.failed_ranks, 'rank')} failed`);
+  const failed = (totals.failed_ranks || 0) - big;
+  if (failed > 0) parts.push(`${plural(failed, 'rank')} failed`);
+  if (big) parts.push(`${plural(big, 'rank')} too large`);
   if (totals.rejected) parts.push(`${plural(totals.rejected, 'file')} rejected`);
   if (totals.ignored) parts.push(`${plural(totals.ignored, 'file')} not analysed`);
   return parts.length ? parts.join(', ') : 'every file read';

@@ -18,7 +18,7 @@ import { joinLists } from '../json-lists.js';
 import { download } from '../ui/download.js';
 import { JOB_EXPORTS } from './export.js';
 import { rankLabel } from './common.js';
-import { noneRead } from './file-limit.js';
+import { noneRead, markLeftOut } from './file-limit.js';
 
 /**
  * Mounts the pooled tab in `root` with `size` readers. `screened` is the drop's per-file check
@@ -145,12 +145,17 @@ export function mountPooled(root, ctx, size, screened, { build, emptyJob, failed
       // reader answers about it, so the page's worker does not read it a second time.
       const read = await pool.summarize(ctx.dropped(), parts, onProgress, parts[0].run_dirs);
       mark('summarized');
-      // Ranks whose reader failed or died are in the job as failed ranks, with the reason.
-      const unread = read.failed.map((f) => ({ part: parts[f.index], error: `not read: ${f.error}` }));
+      // Ranks whose reader failed or died are in the job as failed ranks, with the reason; so are
+      // the ranks left out for a file larger than the page reads (marked so below).
+      const unread = [
+        ...read.failed.map((f) => ({ part: parts[f.index], error: `not read: ${f.error}` })),
+        ...(screen ? screen.leftOut.map((l) => ({ part: l.part, error: l.error })) : []),
+      ];
       const lost = unread.length ? await client.call('ascend.failedRanks', { failed: unread }) : '[]';
       const ranks = joinLists([...read.texts, lost]);
       handOver(ranks);
       const report = await client.call('ascend.overviewOf', { ranks });
+      markLeftOut(report.ranks, screen);
       mark('overviewOf');
       root.dataset.timings = JSON.stringify({ readers: read.timings.map((r) => ({ ...r, spawn: Math.round(r.spawn), engine: Math.round(r.engine), loaded: Math.round(r.loaded), answered: Math.round(r.answered) })) });
       for (const r of rows) r.bar.style.width = '100%';

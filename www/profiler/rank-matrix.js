@@ -10,7 +10,7 @@ import { el, cssVar } from '../ui/dom.js';
 import { bytes, exactBytes, int } from '../format.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { rankLabel } from './common.js';
-import { failedRank, failedWord } from './rank-table.js';
+import { failedRank, failedWord, tooLarge } from './rank-table.js';
 
 /** Layout in CSS pixels: the role column, the header row and one cell (gap included). */
 const LABEL_W = 170;
@@ -60,6 +60,20 @@ const rankKey = (r) => `${r.role}\u0000${r.step ?? ''}\u0000${r.rank}`;
 /** "▲ 190 % vs role": how far a rank stands from its role's median. */
 export function outlierFlag(o) {
   return `${o.deviation_permille > 0 ? '▲' : '▼'} ${(Math.abs(o.deviation_permille) / 10).toFixed(0)} % vs role`;
+}
+
+/**
+ * The second line of the cell of a rank left out for its size: the size of its files too large
+ * ("file 1.50 GiB"), the bare size when that is wider than the cell (`cw`), in the cell's small
+ * type on `g`.
+ */
+function leftOutSize(g, r, cw) {
+  const files = r.tooLarge ? r.tooLarge.files : [];
+  if (!files.length) return 'no figures';
+  const size = bytes(files.reduce((n, f) => n + f.bytes, 0));
+  const text = `${files.length === 1 ? 'file' : 'files'} ${size}`;
+  g.font = colours().small;
+  return g.measureText(text).width > cw - 10 ? size : text;
 }
 
 /** How long the pointer rests on a cell before `soon(i)` is called for its rank (ms). */
@@ -179,10 +193,16 @@ export function rankMatrix(report, open, soon = null) {
         if (g.measureText(flag).width > cw - 10) flag = flag.replace(/ vs role$/, '');
       }
       // A failed rank's zeros are no figures: its cell says so in words, with a mark.
+      // A rank left out for a file too large for the page gives that file's size instead.
       t = failedRank(s)
-        ? { failed: `✕ ${failedWord(s)}`, peak: '', reserved: 'no figures', flag: null, heat: '0' }
+        ? { failed: `✕ ${failedWord(s)}`, peak: '', reserved: tooLarge(s) ? leftOutSize(g, s, cw) : 'no figures', flag: null, heat: '0' }
         : { peak: bytes(s.peak_allocated_bytes), reserved: `res. ${bytes(s.peak_reserved_bytes)}`, flag, heat: ((8 + heat(s.peak_allocated_bytes) * 60) / 100).toFixed(3) };
-      if (!t.failed) {
+      if (t.failed) {
+        // "✕ too large" is wider than a cell: the word stays, the mark goes (the cell's error
+        // colours and dashed frame still mark it).
+        g.font = colours().bold;
+        if (g.measureText(t.failed).width > cw - 10) t.failed = failedWord(s);
+      } else {
         // "res. 1000.0 GiB" is wider than a cell: the figure keeps its room, the word goes.
         g.font = colours().small;
         if (g.measureText(t.reserved).width > cw - 10) t.reserved = bytes(s.peak_reserved_bytes);
@@ -349,6 +369,11 @@ export function rankMatrix(report, open, soon = null) {
 
   function describe(i) {
     const r = summaries[i];
+    if (tooLarge(r)) {
+      // Which file, its size and the limit, one line each.
+      const why = String(r.error || '').replace(/^too large:\s*/, '').split('; ').filter(Boolean);
+      return [rankLabel(r), 'not read: a file is too large for the page', ...why, 'no figures (read it with memlens profiler or memlens serve)'];
+    }
     if (failedRank(r)) return [rankLabel(r), `${failedWord(r) === 'not read' ? 'not read' : 'failed'}: ${String(r.error || 'no reason given').replace(/^not read:\s*/, '')}`, 'no figures (its zeros are left out of the job’s lowest peak)'];
     const o = outlierOf(i);
     const lines = [rankLabel(r), `peak allocated ${exactBytes(r.peak_allocated_bytes)}`, `peak reserved ${exactBytes(r.peak_reserved_bytes)}`];

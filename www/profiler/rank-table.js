@@ -20,27 +20,48 @@ const none = (v) => v === null || v === undefined;
 export const failedRank = (r) => r.status === 'error';
 
 /**
- * What a failed rank's cells say in place of its zeros: "not read" when the page could not read it
- * (its reader died), "failed" when its analysis failed where it ran (a job summary file).
+ * Whether rank `r` was left out before reading because a file of it is larger than the page
+ * reads (www/profiler/file-limit.js `markLeftOut` gives it `tooLarge: { files, limit }`; a
+ * summary handed on without that mark still says so in its reason).
+ */
+export const tooLarge = (r) => failedRank(r) && (Boolean(r.tooLarge) || /^too large\b/.test(r.error || ''));
+
+/**
+ * What a failed rank's cells say in place of its zeros: "too large" when it was left out for a
+ * file larger than the page reads, "not read" when the page could not read it (its reader died),
+ * "failed" when its analysis failed where it ran (a job summary file).
  */
 export function failedWord(r) {
+  if (tooLarge(r)) return 'too large';
   return /^not read\b/.test(r.error || '') ? 'not read' : 'failed';
 }
 
+/** Why a failed rank has no figures, as a sentence's start: "this rank was not read: …". */
+export function failedReason(r) {
+  const why = String(r.error || 'no reason given').replace(/^(not read|too large):\s*/, '');
+  return `${failedWord(r) === 'failed' ? 'this rank failed' : 'this rank was not read'}: ${tooLarge(r) ? `a file is too large for the page: ${why}` : why}`;
+}
+
 /** A failed rank's figure cell: a dash, with the reason in its title. */
-const noFigure = (r) => ({ text: '–', title: `no figure: this rank ${failedWord(r) === 'not read' ? 'was not read' : 'failed'} (${r.error || 'no reason given'})` });
+const noFigure = (r) => ({ text: '–', title: `no figure: ${failedReason(r)}` });
 
 /**
  * The columns: header, its least width in px (`min`, widened to the widest cell: numbers are never
  * cut) and share of the rest (`fr`), tooltip of the header, the sort key of rank index `i`, the
- * cell (`format` of virtual-table.js) of a row `{ r, info, i }`, and `fit` (the text of a row
- * whose width the column must hold, in the cell's `font`; none for a column whose text may be cut
- * with its whole value in the title).
+ * cell (`format` of virtual-table.js) of a row `{ r, info, i }`, and `fit(r, info)` (the text of
+ * a row whose width the column must hold, in the cell's `font`; none for a column whose text may
+ * be cut with its whole value in the title), with `shape(r, info)`: the shape of that text (see
+ * `widest`), worked out without writing the text where that is cheaper.
  */
 function columns(summaries, ranks) {
   const rankKey = (i) => (typeof summaries[i].rank === 'number' ? summaries[i].rank : Infinity);
-  const figure = (format) => (_, row) => (failedRank(row.r) ? noFigure(row.r) : format(row));
-  const text = (col) => (r, info) => col.format(null, { r, info }).text;
+  // A figure's column: its cell's text and title of a rank read, a dash for a rank that was not;
+  // `shape(r, info)` is the shape of the text (see `shape` below).
+  const figure = (text, title, shape) => ({
+    format: (_, row) => (failedRank(row.r) ? noFigure(row.r) : { text: text(row.r, row.info), title: title(row.r, row.info) }),
+    fit: (r, info) => (failedRank(r) ? '–' : text(r, info)),
+    shape: (r, info) => (failedRank(r) ? '–' : shape(r, info)),
+  });
   const cols = [
     {
       key: 'role', name: 'Role', min: 90, fr: 1.2, sortKey: (i) => summaries[i].role || '',
@@ -50,21 +71,23 @@ function columns(summaries, ranks) {
       key: 'rank', name: 'Rank', kind: 'int', min: 92, fr: 0.8, sortKey: rankKey,
       format: (_, { r }) => ({
         nodes: [r.rank === 'unknown' ? rankText(r) : String(r.rank), failedRank(r) ? failedBadge(r) : sourceBadge(r.source)],
-        title: failedRank(r) ? `${failedWord(r) === 'not read' ? 'this rank was not read' : 'this rank failed'}: ${r.error || 'no reason given'}` : r.rank === 'unknown' ? 'profiler_info names no rank number' : '',
+        title: failedRank(r) ? failedReason(r) : r.rank === 'unknown' ? 'profiler_info names no rank number' : '',
       }),
       // The number and its badge; "MM" stands for the badge's margin, padding and border (its
       // smaller type makes this a little more than it takes).
       fit: (r) => `${r.rank === 'unknown' ? rankText(r) : String(r.rank)} ${failedRank(r) ? failedWord(r) : r.source}MM`,
+      shape: (r) => (typeof r.rank === 'number' && !failedRank(r) && r.source === 'text' ? countShape(r.rank)
+        : `${r.rank === 'unknown' ? rankText(r) : countShape(r.rank)} ${failedRank(r) ? failedWord(r) : r.source}`),
     },
     {
       key: 'step', name: 'Step', kind: 'int', min: 56, fr: 0.4, sortKey: (i) => (none(summaries[i].step) ? -1 : summaries[i].step),
       format: (_, { r }) => ({ text: none(r.step) ? '' : String(r.step), title: none(r.step) ? 'no step' : `step ${r.step}` }),
-      fit: true,
+      fit: (r) => (none(r.step) ? '' : String(r.step)),
+      shape: (r) => (none(r.step) ? '' : countShape(r.step)),
     },
     {
       key: 'rows', name: 'Rows', kind: 'int', min: 64, fr: 0.6, sortKey: (i) => summaries[i].rows,
-      format: figure(({ r }) => ({ text: int(r.rows), title: `${int(r.rows_pta)} ${allocatorName(r)} + ${int(r.rows_ge)} cann:: (GE)` })),
-      fit: true,
+      ...figure((r) => int(r.rows), (r) => `${int(r.rows_pta)} ${allocatorName(r)} + ${int(r.rows_ge)} cann:: (GE)`, (r) => countShape(r.rows)),
     },
     {
       key: 'stacks', name: 'Call stacks', min: 310, fr: 2.6, class: 'stacks',
@@ -73,23 +96,32 @@ function columns(summaries, ranks) {
         const st = summaries[i].stacks;
         return st.direct / Math.max(1, st.direct + st.via_forward + st.approximate + st.none);
       },
-      format: figure(({ r }) => coverage(r)),
-      // The counts under the bar, in their own smaller type.
-      fit: (r) => (failedRank(r) ? '–' : coverageText(r.stacks)),
+      // A rank left out for a file too large for the page names the file and its size here.
+      format: (_, { r }) => (tooLarge(r) ? tooLargeFiles(r) : failedRank(r) ? noFigure(r) : coverage(r)),
+      // The counts under the bar, in their own smaller type (the file of a rank left out too).
+      fit: (r) => (tooLarge(r) ? tooLargeText(r) : failedRank(r) ? '–' : coverageText(r.stacks)),
+      shape: (r) => {
+        if (tooLarge(r)) return tooLargeText(r);
+        if (failedRank(r)) return '–';
+        // Four counts and the same words between them: their digits in all.
+        const st = r.stacks;
+        const n = [st.direct, st.via_forward, st.approximate, st.none].map(countShape);
+        return n.every((d) => typeof d === 'number' && d > 0) ? n[0] + n[1] + n[2] + n[3] : coverageText(st);
+      },
       font: '11px',
     },
     {
       key: 'peak', name: 'Peak allocated', kind: 'bytes', min: 88, fr: 0.9, class: 'strong', sortKey: (i) => summaries[i].peak_allocated_bytes,
       format: (_, { r }) => (failedRank(r)
-        ? { nodes: [failedMark(r)], title: `${failedWord(r) === 'not read' ? 'this rank was not read' : 'this rank failed'}: ${r.error || 'no reason given'}` }
+        ? { nodes: [failedMark(r)], title: failedReason(r) }
         : { text: bytes(r.peak_allocated_bytes), title: `${exactBytes(r.peak_allocated_bytes)} (from ${r.peak_source})` }),
       fit: (r) => (failedRank(r) ? `✕ ${failedWord(r)}` : bytes(r.peak_allocated_bytes)),
+      shape: (r) => (failedRank(r) ? `✕ ${failedWord(r)}` : bytesShape(r.peak_allocated_bytes)),
       font: '600 12.5px',
     },
     {
       key: 'reserved', name: 'Peak reserved', kind: 'bytes', min: 88, fr: 0.9, sortKey: (i) => summaries[i].peak_reserved_bytes,
-      format: figure(({ r }) => ({ text: bytes(r.peak_reserved_bytes), title: exactBytes(r.peak_reserved_bytes) })),
-      fit: true,
+      ...figure((r) => bytes(r.peak_reserved_bytes), (r) => exactBytes(r.peak_reserved_bytes), (r) => bytesShape(r.peak_reserved_bytes)),
     },
     {
       key: 'at', name: 'Peak at', kind: 'ms', min: 90, fr: 0.9,
@@ -97,21 +129,22 @@ function columns(summaries, ranks) {
       format: (_, { r, info }) => (failedRank(r) ? noFigure(r) : info && !none(info.peak)
         ? { text: ms(info.peak), title: timeTitle(info.origin_ns, info.peak) }
         : { text: '–', title: 'no allocator data' }),
-      fit: true,
+      fit: (r, info) => (failedRank(r) || !info || none(info.peak) ? '–' : ms(info.peak)),
+      shape: (r, info) => (failedRank(r) || !info || none(info.peak) ? '–' : msShape(info.peak)),
     },
     {
       key: 'fragmentation', name: 'Reserved − allocated', kind: 'bytes', min: 100, fr: 1, sortKey: (i) => summaries[i].fragmentation_bytes,
       title: 'reserved but not allocated at the peak (fragmentation)',
-      format: figure(({ r }) => ({ text: bytes(r.fragmentation_bytes), title: `${exactBytes(r.fragmentation_bytes)} reserved but not allocated at the peak (fragmentation)` })),
-      fit: true,
+      ...figure((r) => bytes(r.fragmentation_bytes), (r) => `${exactBytes(r.fragmentation_bytes)} reserved but not allocated at the peak (fragmentation)`, (r) => bytesShape(r.fragmentation_bytes)),
     },
     {
       key: 'unreleased', name: 'Unreleased', kind: 'bytes', min: 110, fr: 1, sortKey: (i) => summaries[i].unreleased_bytes,
-      format: figure(({ r }) => ({ text: `${int(r.unreleased_rows)} · ${bytes(r.unreleased_bytes)}`, title: exactBytes(r.unreleased_bytes) })),
-      fit: true,
+      ...figure((r) => `${int(r.unreleased_rows)} · ${bytes(r.unreleased_bytes)}`, (r) => exactBytes(r.unreleased_bytes), (r) => {
+        const [a, b] = [countShape(r.unreleased_rows), bytesShape(r.unreleased_bytes)];
+        return typeof a === 'number' && typeof b === 'number' ? a * 65536 + b : `${a} · ${b}`;
+      }),
     },
   ];
-  for (const c of cols) if (c.fit === true) c.fit = text(c);
   return cols;
 }
 
@@ -120,44 +153,131 @@ const CELL_PAD = 17;
 
 let measurer = null;
 
+/** Any decimal digit, wherever it stands in a text. */
+const DIGITS = /[0-9]/g;
+
 /**
- * The width in px of the widest of `texts` set in `font` (a CSS font's size and weight; the
- * page's family). The cells set figures in tabular digits, so every digit counts as wide as the
- * widest one, and texts of one shape (the same text with other digits) are measured once.
+ * The number of decimal digits of a whole `n` ≥ 0, without writing it (the fit asks it of every
+ * rank, in code that has run too little to be optimised: comparisons cost less than a text).
  */
-function widest(texts, font) {
+function digitCount(n) {
+  let d = 1;
+  for (let p = 10; n >= p && d < 16; p *= 10) d++;
+  return d;
+}
+
+/**
+ * The shape of the text of a count as `int` or `String` write it ("1,234,567", "1234567"): its
+ * number of digits, negative for a negative count (its grouping follows from them). A number
+ * that is not a whole one (or beyond 10^15) is a shape of its own (its text).
+ */
+function countShape(n) {
+  if (!Number.isSafeInteger(n) || Math.abs(n) >= 1e15) return `#${n}`;
+  return n < 0 ? -digitCount(-n) : digitCount(n);
+}
+
+/** 1024 to the powers format.js's units stand for (B, KiB, … PiB). */
+const UNIT_SIZES = [1, 2 ** 10, 2 ** 20, 2 ** 30, 2 ** 40, 2 ** 50];
+
+/**
+ * The shape of the text `bytes(n)` writes (format.js): its unit, its sign and its number of
+ * digits. It writes "[-]N UNIT": N a whole count below 1 KiB, else the size in the largest unit
+ * it reaches (1 to 1024 of it: the division by 1024 is exact) with 2 decimals below 100 and 1
+ * above, so a shape has one set of characters besides its digits. The digits follow from the
+ * size but where rounding can add one (9.995… → "10.00", 99.995… → "100.00", 999.95… →
+ * "1000.0"): there, and for anything unusual, the text itself is the shape.
+ */
+function bytesShape(n) {
+  const neg = n < 0;
+  const a = Math.abs(n);
+  if (!Number.isFinite(a)) return bytes(n);
+  let u = 0;
+  while (u < UNIT_SIZES.length - 1 && a >= UNIT_SIZES[u + 1]) u++;
+  const v = a / UNIT_SIZES[u];
+  let digits;
+  if (u === 0) {
+    if (!Number.isInteger(v)) return bytes(n);
+    digits = digitCount(v);
+  } else if (v < 9.99) digits = 3;
+  else if (v >= 10 && v < 99.99) digits = 4;
+  else if (v >= 100 && v < 999.9) digits = 4;
+  else if (v >= 1000 && u < UNIT_SIZES.length - 1) digits = 5;
+  else return bytes(n);
+  return (u * 16 + digits) * 2 + (neg ? 1 : 0);
+}
+
+/**
+ * The shape of the text `ms(ns)` writes (common.js, "[-]N.NNN ms"): its sign and its number of
+ * digits; near a power of ten, where rounding can add a digit, and beyond 10^12 ms, its text.
+ */
+function msShape(ns) {
+  const x = Math.abs(ns) / 1e6;
+  if (!Number.isFinite(x) || x >= 1e12) return ms(ns);
+  let d = 1;
+  let p = 10;
+  while (x >= p) {
+    d++;
+    p *= 10;
+  }
+  if (x >= p - 0.001) return ms(ns);
+  return (d + 3) * 2 + (ns < 0 ? 1 : 0);
+}
+
+/**
+ * The width in px of the widest text `c.fit` gives of the ranks (`summaries`, `ranks`), set in
+ * `font` (a CSS font's size and weight and the page's family, `c.font` or 12.5px). A text counts
+ * as its characters other than digits (measured as one string) plus each digit as wide as the
+ * widest digit: the cells set figures in tabular digits, and the counts under the coverage bar,
+ * set in proportional ones, are given the room of the widest. Two texts of one shape — the same
+ * characters besides their digits, and as many digits — are therefore as wide, and `c.shape`
+ * gives each rank's shape without writing its text where it can (a count's digits, a size's
+ * length and unit): only the first rank of each shape has its text written and measured, a few
+ * dozen per column whatever the number of ranks. Shapes differ where a shorter text can be wider
+ * than a longer one (another unit, "✕ not read" in place of a size, "–"), so each is measured.
+ * The result is the width of measuring every rank's text this way (tests/browser/rank-table).
+ */
+function widest(c, summaries, ranks, family) {
   if (!measurer) measurer = document.createElement('canvas').getContext('2d');
   const g = measurer;
-  g.font = `${font} ${getComputedStyle(document.body).fontFamily || 'sans-serif'}`;
+  g.font = `${c.font || '12.5px'} ${family}`;
+  const shape = c.shape || c.fit;
+  const first = new Map();
+  for (let i = 0; i < summaries.length; i++) {
+    const k = shape(summaries[i], ranks[i]);
+    if (!first.has(k)) first.set(k, i);
+  }
   let digit = 0;
   for (const d of '0123456789') digit = Math.max(digit, g.measureText(d).width);
-  const shapes = new Set();
-  for (const t of texts) shapes.add(t.replace(/[0-9]/g, '0'));
-  let most = 0;
-  for (const shape of shapes) {
-    const digits = shape.length - shape.replaceAll('0', '').length;
-    most = Math.max(most, g.measureText(shape.replaceAll('0', '')).width + digits * digit);
+  let w = 0;
+  for (const i of first.values()) {
+    const t = c.fit(summaries[i], ranks[i]);
+    const skeleton = t.replace(DIGITS, '');
+    w = Math.max(w, g.measureText(skeleton).width + (t.length - skeleton.length) * digit);
   }
-  return most;
+  return w;
 }
 
 /**
  * The grid widths of `cols` for the rows `summaries` / `ranks`, each column at least as wide as
- * its widest cell, and the least width of the whole table (`minWidth`): `{ widths, least }`.
+ * its widest cell, the least width of the whole table (`minWidth`), and the width of each fitted
+ * column's widest text in whole px (`texts`, by column key: a hook for the tests and the bench):
+ * `{ widths, least, texts }`.
  */
 function fitColumns(cols, summaries, ranks) {
   // Its cost, for the benchmarks (performance.getEntriesByName('rank-table-fit')).
   performance.mark('rank-table-fit-start');
+  const family = getComputedStyle(document.body).fontFamily || 'sans-serif';
+  const texts = {};
   const widths = cols.map((c) => {
     let least = c.min;
     if (c.fit && summaries.length) {
-      const texts = summaries.map((r, i) => c.fit(r, ranks[i]));
-      least = Math.max(least, Math.ceil(widest(texts, c.font || '12.5px')) + CELL_PAD);
+      texts[c.key] = Math.ceil(widest(c, summaries, ranks, family));
+      least = Math.max(least, texts[c.key] + CELL_PAD);
     }
     return least;
   });
   performance.measure('rank-table-fit', 'rank-table-fit-start');
-  return { widths: cols.map((c, k) => `minmax(${widths[k]}px, ${c.fr}fr)`), least: widths.reduce((a, b) => a + b, 0) };
+  return { widths: cols.map((c, k) => `minmax(${widths[k]}px, ${c.fr}fr)`), least: widths.reduce((a, b) => a + b, 0), texts };
 }
 
 /** The call-stack coverage of a rank's rows: a bar of four parts and their counts. */
@@ -191,6 +311,21 @@ function failedMark(r) {
   return el('span', { class: 'failed-mark', 'data-testid': 'rank-failed-peak', text: `✕ ${failedWord(r)}` });
 }
 
+/** The files of a rank left out for their size, each with its size ("operator_memory.csv is 1.50 GiB"). */
+function tooLargeText(r) {
+  const files = r.tooLarge ? r.tooLarge.files : [];
+  if (!files.length) return 'a file too large for the page';
+  return files.map((f) => `${f.path.slice(f.path.lastIndexOf('/') + 1)} is ${bytes(f.bytes)}`).join('; ');
+}
+
+/** The cell of a rank left out for a file too large for the page: that file and its size, in words. */
+function tooLargeFiles(r) {
+  return {
+    nodes: [el('span', { class: 'too-large-file', 'data-testid': 'rank-too-large-file', text: tooLargeText(r) })],
+    title: failedReason(r),
+  };
+}
+
 /** Which export of a rank was read: a small "db" (database) or "text" (CSV/JSON files) badge. */
 function sourceBadge(source) {
   const db = source === 'db';
@@ -222,6 +357,8 @@ export function rankTable(summaries, ranks, onSelect, soon = null) {
     'data-testid': 'ascend-rank-table',
     'data-total': String(summaries.length),
     'data-total-rows': String(summaries.reduce((n, r) => n + r.rows, 0)),
+    // Each fitted column's widest text in px, as the fit measured it (a hook for the tests).
+    'data-text-widths': JSON.stringify(fitted.texts),
   });
   const table = new VirtualTable(node, {
     columns: cols,
@@ -248,7 +385,8 @@ export function rankTable(summaries, ranks, onSelect, soon = null) {
       stacksViaForward: String(r.stacks.via_forward),
       unreleasedRows: String(r.unreleased_rows),
       source: r.source,
-      status: failedRank(r) ? 'error' : 'ok',
+      status: tooLarge(r) ? 'too-large' : failedRank(r) ? 'error' : 'ok',
+      tooLargeBytes: r.tooLarge ? String(r.tooLarge.files.reduce((n, f) => n + f.bytes, 0)) : '',
       rankIndex: String(i),
     }),
     onRowClick: (i) => onSelect(i),
