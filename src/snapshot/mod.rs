@@ -40,6 +40,8 @@ pub fn read(source: &dyn Source) -> Result<Snapshot, Diagnostic> {
     let mut machine = pickle::Machine::new(source);
     let top = machine.run(&mut builder).map_err(|e| *e)?;
     let end = machine.offset();
+    // Building the model from the pickle's values is a long step of its own for a large file.
+    source.check_stop(end)?;
     let protocol = machine.protocol;
     let mut snap = builder
         .finish(top, protocol, source.len())

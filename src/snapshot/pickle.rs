@@ -28,7 +28,7 @@ use crate::diag::Diagnostic;
 
 /// Errors travel boxed: the hot paths return `Result`s, and a small error keeps them cheap.
 pub(crate) type Fail = Box<Diagnostic>;
-use crate::source::{read_size, Source, DEFAULT_CHUNK};
+use crate::source::{read_size, Source, DEFAULT_CHUNK, STOP_CHECK_BYTES};
 
 /// Longest string kept (longer ones are skipped and counted): a frame name is a few KiB at most.
 pub const MAX_STRING: usize = 1 << 20;
@@ -451,6 +451,10 @@ pub(crate) struct Machine<'a> {
     batches: Batches,
     /// The pickle protocol from the `PROTO` opcode.
     pub protocol: u8,
+    /// The offset at which the next opcode asks whether the load was stopped
+    /// ([`Source::check_stop`], every [`STOP_CHECK_BYTES`]); never for a source that cannot be
+    /// stopped, so files on disk and bytes pay one comparison per opcode and nothing else.
+    next_check: u64,
 }
 
 impl<'a> Machine<'a> {
@@ -465,12 +469,29 @@ impl<'a> Machine<'a> {
             frame_ids: Vec::with_capacity(512),
             batches: Batches::default(),
             protocol: 0,
+            next_check: if src.may_stop() {
+                STOP_CHECK_BYTES
+            } else {
+                u64::MAX
+            },
         }
     }
 
     /// Byte offset of the next opcode (after `STOP`: the end of the pickle).
     pub fn offset(&self) -> u64 {
         self.input.offset()
+    }
+
+    /// Asks the source whether the load was stopped (at `at`, the opcode's offset); its error
+    /// ends the pickle as a failed read would, never with what was read so far.
+    #[cold]
+    fn check_stop(&mut self, at: u64) -> Result<(), Fail> {
+        self.input
+            .src
+            .check_stop(at)
+            .map_err(|e| Box::new(Diagnostic::from(e)))?;
+        self.next_check = at.saturating_add(STOP_CHECK_BYTES);
+        Ok(())
     }
 
     #[cold]
@@ -833,6 +854,9 @@ impl<'a> Machine<'a> {
         self.protocol = proto;
         loop {
             let at = self.input.offset();
+            if at >= self.next_check {
+                self.check_stop(at)?;
+            }
             let op = self.input.u8("an opcode")?;
             match op {
                 0x95 => {

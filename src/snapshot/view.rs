@@ -393,14 +393,27 @@ fn opt_index(v: u32) -> Option<u32> {
 
 impl SnapshotView {
     /// Reads and analyses the snapshot in `source`.
+    ///
+    /// A load that may be stopped (a browser `File`) is asked between the read, the analysis
+    /// (every device's timeline) and the summary, and ends with the stop error at the file's end
+    /// rather than going on with the next step.
     pub fn open(source: &dyn Source) -> Result<SnapshotView, Diagnostic> {
         let snap = super::read(source)?;
-        Ok(SnapshotView::new(snap))
+        let stop = || source.check_stop(source.len()).map_err(Diagnostic::from);
+        stop()?;
+        let analysis = analysis::analyse(&snap);
+        stop()?;
+        Ok(SnapshotView::analysed(snap, analysis))
     }
 
     /// Analyses an already read snapshot.
     pub fn new(snap: Snapshot) -> SnapshotView {
         let analysis = analysis::analyse(&snap);
+        SnapshotView::analysed(snap, analysis)
+    }
+
+    /// The view of `snap` with its `analysis`.
+    fn analysed(snap: Snapshot, analysis: Analysis) -> SnapshotView {
         let summary = summary::summary(&snap, &analysis);
         let cache = analysis
             .devices
