@@ -212,6 +212,11 @@ impl<'s> Database<'s> {
         self.pager.bytes_read()
     }
 
+    /// File offset of the last page a scan or lookup reached (0 before the first).
+    pub fn position(&self) -> u64 {
+        self.pager.position()
+    }
+
     /// Calls `f` for every row of `table`, in rowid order; stops at the first error (the file's
     /// or one `f` returns).
     pub fn scan(

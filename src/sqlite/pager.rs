@@ -7,7 +7,7 @@
 //! the file size; pages are handed out as shared references to their block, never copied.
 
 use super::DbError;
-use crate::source::Source;
+use crate::source::{Source, STOP_CHECK_BYTES};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
@@ -52,6 +52,15 @@ pub struct Pager<'s> {
     slots: RefCell<Vec<Slot>>,
     tick: Cell<u64>,
     read: Cell<u64>,
+    /// Bytes of pages handed out so far (a cached page counts each time: it is parsed again).
+    served: Cell<u64>,
+    /// When `served` reaches this, the next page asks whether the load was stopped
+    /// ([`Source::check_stop`], every [`STOP_CHECK_BYTES`]); never for a source that cannot be
+    /// stopped (files on disk, bytes). Pages come from blocks of 1 MiB, mostly from the cache, so
+    /// a read alone would see a stop only at the next block not yet cached.
+    next_check: Cell<u64>,
+    /// File offset of the last page handed out (where the reader is).
+    last: Cell<u64>,
 }
 
 impl<'s> Pager<'s> {
@@ -64,7 +73,19 @@ impl<'s> Pager<'s> {
             slots: RefCell::new(Vec::new()),
             tick: Cell::new(0),
             read: Cell::new(0),
+            served: Cell::new(0),
+            next_check: Cell::new(if src.may_stop() {
+                STOP_CHECK_BYTES
+            } else {
+                u64::MAX
+            }),
+            last: Cell::new(0),
         }
+    }
+
+    /// File offset of the last page handed out (0 before the first).
+    pub fn position(&self) -> u64 {
+        self.last.get()
     }
 
     /// Pages in the database.
@@ -87,6 +108,13 @@ impl<'s> Pager<'s> {
         }
         let ps = u64::from(self.page_size);
         let offset = u64::from(number - 1) * ps;
+        let served = self.served.get() + ps;
+        self.served.set(served);
+        self.last.set(offset);
+        if served >= self.next_check.get() {
+            self.src.check_stop(offset)?;
+            self.next_check.set(served + STOP_CHECK_BYTES);
+        }
         let block_bytes = BLOCK_BYTES.max(ps);
         let index = offset / block_bytes;
         let t = self.tick.get() + 1;

@@ -175,12 +175,23 @@ pub fn read_db(
         progress,
         export: DbExport::default(),
     };
-    let strings = read_strings(&mut r).map_err(|e| e.to_diagnostic(&file))?;
+    // A stop seen inside a table (the pager asks every MiB of pages) ends that table's scan,
+    // which on its own would only be a damaged table among the warnings: asked again after
+    // each table, it ends the whole read, never with the tables read so far as the export.
+    let stop = |db: &Database<'_>| src.check_stop(db.position()).map_err(Diagnostic::from);
+    let strings = read_strings(&mut r);
+    stop(&db)?;
+    let strings = strings.map_err(|e| e.to_diagnostic(&file))?;
     read_rank(&mut r);
+    stop(&db)?;
     memory::read_op_memory(&mut r, &strings, names);
+    stop(&db)?;
     memory::read_memory_record(&mut r, &strings);
+    stop(&db)?;
     memory::read_module_mem(&mut r);
+    stop(&db)?;
     ops::read_ops(&mut r, &strings, names, stacks);
+    stop(&db)?;
     Ok(r.export)
 }
 
