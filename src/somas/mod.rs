@@ -105,6 +105,18 @@ fn is_solver_log(buf: &[u8]) -> bool {
 
 /// Parses a SOMAS dump of any family held in `buf` (the family and version come from the content).
 pub fn parse_dump(file: &str, buf: &[u8]) -> Result<SomasModel, Diagnostic> {
+    parse_dump_with(file, buf, None)
+}
+
+/// [`parse_dump`] for a load that may be stopped: the parsers ask `stop` (when given) every MiB
+/// of lines and between their steps, and it is asked again before the derived relations are
+/// built; its error ends the parse, never a partial model. A cache JSON file is parsed whole by
+/// serde and asked only after it.
+pub fn parse_dump_with(
+    file: &str,
+    buf: &[u8],
+    stop: Option<lex::StopCheck<'_>>,
+) -> Result<SomasModel, Diagnostic> {
     if buf.is_empty() {
         return Err(Diagnostic::error(
             file,
@@ -123,10 +135,14 @@ pub fn parse_dump(file: &str, buf: &[u8]) -> Result<SomasModel, Diagnostic> {
     } else {
         check_lines(file, buf)?;
         match sniff_somas(head) {
-            Some((SomasFamily::SomasInfo, _)) => info::parse(buf, file, info::Dialect::V110),
-            Some((SomasFamily::SomasInfoR1, _)) => info::parse(buf, file, info::Dialect::R1),
-            Some((SomasFamily::MemInfoR1, _)) => mem_info::parse(buf, file),
-            Some((SomasFamily::OfflineLog, _)) => offline::parse(buf, file),
+            Some((SomasFamily::SomasInfo, _)) => {
+                info::parse_with(buf, file, info::Dialect::V110, stop)
+            }
+            Some((SomasFamily::SomasInfoR1, _)) => {
+                info::parse_with(buf, file, info::Dialect::R1, stop)
+            }
+            Some((SomasFamily::MemInfoR1, _)) => mem_info::parse_with(buf, file, stop),
+            Some((SomasFamily::OfflineLog, _)) => offline::parse_with(buf, file, stop),
             // The sniffer never says cache (that is `looks_like` above); kept for completeness.
             Some((SomasFamily::CacheJson, _)) => cache_json::parse(buf, file),
             Some((SomasFamily::TaskInfo, _)) => {
@@ -157,7 +173,7 @@ pub fn parse_dump(file: &str, buf: &[u8]) -> Result<SomasModel, Diagnostic> {
             }
         }
     };
-    finish_parse(file, buf, parsed)
+    finish_parse(file, buf, parsed, stop)
 }
 
 /// Parses `buf` as a dump of the given `family` without sniffing (fuzzing, callers that already
@@ -177,20 +193,22 @@ pub fn parse_family(file: &str, buf: &[u8], family: SomasFamily) -> Result<Somas
         }
         SomasFamily::CacheJson => return parse_cache_json(file, buf),
     };
-    finish_parse(file, buf, parsed)
+    finish_parse(file, buf, parsed, None)
 }
 
 /// Parses `buf` as a `somas_graph_*.json` cache file without sniffing (see [`parse_family`]).
 pub fn parse_cache_json(file: &str, buf: &[u8]) -> Result<SomasModel, Diagnostic> {
-    finish_parse(file, buf, cache_json::parse(buf, file))
+    finish_parse(file, buf, cache_json::parse(buf, file), None)
 }
 
 fn finish_parse(
     file: &str,
     buf: &[u8],
     parsed: Result<SomasModel, ParseError>,
+    stop: Option<lex::StopCheck<'_>>,
 ) -> Result<SomasModel, Diagnostic> {
     let mut model = parsed.map_err(|e| diagnostic(file, buf, e))?;
+    lex::ask(stop, buf.len().saturating_sub(1)).map_err(|e| diagnostic(file, buf, e))?;
     // Curves have one entry per execution index: refuse indices that cannot be execution
     // indices of this graph rather than allocate for them.
     let max = u64::from(model.max_index());
@@ -221,6 +239,15 @@ pub fn load_dump(
 
 /// Parses a `task_info_graph_*.ir` file held in `buf`.
 pub fn parse_task_info(file: &str, buf: &[u8]) -> Result<TaskInfo, Diagnostic> {
+    parse_task_info_with(file, buf, None)
+}
+
+/// [`parse_task_info`] for a load that may be stopped (see [`parse_dump_with`]).
+pub fn parse_task_info_with(
+    file: &str,
+    buf: &[u8],
+    stop: Option<lex::StopCheck<'_>>,
+) -> Result<TaskInfo, Diagnostic> {
     if buf.is_empty() {
         return Err(Diagnostic::error(
             file,
@@ -243,7 +270,7 @@ pub fn parse_task_info(file: &str, buf: &[u8]) -> Result<TaskInfo, Diagnostic> {
         }
     }
     check_lines(file, buf)?;
-    task_info::parse(buf, file).map_err(|e| diagnostic(file, buf, e))
+    task_info::parse_with(buf, file, stop).map_err(|e| diagnostic(file, buf, e))
 }
 
 /// Refuses a text dump with a line longer than [`lex::MAX_LINE_BYTES`].

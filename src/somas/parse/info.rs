@@ -11,12 +11,13 @@
 //! the line context, the id tables and the parallel chunking; split, each part would need the
 //! others' private state.
 
-use crate::somas::lex::{self, IdKind, Lines, ParseError};
+use crate::somas::lex::{self, IdKind, Lines, ParseError, StopCheck};
 use crate::somas::model::{
     name_hash, Controls, Csr, DumpFamily, Format, Lifelong, Nodes, Params, SomasModel, TensorKind,
     Tensors, INPUT_PARAM, NONE,
 };
 use crate::somas::r1;
+use crate::source::STOP_CHECK_BYTES;
 use rayon::prelude::*;
 
 /// Which writer produced the dump.
@@ -150,6 +151,61 @@ fn find_sections(buf: &[u8]) -> (Vec<Span>, Option<(usize, usize)>) {
 
 /// Parses a whole SomasInfo dump held in `buf`.
 pub fn parse(buf: &[u8], file: &str, dialect: Dialect) -> Result<SomasModel, ParseError> {
+    parse_with(buf, file, dialect, None)
+}
+
+/// Parses `ranges` of `buf` with `f`, in parallel, results in order; the first error in order
+/// wins. With a stop question, the ranges go a round at a time (one per thread) with a question
+/// before each round on the calling thread (the source's thread: a browser `File` answers there
+/// only); without one, all at once as before.
+fn par_ranges<T: Send>(
+    ranges: &[(usize, usize)],
+    stop: Option<StopCheck<'_>>,
+    f: impl Fn(usize, usize) -> Result<T, ParseError> + Sync,
+) -> Result<Vec<T>, ParseError> {
+    let Some(check) = stop else {
+        let all: Vec<Result<T, ParseError>> = ranges.par_iter().map(|&(s, e)| f(s, e)).collect();
+        return all.into_iter().collect();
+    };
+    let mut out = Vec::with_capacity(ranges.len());
+    for round in ranges.chunks(rayon::current_num_threads().max(1)) {
+        check(round[0].0 as u64)?;
+        let got: Vec<Result<T, ParseError>> = round.par_iter().map(|&(s, e)| f(s, e)).collect();
+        for r in got {
+            out.push(r?);
+        }
+    }
+    Ok(out)
+}
+
+/// The ranges a section is parsed in: a few per thread; with a stop question, about
+/// [`STOP_CHECK_BYTES`] each, so a question comes every MiB per thread.
+fn section_ranges(
+    buf: &[u8],
+    start: usize,
+    end: usize,
+    stop: Option<StopCheck<'_>>,
+) -> Vec<(usize, usize)> {
+    match stop {
+        None => lex::split_at_lines(
+            buf,
+            start,
+            end,
+            rayon::current_num_threads() * 4,
+            CHUNK_BYTES,
+        ),
+        Some(_) => lex::split_at_lines(buf, start, end, usize::MAX, STOP_CHECK_BYTES as usize),
+    }
+}
+
+/// [`parse`], asking `stop` (when given) about every MiB of lines and between the steps, and
+/// ending with its error once the load was stopped.
+pub fn parse_with(
+    buf: &[u8],
+    file: &str,
+    dialect: Dialect,
+    stop: Option<StopCheck<'_>>,
+) -> Result<SomasModel, ParseError> {
     let (spans, total) = find_sections(buf);
     let find = |s: Section| spans.iter().find(|sp| sp.section == s).copied();
     let family = match dialect {
@@ -189,6 +245,7 @@ pub fn parse(buf: &[u8], file: &str, dialect: Dialect) -> Result<SomasModel, Par
 
     // Parameters (small: sequential).
     if let Some(sp) = find(Section::Parameters) {
+        lex::ask(stop, sp.body)?;
         let (params, spans, bytes) = parse_params(buf, sp, dialect)?;
         model.params = params;
         for (i, (s, e)) in spans.into_iter().enumerate() {
@@ -202,18 +259,9 @@ pub fn parse(buf: &[u8], file: &str, dialect: Dialect) -> Result<SomasModel, Par
     }
 
     // Tensors (parallel chunks).
-    let ranges = lex::split_at_lines(
-        buf,
-        tensors_span.body,
-        tensors_span.end,
-        rayon::current_num_threads() * 4,
-        CHUNK_BYTES,
-    );
-    let chunks: Vec<Result<TensorChunk, ParseError>> = ranges
-        .par_iter()
-        .map(|&(s, e)| parse_tensor_chunk(buf, s, e, dialect))
-        .collect();
-    let chunks: Vec<TensorChunk> = chunks.into_iter().collect::<Result<_, _>>()?;
+    let ranges = section_ranges(buf, tensors_span.body, tensors_span.end, stop);
+    let chunks: Vec<TensorChunk> =
+        par_ranges(&ranges, stop, |s, e| parse_tensor_chunk(buf, s, e, dialect))?;
     let nt: usize = chunks.iter().map(|c| c.tensors.id.len()).sum();
     let nc: usize = chunks.iter().map(|c| c.controls.id.len()).sum();
     let mut tensors = Tensors::default();
@@ -258,30 +306,22 @@ pub fn parse(buf: &[u8], file: &str, dialect: Dialect) -> Result<SomasModel, Par
         controls.start.extend_from_slice(&c.controls.start);
         controls.end.extend_from_slice(&c.controls.end);
     }
+    lex::ask(stop, tensors_span.end)?;
     sort_tensors(&mut tensors, buf)?;
     sort_controls(&mut controls);
     model.tensors = tensors;
     model.controls = controls;
 
     // Nodes (parallel chunks), resolving ids to rows as they are read.
-    let ranges = lex::split_at_lines(
-        buf,
-        nodes_span.body,
-        nodes_span.end,
-        rayon::current_num_threads() * 4,
-        CHUNK_BYTES,
-    );
+    let ranges = section_ranges(buf, nodes_span.body, nodes_span.end, stop);
     let ctx = NodeCtx {
         tensor_ids: &model.tensors.id,
         param_ids: &model.params.id,
         control_ids: &model.controls.id,
         dialect,
     };
-    let chunks: Vec<Result<NodeChunk, ParseError>> = ranges
-        .par_iter()
-        .map(|&(s, e)| parse_node_chunk(buf, s, e, &ctx))
-        .collect();
-    let chunks: Vec<NodeChunk> = chunks.into_iter().collect::<Result<_, _>>()?;
+    let chunks: Vec<NodeChunk> =
+        par_ranges(&ranges, stop, |s, e| parse_node_chunk(buf, s, e, &ctx))?;
     let nn: usize = chunks.iter().map(|c| c.nodes.index.len()).sum();
     let mut nodes = Nodes::default();
     nodes.name.reserve(nn);
@@ -308,6 +348,7 @@ pub fn parse(buf: &[u8], file: &str, dialect: Dialect) -> Result<SomasModel, Par
         nodes.ctrl_inputs.append(&c.nodes.ctrl_inputs);
         nodes.ctrl_outputs.append(&c.nodes.ctrl_outputs);
     }
+    lex::ask(stop, nodes_span.end)?;
     check_node_order(&nodes, buf)?;
     model.nodes = nodes;
 
@@ -334,6 +375,7 @@ pub fn parse(buf: &[u8], file: &str, dialect: Dialect) -> Result<SomasModel, Par
 
     // Trailer sections (small: sequential).
     for sp in &spans {
+        lex::ask(stop, sp.body)?;
         match sp.section {
             Section::Unions => model.unions = parse_id_lists(buf, *sp, &model.tensors.id)?,
             Section::RefNodes => {

@@ -4,6 +4,7 @@
 //! Everything works on byte slices borrowed from the file buffer, so scanning a line allocates
 //! nothing; a parser only copies what the model keeps (numbers, and names once, interned).
 
+use crate::source::STOP_CHECK_BYTES;
 use std::fmt::Write as _;
 
 /// A parse failure at a byte offset of the file; turned into a [`crate::diag::Diagnostic`] with a
@@ -27,6 +28,56 @@ impl ParseError {
             message: message.into(),
         }
     }
+}
+
+/// The stop question of a parse whose load may be stopped (a dump read from a browser `File`,
+/// [`crate::source::Source::check_stop`]): asked with the byte offset the parser is at, `Err`
+/// (the stop, at that byte) ends the parse.
+pub type StopCheck<'a> = &'a dyn Fn(u64) -> Result<(), ParseError>;
+
+/// Asks a [`StopCheck`] every [`STOP_CHECK_BYTES`] of lines a sequential parser goes through;
+/// without one it never asks, at the cost of one comparison per line.
+pub struct Asker<'a> {
+    check: Option<StopCheck<'a>>,
+    next: u64,
+}
+
+impl<'a> Asker<'a> {
+    /// Asks `check` (when given) first at `from` + [`STOP_CHECK_BYTES`], then every
+    /// [`STOP_CHECK_BYTES`] after the last question.
+    pub fn new(check: Option<StopCheck<'a>>, from: usize) -> Self {
+        Asker {
+            check,
+            next: if check.is_some() {
+                from as u64 + STOP_CHECK_BYTES
+            } else {
+                u64::MAX
+            },
+        }
+    }
+
+    /// The parser is at byte `at`: asks when a question is due.
+    #[inline]
+    pub fn at(&mut self, at: usize) -> Result<(), ParseError> {
+        if at as u64 >= self.next {
+            return self.ask(at as u64);
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn ask(&mut self, at: u64) -> Result<(), ParseError> {
+        if let Some(check) = self.check {
+            check(at)?;
+        }
+        self.next = at.saturating_add(STOP_CHECK_BYTES);
+        Ok(())
+    }
+}
+
+/// Asks `check` (when given) at byte `at`: between two steps of a parse.
+pub fn ask(check: Option<StopCheck<'_>>, at: usize) -> Result<(), ParseError> {
+    check.map_or(Ok(()), |c| c(at as u64))
 }
 
 /// Iterates over the lines of `buf[start..end]`, yielding `(byte offset of the line, line)`

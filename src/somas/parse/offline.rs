@@ -27,6 +27,16 @@ const LAYOUT: &str =
 
 /// Parses an offline log held in `buf`.
 pub fn parse(buf: &[u8], file: &str) -> Result<SomasModel, ParseError> {
+    parse_with(buf, file, None)
+}
+
+/// [`parse`], asking `stop` (when given) about every MiB of lines and ending with its error
+/// once the load was stopped.
+pub fn parse_with(
+    buf: &[u8],
+    file: &str,
+    stop: Option<lex::StopCheck<'_>>,
+) -> Result<SomasModel, ParseError> {
     let mut model = SomasModel::empty(
         file,
         Format {
@@ -36,7 +46,9 @@ pub fn parse(buf: &[u8], file: &str) -> Result<SomasModel, ParseError> {
     );
     let mut edges: Vec<Edge> = Vec::new();
     let mut contiguous_ids: Vec<Vec<u32>> = Vec::new();
+    let mut asker = lex::Asker::new(stop, 0);
     for (at, line) in Lines::new(buf, 0, buf.len()) {
+        asker.at(at)?;
         if lex::is_blank(line) {
             continue;
         }

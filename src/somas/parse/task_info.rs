@@ -124,6 +124,16 @@ enum Part {
 
 /// Parses a task-info file held in `buf`.
 pub fn parse(buf: &[u8], file: &str) -> Result<TaskInfo, ParseError> {
+    parse_with(buf, file, None)
+}
+
+/// [`parse`], asking `stop` (when given) about every MiB of lines and ending with its error
+/// once the load was stopped.
+pub fn parse_with(
+    buf: &[u8],
+    file: &str,
+    stop: Option<lex::StopCheck<'_>>,
+) -> Result<TaskInfo, ParseError> {
     let mut t = TaskInfo {
         file: file.to_string(),
         ..TaskInfo::default()
@@ -143,7 +153,9 @@ pub fn parse(buf: &[u8], file: &str) -> Result<TaskInfo, ParseError> {
         *lists_done = [false; 3];
     };
     let mut last_at = 0usize;
+    let mut asker = lex::Asker::new(stop, 0);
     for (at, line) in Lines::new(buf, 0, buf.len()) {
+        asker.at(at)?;
         last_at = at;
         if lex::is_blank(line) {
             continue;

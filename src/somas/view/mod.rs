@@ -30,6 +30,7 @@ use crate::chart::{step_envelope, RectIndex, Viewport};
 use crate::diag::Diagnostic;
 use crate::export::somas as out;
 use crate::input::FileOpener;
+use crate::source::Source;
 use crate::table::{Query, Table, TableView};
 use serde::Serialize;
 use serde_json::json;
@@ -63,6 +64,15 @@ fn table_kind(name: &str) -> Result<(SomasTable, &'static str), String> {
     }
 }
 
+/// The parsers' stop question of a file: its source's answer ([`Source::check_stop`]), as a
+/// parse error at the byte the parser is at.
+fn stop_check(src: &dyn Source) -> impl Fn(u64) -> Result<(), lex::ParseError> + '_ {
+    move |at| {
+        src.check_stop(at)
+            .map_err(|e| lex::ParseError::new(e.offset, "", e.message))
+    }
+}
+
 fn address(text: &str) -> Result<u64, String> {
     lex::parse_user_address(text)
         .ok_or_else(|| format!("{text}: expected a hex address such as 0x108830de2a00"))
@@ -87,30 +97,65 @@ impl SomasSession {
         // Both files are read first (a browser File can only be read on the thread that owns
         // it), then parsed side by side: the task-info parser is sequential, the dump's in
         // parallel chunks.
-        let mut read = |path: &str| -> Result<Vec<u8>, Diagnostic> {
+        let mut read = |path: &str| -> Result<(Box<dyn Source + '_>, Vec<u8>), Diagnostic> {
             let src = files.open(path)?;
             let label = format!("reading {path}");
-            super::read_source(src.as_ref(), Some(&mut |d, t| progress(&label, d, t)))
+            let buf = super::read_source(src.as_ref(), Some(&mut |d, t| progress(&label, d, t)))?;
+            Ok((src, buf))
         };
-        let buf = read(dump)?;
-        let task_buf = task_info.map(|p| read(p).map(|b| (p, b))).transpose()?;
+        let (dump_src, buf) = read(dump)?;
+        let (task_src, task_buf) = match task_info.map(|p| read(p).map(|(s, b)| (s, (p, b)))) {
+            Some(r) => {
+                let (s, b) = r?;
+                (Some(s), Some(b))
+            }
+            None => (None, None),
+        };
         let t1 = clock();
         progress("parsing", 0, 0);
-        let (model, task) = rayon::join(
-            || super::parse_dump(dump, &buf),
-            || {
-                task_buf
-                    .as_ref()
-                    .map(|(path, b)| super::parse_task_info(path, b))
-                    .transpose()
-            },
-        );
-        let (model, task) = (model?, task?);
+        let (model, task) = if dump_src.may_stop() {
+            // A load that may be stopped (the page's Cancel, a new drop): each parser asks its
+            // file every MiB, on this thread (where a browser File answers), one file after the
+            // other.
+            let dump_stop = stop_check(dump_src.as_ref());
+            let model = super::parse_dump_with(dump, &buf, Some(&dump_stop))?;
+            let task = match (task_src.as_deref(), task_buf.as_ref()) {
+                (Some(src), Some((path, b))) => {
+                    let task_stop = stop_check(src);
+                    Some(super::parse_task_info_with(path, b, Some(&task_stop))?)
+                }
+                _ => None,
+            };
+            (model, task)
+        } else {
+            let (model, task) = rayon::join(
+                || super::parse_dump(dump, &buf),
+                || {
+                    task_buf
+                        .as_ref()
+                        .map(|(path, b)| super::parse_task_info(path, b))
+                        .transpose()
+                },
+            );
+            (model?, task?)
+        };
         drop(buf);
         drop(task_buf);
+        drop(task_src);
         let t2 = clock();
         progress("analysing", 0, 0);
-        let mut session = SomasSession::new(model, task);
+        // Between the long steps: the analysis (curves, conflicts over the whole plan), then
+        // the summary and the layout index.
+        let stop = || {
+            dump_src
+                .check_stop(dump_src.len().saturating_sub(1))
+                .map_err(Diagnostic::from)
+        };
+        stop()?;
+        let an = super::analyze(&model, task.as_ref());
+        stop()?;
+        let mut session = SomasSession::analysed(model, task, an);
+        stop()?;
         session.timings = Timings {
             read_ms: t1 - t0,
             parse_ms: t2 - t1,
@@ -122,6 +167,11 @@ impl SomasSession {
     /// Analyses `model` (with `task`) and prepares what every view needs first.
     pub fn new(model: SomasModel, task: Option<TaskInfo>) -> SomasSession {
         let an = super::analyze(&model, task.as_ref());
+        SomasSession::analysed(model, task, an)
+    }
+
+    /// The session of `model` (with `task`) and its analysis `an`.
+    fn analysed(model: SomasModel, task: Option<TaskInfo>, an: Analysis) -> SomasSession {
         // The summary and the layout index are independent: side by side on a threaded engine.
         let ((s, summary_json, log), (rects, in_conflict)) = rayon::join(
             || {
