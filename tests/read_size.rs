@@ -7,66 +7,41 @@
 //! stated size (the native path).
 
 use memlens::diag::Diagnostic;
-use memlens::input::FileOpener;
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
 use memlens::profiler::generate::{generate, run_dir, GenSpec};
 use memlens::profiler::operator_memory::read_operator_memory;
 use memlens::profiler::trace::{read_trace, TraceOptions};
 use memlens::profiler::{discover_job, Interner};
-use memlens::source::{BytesSource, Source, SourceError};
+use memlens::source::SourceError;
 use std::cell::RefCell;
 
+mod support;
+
+use support::{hooked, Hook, Hooked, HookedOpener};
+
 /// Every read of one source: (offset, bytes asked for).
-type Log = RefCell<Vec<(String, u64, usize)>>;
+struct Log(RefCell<Vec<(String, u64, usize)>>);
+
+impl Log {
+    fn new() -> Self {
+        Log(RefCell::new(Vec::new()))
+    }
+    fn borrow(&self) -> std::cell::Ref<'_, Vec<(String, u64, usize)>> {
+        self.0.borrow()
+    }
+}
+
+/// Logs every read made.
+impl Hook for Log {
+    fn read(&self, name: &str, offset: u64, len: usize) -> Result<(), SourceError> {
+        self.0.borrow_mut().push((name.to_string(), offset, len));
+        Ok(())
+    }
+}
 
 /// Bytes in memory that state a read size, and log every read made of them.
-struct Stating<'a> {
-    inner: Box<dyn Source + 'a>,
-    read: usize,
-    log: &'a Log,
-}
-
-impl Source for Stating<'_> {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn len(&self) -> u64 {
-        self.inner.len()
-    }
-    fn preferred_read(&self) -> usize {
-        self.read
-    }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize, SourceError> {
-        self.log
-            .borrow_mut()
-            .push((self.name().to_string(), offset, buf.len()));
-        self.inner.read_at(offset, buf)
-    }
-}
-
-fn stating<'a>(name: &str, bytes: &[u8], read: usize, log: &'a Log) -> Stating<'a> {
-    Stating {
-        inner: Box::new(BytesSource::new(name, bytes.to_vec())),
-        read,
-        log,
-    }
-}
-
-/// Opens the set's files as [`Stating`] sources.
-struct StatingOpener<'a> {
-    inner: &'a dyn FileOpener,
-    read: usize,
-    log: &'a Log,
-}
-
-impl FileOpener for StatingOpener<'_> {
-    fn open(&self, path: &str) -> Result<Box<dyn Source + '_>, Diagnostic> {
-        Ok(Box::new(Stating {
-            inner: self.inner.open(path)?,
-            read: self.read,
-            log: self.log,
-        }))
-    }
+fn stating<'a>(name: &str, bytes: &[u8], read: usize, log: &'a Log) -> Hooked<'a, Log> {
+    hooked(name, bytes, read, log)
 }
 
 /// A generated rank's files (path, bytes).
@@ -123,7 +98,7 @@ fn the_trace_and_csv_readers_read_in_the_size_the_source_states() {
         pieces: 2,
     };
     for stated in [0, 1 << 20, (1 << 20) + 13, 16 << 20] {
-        let log = Log::default();
+        let log = Log::new();
         let src = stating("trace_view.json", trace, stated, &log);
         let (mut n, mut s) = (Interner::new(), Interner::new());
         let t = read_trace(&src, &mut n, &mut s, opts, None).unwrap();
@@ -131,7 +106,7 @@ fn the_trace_and_csv_readers_read_in_the_size_the_source_states() {
         // The reader's own batch when the source states less.
         assert_reads_of(&log, stated.max(64 << 10), trace.len(), "trace");
 
-        let log = Log::default();
+        let log = Log::new();
         let src = stating("operator_memory.csv", om, stated, &log);
         let rows = read_operator_memory(&src, &mut Interner::new(), None).unwrap();
         assert_eq!(rows.rows.len(), SPEC.rows as usize);
@@ -145,7 +120,7 @@ fn a_whole_read_is_the_stated_size_as_well() {
     // The SOMAS reader takes a dump whole, in reads of its 8 MiB chunk or the stated size.
     let bytes: Vec<u8> = (0..(20u32 << 20) + 5).map(|i| (i % 251) as u8).collect();
     for stated in [0, 12 << 20] {
-        let log = Log::default();
+        let log = Log::new();
         let src = stating("dump.ir", &bytes, stated, &log);
         let got = memlens::somas::read_source(&src, None).unwrap();
         assert!(got == bytes);
@@ -163,11 +138,11 @@ fn a_job_gives_the_same_results_whatever_the_read_size() {
     let job = discover_job(set.classify());
     assert_eq!(job.ranks.len(), 2);
     let run = |stated: usize| {
-        let log = Log::default();
-        let opener = StatingOpener {
+        let log = Log::new();
+        let opener = HookedOpener {
             inner: &set,
             read: stated,
-            log: &log,
+            hook: &log,
         };
         let a = analyze_job(&opener, &job, &AnalyzeOptions::default(), &mut |_| {});
         let report =
@@ -227,7 +202,7 @@ fn damage_across_the_end_of_a_read_is_reported_at_its_byte() {
     let find = |w: &[Diagnostic]| w.iter().find(|d| d.message.contains("12x34.5")).cloned();
     let mut seen = Vec::new();
     for stated in [0, READ, READ + 4096] {
-        let log = Log::default();
+        let log = Log::new();
         let src = stating("operator_memory.csv", csv.as_bytes(), stated, &log);
         let om = read_operator_memory(&src, &mut Interner::new(), None).unwrap();
         let d = find(&om.warnings)
@@ -269,7 +244,7 @@ fn damage_across_the_end_of_a_read_is_reported_at_its_byte() {
     tv.push_str("{\"ph\":\"M\",\"name\":\"end\"}]\n");
     let mut seen = Vec::new();
     for stated in [0, TREAD] {
-        let log = Log::default();
+        let log = Log::new();
         let src = stating("trace_view.json", tv.as_bytes(), stated, &log);
         let (mut n, mut s) = (Interner::new(), Interner::new());
         let opts = TraceOptions {

@@ -11,15 +11,18 @@
 //! nothing), not from the code under test.
 
 use memlens::diag::Diagnostic;
-use memlens::input::FileOpener;
 use memlens::profiler::analysis::{analyze_job, try_analyze_job, AnalyzeOptions, JobAnalysis};
 use memlens::profiler::discover::Job;
 use memlens::profiler::generate::{generate, run_dir, GenSpec};
 use memlens::profiler::operator_memory::read_operator_memory;
-use memlens::profiler::trace::{read_trace, TraceOptions};
+use memlens::profiler::trace::{read_trace, Trace, TraceOptions};
 use memlens::profiler::{discover_job, Interner};
 use memlens::source::{BytesSource, Source, SourceError, Stopped, STOPPED, STOP_CHECK_BYTES};
 use std::cell::{Cell, RefCell};
+
+mod support;
+
+use support::{hooked, Hook, Hooked, HookedOpener};
 
 /// Stop questions asked so far, by whom; the load is stopped from question `stop_at` on.
 struct Countdown {
@@ -56,58 +59,32 @@ impl Countdown {
     }
 }
 
-/// A source that states a read size (a browser `File`: 16 MiB) and answers the countdown.
-struct Stopping<'a> {
-    inner: Box<dyn Source + 'a>,
-    read: usize,
-    cd: &'a Countdown,
-}
-
-impl Source for Stopping<'_> {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn len(&self) -> u64 {
-        self.inner.len()
-    }
-    fn preferred_read(&self) -> usize {
-        self.read
-    }
-    fn check_stop(&self, offset: u64) -> Result<(), SourceError> {
-        if self.cd.ask(self.inner.name()) {
-            return Err(SourceError::stopped(self.inner.name(), offset));
+/// The countdown is the sources' and the opener's stop answer, and a read of a stopped load
+/// fails as a browser `File`'s does.
+impl Hook for Countdown {
+    fn read(&self, name: &str, offset: u64, _len: usize) -> Result<(), SourceError> {
+        if self.raised() {
+            return Err(SourceError::stopped(name, offset));
         }
         Ok(())
     }
     fn may_stop(&self) -> bool {
         true
     }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize, SourceError> {
-        if self.cd.raised() {
-            return Err(SourceError::stopped(self.inner.name(), offset));
+    fn check_stop(&self, name: &str, offset: u64) -> Result<(), SourceError> {
+        if self.ask(name) {
+            return Err(SourceError::stopped(name, offset));
         }
-        self.inner.read_at(offset, buf)
-    }
-}
-
-/// Opens the set's files as [`Stopping`] sources; its own answer is the countdown's too.
-struct StoppingOpener<'a> {
-    inner: &'a dyn FileOpener,
-    read: usize,
-    cd: &'a Countdown,
-}
-
-impl FileOpener for StoppingOpener<'_> {
-    fn open(&self, path: &str) -> Result<Box<dyn Source + '_>, Diagnostic> {
-        Ok(Box::new(Stopping {
-            inner: self.inner.open(path)?,
-            read: self.read,
-            cd: self.cd,
-        }))
+        Ok(())
     }
     fn stopped(&self) -> bool {
-        self.cd.ask("")
+        self.ask("")
     }
+}
+
+/// `bytes` under `name` as a browser `File` would be read (stating `read`), answering `cd`.
+fn stopping<'a>(name: &str, bytes: &[u8], read: usize, cd: &'a Countdown) -> Hooked<'a, Countdown> {
+    hooked(name, bytes, read, cd)
 }
 
 /// A generated job's files (path, bytes).
@@ -129,6 +106,26 @@ fn file<'a>(files: &'a [(String, Vec<u8>)], name: &str) -> &'a [u8] {
         .find(|(p, _)| p.starts_with(&dir) && p.ends_with(&format!("/{name}")))
         .unwrap_or_else(|| panic!("no {name} under {dir}"))
         .1
+}
+
+/// The trace read from `src` with fresh interners.
+fn trace_of(src: &dyn Source) -> Result<Trace, Diagnostic> {
+    read_trace(
+        src,
+        &mut Interner::new(),
+        &mut Interner::new(),
+        TraceOptions::default(),
+        None,
+    )
+}
+
+/// An input set holding `files` under `job/`.
+fn job_set(files: &[(String, Vec<u8>)]) -> memlens::input::InputSet {
+    let mut set = memlens::families::input_set();
+    for (p, b) in files {
+        set.add_bytes(&format!("job/{p}"), b.clone());
+    }
+    set
 }
 
 /// The job's report JSON and memory_events.csv: what the CLI writes.
@@ -169,10 +166,7 @@ const ROWS: GenSpec = GenSpec {
 #[test]
 fn a_stop_at_any_question_ends_the_job_with_the_stop_and_no_stop_changes_nothing() {
     let files = generated(&JOB);
-    let mut set = memlens::families::input_set();
-    for (p, b) in &files {
-        set.add_bytes(&format!("job/{p}"), b.clone());
-    }
+    let mut set = job_set(&files);
     let job = discover_job(set.classify());
     assert_eq!(job.ranks.len(), 2);
     let (want_report, want_events) = outputs(
@@ -186,10 +180,10 @@ fn a_stop_at_any_question_ends_the_job_with_the_stop_and_no_stop_changes_nothing
         pool(threads).install(|| {
             let run = |stop_at: u64| {
                 let cd = Countdown::new(stop_at);
-                let opener = StoppingOpener {
+                let opener = HookedOpener {
                     inner: &set,
                     read,
-                    cd: &cd,
+                    hook: &cd,
                 };
                 let got = try_analyze_job(&opener, &job, &AnalyzeOptions::default(), &mut |_| {});
                 (got.map(|a| outputs(&a, &job)), cd.asked.get())
@@ -239,19 +233,8 @@ fn readers_ask_every_mib_they_parse_and_end_with_the_stop_error() {
     let whole = 16 << 20;
     pool(1).install(|| {
         let cd = Countdown::new(u64::MAX);
-        let src = Stopping {
-            inner: Box::new(BytesSource::new("trace_view.json", trace.to_vec())),
-            read: whole,
-            cd: &cd,
-        };
-        let t = read_trace(
-            &src,
-            &mut Interner::new(),
-            &mut Interner::new(),
-            TraceOptions::default(),
-            None,
-        )
-        .unwrap();
+        let src = stopping("trace_view.json", trace, whole, &cd);
+        let t = trace_of(&src).unwrap();
         assert!(!t.ops.is_empty());
         // One a MiB, but in the last MiB of each piece (two per 16 MiB read with one thread).
         let per_mib = trace.len() as u64 / STOP_CHECK_BYTES;
@@ -263,11 +246,7 @@ fn readers_ask_every_mib_they_parse_and_end_with_the_stop_error() {
         );
 
         let cd = Countdown::new(u64::MAX);
-        let src = Stopping {
-            inner: Box::new(BytesSource::new("operator_memory.csv", om.to_vec())),
-            read: whole,
-            cd: &cd,
-        };
+        let src = stopping("operator_memory.csv", om, whole, &cd);
         let rows = read_operator_memory(&src, &mut Interner::new(), None).unwrap();
         assert_eq!(rows.rows.len(), ROWS.rows as usize);
         let per_mib = om.len() as u64 / STOP_CHECK_BYTES;
@@ -281,21 +260,9 @@ fn readers_ask_every_mib_they_parse_and_end_with_the_stop_error() {
         // byte inside the file), not with the events or rows read so far.
         for (name, bytes) in [("trace_view.json", trace), ("operator_memory.csv", om)] {
             let cd = Countdown::new(1);
-            let src = Stopping {
-                inner: Box::new(BytesSource::new(name, bytes.to_vec())),
-                read: whole,
-                cd: &cd,
-            };
+            let src = stopping(name, bytes, whole, &cd);
             let err = if name.ends_with(".json") {
-                read_trace(
-                    &src,
-                    &mut Interner::new(),
-                    &mut Interner::new(),
-                    TraceOptions::default(),
-                    None,
-                )
-                .map(|_| ())
-                .unwrap_err()
+                trace_of(&src).map(|_| ()).unwrap_err()
             } else {
                 read_operator_memory(&src, &mut Interner::new(), None)
                     .map(|_| ())
@@ -335,11 +302,7 @@ fn the_threaded_scan_asks_between_rounds_when_one_read_covers_a_large_trace() {
     };
     pool(2).install(|| {
         let cd = Countdown::new(u64::MAX);
-        let src = Stopping {
-            inner: Box::new(BytesSource::new("trace_view.json", trace.to_vec())),
-            read: 256 << 20,
-            cd: &cd,
-        };
+        let src = stopping("trace_view.json", trace, 256 << 20, &cd);
         let (mut n, mut s) = (Interner::new(), Interner::new());
         let t = read_trace(&src, &mut n, &mut s, TraceOptions::default(), None).unwrap();
         assert!(
@@ -354,21 +317,9 @@ fn the_threaded_scan_asks_between_rounds_when_one_read_covers_a_large_trace() {
         );
 
         let cd = Countdown::new(0);
-        let src = Stopping {
-            inner: Box::new(BytesSource::new("trace_view.json", trace.to_vec())),
-            read: 256 << 20,
-            cd: &cd,
-        };
+        let src = stopping("trace_view.json", trace, 256 << 20, &cd);
         // The stop is seen at the first question, not at the end of the whole read's scan.
-        let err = read_trace(
-            &src,
-            &mut Interner::new(),
-            &mut Interner::new(),
-            TraceOptions::default(),
-            None,
-        )
-        .map(|_| ())
-        .unwrap_err();
+        let err = trace_of(&src).map(|_| ()).unwrap_err();
         assert!(err.message.contains(STOPPED), "{err}");
         assert!(
             err.byte.is_some_and(|b| b < trace.len() as u64 / 2),
@@ -380,25 +331,246 @@ fn the_threaded_scan_asks_between_rounds_when_one_read_covers_a_large_trace() {
 #[test]
 fn a_stopped_view_keeps_nothing_of_the_load() {
     let files = generated(&JOB);
-    let mut set = memlens::families::input_set();
-    for (p, b) in &files {
-        set.add_bytes(&format!("job/{p}"), b.clone());
-    }
+    let mut set = job_set(&files);
     let mut view = memlens::profiler::view::JobView::open(&mut set);
     let cd = Countdown::new(3);
-    let opener = StoppingOpener {
+    let opener = HookedOpener {
         inner: &set,
         read: 16 << 20,
-        cd: &cd,
+        hook: &cd,
     };
     assert_eq!(view.try_analyze(&opener), Err(Stopped));
     assert!(view.analysis().ranks.is_empty());
     let cd = Countdown::new(u64::MAX);
-    let opener = StoppingOpener {
+    let opener = HookedOpener {
         inner: &set,
         read: 16 << 20,
-        cd: &cd,
+        hook: &cd,
     };
     assert_eq!(view.try_analyze(&opener), Ok(()));
     assert_eq!(view.analysis().ranks.len(), 2);
+}
+
+/// Runs `read` (a reader over sources answering a countdown) unstopped, then stopped at every
+/// question k it asked: every k below the count ends in the stop error naming one of `files`
+/// (name, length) and a byte of it, every k from the count on gives `plain` (the same reader's
+/// output over bytes that cannot be stopped, which ask nothing). Returns the count.
+fn stops_everywhere(
+    files: &[(&str, usize)],
+    plain: &str,
+    read: &dyn Fn(&Countdown) -> Result<String, Diagnostic>,
+) -> u64 {
+    let name = files[0].0;
+    let cd = Countdown::new(u64::MAX);
+    let full = read(&cd).unwrap_or_else(|d| panic!("{name}: an unstopped load ends: {d}"));
+    assert!(
+        full == plain,
+        "{name}: an unstopped load gives what the plain read gives"
+    );
+    let questions = cd.asked.get();
+    assert!(questions > 0, "{name}: no stop question");
+    for k in 0..questions + 2 {
+        let cd = Countdown::new(k);
+        match read(&cd) {
+            Err(d) => {
+                assert!(
+                    k < questions,
+                    "{name}: stopped at question {k} of {questions}: {d}"
+                );
+                let len = files.iter().find(|f| f.0 == d.file).map(|f| f.1);
+                assert!(
+                    d.message.contains(STOPPED) && len.is_some(),
+                    "{name}: question {k} of {questions} ends with another error: {d}"
+                );
+                let at = d.byte.expect("the stop names where the reader was");
+                assert!(
+                    at <= len.unwrap_or(0) as u64,
+                    "{name}: stopped at byte {at}: {d}"
+                );
+            }
+            Ok(out) => {
+                assert!(
+                    k >= questions,
+                    "{name}: a load stopped at question {k} of {questions} reported as complete"
+                );
+                assert!(out == plain, "{name}: question {k}: not the plain result");
+            }
+        }
+    }
+    questions
+}
+
+/// The SOMAS session's summary and first tensor page: what the page shows first of a plan.
+fn somas_outputs(s: &mut memlens::somas::view::SomasSession) -> String {
+    let ask = |s: &mut memlens::somas::view::SomasSession, v: serde_json::Value| {
+        s.answer(&serde_json::from_value(v).unwrap()).unwrap()
+    };
+    let summary = ask(s, serde_json::json!({"method": "summary", "params": {}}));
+    let info = ask(s, serde_json::json!({"method": "info", "params": {}}));
+    format!("{summary}\n{info}")
+}
+
+#[test]
+fn the_somas_parse_asks_every_mib_and_a_stop_at_any_question_ends_the_open() {
+    use memlens::somas::generate::{generate, Flavor, GenConfig};
+    use memlens::somas::view::SomasSession;
+    let g = generate(&GenConfig {
+        flavor: Flavor::V24,
+        nodes: 12_000,
+        seed: 7,
+        inject_conflicts: 2,
+        task_info: true,
+    });
+    let (dump, task) = (g.dump, g.task_info.expect("a task-info file"));
+    assert!(dump.len() > 3 << 20, "a dump of {} bytes", dump.len());
+    let mut set = memlens::families::input_set();
+    set.add_bytes("plan/somas_tensor_offset_1.ir", dump.clone());
+    set.add_bytes("plan/task_info_graph_1.ir", task.clone());
+    let open = |files: &dyn memlens::input::FileOpener| {
+        SomasSession::open(
+            files,
+            "plan/somas_tensor_offset_1.ir",
+            Some("plan/task_info_graph_1.ir"),
+            &mut |_, _, _| {},
+            &|| 0.0,
+        )
+    };
+    let plain = somas_outputs(&mut open(&set).unwrap());
+    for threads in [1, 2] {
+        pool(threads).install(|| {
+            let questions = stops_everywhere(
+                &[
+                    ("plan/somas_tensor_offset_1.ir", dump.len()),
+                    ("plan/task_info_graph_1.ir", task.len()),
+                ],
+                &plain,
+                &|cd| {
+                    let opener = HookedOpener {
+                        inner: &set,
+                        read: 16 << 20,
+                        hook: cd,
+                    };
+                    open(&opener).map(|mut s| somas_outputs(&mut s))
+                },
+            );
+            // One a MiB of the tensor and node sections per thread, and the steps.
+            let mib = dump.len() as u64 / STOP_CHECK_BYTES;
+            assert!(
+                questions > mib / threads as u64,
+                "{questions} questions over {mib} MiB ({threads} threads)"
+            );
+        });
+    }
+}
+
+#[test]
+fn the_snapshot_reader_asks_every_mib_and_a_stop_at_any_question_ends_the_read() {
+    use memlens::snapshot::generate::{generate, GenConfig};
+    use memlens::snapshot::view::SnapshotView;
+    let mut bytes = Vec::new();
+    generate(
+        &GenConfig {
+            target_bytes: 6 << 20,
+            devices: 2,
+            ..GenConfig::default()
+        },
+        &mut bytes,
+    )
+    .unwrap();
+    assert!(bytes.len() > 4 << 20, "a pickle of {} bytes", bytes.len());
+    let name = "snap.pickle";
+    let plain = SnapshotView::open(&BytesSource::new(name, bytes.clone()))
+        .unwrap()
+        .summary_json();
+    let questions = stops_everywhere(&[(name, bytes.len())], &plain, &|cd| {
+        SnapshotView::open(&stopping(name, &bytes, 16 << 20, cd)).map(|v| v.summary_json())
+    });
+    let mib = bytes.len() as u64 / STOP_CHECK_BYTES;
+    assert!(questions >= mib, "{questions} questions over {mib} MiB");
+}
+
+/// A generated job's db export: (path, bytes) of its files, the db built in a scratch folder.
+#[cfg(feature = "db-writer")]
+fn generated_db(spec: &GenSpec) -> Vec<(String, Vec<u8>)> {
+    let scratch = std::env::temp_dir().join(format!("memlens-stop-db-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let mut out = Vec::new();
+    memlens::profiler::generate::db::generate_db(spec, &scratch, &mut |p, b| {
+        out.push((p.to_string(), b));
+        Ok(())
+    })
+    .unwrap();
+    let _ = std::fs::remove_dir_all(&scratch);
+    out
+}
+
+#[cfg(feature = "db-writer")]
+#[test]
+fn the_db_reader_asks_every_mib_of_pages_and_a_stop_at_any_question_ends_the_read_and_the_job() {
+    use memlens::profiler::db::read_db;
+    let spec = GenSpec {
+        ranks: 1,
+        rows: 20_000,
+        ..JOB
+    };
+    let files = generated_db(&spec);
+    let (name, bytes) = files
+        .iter()
+        .find(|(p, _)| p.ends_with(".db"))
+        .expect("a db export");
+    assert!(bytes.len() > 3 << 20, "a db of {} bytes", bytes.len());
+    let export = |src: &dyn memlens::source::Source| {
+        read_db(src, None, &mut Interner::new(), &mut Interner::new(), None)
+            .map(|x| format!("{x:?}"))
+    };
+    let plain = export(&BytesSource::new(name.as_str(), bytes.clone())).unwrap();
+    assert!(plain.contains("operator_memory: Some"), "the db holds rows");
+    let questions = stops_everywhere(&[(name, bytes.len())], &plain, &|cd| {
+        export(&stopping(name, bytes, 16 << 20, cd))
+    });
+    // Every MiB of pages handed out (one read of 16 MiB covers the file; the reader touches
+    // only the tables it needs, most of the file), besides one question after each of the six
+    // table groups.
+    let mib = bytes.len() as u64 / STOP_CHECK_BYTES;
+    assert!(
+        questions >= 6 + mib / 2,
+        "{questions} questions over {mib} MiB"
+    );
+
+    // The whole job read from its db: stopped anywhere, the analysis ends with the stop.
+    let mut set = job_set(&files);
+    let job = discover_job(set.classify());
+    assert_eq!(job.ranks.len(), 1);
+    let want = outputs(
+        &analyze_job(&set, &job, &AnalyzeOptions::default(), &mut |_| {}),
+        &job,
+    );
+    assert!(want.0.contains("\"source\":\"db\""), "read from its db");
+    let run = |stop_at: u64| {
+        let cd = Countdown::new(stop_at);
+        let opener = HookedOpener {
+            inner: &set,
+            read: 16 << 20,
+            hook: &cd,
+        };
+        let got = try_analyze_job(&opener, &job, &AnalyzeOptions::default(), &mut |_| {});
+        (got.map(|a| outputs(&a, &job)), cd.asked.get())
+    };
+    let (full, questions) = run(u64::MAX);
+    assert!(
+        full.as_ref() == Ok(&want),
+        "an unstopped load reads the job"
+    );
+    for k in 0..questions + 2 {
+        match run(k).0 {
+            Err(Stopped) => assert!(k < questions, "stopped at {k} of {questions}"),
+            Ok(out) => {
+                assert!(
+                    k >= questions,
+                    "stopped at {k} of {questions}, reported complete"
+                );
+                assert!(out == want, "question {k}: not the plain job");
+            }
+        }
+    }
 }
