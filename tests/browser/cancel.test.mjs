@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
-import { rmSync, readdirSync, statSync, renameSync } from 'node:fs';
+import { rmSync, readdirSync, statSync, renameSync, mkdirSync } from 'node:fs';
 import { root, CLI, openBrowser, startServer, settled, engineThreads } from './harness.mjs';
 
 const TEXT = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
@@ -20,6 +20,11 @@ const BIG = path.join(tmpdir(), `memlens-cancel-${process.pid}`);
 // second reader of the pool has read long before (so that only the parse is under way then).
 const ROWS = path.join(tmpdir(), `memlens-cancel-rows-${process.pid}`);
 const SMALL = path.join(tmpdir(), `memlens-cancel-small-${process.pid}`);
+// A SOMAS plan of 200,000 nodes (~110 MB, with its ~55 MB task-info file) and a snapshot pickle
+// of ~180 MB: each parses and analyses for seconds in the page's engine after its last read,
+// far longer than the 300 ms the page waits for a stopped worker's word.
+const PLAN = path.join(tmpdir(), `memlens-cancel-somas-${process.pid}`);
+const SNAP = path.join(tmpdir(), `memlens-cancel-snapshot-${process.pid}`);
 let server;
 
 before(async () => {
@@ -31,12 +36,18 @@ before(async () => {
   const big1 = runFolder(ROWS, 1);
   rmSync(big1, { recursive: true });
   renameSync(runFolder(SMALL, 1), big1);
+  mkdirSync(PLAN);
+  execFileSync(CLI, ['generate', 'somas', '--flavor', 'v2.4', '--nodes', '200000', '--seed', '7', '--out', path.join(PLAN, 'big_somas_tensor_offset_1.ir'), '--task-info-out', path.join(PLAN, 'task_info_graph_1.ir')], { stdio: 'ignore' });
+  mkdirSync(SNAP);
+  execFileSync(CLI, ['generate', 'snapshot', '--size-mb', '150', '--out', path.join(SNAP, 'big.pickle')], { stdio: 'ignore' });
   server = await startServer({ isolate: true });
 });
 after(async () => {
   rmSync(BIG, { recursive: true, force: true });
   rmSync(ROWS, { recursive: true, force: true });
   rmSync(SMALL, { recursive: true, force: true });
+  rmSync(PLAN, { recursive: true, force: true });
+  rmSync(SNAP, { recursive: true, force: true });
   if (server) await server.close();
 });
 
@@ -326,4 +337,59 @@ test('with the pool and ?readSize=256, a Cancel while the readers parse files re
   } finally {
     await b.close();
   }
+});
+
+/**
+ * Picks `dir` on a page at `url`, waits until `cancelled()` (run in the page: it presses Cancel
+ * in the same turn of the page's event loop in which what it waits for holds, and returns it)
+ * returns a value, and checks that the page's worker, busy in the engine then, saw its stop flag
+ * and said so (not ended by force), and that a fresh engine serves the next drop. Returns that
+ * value.
+ */
+async function cancelWhen(url, dir, cancelled) {
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(url);
+    assert.ok((await engineThreads(page)) > 1, 'the isolated page runs the threaded engine');
+    const closed = allClose(page);
+    await page.setInputFiles('input[data-testid="folder-input"]', dir);
+    const seen = await page.waitForFunction(cancelled, null, { timeout: 240000, polling: 5 });
+    const info = await seen.jsonValue();
+    assert.equal(await page.getAttribute('[data-testid="status"]', 'data-state'), 'cancelled');
+    await closed;
+    assert.deepEqual(await endings(page), { stopped: 1, forced: 0 });
+    assert.ok((await engineThreads(page)) > 1, 'a fresh engine');
+    await page.setInputFiles('input[data-testid="folder-input"]', TEXT);
+    assert.equal(await settled(page, 120000), 'ready');
+    assert.deepEqual(b.consoleErrors, []);
+    return info;
+  } finally {
+    await b.close();
+  }
+}
+
+test('a Cancel while a large SOMAS plan is parsed (both files read) stops the worker on its word', async () => {
+  const label = await cancelWhen(server.url, PLAN, () => {
+    const l = document.querySelector('[data-testid="somas"] .progress-label');
+    if (!l || l.textContent !== 'parsing') return false;
+    document.querySelector('[data-testid="cancel"]').click();
+    return l.textContent;
+  });
+  assert.equal(label, 'parsing');
+});
+
+test('with ?readSize=256, a Cancel while a large snapshot read whole is parsed stops the worker on its word', async () => {
+  const { size } = statSync(path.join(SNAP, 'big.pickle'));
+  const width = await cancelWhen(`${server.url}?readSize=256`, SNAP, () => {
+    const snap = document.querySelector('[data-testid="snapshot"]');
+    const bar = document.getElementById('progress-bar');
+    const label = document.getElementById('progress-label');
+    // One read covers the file: the snapshot's own progress line is full as soon as it returned,
+    // while the pickle is parsed (the line says which file: not the drop's earlier steps).
+    if (!snap || snap.dataset.state !== 'loading' || !/^Reading \S*big\.pickle: /.test(label.textContent) || bar.style.width !== '100.0%') return false;
+    document.querySelector('[data-testid="cancel"]').click();
+    return bar.style.width;
+  });
+  assert.equal(width, '100.0%', `the pickle of ${size} bytes was read whole before the Cancel`);
 });
