@@ -95,8 +95,8 @@ impl SomasSession {
     ) -> Result<SomasSession, Diagnostic> {
         let t0 = clock();
         // Both files are read first (a browser File can only be read on the thread that owns
-        // it), then parsed side by side: the task-info parser is sequential, the dump's in
-        // parallel chunks.
+        // it), then parsed: side by side when the load cannot be stopped (the task-info parser
+        // is sequential, the dump's in parallel chunks), else one after the other (below).
         let mut read = |path: &str| -> Result<(Box<dyn Source + '_>, Vec<u8>), Diagnostic> {
             let src = files.open(path)?;
             let label = format!("reading {path}");
