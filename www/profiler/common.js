@@ -1,11 +1,22 @@
 // Helpers shared by the torch_npu views: time formatting (ms since the rank's capture start, the
 // absolute time on hover), chart colours from CSS, request coalescing, section frames.
 import { el, cssVar } from '../ui/dom.js';
+import { fixedShape } from '../format.js';
 
 /** ns (relative) → "12.345 ms". */
 export function ms(ns, digits = 3) {
   if (ns === null || ns === undefined) return '–';
   return `${(ns / 1e6).toFixed(digits)} ms`;
+}
+
+/**
+ * The shape (see format.js `fixedShape`) of `ms(ns)`: its sign and its number of digits, else
+ * its text.
+ */
+export function msShape(ns) {
+  const x = Math.abs(ns) / 1e6;
+  const digits = Number.isFinite(x) ? fixedShape(x, 3) : null;
+  return digits === null ? ms(ns) : digits * 2 + (ns < 0 ? 1 : 0);
 }
 
 /** ns duration → a short human duration. */

@@ -5,8 +5,8 @@
 // is a sort of the rank indices here.
 import { el } from '../ui/dom.js';
 import { VirtualTable } from '../ui/virtual-table.js';
-import { bytes, exactBytes, int } from '../format.js';
-import { ms, timeTitle, rankText, allocatorName } from './common.js';
+import { bytes, bytesShape, countShape, exactBytes, int } from '../format.js';
+import { ms, msShape, timeTitle, rankText, allocatorName } from './common.js';
 
 /** Height of a row in px: two lines (the coverage bar and its counts). */
 const ROW_HEIGHT = 40;
@@ -155,73 +155,6 @@ let measurer = null;
 
 /** Any decimal digit, wherever it stands in a text. */
 const DIGITS = /[0-9]/g;
-
-/**
- * The number of decimal digits of a whole `n` ≥ 0, without writing it (the fit asks it of every
- * rank, in code that has run too little to be optimised: comparisons cost less than a text).
- */
-function digitCount(n) {
-  let d = 1;
-  for (let p = 10; n >= p && d < 16; p *= 10) d++;
-  return d;
-}
-
-/**
- * The shape of the text of a count as `int` or `String` write it ("1,234,567", "1234567"): its
- * number of digits, negative for a negative count (its grouping follows from them). A number
- * that is not a whole one (or beyond 10^15) is a shape of its own (its text).
- */
-function countShape(n) {
-  if (!Number.isSafeInteger(n) || Math.abs(n) >= 1e15) return `#${n}`;
-  return n < 0 ? -digitCount(-n) : digitCount(n);
-}
-
-/** 1024 to the powers format.js's units stand for (B, KiB, … PiB). */
-const UNIT_SIZES = [1, 2 ** 10, 2 ** 20, 2 ** 30, 2 ** 40, 2 ** 50];
-
-/**
- * The shape of the text `bytes(n)` writes (format.js): its unit, its sign and its number of
- * digits. It writes "[-]N UNIT": N a whole count below 1 KiB, else the size in the largest unit
- * it reaches (1 to 1024 of it: the division by 1024 is exact) with 2 decimals below 100 and 1
- * above, so a shape has one set of characters besides its digits. The digits follow from the
- * size but where rounding can add one (9.995… → "10.00", 99.995… → "100.00", 999.95… →
- * "1000.0"): there, and for anything unusual, the text itself is the shape.
- */
-function bytesShape(n) {
-  const neg = n < 0;
-  const a = Math.abs(n);
-  if (!Number.isFinite(a)) return bytes(n);
-  let u = 0;
-  while (u < UNIT_SIZES.length - 1 && a >= UNIT_SIZES[u + 1]) u++;
-  const v = a / UNIT_SIZES[u];
-  let digits;
-  if (u === 0) {
-    if (!Number.isInteger(v)) return bytes(n);
-    digits = digitCount(v);
-  } else if (v < 9.99) digits = 3;
-  else if (v >= 10 && v < 99.99) digits = 4;
-  else if (v >= 100 && v < 999.9) digits = 4;
-  else if (v >= 1000 && u < UNIT_SIZES.length - 1) digits = 5;
-  else return bytes(n);
-  return (u * 16 + digits) * 2 + (neg ? 1 : 0);
-}
-
-/**
- * The shape of the text `ms(ns)` writes (common.js, "[-]N.NNN ms"): its sign and its number of
- * digits; near a power of ten, where rounding can add a digit, and beyond 10^12 ms, its text.
- */
-function msShape(ns) {
-  const x = Math.abs(ns) / 1e6;
-  if (!Number.isFinite(x) || x >= 1e12) return ms(ns);
-  let d = 1;
-  let p = 10;
-  while (x >= p) {
-    d++;
-    p *= 10;
-  }
-  if (x >= p - 0.001) return ms(ns);
-  return (d + 3) * 2 + (ns < 0 ? 1 : 0);
-}
 
 /**
  * The width in px of the widest text `c.fit` gives of the ranks (`summaries`, `ranks`), set in
