@@ -1,10 +1,13 @@
 //! The CSV row splitter every torch_npu CSV reader uses, held to the `csv` crate's reader: the
 //! first byte picks the chunk size (rows across chunk ends) and a row limit; without a cut row,
 //! the rows, fields, lines and byte offsets are the csv crate's (CRLF rows placed on their own
-//! line); with one, nothing panics and rows stay in file order.
+//! line); with one, nothing panics and rows stay in file order. Every field is also read as a
+//! number in place (the parser reads whole words past the field's end and masks them off) and
+//! must give what the same field copied out alone gives.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use memlens::profiler::csv_common::{parse_scaled_bytes, Row};
 use memlens::profiler::csv_rows::{Next, RowSplitter};
 use memlens::source::BytesSource;
 
@@ -31,6 +34,18 @@ fuzz_target!(|data: &[u8]| {
                 last = (line, byte);
                 let f = rows.fields();
                 assert!(!f.is_empty());
+                let row = Row {
+                    record: f,
+                    line,
+                    byte,
+                };
+                for i in 0..f.len() {
+                    for (scale, mul) in [(3, 1), (0, 1024), (0, 1 << 20)] {
+                        if let Some((v, raw)) = row.scaled(Some(i), scale, mul) {
+                            assert_eq!(v, parse_scaled_bytes(&raw.to_vec(), scale, mul));
+                        }
+                    }
+                }
                 got.push((line, byte, f.iter().map(<[u8]>::to_vec).collect::<Vec<_>>()));
             }
             Next::TooLong {

@@ -28,15 +28,145 @@ pub fn parse_scaled(text: &str, scale: i32, mul: i128) -> Option<i64> {
 /// [`parse_scaled`] on bytes (leading and trailing ASCII blanks, TAB included, are ignored).
 pub fn parse_scaled_bytes(text: &[u8], scale: i32, mul: i128) -> Option<i64> {
     let s = trim_bytes(text);
-    if let Some(v) = parse_plain(s, scale, mul) {
-        return Some(v);
-    }
-    parse_general(s, scale, mul)
+    parse_scaled_in(s, s.len(), scale, mul)
 }
 
-/// The common case, fast: `digits[.digits]`, at most 18 digits, no sign or exponent.
-fn parse_plain(s: &[u8], scale: i32, mul: i128) -> Option<i64> {
+/// [`parse_scaled`] of the trimmed number `t[..n]`, where `t` may go on past the number (the rest
+/// of a row): the fast path then reads the digits eight bytes at a time straight from `t` and
+/// masks off what follows them, instead of walking their last bytes one by one.
+#[inline(always)]
+fn parse_scaled_in(t: &[u8], n: usize, scale: i32, mul: i128) -> Option<i64> {
+    if let Some(v) = parse_plain(t, n, scale, mul) {
+        return Some(v);
+    }
+    parse_general(t.get(..n)?, scale, mul)
+}
+
+/// Bytes [`parse_plain`] may read from the start of a number of at most 20 bytes (the last word
+/// of its last run of digits starts before byte 20 and is 8 bytes long).
+const PLAIN_PAD: usize = 32;
+
+/// The common case, fast: `digits[.digits]` in `t[..n]`, at most 19 digits, no sign or exponent.
+#[inline(always)]
+fn parse_plain(t: &[u8], n: usize, scale: i32, mul: i128) -> Option<i64> {
     // At most 19 digits (< 2^64) plus one dot: torch_npu times have 16 + 3.
+    if n == 0 || n > 20 {
+        return None;
+    }
+    if t.len() < PLAIN_PAD {
+        return parse_plain_copied(t, n, scale, mul);
+    }
+    parse_plain_words(t, n, scale, mul)
+}
+
+/// [`parse_plain`] of a number at the end of what was read: copied out first, so that the words
+/// are there.
+#[cold]
+#[inline(never)]
+fn parse_plain_copied(t: &[u8], n: usize, scale: i32, mul: i128) -> Option<i64> {
+    let mut padded = [0u8; PLAIN_PAD];
+    padded.get_mut(..n)?.copy_from_slice(t.get(..n)?);
+    parse_plain_words(&padded, n, scale, mul)
+}
+
+/// [`parse_plain`] where `t` holds at least [`PLAIN_PAD`] bytes.
+#[inline(always)]
+fn parse_plain_words(t: &[u8], n: usize, scale: i32, mul: i128) -> Option<i64> {
+    let (int_len, frac_at, frac_len) = match find_dot_in(t, n) {
+        Some(d) => (d, d + 1, n - d - 1),
+        None => (n, n, 0),
+    };
+    if int_len + frac_len > 19 || (int_len == 0 && frac_len == 0) {
+        return None;
+    }
+    // At most 19 digits in all, so the value is below 10^19 < 2^64 and cannot overflow.
+    let v = digit_run(t, 0, int_len)?
+        .wrapping_mul(pow10(frac_len as u32)?)
+        .wrapping_add(digit_run(t, frac_at, frac_len)?);
+    scale_exact(v, scale - frac_len as i32, mul)
+}
+
+/// `round(v × mul × 10^exp10)` exactly: in 64-bit arithmetic when it fits ([`plain_u64`]), else
+/// in 128 bits (still no floating point).
+#[inline(always)]
+fn scale_exact(v: u64, exp10: i32, mul: i128) -> Option<i64> {
+    plain_u64(v, exp10, mul).or_else(|| {
+        let mut r = i128::from(v) * mul;
+        if exp10 >= 0 {
+            r *= 10i128.checked_pow(exp10.unsigned_abs())?;
+        } else {
+            let div = 10i128.checked_pow(exp10.unsigned_abs())?;
+            let (q, m) = (r / div, r % div);
+            r = if m * 2 >= div { q + 1 } else { q };
+        }
+        i64::try_from(r).ok()
+    })
+}
+
+/// The offset of the first `.` in `t[..n]` (`n` at most 20, `t` holding [`PLAIN_PAD`] bytes),
+/// reading whole words: the bytes of `t` past `n` only matter if a dot there comes first, and
+/// one found at or past `n` is none.
+#[inline(always)]
+fn find_dot_in(t: &[u8], n: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut k = 0;
+    while k < n {
+        let d = word_at(t, k)? ^ (ONES * u64::from(b'.'));
+        // The zero-byte test: exact for the first zero byte (a borrow only flags bytes after it).
+        let hit = d.wrapping_sub(ONES) & !d & HIGH;
+        if hit != 0 {
+            let at = k + (hit.trailing_zeros() / 8) as usize;
+            return (at < n).then_some(at);
+        }
+        k += 8;
+    }
+    None
+}
+
+/// The little-endian word of `t[o..o + 8]`.
+#[inline(always)]
+fn word_at(t: &[u8], o: usize) -> Option<u64> {
+    let b: [u8; 8] = t.get(o..o + 8)?.try_into().ok()?;
+    Some(u64::from_le_bytes(b))
+}
+
+/// The first `m` bytes (1 to 8) of `w` as the last `m` digits of an eight-digit word whose first
+/// digits are `'0'`: the bytes after them (the rest of the row) are shifted out.
+#[inline(always)]
+fn left_pad(w: u64, m: usize) -> u64 {
+    const ZEROS: u64 = 0x3030_3030_3030_3030;
+    let sh = 8 * (8 - m as u32);
+    (w << sh) | (ZEROS & !(u64::MAX << sh))
+}
+
+/// The value of the `m` (at most 19) ASCII digits at `t[o..]`, reading whole words (`t` must hold
+/// the word each starts: [`PLAIN_PAD`]); `None` if one is not a digit. Below 10^19, no step
+/// overflows, so none is checked (a checked 64-bit multiply is a routine call on wasm32).
+#[inline(always)]
+fn digit_run(t: &[u8], o: usize, m: usize) -> Option<u64> {
+    Some(match m {
+        0 => 0,
+        1..=8 => eight_digits(left_pad(word_at(t, o)?, m))?,
+        9..=16 => {
+            let hi = eight_digits(word_at(t, o)?)?;
+            let lo = eight_digits(left_pad(word_at(t, o + 8)?, m - 8))?;
+            hi.wrapping_mul(pow10((m - 8) as u32)?).wrapping_add(lo)
+        }
+        17..=19 => {
+            let hi = eight_digits(word_at(t, o)?)?
+                .wrapping_mul(100_000_000)
+                .wrapping_add(eight_digits(word_at(t, o + 8)?)?);
+            let lo = eight_digits(left_pad(word_at(t, o + 16)?, m - 16))?;
+            hi.wrapping_mul(pow10((m - 16) as u32)?).wrapping_add(lo)
+        }
+        _ => return None,
+    })
+}
+
+/// The fast path as it was before [`digit_run`]: the reference its tests compare against.
+#[cfg(test)]
+fn parse_plain_reference(s: &[u8], scale: i32, mul: i128) -> Option<i64> {
     if s.is_empty() || s.len() > 20 {
         return None;
     }
@@ -48,29 +178,16 @@ fn parse_plain(s: &[u8], scale: i32, mul: i128) -> Option<i64> {
         return None;
     }
     let frac = fr.len() as i32;
-    // At most 19 digits in all, so the value is below 10^19 < 2^64 and cannot overflow.
     let v = digits(int)?
         .wrapping_mul(pow10(fr.len() as u32)?)
         .wrapping_add(digits(fr)?);
-    plain_u64(v, scale - frac, mul).or_else(|| {
-        // Too large for 64-bit arithmetic: exact in 128 bits (still no floating point).
-        let total = scale - frac;
-        let mut r = i128::from(v) * mul;
-        if total >= 0 {
-            r *= 10i128.checked_pow(total.unsigned_abs())?;
-        } else {
-            let div = 10i128.checked_pow(total.unsigned_abs())?;
-            let (q, m) = (r / div, r % div);
-            r = if m * 2 >= div { q + 1 } else { q };
-        }
-        i64::try_from(r).ok()
-    })
+    scale_exact(v, scale - frac, mul)
 }
 
 /// The offset of the first `.` in `s` (at most 20 bytes), eight bytes at a time (SWAR) and the
 /// last few one by one: `perf` found the byte-by-byte search taking a fifth of the number parse
 /// (times have their dot at byte 16), and a `memchr` call costs more in set-up than it finds here.
-#[inline(always)]
+#[cfg(test)]
 fn find_dot(s: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -92,9 +209,9 @@ fn find_dot(s: &[u8]) -> Option<usize> {
 /// The value of a run of ASCII digits (empty = 0), eight at a time (SWAR); `None` if a byte is
 /// not a digit or the value exceeds `u64`.
 ///
-/// Up to 19 digits the value is below 10^19 < 2^64, so no step can overflow and none is checked:
-/// on wasm32 an overflow-checked 64-bit multiply is a call to a 128-bit multiply routine (it has
-/// no instruction for the high half of a product): 5 % of the page engine's samples were there.
+/// Up to 19 digits the value is below 10^19 < 2^64, so no step can overflow and none is checked.
+/// The reference of [`digit_run`]'s tests (the fast path reads whole words instead).
+#[cfg(test)]
 fn digits(s: &[u8]) -> Option<u64> {
     let short = s.len() <= 19;
     let mut v: u64 = 0;
@@ -162,6 +279,7 @@ fn mul_u64(a: u64, b: u64) -> Option<u64> {
 
 /// Eight ASCII digits (little-endian word, first digit in the low byte) to their value, or `None`
 /// if any byte is not a digit. The multiply-and-shift steps combine 2, then 4, then 8 digits.
+#[inline(always)]
 fn eight_digits(w: u64) -> Option<u64> {
     const ZEROS: u64 = 0x3030_3030_3030_3030;
     const HIGH_NIBBLES: u64 = 0xF0F0_F0F0_F0F0_F0F0;
@@ -178,6 +296,7 @@ fn eight_digits(w: u64) -> Option<u64> {
 
 /// `round(v × mul × 10^exp10)` in 64-bit integers when `mul` is a power of two (1, 1024, 2^20)
 /// and nothing overflows: `10^-d = 2^-d × 5^-d`, so the division is by `5^d` (and a shift).
+#[inline(always)]
 fn plain_u64(v: u64, exp10: i32, mul: i128) -> Option<i64> {
     let m = u64::try_from(mul).ok().filter(|m| m.is_power_of_two())?;
     let s = m.trailing_zeros();
@@ -206,24 +325,76 @@ fn plain_u64(v: u64, exp10: i32, mul: i128) -> Option<i64> {
     i64::try_from(r).ok()
 }
 
-/// `x / 5^d` for `d <= 27` (every power of five below 2^64), each divisor a constant so the
-/// division compiles to a multiplication and a shift: a 64-bit division by a value known only at
-/// run time costs tens of cycles, and every MB value of the CSV files (`954.37060546875`) needs
-/// one.
-#[inline]
+/// `x / 5^d` for `d <= 27` (every power of five below 2^64) by a multiplication with a
+/// reciprocal from a table (Granlund and Montgomery's round-up method for divisors of any size,
+/// exact for every `x`): a 64-bit division costs tens of cycles and every MB value of the CSV files
+/// (`954.37060546875`) needs one. Division by a constant per `d` did not last: the compiler
+/// merged the constants into a table and divided by it at run time again.
+#[inline(always)]
 fn div_pow5(x: u64, d: u32) -> u64 {
-    macro_rules! by {
-        ($($k:literal)*) => {
-            match d {
-                $($k => x / const { 5u64.pow($k) },)*
-                // Not reached: the caller's `pow5(d)` fails beyond 27.
-                _ => pow5(d).map_or(0, |p| x / p),
-            }
-        };
+    const MAGIC: [(u64, u32, u32); 28] = pow5_reciprocals();
+    match MAGIC.get(d as usize) {
+        Some(&(m, sh1, sh2)) => {
+            let t = mul_high(m, x);
+            (t + ((x - t) >> sh1)) >> sh2
+        }
+        // Not reached: the caller's `pow5(d)` fails beyond 27.
+        None => pow5(d).map_or(0, |p| x / p),
     }
-    by!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27)
 }
 
+/// For each `p = 5^d`: `m = floor(2^64 × (2^l − p) / p) + 1` with `l = ceil(log2 p)`, and the
+/// shifts `min(l, 1)` and `max(l − 1, 0)`, such that `x / p = (t + ((x − t) >> sh1)) >> sh2` with
+/// `t = mul_high(m, x)` for every 64-bit `x`.
+const fn pow5_reciprocals() -> [(u64, u32, u32); 28] {
+    let mut out = [(0u64, 0u32, 0u32); 28];
+    let mut d = 0;
+    let mut p: u64 = 1;
+    while d < 28 {
+        let l = if p == 1 {
+            0
+        } else {
+            64 - (p - 1).leading_zeros()
+        };
+        let m = ((1u128 << 64) * ((1u128 << l) - p as u128) / p as u128 + 1) as u64;
+        out[d] = (m, if l > 0 { 1 } else { 0 }, if l > 0 { l - 1 } else { 0 });
+        if d < 27 {
+            p *= 5;
+        }
+        d += 1;
+    }
+    out
+}
+
+/// The high 64 bits of `a × b`.
+#[cfg(target_pointer_width = "64")]
+#[inline(always)]
+fn mul_high(a: u64, b: u64) -> u64 {
+    ((u128::from(a) * u128::from(b)) >> 64) as u64
+}
+
+/// The high 64 bits of `a × b` (wasm32: a 128-bit product there is a routine call, four 64-bit
+/// products of 32-bit halves are instructions).
+#[cfg(not(target_pointer_width = "64"))]
+#[inline(always)]
+fn mul_high(a: u64, b: u64) -> u64 {
+    mul_high_halves(a, b)
+}
+
+/// [`mul_high`] from the products of 32-bit halves.
+#[cfg_attr(target_pointer_width = "64", allow(dead_code))]
+#[inline(always)]
+fn mul_high_halves(a: u64, b: u64) -> u64 {
+    const LOW: u64 = 0xFFFF_FFFF;
+    let (a0, a1) = (a & LOW, a >> 32);
+    let (b0, b1) = (b & LOW, b >> 32);
+    let (p00, p01, p10, p11) = (a0 * b0, a0 * b1, a1 * b0, a1 * b1);
+    let mid = (p00 >> 32) + (p01 & LOW) + (p10 & LOW);
+    p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32)
+}
+
+#[inline(never)]
+#[cold]
 fn parse_general(s: &[u8], scale: i32, mul: i128) -> Option<i64> {
     let (neg, body) = match s.first() {
         Some(b'-') => (true, s.get(1..)?),
@@ -508,6 +679,34 @@ impl Row<'_> {
         })
     }
 
+    /// The number in the field at `col` as `value × 10^scale × mul` ([`parse_scaled`]), with the
+    /// field's trimmed bytes (for a message): `None` for a missing column or a NULL value, `(None,
+    /// bytes)` for a field that is not such a number.
+    #[inline(always)]
+    pub fn scaled(
+        &self,
+        col: Option<usize>,
+        scale: i32,
+        mul: i128,
+    ) -> Option<(Option<i64>, &[u8])> {
+        let (rest, len) = self.record.get_with_rest(col?)?;
+        let field = rest.get(..len)?;
+        let lead = field
+            .iter()
+            .position(|c| !c.is_ascii_whitespace())
+            .unwrap_or(len);
+        let end = field
+            .iter()
+            .rposition(|c| !c.is_ascii_whitespace())
+            .map_or(lead, |k| k + 1);
+        let rest = rest.get(lead..)?;
+        let f = rest.get(..end - lead)?;
+        if is_null_bytes(f) {
+            return None;
+        }
+        Some((parse_scaled_in(rest, f.len(), scale, mul), f))
+    }
+
     /// The trimmed bytes of the field at `col`, `None` for a missing column or a NULL value.
     pub fn get_bytes(&self, col: Option<usize>) -> Option<&[u8]> {
         let f = trim_bytes(self.record.get(col?)?);
@@ -670,6 +869,7 @@ pub fn show_field(raw: &[u8]) -> String {
 /// Parses the optional number in column `col` as `value × 10^scale × mul`; a bad value is counted
 /// in `w` (grouped by `kind`, saying it expected `expected`) and read as empty.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn opt_scaled(
     row: &Row<'_>,
     h: &HeaderMap,
@@ -681,8 +881,7 @@ fn opt_scaled(
     expected: &str,
 ) -> Option<i64> {
     let idx = (*h.index.get(col)?)?;
-    let raw = row.get_bytes(Some(idx))?;
-    let v = parse_scaled_bytes(raw, scale, mul);
+    let (v, raw) = row.scaled(Some(idx), scale, mul)?;
     if v.is_none() {
         let field = h.names.get(idx).map_or("", |s| s.as_str());
         let msg = format!(
@@ -877,6 +1076,114 @@ mod tests {
                     "{text} scale {scale} mul {mul}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn word_runs_read_what_the_byte_walk_reads_whatever_follows() {
+        // Numbers of every shape the fast path takes or refuses, each followed by the rest of a
+        // row (digits, a dot, a TAB, a comma, nothing), read in place and alone: the same values
+        // as the byte-by-byte fast path before it, and through the general parser on refusal.
+        let mut rng = fastrand::Rng::with_seed(31);
+        let alphabet = b"0123456789.";
+        let tails: [&[u8]; 6] = [
+            b"",
+            b"\t,1431569360,NPU:0\r\n",
+            b"99999999999999999999999999999999",
+            b".5.5.5.5.5.5.5.5.5.5.5.5.5.5.5.5",
+            b",",
+            b"\xff\x00\x30\x39",
+        ];
+        let mut numbers: Vec<Vec<u8>> = vec![
+            b"1736405443871259.720".to_vec(),
+            b"954.37060546875".to_vec(),
+            b"9999999999999999999".to_vec(),
+            b"99999999999999999999".to_vec(),
+            b"1.".to_vec(),
+            b".5".to_vec(),
+            b".".to_vec(),
+            b"12345678".to_vec(),
+            b"123456789".to_vec(),
+            b"1234567890123456.7".to_vec(),
+            b"12345678901234567".to_vec(),
+        ];
+        for _ in 0..40_000 {
+            let n = rng.usize(1..=21);
+            numbers.push(
+                (0..n)
+                    .map(|_| {
+                        if rng.u8(..8) == 0 {
+                            alphabet[rng.usize(..alphabet.len())]
+                        } else {
+                            b'0' + rng.u8(..10)
+                        }
+                    })
+                    .collect(),
+            );
+        }
+        for num in &numbers {
+            for tail in tails {
+                let mut row = num.clone();
+                row.extend_from_slice(tail);
+                for (scale, mul) in [(3, 1), (0, 1024), (0, 1 << 20), (0, 1), (6, 1 << 10)] {
+                    let want = parse_plain_reference(num, scale, mul)
+                        .or_else(|| parse_general(num, scale, mul));
+                    assert_eq!(
+                        parse_scaled_in(&row, num.len(), scale, mul),
+                        want,
+                        "{:?} then {tail:?}, scale {scale} mul {mul}",
+                        String::from_utf8_lossy(num)
+                    );
+                    assert_eq!(
+                        parse_plain(&row, num.len(), scale, mul),
+                        parse_plain_reference(num, scale, mul)
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn digit_runs_equal_str_parse() {
+        let mut rng = fastrand::Rng::with_seed(5);
+        for _ in 0..20_000 {
+            let m = rng.usize(..=19);
+            let text: String = (0..m).map(|_| char::from(b'0' + rng.u8(..10))).collect();
+            let mut buf = text.clone().into_bytes();
+            buf.extend_from_slice(b"7.,\t7777777777777777777777777");
+            let want = if m == 0 {
+                Some(0)
+            } else {
+                text.parse::<u64>().ok()
+            };
+            assert_eq!(digit_run(&buf, 0, m), want, "{text}");
+            let mut shifted = b"12".to_vec();
+            shifted.extend_from_slice(&buf);
+            assert_eq!(digit_run(&shifted, 2, m), want, "{text} at 2");
+        }
+    }
+
+    #[test]
+    fn high_halves_of_products_equal_128_bit_arithmetic() {
+        let mut rng = fastrand::Rng::with_seed(64);
+        let edges = [
+            0,
+            1,
+            2,
+            u64::MAX,
+            u64::MAX - 1,
+            1 << 32,
+            (1 << 32) - 1,
+            1 << 63,
+        ];
+        let pairs = edges
+            .iter()
+            .flat_map(|&a| edges.iter().map(move |&b| (a, b)))
+            .chain((0..50_000).map(|_| (rng.u64(..) >> rng.u32(..64), rng.u64(..))));
+        for (a, b) in pairs {
+            let want = ((u128::from(a) * u128::from(b)) >> 64) as u64;
+            assert_eq!(mul_high_halves(a, b), want, "{a} × {b}");
+            assert_eq!(mul_high(a, b), want, "{a} × {b}");
         }
     }
 

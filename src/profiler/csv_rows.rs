@@ -37,6 +37,13 @@ impl<'b> Fields<'b> {
         self.bytes.get(a..b)
     }
 
+    /// Field `i` with what follows it in the buffer: `(rest, len)`, the field being `rest[..len]`
+    /// (number parsers read whole words past a field's end and mask the excess off).
+    pub fn get_with_rest(&self, i: usize) -> Option<(&'b [u8], usize)> {
+        let &(a, b) = self.spans.get(i)?;
+        Some((self.bytes.get(a..)?, b.checked_sub(a)?))
+    }
+
     /// The fields in order.
     pub fn iter(&self) -> impl Iterator<Item = &'b [u8]> + 'b {
         let bytes = self.bytes;
@@ -98,6 +105,8 @@ pub struct RowSplitter<'a, 'p> {
     /// File offset from which the next row asks whether the load was stopped
     /// ([`Source::check_stop`], every [`STOP_CHECK_BYTES`]).
     next_check: u64,
+    /// The block of `buf` the line pass classified last.
+    win: Window,
 }
 
 impl<'a, 'p> RowSplitter<'a, 'p> {
@@ -129,6 +138,7 @@ impl<'a, 'p> RowSplitter<'a, 'p> {
             } else {
                 u64::MAX
             },
+            win: Window::NONE,
         }
     }
 
@@ -156,6 +166,8 @@ impl<'a, 'p> RowSplitter<'a, 'p> {
         let drop = (*keep).min(self.at).min(self.buf.len());
         if drop > 0 {
             self.buf.drain(..drop);
+            // The classified block's bytes moved.
+            self.win = Window::NONE;
             self.buf_off += drop as u64;
             self.at -= drop;
             *keep -= drop;
@@ -216,7 +228,7 @@ impl<'a, 'p> RowSplitter<'a, 'p> {
                 field: self.at,
             };
             let nl = loop {
-                match pass.run(&self.buf, &mut self.spans) {
+                match pass.run(&self.buf, &mut self.spans, &mut self.win) {
                     LineEnd::Newline(n) => break Some(n),
                     LineEnd::Special => return self.slow_row(start, start_line),
                     LineEnd::More => {}
@@ -379,9 +391,114 @@ enum LineEnd {
     More,
 }
 
-/// One pass over a line of the fast path: its commas and its end, 8 bytes at a time (SWAR) instead
-/// of three `memchr` calls per row (line end, quote or CR, commas), which rows of a few dozen
-/// bytes (`memory_record.csv`) paid mostly in set-up.
+/// The classified 64-byte block of the buffer that the last line pass ended in: rows of a few
+/// dozen bytes (`memory_record.csv`) start inside the block their previous row ended in, and are
+/// split from its masks without classifying those bytes again.
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    /// Index in the buffer of the block's first byte (`usize::MAX`: none, as no index is past it).
+    base: usize,
+    /// Bit `k`: byte `base + k` is a comma.
+    commas: u64,
+    /// Bit `k`: byte `base + k` is an LF, a CR or a quote (where a fast-path line ends or leaves).
+    ends: u64,
+}
+
+impl Window {
+    const NONE: Window = Window {
+        base: usize::MAX,
+        commas: 0,
+        ends: 0,
+    };
+}
+
+/// The comma and line-end masks of a 64-byte block (see [`Window`]), SSE2 on x86_64 (part of its
+/// baseline: no detection), SIMD128 on wasm32 when the build enables it, a byte loop elsewhere.
+#[inline(always)]
+fn classify(block: &[u8; 64]) -> (u64, u64) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        classify_sse2(block)
+    }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        classify_simd128(block)
+    }
+    #[cfg(not(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    )))]
+    {
+        classify_scalar(block)
+    }
+}
+
+/// [`classify`] byte by byte: the reference the SIMD classifiers are tested against, and the
+/// classifier of targets without SIMD.
+#[cfg_attr(
+    any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    ),
+    allow(dead_code)
+)]
+fn classify_scalar(block: &[u8; 64]) -> (u64, u64) {
+    let (mut commas, mut ends) = (0u64, 0u64);
+    for (k, &c) in block.iter().enumerate() {
+        match c {
+            b',' => commas |= 1 << k,
+            b'\n' | b'\r' | b'"' => ends |= 1 << k,
+            _ => {}
+        }
+    }
+    (commas, ends)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn classify_sse2(block: &[u8; 64]) -> (u64, u64) {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    let (mut commas, mut ends) = (0u64, 0u64);
+    for (k, chunk) in block.chunks_exact(16).enumerate() {
+        // SAFETY: SSE2 is part of every x86_64 target; `chunk` is 16 readable bytes and the
+        // unaligned load has no alignment requirement.
+        unsafe {
+            let v = _mm_loadu_si128(chunk.as_ptr().cast());
+            let eq = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
+            let bits = |x| u64::from(_mm_movemask_epi8(x) as u16) << (16 * k);
+            commas |= bits(eq(b','));
+            ends |= bits(_mm_or_si128(_mm_or_si128(eq(b'\n'), eq(b'\r')), eq(b'"')));
+        }
+    }
+    (commas, ends)
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+fn classify_simd128(block: &[u8; 64]) -> (u64, u64) {
+    use core::arch::wasm32::{u8x16_bitmask, u8x16_eq, u8x16_splat, v128, v128_or};
+    let (mut commas, mut ends) = (0u64, 0u64);
+    for (k, chunk) in block.chunks_exact(16).enumerate() {
+        let mut a = [0u8; 16];
+        a.copy_from_slice(chunk);
+        // A 16-byte array and a v128 have the same size and every bit pattern is valid for both;
+        // the copy compiles to one unaligned load.
+        let v: v128 = unsafe { core::mem::transmute::<[u8; 16], v128>(a) };
+        let eq = |c: u8| u8x16_eq(v, u8x16_splat(c));
+        let bits = |x| u64::from(u8x16_bitmask(x)) << (16 * k);
+        commas |= bits(eq(b','));
+        ends |= bits(v128_or(v128_or(eq(b'\n'), eq(b'\r')), eq(b'"')));
+    }
+    (commas, ends)
+}
+
+/// One pass over a line of the fast path: its commas and its end, from the masks of 64-byte blocks
+/// ([`classify`]) where the buffer holds a whole block at `j`, byte by byte in its last bytes.
+/// The masks tell commas from line ends, so the commas before a line's end are pushed without
+/// looking at their bytes (the SWAR pass this replaced asked each hit what it was, a branch that
+/// `perf` found mispredicted).
 struct LinePass {
     /// Next byte to look at.
     j: usize,
@@ -390,51 +507,69 @@ struct LinePass {
 }
 
 impl LinePass {
-    /// Goes on from `j`, pushing the span of each field a comma ends onto `spans`.
-    fn run(&mut self, b: &[u8], spans: &mut Vec<(usize, usize)>) -> LineEnd {
-        const ONES: u64 = 0x0101_0101_0101_0101;
-        const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
-        // The bytes of `w` equal to `c`, exactly (no borrow between bytes): high bit of each.
-        let eq = |w: u64, c: u8| {
-            let x = w ^ (ONES * u64::from(c));
-            !(((x & LOW7) + LOW7) | x | LOW7)
-        };
+    /// Goes on from `j`, pushing the span of each field a comma ends onto `spans`; `win` is the
+    /// block classified last (reused when `j` is inside it, replaced when a new one is).
+    fn run(&mut self, b: &[u8], spans: &mut Vec<(usize, usize)>, win: &mut Window) -> LineEnd {
         loop {
-            let mut hits;
-            let base = self.j;
-            if let Some(chunk) = b.get(base..base + 8) {
-                let mut w8 = [0u8; 8];
-                w8.copy_from_slice(chunk);
-                let w = u64::from_le_bytes(w8);
-                hits = eq(w, b',') | eq(w, b'\n') | eq(w, b'"') | eq(w, b'\r');
-                self.j = base + 8;
-            } else {
-                // The last bytes read: one at a time.
-                let Some(&c) = b.get(base) else {
-                    return LineEnd::More;
-                };
-                hits = if matches!(c, b',' | b'\n' | b'"' | b'\r') {
-                    0x80
-                } else {
-                    0
-                };
-                self.j = base + 1;
-            }
-            while hits != 0 {
-                let k = base + (hits.trailing_zeros() / 8) as usize;
-                hits &= hits - 1;
-                match b.get(k) {
-                    Some(b',') => {
-                        spans.push((self.field, k));
-                        self.field = k + 1;
+            let j = self.j;
+            if j.checked_sub(win.base).is_none_or(|o| o >= 64) {
+                match b.get(j..j + 64).and_then(|s| <&[u8; 64]>::try_from(s).ok()) {
+                    Some(block) => {
+                        let (commas, ends) = classify(block);
+                        *win = Window {
+                            base: j,
+                            commas,
+                            ends,
+                        };
                     }
-                    Some(b'\n') => {
-                        self.j = k + 1;
-                        return LineEnd::Newline(k);
+                    None => {
+                        // The last bytes read: one at a time.
+                        let Some(&c) = b.get(j) else {
+                            return LineEnd::More;
+                        };
+                        self.j = j + 1;
+                        match c {
+                            b',' => {
+                                spans.push((self.field, j));
+                                self.field = j + 1;
+                            }
+                            b'\n' => return LineEnd::Newline(j),
+                            b'\r' if b.get(j + 1) == Some(&b'\n') => {}
+                            b'\r' | b'"' => return LineEnd::Special,
+                            _ => {}
+                        }
+                        continue;
                     }
-                    Some(b'\r') if b.get(k + 1) == Some(&b'\n') => {}
-                    _ => return LineEnd::Special,
                 }
+            }
+            // Bits from `j` on; the block's bytes before `j` are shifted out.
+            let off = j - win.base;
+            let ends = win.ends >> off;
+            let stop = ends.trailing_zeros() as usize;
+            let mut commas = win.commas >> off;
+            if stop < 64 {
+                commas &= (1u64 << stop) - 1;
+            }
+            while commas != 0 {
+                let k = j + commas.trailing_zeros() as usize;
+                commas &= commas - 1;
+                spans.push((self.field, k));
+                self.field = k + 1;
+            }
+            if stop >= 64 - off {
+                // No line end in the rest of the block.
+                self.j = win.base + 64;
+                continue;
+            }
+            let k = j + stop;
+            match b.get(k) {
+                Some(b'\n') => {
+                    self.j = k + 1;
+                    return LineEnd::Newline(k);
+                }
+                // The CR of a CRLF: the LF after it ends the line.
+                Some(b'\r') if b.get(k + 1) == Some(&b'\n') => self.j = k + 1,
+                _ => return LineEnd::Special,
             }
         }
     }
@@ -518,6 +653,51 @@ mod tests {
                     "{:?} chunk {chunk}",
                     String::from_utf8_lossy(&data)
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn block_masks_equal_the_byte_by_byte_masks() {
+        let alphabet = b",\n\r\"a0.\t \xff\x0c\x2d\x8a";
+        let mut rng = fastrand::Rng::with_seed(13);
+        for _ in 0..20_000 {
+            let mut block = [0u8; 64];
+            for b in &mut block {
+                *b = alphabet[rng.usize(..alphabet.len())];
+            }
+            let (commas, ends) = classify_scalar(&block);
+            let bit = |k: usize| 1u64 << k;
+            for (k, &c) in block.iter().enumerate() {
+                assert_eq!(commas & bit(k) != 0, c == b',');
+                assert_eq!(ends & bit(k) != 0, matches!(c, b'\n' | b'\r' | b'"'));
+            }
+            assert_eq!(classify(&block), (commas, ends), "{block:?}");
+        }
+    }
+
+    #[test]
+    fn long_rows_across_blocks_and_chunks_are_the_csv_crates() {
+        // Rows longer than a block, CRLFs and quotes at every offset of a block and of a chunk.
+        let mut rng = fastrand::Rng::with_seed(7);
+        for _ in 0..300 {
+            let mut data = Vec::new();
+            for _ in 0..rng.usize(1..12) {
+                for f in 0..rng.usize(1..20) {
+                    if f > 0 {
+                        data.push(b',');
+                    }
+                    let n = rng.usize(..30);
+                    data.extend((0..n).map(|_| b"0123456789.\t"[rng.usize(..12)]));
+                    if rng.u8(..40) == 0 {
+                        data.extend_from_slice(b"\"q,\r\n\"");
+                    }
+                }
+                data.extend_from_slice(if rng.bool() { b"\r\n" } else { b"\n" });
+            }
+            let want = reference(&data);
+            for chunk in [1, 5, 63, 64, 65, 100, 1 << 20] {
+                assert_eq!(split(&data, chunk), want, "chunk {chunk}");
             }
         }
     }

@@ -4,9 +4,7 @@
 //! (torch_npu 5.0.x) and MindSpore's `N/A` variant all read the same way (the columns and row
 //! shapes are described in `docs/formats-profiler.md`).
 
-use super::csv_common::{
-    opt_mb_u64, opt_time, parse_scaled_bytes, read_table, show_field, HeaderMap, Row, Warnings,
-};
+use super::csv_common::{opt_mb_u64, opt_time, read_table, show_field, HeaderMap, Row, Warnings};
 use super::Interner;
 use crate::diag::Diagnostic;
 use crate::source::Source;
@@ -371,8 +369,8 @@ fn parse_row(
 ) -> Option<MemRow> {
     let col = |c: usize| h.index.get(c).copied().flatten();
     let name = row.text(col(NAME), w, file, "Name").unwrap_or_default();
-    let size_bytes = match row.get_bytes(col(SIZE)) {
-        Some(t) => match parse_scaled_bytes(t, 0, 1024) {
+    let size_bytes = match row.scaled(col(SIZE), 0, 1024) {
+        Some((v, t)) => match v {
             Some(b) => b,
             None => {
                 w.add_keyed(
