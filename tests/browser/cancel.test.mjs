@@ -20,10 +20,11 @@ const BIG = path.join(tmpdir(), `memlens-cancel-${process.pid}`);
 // second reader of the pool has read long before (so that only the parse is under way then).
 const ROWS = path.join(tmpdir(), `memlens-cancel-rows-${process.pid}`);
 const SMALL = path.join(tmpdir(), `memlens-cancel-small-${process.pid}`);
-// A SOMAS plan of 200,000 nodes (~110 MB, with its ~55 MB task-info file): it parses and
-// analyses for seconds in the page's engine after its last read, far longer than the 300 ms the
-// page waits for a stopped worker's word.
+// A SOMAS plan of 200,000 nodes (~110 MB, with its ~55 MB task-info file) and a snapshot pickle
+// of ~180 MB: each parses and analyses for seconds in the page's engine after its last read,
+// far longer than the 300 ms the page waits for a stopped worker's word.
 const PLAN = path.join(tmpdir(), `memlens-cancel-somas-${process.pid}`);
+const SNAP = path.join(tmpdir(), `memlens-cancel-snapshot-${process.pid}`);
 let server;
 
 before(async () => {
@@ -37,6 +38,8 @@ before(async () => {
   renameSync(runFolder(SMALL, 1), big1);
   mkdirSync(PLAN);
   execFileSync(CLI, ['generate', 'somas', '--flavor', 'v2.4', '--nodes', '200000', '--seed', '7', '--out', path.join(PLAN, 'big_somas_tensor_offset_1.ir'), '--task-info-out', path.join(PLAN, 'task_info_graph_1.ir')], { stdio: 'ignore' });
+  mkdirSync(SNAP);
+  execFileSync(CLI, ['generate', 'snapshot', '--size-mb', '150', '--out', path.join(SNAP, 'big.pickle')], { stdio: 'ignore' });
   server = await startServer({ isolate: true });
 });
 after(async () => {
@@ -44,6 +47,7 @@ after(async () => {
   rmSync(ROWS, { recursive: true, force: true });
   rmSync(SMALL, { recursive: true, force: true });
   rmSync(PLAN, { recursive: true, force: true });
+  rmSync(SNAP, { recursive: true, force: true });
   if (server) await server.close();
 });
 
@@ -348,12 +352,21 @@ async function cancelWhen(url, dir, cancelled) {
     const page = await b.page();
     await page.goto(url);
     assert.ok((await engineThreads(page)) > 1, 'the isolated page runs the threaded engine');
-    const closed = allClose(page);
+    // Every worker of the page now (the engine's, and its threads) is watched from before the
+    // drop, and must have closed 30 s after the Cancel (not 30 s after the drop: the read and
+    // the parse before the Cancel take their time).
+    const workers = page.workers();
+    assert.ok(workers.length > 0, 'the page runs its engine in a worker');
+    const closes = Promise.all(workers.map((w) => new Promise((r) => w.once('close', r))));
     await page.setInputFiles('input[data-testid="folder-input"]', dir);
     const seen = await page.waitForFunction(cancelled, null, { timeout: 240000, polling: 5 });
     const info = await seen.jsonValue();
     assert.equal(await page.getAttribute('[data-testid="status"]', 'data-state'), 'cancelled');
-    await closed;
+    let timer;
+    const late = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error('the workers of the stopped load still run 30 s after the Cancel')), 30000);
+    });
+    await Promise.race([late, closes]).finally(() => clearTimeout(timer));
     assert.deepEqual(await endings(page), { stopped: 1, forced: 0 });
     assert.ok((await engineThreads(page)) > 1, 'a fresh engine');
     await page.setInputFiles('input[data-testid="folder-input"]', TEXT);
@@ -365,8 +378,8 @@ async function cancelWhen(url, dir, cancelled) {
   }
 }
 
-// `?workers=1`: the SOMAS tab is read by the page's worker alone, and no idle pool reader waits
-// beside it (Cancel ends the workers of the load, which the test watches close).
+// `?workers=1`: the SOMAS and snapshot tabs are read by the page's worker alone, and no idle pool
+// reader waits beside it (Cancel ends the workers of the load, which the test watches close).
 test('a Cancel while a large SOMAS plan is parsed (both files read) stops the worker on its word', async () => {
   const label = await cancelWhen(`${server.url}?workers=1`, PLAN, () => {
     const l = document.querySelector('[data-testid="somas"] .progress-label');
@@ -375,4 +388,18 @@ test('a Cancel while a large SOMAS plan is parsed (both files read) stops the wo
     return l.textContent;
   });
   assert.equal(label, 'parsing');
+});
+
+test('with ?workers=1&readSize=256, a Cancel while a large snapshot read whole is parsed stops the worker on its word', async () => {
+  const label = await cancelWhen(`${server.url}?workers=1&readSize=256`, SNAP, () => {
+    const snap = document.querySelector('[data-testid="snapshot"]');
+    const bar = document.getElementById('progress-bar');
+    const text = document.getElementById('progress-label').textContent;
+    // One read covers the file: the snapshot's own progress line is full as soon as it returned,
+    // while the pickle is parsed (the line names the file: not the drop's earlier steps).
+    if (!snap || snap.dataset.state !== 'loading' || !/^Reading \S*big\.pickle: /.test(text) || parseFloat(bar.style.width) < 100) return false;
+    document.querySelector('[data-testid="cancel"]').click();
+    return text;
+  });
+  assert.match(label, /^Reading \S*big\.pickle: ([\d.]+ [KMG]iB) of \1$/, 'the pickle was read whole before the Cancel');
 });
