@@ -112,14 +112,16 @@ function endings(page) {
 
 /**
  * Resolves when every worker the page has now (the engine's, and any threads it started) closed;
- * rejects if they are still running 30 s later (they would be if nothing stopped them).
+ * rejects if they are still running 120 s later (they would be if nothing stopped them). The watch
+ * starts before the drop, so it also spans the read up to the Cancel: 30 s failed a clean-clone
+ * run where that read was slow, though the worker then stopped on its word.
  */
 function allClose(page) {
   const workers = page.workers();
   assert.ok(workers.length > 0, 'the page runs its engine in a worker');
   let timer;
   const late = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error('the workers of the stopped load still run')), 30000);
+    timer = setTimeout(() => reject(new Error('the workers of the stopped load still run')), 120000);
   });
   const closes = workers.map((w) => new Promise((r) => w.once('close', () => r(Date.now()))));
   return Promise.race([late, Promise.all(closes).then((t) => Math.max(...t))]).finally(() => clearTimeout(timer));
