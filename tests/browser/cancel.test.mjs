@@ -138,7 +138,7 @@ function watchWorkers(page) {
         timer = setTimeout(() => reject(new Error(`the workers of the stopped load still run ${STOP_MS / 1000} s after ${what}`)), STOP_MS);
       });
       const closed = Promise.race([late, closes]).then((last) => {
-        console.log(`# the workers had closed ${Math.max(0, last - from)} ms after the test heard of ${what}`);
+        console.log(`the workers had closed ${Math.max(0, last - from)} ms after the test heard of ${what}`);
         return last;
       }).finally(() => clearTimeout(timer));
       // Awaited by the caller after a few checks: a late rejection must not count as unhandled meanwhile.
@@ -170,7 +170,7 @@ test('with one worker (?workers=1) the progress line gives bytes read, throughpu
     assert.equal(await page.$('[data-testid="ascend"]'), null);
     assert.ok(await page.isHidden('#progress'));
     assert.equal(await page.$$eval('#tabs [role="tab"]', (t) => t.length), 0);
-    console.log(`# cancelled after ${seen.done} bytes`);
+    console.log(`cancelled after ${seen.done} bytes`);
     await closed;
     // The busy worker saw its stop flag: it left its wasm call, stopped its threads and said so,
     // and was not left to the browser's forced end.
