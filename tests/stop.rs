@@ -487,6 +487,22 @@ fn the_snapshot_reader_asks_every_mib_and_a_stop_at_any_question_ends_the_read()
     });
     let mib = bytes.len() as u64 / STOP_CHECK_BYTES;
     assert!(questions >= mib, "{questions} questions over {mib} MiB");
+    // Past the read: one question before the analysis and one after it, and four inside each
+    // device's analysis (between its steps), so that a stop need not wait for every device.
+    let cd = Countdown::new(u64::MAX);
+    memlens::snapshot::read(&stopping(name, &bytes, 16 << 20, &cd)).unwrap();
+    let read = cd.asked.get();
+    let devices = SnapshotView::open(&BytesSource::new(name, bytes.clone()))
+        .unwrap()
+        .analysis
+        .devices
+        .len() as u64;
+    assert_eq!(devices, 2);
+    assert_eq!(
+        questions - read,
+        2 + 4 * devices,
+        "{questions} questions, {read} in the read"
+    );
 }
 
 /// A generated job's db export: (path, bytes) of its files, the db built in a scratch folder.

@@ -337,13 +337,14 @@ fn net_change(trace: &Trace) -> i128 {
         .sum()
 }
 
-fn analyse_device(
+fn analyse_device<E>(
     snap: &Snapshot,
     device: i64,
     segs: Vec<u32>,
     trace_idx: Option<usize>,
     top_frame: &[u32],
-) -> DeviceAnalysis {
+    stop: &mut dyn FnMut() -> Result<(), E>,
+) -> Result<DeviceAnalysis, E> {
     let mut reserved = 0u64;
     let mut allocated = 0u64;
     let mut requested = 0u64;
@@ -385,7 +386,9 @@ fn analyse_device(
             largest_free_block: seg_largest,
         });
     }
+    stop()?;
     let live_at_snapshot = group(snap, alive.iter().map(|&(_, s, st)| (s, st)), top_frame);
+    stop()?;
 
     let empty = Trace::default();
     let trace = trace_idx.map_or(&empty, |i| &snap.traces[i]);
@@ -443,8 +446,10 @@ fn analyse_device(
     let peak_time_us = peak_idx
         .map(|i| trace.time_us[i as usize])
         .filter(|&t| t != NO_TIME);
+    stop()?;
 
     let elements = elements(trace, &alive);
+    stop()?;
     let live_at_peak = group(
         snap,
         elements
@@ -457,7 +462,7 @@ fn analyse_device(
     let mut times = times;
     let time_range = times.next().map(|a| (a, times.next_back().unwrap_or(a)));
 
-    DeviceAnalysis {
+    Ok(DeviceAnalysis {
         device,
         segments: segs,
         reserved_bytes: reserved,
@@ -479,11 +484,25 @@ fn analyse_device(
         fragmentation: frag,
         largest_free_block,
         time_range,
-    }
+    })
 }
 
 /// Analyses every device that has segments or a non-empty trace.
 pub fn analyse(snap: &Snapshot) -> Analysis {
+    match analyse_with(snap, &mut || Ok::<(), std::convert::Infallible>(())) {
+        Ok(a) => a,
+        Err(never) => match never {},
+    }
+}
+
+/// [`analyse`], asking `stop` between the steps of each device's analysis (its segments, the
+/// blocks alive grouped by frame, the trace's replay to the peak, the elements, those live at
+/// the peak grouped): a load that may be stopped ends with `stop`'s error within one step, not
+/// after every device's timeline.
+pub fn analyse_with<E>(
+    snap: &Snapshot,
+    stop: &mut dyn FnMut() -> Result<(), E>,
+) -> Result<Analysis, E> {
     let top_frame = top_frames(snap);
     let mut by_device: BTreeMap<i64, Vec<u32>> = BTreeMap::new();
     for (i, s) in snap.segments.iter().enumerate() {
@@ -501,8 +520,8 @@ pub fn analyse(snap: &Snapshot) -> Analysis {
             let trace = usize::try_from(device)
                 .ok()
                 .filter(|&d| d < snap.traces.len());
-            analyse_device(snap, device, segs, trace, &top_frame)
+            analyse_device(snap, device, segs, trace, &top_frame, &mut *stop)
         })
-        .collect();
-    Analysis { devices, top_frame }
+        .collect::<Result<_, E>>()?;
+    Ok(Analysis { devices, top_frame })
 }

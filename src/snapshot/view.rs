@@ -394,14 +394,18 @@ fn opt_index(v: u32) -> Option<u32> {
 impl SnapshotView {
     /// Reads and analyses the snapshot in `source`.
     ///
-    /// A load that may be stopped (a browser `File`) is asked between the read, the analysis
-    /// (every device's timeline) and the summary, and ends with the stop error at the file's end
-    /// rather than going on with the next step.
+    /// A load that may be stopped (a browser `File`) is asked between the read, the steps of
+    /// each device's analysis ([`analysis::analyse_with`]) and the summary, and ends with the
+    /// stop error at the file's end rather than going on with the next step.
     pub fn open(source: &dyn Source) -> Result<SnapshotView, Diagnostic> {
         let snap = super::read(source)?;
         let stop = || source.check_stop(source.len()).map_err(Diagnostic::from);
         stop()?;
-        let analysis = analysis::analyse(&snap);
+        let analysis = if source.may_stop() {
+            analysis::analyse_with(&snap, &mut || stop())?
+        } else {
+            analysis::analyse(&snap)
+        };
         stop()?;
         Ok(SnapshotView::analysed(snap, analysis))
     }
