@@ -3,12 +3,14 @@
 //!
 //! Only what attribution needs is kept: `cpu_op` events (name, pid, tid, ts, dur, sequence number,
 //! forward thread id, call stack interned once), `ProfilerStep#N` spans, and the task-queue
-//! `enqueue`/`dequeue` events. Everything else is only *skipped*: this reader reads the event's
-//! `cat` value among its first members (where torch_npu writes it, before `args`) and the scanner
-//! finds where the event ends (by 64-byte blocks), nothing more. An event without a top-level `cat`
-//! (counters, device kernels) is walked member by member to its end, its nested values skipped by
-//! blocks; only damaged or unusual events fall back to searching their bytes for the kept
-//! categories.
+//! `enqueue`/`dequeue` events. Everything else is only *skipped*. The kept categories are searched
+//! for once per piece (`"cpu_op"`, `queue"`); an event that mentions neither anywhere (nine in
+//! ten) is ended by the structural scan (64-byte blocks) and nothing else, its members never
+//! walked. An event that does is walked: this reader reads its `cat` value among its first members
+//! (where torch_npu writes it, before `args`) and skips it from there unless the category is kept;
+//! one without a top-level `cat` is walked member by member to its end, its nested values skipped
+//! by blocks; only damaged or unusual events fall back to parsing whatever mentions a kept
+//! category. Both ways give the same answer on any input ([`EventWalk`]).
 //!
 //! How it stays fast and bounded (the scanner's part):
 //! - the caller's thread reads the source in batches (a browser `File` can only be read on the
@@ -18,8 +20,8 @@
 //!   scanned in parallel with rayon; each piece must end exactly where the next one starts, which
 //!   proves the guess (a `}, {` inside a string would break that), otherwise the piece after it is
 //!   scanned again from the proven position;
-//! - numbers are read from their text: `ts` as a string or a number, exactly, to integer ns;
-//!   ids above 2^53 as integers (never through `f64`).
+//! - numbers are read from their text where it lies in the batch (no copy): `ts` as a string or a
+//!   number, exactly, to integer ns; ids above 2^53 as integers (never through `f64`).
 //!
 //! Tolerated damage: a trailing `,]` (torch_npu concatenation bug), a `{"traceEvents": [...]}`
 //! wrapper, a file cut inside the last event (reported).
