@@ -4,13 +4,19 @@
 // time of pan/zoom on the layout (performance marks and measures set by the page).
 //
 //   node scripts/bench-somas-page.mjs [--nodes 200000] [--frames 240] [--runs 2] [--no-task] [--only threaded|single]
+//                                     [--www THIS_WWW] [--baseline OTHER_WWW]
 //
+// --www serves that built www/ instead of the checkout's; --baseline serves a second built page
+// (e.g. a copy of www/ built from an earlier commit, or with one change undone) and measures it in
+// turn with this one, run by run (this, baseline, this, baseline, …), so that the two compare as
+// ratios within one run; the load average is printed before each run.
 // Needs a built page (npm run build) and the CLI (cargo build --bin memlens, for the generator).
 import { mkdirSync, existsSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { tmpdir, cpus, totalmem } from 'node:os';
+import { tmpdir, cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
 import { openBrowser, startServer, engineThreads, CLI } from '../tests/browser/harness.mjs';
+import { serve } from './serve.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -102,28 +108,40 @@ async function once(url, label) {
   }
 }
 
-const isolated = await startServer({ isolate: true });
-const plain = await startServer({ isolate: false });
+/** A server of the built page in `dir` (null: the checkout's www/). */
+async function pageServer(dir, isolate) {
+  if (!dir) return startServer({ isolate });
+  const { server, url } = await serve({ dir: path.resolve(dir), port: 0, isolate });
+  return { url, close: () => new Promise((r) => server.close(r)) };
+}
+const WWW = arg('www', null);
+const BASELINE = arg('baseline', null);
+const isolated = await pageServer(WWW, true);
+const plain = await pageServer(WWW, false);
+const baseIsolated = BASELINE ? await pageServer(BASELINE, true) : null;
+const basePlain = BASELINE ? await pageServer(BASELINE, false) : null;
 const cpu = cpus()[0]?.model || 'unknown CPU';
 console.log(`machine: ${cpus().length} cores (${cpu}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB; ${new Date().toISOString()}`);
 console.log(`input: ${NODES} nodes, ${WITH_TASK ? 'dump + task-info' : 'dump'} ${(size / 1e6).toFixed(1)} MB`);
 try {
-  const modes = [[isolated.url, 'threaded'], [plain.url, 'single-threaded']].filter(([, l]) => !ONLY || l.startsWith(ONLY));
-  for (const [url, label] of modes) {
+  const modes = [[isolated, baseIsolated, 'threaded'], [plain, basePlain, 'single-threaded']].filter(([, , l]) => !ONLY || l.startsWith(ONLY));
+  for (const [server, base, label] of modes) {
     for (let run = 1; run <= RUNS; run++) {
-      const r = await once(url, label);
-      const { t } = r;
-      console.log(`\n${label} (${r.threads} threads), run ${run}`);
-      console.log(`  pick → first drawn layout: ${ms(t.first - t.pick)}  (pick → open request ${ms(t.openStart - t.pick)}, open (read + parse + analyse) ${ms(t.opened - t.openStart)}, views → first layout ${ms(t.first - t.opened)})`);
-      console.log(`  in the engine: ${t.steps.filter((x) => x[1] !== undefined).map(([n, d]) => `${n} ${ms(d)}`).join(', ')}`);
-      console.log(`  ${t.status}`);
-      console.log(`  pan/zoom repaint: median ${ms(r.draws.median)}, p95 ${ms(r.draws.p95)}, max ${ms(r.draws.max)} over ${r.draws.n} repaints`);
-      console.log(`  frame interval: median ${ms(r.intervals.median)}, p95 ${ms(r.intervals.p95)}, max ${ms(r.intervals.max)}`);
-      console.log(`  engine, visible rectangles per viewport: median ${ms(r.engine.median)}, p95 ${ms(r.engine.p95)}, max ${ms(r.engine.max)} over ${r.engine.n} requests`);
-      console.log(`  painting an answer (in the worker): median ${ms(r.raster.median)}, p95 ${ms(r.raster.p95)}, max ${ms(r.raster.max)}`);
+      for (const [which, url] of [['', server.url], ...(base ? [['baseline ', base.url]] : [])]) {
+        const load = loadavg().map((x) => x.toFixed(2)).join(' ');
+        const r = await once(url, label);
+        const { t } = r;
+        console.log(`\n${which}${label} (${r.threads} threads), run ${run}, load before ${load}`);
+        console.log(`  pick → first drawn layout: ${ms(t.first - t.pick)}  (pick → open request ${ms(t.openStart - t.pick)}, open (read + parse + analyse) ${ms(t.opened - t.openStart)}, views → first layout ${ms(t.first - t.opened)})`);
+        console.log(`  in the engine: ${t.steps.filter((x) => x[1] !== undefined).map(([n, d]) => `${n} ${ms(d)}`).join(', ')}`);
+        console.log(`  ${t.status}`);
+        console.log(`  pan/zoom repaint: median ${ms(r.draws.median)}, p95 ${ms(r.draws.p95)}, max ${ms(r.draws.max)} over ${r.draws.n} repaints`);
+        console.log(`  frame interval: median ${ms(r.intervals.median)}, p95 ${ms(r.intervals.p95)}, max ${ms(r.intervals.max)}`);
+        console.log(`  engine, visible rectangles per viewport: median ${ms(r.engine.median)}, p95 ${ms(r.engine.p95)}, max ${ms(r.engine.max)} over ${r.engine.n} requests`);
+        console.log(`  painting an answer (in the worker): median ${ms(r.raster.median)}, p95 ${ms(r.raster.p95)}, max ${ms(r.raster.max)}`);
+      }
     }
   }
 } finally {
-  await isolated.close();
-  await plain.close();
+  for (const s of [isolated, plain, baseIsolated, basePlain]) if (s) await s.close();
 }

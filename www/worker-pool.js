@@ -196,11 +196,12 @@ export class WorkerPool {
    * keeper }`; rejects with `Cancelled` when stopped. With `keep` (a part's run folders), the
    * reader of that part keeps its analysis and stays: `keeper` is its EngineClient (null if none
    * kept it), to answer about that rank after an `ascend.openRanks`; `terminate` ends it too.
+   * `leaveDbs`: the db exports read from their run's text files instead (`ascend.leaveOutDbs`).
    * A reader that fails (an error, or it dies: out of memory) does not fail the job: its ranks are
    * read again one per reader, so that only the rank that fails alone is lost; `failed` lists those
    * (`{ index, error }`: the part and why, naming the file it was reading).
    */
-  async summarize(load, parts, onProgress = () => {}, keep = null) {
+  async summarize(load, parts, onProgress = () => {}, keep = null, leaveDbs = null) {
     const groups = share(parts, Math.max(1, Math.min(this.size, parts.length)));
     const total = parts.reduce((s, p) => s + p.bytes, 0);
     const done = groups.map(() => 0);
@@ -219,7 +220,7 @@ export class WorkerPool {
       const bytes = indices.reduce((s, i) => s + parts[i].bytes, 0);
       try {
         await loaded;
-        const answer = await reader.call('ascend.summarize', { parts: indices.map((i) => parts[i].run_dirs), bytes, keep }, (p) => {
+        const answer = await reader.call('ascend.summarize', { parts: indices.map((i) => parts[i].run_dirs), bytes, keep, leaveDbs }, (p) => {
           if (p.file) file = p.file;
           done[k] = base + p.done;
           report();

@@ -61,6 +61,24 @@ pub fn text_plan(run: &ProfilerRun) -> Vec<Read<'_>> {
     .collect()
 }
 
+/// Leaves the database exports among `dbs` out of `run`'s plan where its text files can be read
+/// instead (the run folder has at least one of them), and returns the exports it left out.
+///
+/// The page cannot hold a db export over its per-file limit, but the same run's text files may
+/// fit: a run that keeps such a db is read from its text files, as if the db were not there (the
+/// way [`run_plan`] plans a folder without one). A run with no text file keeps its db: it has
+/// nothing else to read, and the page leaves the rank out instead.
+pub fn leave_out_dbs(run: &mut ProfilerRun, dbs: &[String]) -> Vec<String> {
+    if text_plan(run).is_empty() {
+        return Vec::new();
+    }
+    let (out, kept) = std::mem::take(&mut run.files.db)
+        .into_iter()
+        .partition(|p| dbs.contains(p));
+    run.files.db = kept;
+    out
+}
+
 /// The files of one rank in reading order: its run folders one after the other.
 pub fn rank_plan(rank: &RankInput) -> Vec<Read<'_>> {
     rank.runs.iter().flat_map(run_plan).collect()

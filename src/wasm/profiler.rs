@@ -44,6 +44,16 @@ impl ProfilerView {
         Ok(())
     }
 
+    /// Reads the run folders holding one of the database exports `dbs` (a JSON list of paths, the
+    /// page's files over its per-file limit) from their text files instead, where they have any;
+    /// answers the JSON list of the exports left out. Call before `analyze` (after `keepRanks`).
+    #[wasm_bindgen(js_name = leaveOutDbs)]
+    pub fn leave_out_dbs(&mut self, session: &Session, dbs: &str) -> Result<String, JsError> {
+        let dbs: Vec<String> =
+            serde_json::from_str(dbs).map_err(|e| err(format!("not a list of files: {e}")))?;
+        serde_json::to_string(&self.view.leave_out_dbs(session.set(), &dbs)).map_err(err)
+    }
+
     /// Reads and analyses every rank (`progress(path, done, total)` per chunk read). Throws
     /// `the load was stopped` once the page stopped the load (Cancel, a new drop; its stop flag),
     /// keeping nothing of it.

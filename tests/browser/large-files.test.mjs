@@ -266,3 +266,104 @@ for (const workers of ['1', null]) {
     }
   });
 }
+
+// A db export over the limit beside the text files of its run folder does not leave the rank out:
+// the rank is read from its text files, on both ways of reading a job, and the panel says which
+// db, its size against the limit, and that the text files are read instead. The db put beside
+// rank 1's text files is another job's (twice the rows), so a page that read it would show other
+// figures than the CLI's for the folder without it. A db over the limit with no text file beside
+// it (rank 2) still leaves its rank out, with the old words.
+for (const workers of ['1', null]) {
+  test(`a db over the limit beside its text files is read from the text files, ${workers ? 'read by the page\'s one worker' : 'read by the worker pool'}`, async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'memlens-db-as-text-'));
+    try {
+      const job = path.join(dir, 'job');
+      const other = path.join(dir, 'other');
+      execFileSync(CLI, ['generate', 'profiler', '--out', job, '--roles', '1', '--ranks', '3', '--trace-mb', '0.2', '--rows', '1500', '--seed', '9'], { stdio: 'ignore' });
+      execFileSync(CLI, ['generate', 'profiler', '--out', other, '--roles', '1', '--ranks', '3', '--trace-mb', '0.2', '--rows', '3000', '--seed', '5', '--export', 'db'], { stdio: 'ignore' });
+      // The expected figures: the CLI on the job as generated, before any db is put in it.
+      const plain = JSON.parse(execFileSync(CLI, ['profiler', '--json', job], { encoding: 'utf8', maxBuffer: 1 << 28 }));
+      assert.equal(plain.ranks.length, 3);
+      assert.ok(plain.ranks.every((r) => r.source === 'text'), plain.ranks.map((r) => r.source).join());
+      const out = (r) => path.join(dir, r.run_dirs[0], 'ASCEND_PROFILER_OUTPUT');
+      const dbOf = (r) => path.join(out(r), `ascend_pytorch_profiler_${r.rank}.db`);
+      const [first, asText, dbOnly] = plain.ranks;
+      // Rank 1: the other job's db beside its text files. Rank 2: its text files replaced by a db.
+      const db1 = path.join(other, path.relative(job, dbOf(asText)));
+      const db2 = path.join(other, path.relative(job, dbOf(dbOnly)));
+      cpSync(db1, dbOf(asText));
+      for (const f of ['trace_view.json', 'operator_memory.csv', 'memory_record.csv', 'npu_module_mem.csv']) rmSync(path.join(out(dbOnly), f));
+      cpSync(db2, dbOf(dbOnly));
+      rmSync(other, { recursive: true, force: true });
+      // Read as dropped (natively), rank 1 is read from the db: other figures than its text files'.
+      const asDropped = JSON.parse(execFileSync(CLI, ['profiler', '--json', job], { encoding: 'utf8', maxBuffer: 1 << 28 }));
+      assert.equal(asDropped.ranks[1].source, 'db');
+      assert.notEqual(asDropped.ranks[1].rows, asText.rows);
+      // The limit: under both dbs, over every text file held whole (traces stream by).
+      const held = filesUnder(job).map((f) => path.join(dir, f.path)).filter((p) => !p.endsWith('/trace_view.json') && !p.endsWith('.db'));
+      const limit = Math.min(statSync(dbOf(asText)).size, statSync(dbOf(dbOnly)).size) - 1;
+      assert.ok(held.every((p) => statSync(p).size <= limit), `every text file within ${limit} bytes`);
+      const b = await openBrowser();
+      try {
+        const page = await b.page();
+        await page.goto(`${server.url}?fileLimit=${limit}${workers ? `&workers=${workers}` : ''}`);
+        await engineThreads(page);
+        await page.setInputFiles('input[data-testid="folder-input"]', job);
+        assert.equal(await settled(page, 120000), 'ready');
+        await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
+        assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-workers'), workers ? null : String(await page.evaluate(() => navigator.hardwareConcurrency)));
+        // The panel: rank 1's db read as text, rank 2's db left out, each with its size and the limit.
+        const items = (sel) => page.$$eval(sel, (lis) => lis.map((li) => ({ path: li.dataset.path, bytes: Number(li.dataset.bytes), text: li.textContent })));
+        const read = await items('[data-testid="ascend-db-as-text"] li');
+        const lost = await items('[data-testid="ascend-too-large"] .error-state li');
+        assert.equal(read.length, 1, JSON.stringify(read));
+        assert.equal(lost.length, 1, JSON.stringify(lost));
+        const says = (n, file, words) => {
+          assert.ok(file.endsWith(n.path), `${n.path} is ${file}`);
+          assert.equal(n.bytes, statSync(file).size);
+          const [a, most] = bytesApart(n.bytes, limit);
+          assert.ok(n.text.endsWith(`${words}${n.path} is ${a}, more than the ${most} this page reads of one file.`), n.text);
+        };
+        says(read[0], dbOf(asText), `rank ${asText.rank} is read from its text files: its database export `);
+        says(lost[0], dbOf(dbOnly), `rank ${dbOnly.rank} is not read: `);
+        assert.equal(await page.$eval('[data-testid="ascend"]', (r) => r.firstElementChild?.dataset.testid), 'ascend-too-large');
+        // Ranks 0 and 1 with the figures of the CLI on the folders without the db; rank 2 too large.
+        const rows = await page.$$eval('[data-testid="rank-row"]', (trs) => trs.map((t) => (t.dataset.status === 'ok'
+          ? { rank: t.dataset.rank, rows: t.dataset.rows, peak: t.dataset.peakAllocatedBytes }
+          : { rank: t.dataset.rank, status: t.dataset.status })));
+        assert.deepEqual(rows, [
+          ...[first, asText].map((r) => ({ rank: String(r.rank), rows: String(r.rows), peak: String(r.peak_allocated_bytes) })),
+          { rank: String(dbOnly.rank), status: 'too-large' },
+        ]);
+        // Opened, rank 1's table holds its text rows (the view is read again by the page's worker,
+        // or held from the load).
+        await page.selectOption('[data-testid="rank-select"]', '1');
+        await page.waitForFunction(() => {
+          const t = document.querySelector('[data-testid="ascend-table"]');
+          return t && t.dataset.rank === '1' && t.dataset.state === 'ready';
+        }, null, { timeout: 60000 });
+        assert.equal(await page.getAttribute('[data-testid="ascend-table"]', 'data-total'), String(asText.rows));
+        // The job-wide export reads rank 1 from its text files too, and leaves rank 2 out.
+        const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 60000 }), page.click('[data-testid="export-memory-events"]')]);
+        const records = csvRecords(readFileSync(await dl.path(), 'utf8'));
+        const rankCol = records[0].indexOf('rank_id');
+        const perRank = new Map();
+        for (const r of records.slice(1)) perRank.set(r[rankCol], (perRank.get(r[rankCol]) || 0) + 1);
+        assert.deepEqual(Object.fromEntries(perRank), { [first.rank]: first.rows, [asText.rank]: asText.rows });
+        if (!workers) {
+          const panel = page.locator('[data-testid="ascend-too-large"]');
+          await assertPanelFitsEverywhere(page, panel, 'li, p, code', (scheme, width) =>
+            panel.screenshot({ path: path.join(SHOTS, `db-as-text-${scheme}-${width}.png`) }));
+          await page.emulateMedia({ colorScheme: 'light' });
+        }
+        assert.equal(await page.textContent('#error-list'), '');
+        assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+        assert.deepEqual(b.consoleErrors, []);
+      } finally {
+        await b.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}

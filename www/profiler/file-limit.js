@@ -2,7 +2,10 @@
 // out before anything of the job is read, and the page names each such file with its size and the
 // limit, and what reads it instead. The check runs once per drop, where the tab first looks at it
 // (www/profiler/index.js `mount`), so the one-worker tab (`?workers=1`, the offline file, a job of
-// one rank) and the worker pool leave out the same ranks and show the same panel.
+// one rank) and the worker pool leave out the same ranks and show the same panel. A db export over
+// the limit whose run folder has the text files too does not leave its rank out: the rank is read
+// from its text files (the core decides which dbs can be, `ascend.leaveOutDbs`), and the panel says
+// so.
 import { el } from '../ui/dom.js';
 import { bytesApart } from '../format.js';
 import { rankLabel } from './common.js';
@@ -48,18 +51,27 @@ const key = (p) => p.run_dirs.join('\n');
 /**
  * Looks at a drop (`dropped`: the worker's `load` request, `{ files }`; null for files that are
  * in the worker alone, a side of a comparison) before the tab reads it. Resolves to null when no
- * rank is left out (no file is over the limit: the worker is not even asked), else to `{ notice,
- * skipped(part), kept, none, all, leftOut }`: the panel that names the files, whether a part (as
- * `ascend.parts` gives it) is left out, the run folders of the ranks read, whether none is, every
- * part of the job, and the parts left out (`{ part, files: [{ path, bytes }], limit, error }`).
+ * file is over the limit (the worker is not even asked) or none of them is read, else to
+ * `{ notice, skipped(part), kept, none, all, leftOut, leaveDbs }`: the panel that names the
+ * files, whether a part (as `ascend.parts` gives it) is left out, the run folders of the ranks
+ * read, whether none is, every part of the job, the parts left out (`{ part, files: [{ path,
+ * bytes }], limit, error }`), and the db exports over the limit that are left out of their ranks'
+ * reading for the text files beside them (every request that reads the job passes them on as its
+ * `leaveDbs`; `all` is weighed without them).
  */
 export async function screenDrop(client, dropped) {
   const limit = fileLimit();
   const files = dropped ? dropped.files : [];
-  if (!files.some((f) => over(f, limit))) return null;
-  const all = await client.call('ascend.parts', {});
-  const big = all.map((p) => largeFiles(files, p.run_dirs, limit));
-  const notice = tooLarge(all, big, limit);
+  const large = files.filter((f) => over(f, limit));
+  if (!large.length) return null;
+  // The core keeps only the db exports among them whose run folders have text files.
+  const { left: leaveDbs, parts: all } = await client.call('ascend.leaveOutDbs', { dbs: large.map((f) => f.path) });
+  const asText = new Set(leaveDbs);
+  // A rank with another file over the limit is left out, naming them all; else its dbs are read as text.
+  const mine = all.map((p) => largeFiles(files, p.run_dirs, limit));
+  const big = mine.map((m) => (m.some((f) => !asText.has(f.path)) ? m : []));
+  const dbs = mine.map((m, i) => (big[i].length ? [] : m));
+  const notice = tooLarge(all, big, dbs, limit);
   if (!notice) return null;
   const left = new Set(all.filter((p, i) => big[i].length).map(key));
   const kept = all.filter((p) => !left.has(key(p)));
@@ -68,7 +80,7 @@ export async function screenDrop(client, dropped) {
     const files = big[i].map((f) => ({ path: f.path, bytes: f.file.size }));
     return [{ part: p, files, limit, error: tooLargeError(files, limit) }];
   });
-  return { notice, skipped: (p) => left.has(key(p)), kept: kept.flatMap((p) => p.run_dirs), none: kept.length === 0, all, leftOut };
+  return { notice, skipped: (p) => left.has(key(p)), kept: kept.flatMap((p) => p.run_dirs), none: kept.length === 0, all, leftOut, leaveDbs };
 }
 
 /**
@@ -158,23 +170,29 @@ function leftOutRank(l) {
 }
 
 /**
- * The panel that names the ranks left unread (`big[i]`: the files of `parts[i]` over the limit),
- * each file with its size, and says what reads them instead; null when every rank is read.
+ * The panel that names the ranks left unread (`big[i]`: the files of `parts[i]` over the limit,
+ * db exports read as text aside) and the ranks read from their text files instead of their db
+ * export (`dbs[i]`: those exports of `parts[i]`), each file with its size, and says what reads
+ * them whole; null when no file over the limit is named.
  */
-function tooLarge(parts, big, limit) {
+function tooLarge(parts, big, dbs, limit) {
+  const label = (p) => rankLabel({ role: p.role, rank: p.rank ?? 'unknown', step: p.step });
+  const size = (f) => ` is ${bytesApart(f.file.size, limit).join(', more than the ')} this page reads of one file`;
   const items = parts.flatMap((p, i) => big[i].map((f) => el('li', { 'data-path': f.path, 'data-bytes': String(f.file.size) },
-    `${rankLabel({ role: p.role, rank: p.rank ?? 'unknown', step: p.step })} is not read: `,
-    el('code', { text: f.path }), ` is ${bytesApart(f.file.size, limit).join(', more than the ')} this page reads of one file.`)));
-  if (!items.length) return null;
-  const dirs = parts.filter((p, i) => big[i].length).flatMap((p) => p.run_dirs);
+    `${label(p)} is not read: `, el('code', { text: f.path }), `${size(f)}.`)));
+  const asText = parts.flatMap((p, i) => (dbs[i].map((f) => el('li', { 'data-path': f.path, 'data-bytes': String(f.file.size) },
+    `${label(p)} is read from its text files: its database export `, el('code', { text: f.path }), `${size(f)}.`))));
+  if (!items.length && !asText.length) return null;
+  const dirs = parts.filter((p, i) => big[i].length || dbs[i].length).flatMap((p) => p.run_dirs);
   const rest = parts.some((p, i) => !big[i].length);
   return el('section', { class: 'panel', 'data-testid': 'ascend-too-large' },
     el('h2', { text: 'Files too large for the page' }),
-    el('ul', { class: 'error-state' }, ...items),
-    el('p', { text: 'A browser tab holds at most 4 GiB of WebAssembly memory. The command line reads files of any size, on every core: ' },
+    items.length ? el('ul', { class: 'error-state' }, ...items) : null,
+    asText.length ? el('ul', { 'data-testid': 'ascend-db-as-text' }, ...asText) : null,
+    el('p', { text: `A browser tab holds at most 4 GiB of WebAssembly memory. The command line reads files of any size${asText.length ? ', database exports included' : ''}, on every core: ` },
       el('code', { text: `memlens profiler ${dirs.join(' ')}` }),
       ', or ', el('code', { text: `memlens serve ${dirs.join(' ')}` }),
-      ` to see them on this page read by the native engine.${rest ? ' The other ranks are shown below.' : ''}`));
+      ` to see them on this page read by the native engine.${items.length && rest ? ' The other ranks are shown below.' : ''}`));
 }
 
 /** Shows in `root` the panel of a drop whose every rank was left out (`screen.none`). */

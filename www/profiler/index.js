@@ -128,7 +128,7 @@ function mountOne(root, ctx, screened) {
       }
       // The panel naming the files left out shows at once, above the progress of the others.
       if (screen) root.prepend(screen.notice);
-      job = await ctx.client.call('ascend.open', screen ? { runDirs: screen.kept } : {}, onProgress);
+      job = await ctx.client.call('ascend.open', screen ? { runDirs: screen.kept, leaveDbs: screen.leaveDbs } : {}, onProgress);
     } catch (err) {
       if (unmounted) return;
       failed(root, err);

@@ -49,6 +49,8 @@ export function mountPooled(root, ctx, size, screened, { build, emptyJob, failed
   // The run folders a worker reads the whole job of (the exports, an empty job's reasons): every
   // rank's (null), or those of the ranks read when some were left out.
   let readDirs = null;
+  // The db exports read from their run's text files instead (file-limit.js `screenDrop`).
+  let leaveDbs = null;
   // The reader that kept the first rank's analysis, and that rank's index (-1: none kept).
   let keeper = null;
   let keptRank = -1;
@@ -64,7 +66,7 @@ export function mountPooled(root, ctx, size, screened, { build, emptyJob, failed
           await worker.call('load', ctx.dropped());
           // Ranks left out for a file over the limit are left out of the exports too (reading
           // them would take more memory than the worker has).
-          const files = await worker.call('ascend.exportJob', { names: JOB_EXPORTS.map(([n]) => n), runDirs: readDirs });
+          const files = await worker.call('ascend.exportJob', { names: JOB_EXPORTS.map(([n]) => n), runDirs: readDirs, leaveDbs });
           root.dataset.exportReads = String(Number(root.dataset.exportReads || 0) + 1);
           return new Map(JOB_EXPORTS.map(([n, type]) => [n, new Blob([files[n]], { type })]));
         } finally {
@@ -100,7 +102,8 @@ export function mountPooled(root, ctx, size, screened, { build, emptyJob, failed
       // Ranks with a file larger than a tab can hold are not read: the page says which, and why.
       const screen = await screened;
       if (unmounted) return;
-      parts = screen ? all.filter((p) => !screen.skipped(p)) : all;
+      // (The screen's parts are weighed with the dbs read as text left out.)
+      parts = screen ? screen.all.filter((p) => !screen.skipped(p)) : all;
       notice = screen ? screen.notice : null;
       if (screen && screen.none) {
         pool.terminate();
@@ -111,6 +114,7 @@ export function mountPooled(root, ctx, size, screened, { build, emptyJob, failed
       if (notice) {
         root.prepend(notice);
         readDirs = screen.kept;
+        leaveDbs = screen.leaveDbs;
       }
       if (all.length < 2) {
         // One rank (or none: the one worker says why) is read by the page's worker alone.
@@ -143,7 +147,7 @@ export function mountPooled(root, ctx, size, screened, { build, emptyJob, failed
       };
       // The reader of the first rank keeps its analysis: the tab opens that rank first, and the
       // reader answers about it, so the page's worker does not read it a second time.
-      const read = await pool.summarize(ctx.dropped(), parts, onProgress, parts[0].run_dirs);
+      const read = await pool.summarize(ctx.dropped(), parts, onProgress, parts[0].run_dirs, leaveDbs);
       mark('summarized');
       // Ranks whose reader failed or died are in the job as failed ranks, with the reason; so are
       // the ranks left out for a file larger than the page reads (marked so below).
@@ -164,7 +168,7 @@ export function mountPooled(root, ctx, size, screened, { build, emptyJob, failed
       if (report.totals.ranks_with_data === 0) {
         pool.terminate();
         // Nothing to draw: the page's worker reads the drop to say which files it rejected, and why.
-        emptyJob(root, await client.call('ascend.open', readDirs ? { runDirs: readDirs } : {}));
+        emptyJob(root, await client.call('ascend.open', readDirs ? { runDirs: readDirs, leaveDbs } : {}));
         if (notice) root.prepend(notice);
         return;
       }
@@ -176,10 +180,10 @@ export function mountPooled(root, ctx, size, screened, { build, emptyJob, failed
         if (at >= 0) unreadRanks.set(at, u.error);
       }
       root.dataset.unreadRanks = JSON.stringify([...unreadRanks.keys()]);
-      await client.call('ascend.openRanks', { runDirs });
+      await client.call('ascend.openRanks', { runDirs, leaveDbs });
       if (read.keeper) {
         keeper = read.keeper;
-        keptRank = (await keeper.call('ascend.openRanks', { runDirs })).kept;
+        keptRank = (await keeper.call('ascend.openRanks', { runDirs, leaveDbs })).kept;
         if (keptRank < 0) pool.end(keeper);
       }
       mark('openRanks');

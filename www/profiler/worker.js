@@ -51,6 +51,14 @@ function tracker(progress) {
   };
 }
 
+/**
+ * Leaves the db exports `dbs` (from `ascend.leaveOutDbs`; null or empty: none) out of the view
+ * `v`'s plan, their run folders read from their text files instead.
+ */
+function leaveOut(v, session, dbs) {
+  if (dbs && dbs.length) v.leaveOutDbs(session, JSON.stringify(dbs));
+}
+
 export default (ctx) => {
   let view = null;
   // The job overview made of rank summaries the readers of a worker pool sent (a JobSummaryView).
@@ -59,6 +67,8 @@ export default (ctx) => {
   // asks about that rank; the ranks read last are held, at most OPEN_RANKS of them (the opened
   // rank and the one compared with it), most recent first.
   let lazy = null;
+  // The db exports of the pooled job read from their text files instead (`ascend.openRanks`).
+  let lazyDbs = null;
   let held = [];
   const OPEN_RANKS = 2;
   // A pool reader's analysis of the rank the tab opens first (`ascend.summarize`'s `keep`), kept
@@ -70,6 +80,7 @@ export default (ctx) => {
     for (const h of held) h.view.free();
     held = [];
     lazy = null;
+    lazyDbs = null;
     if (kept) kept.view.free();
     kept = null;
   };
@@ -94,6 +105,7 @@ export default (ctx) => {
       const v = new (ctx.mod().ProfilerView)(session);
       try {
         v.keepRanks(session, JSON.stringify(dirs));
+        leaveOut(v, session, lazyDbs);
         v.analyze(session, () => {});
       } catch (err) {
         v.free();
@@ -113,9 +125,10 @@ export default (ctx) => {
   return {
     /**
      * Loads the torch_npu job of the current drop; with `runDirs` (a list of run folders) only
-     * the ranks with a folder among them (a rank opened from the job overview of a worker pool).
+     * the ranks with a folder among them (a rank opened from the job overview of a worker pool);
+     * the db exports among `leaveDbs` are left out for their run's text files (`ascend.leaveOutDbs`).
      */
-    'ascend.open'({ runDirs } = {}, progress) {
+    'ascend.open'({ runDirs, leaveDbs } = {}, progress) {
       const mod = ctx.mod();
       const session = ctx.session();
       if (!session) throw new Error('nothing was dropped yet');
@@ -124,6 +137,7 @@ export default (ctx) => {
       const t0 = performance.now();
       const v = new mod.ProfilerView(session);
       if (runDirs) v.keepRanks(session, JSON.stringify(runDirs));
+      leaveOut(v, session, leaveDbs);
       const plan = ask('plan', {}, v);
       const t1 = performance.now();
       t.start('reading', plan);
@@ -157,13 +171,32 @@ export default (ctx) => {
       }
     },
     /**
+     * The database exports among `dbs` (paths of the drop: the files over the page's per-file
+     * limit) whose run folders have text files to read instead: `{ left, parts }`, the exports
+     * the core leaves out (`ProfilerView.leaveOutDbs`) and the job's ranks as `ascend.parts`
+     * gives them, weighed with those exports left out. Every request that reads the job takes
+     * `left` as its `leaveDbs`, so that every worker reads those ranks alike.
+     */
+    'ascend.leaveOutDbs'({ dbs }) {
+      const session = ctx.session();
+      if (!session) throw new Error('nothing was dropped yet');
+      const v = new (ctx.mod().ProfilerView)(session);
+      try {
+        const left = JSON.parse(v.leaveOutDbs(session, JSON.stringify(dbs)));
+        return { left, parts: JSON.parse(v.parts(session)) };
+      } finally {
+        v.free();
+      }
+    },
+    /**
      * A pool reader's work: the summaries of the ranks `parts` (lists of run folders), read one
      * rank at a time so that only one rank's analysis is held at once, as the JSON text of a list
      * (nanoseconds since the epoch exceed a double's integers). Progress: bytes of all of them.
      * The analysis of the part whose run folders are `keep` (the rank the tab opens first) is
      * kept for `ascend.openRanks`; `kept` in the answer says whether this reader has it.
+     * `leaveDbs`: the db exports read from their run's text files instead (`ascend.leaveOutDbs`).
      */
-    'ascend.summarize'({ parts, bytes, keep = null }, progress) {
+    'ascend.summarize'({ parts, bytes, keep = null, leaveDbs = null }, progress) {
       const mod = ctx.mod();
       const session = ctx.session();
       if (!session) throw new Error('nothing was dropped yet');
@@ -184,6 +217,7 @@ export default (ctx) => {
           const t0 = performance.now();
           const r0 = fileReads.ms;
           v.keepRanks(session, JSON.stringify(dirs));
+          leaveOut(v, session, leaveDbs);
           seen.clear();
           v.analyze(session, (path, d) => {
             seen.set(path, d);
@@ -240,13 +274,15 @@ export default (ctx) => {
      * rank is read by this worker when a view first asks about it (the readers of the pool only
      * sent summaries). Frees the job held before. A reader that kept a rank's analysis
      * (`ascend.summarize`'s `keep`) answers about it at once: `kept` is its index (-1: none).
+     * `leaveDbs`: the db exports read from their run's text files instead, rank by rank.
      */
-    'ascend.openRanks'({ runDirs }) {
+    'ascend.openRanks'({ runDirs, leaveDbs = null }) {
       if (!ctx.session()) throw new Error('nothing was dropped yet');
       const keep = kept;
       kept = null;
       forget();
       lazy = runDirs;
+      lazyDbs = leaveDbs;
       // The rank a pool reader kept answers without being read again.
       const at = keep ? runDirs.findIndex((d) => JSON.stringify(d) === JSON.stringify(keep.dirs)) : -1;
       if (at >= 0) held.push({ rank: at, view: keep.view });
@@ -256,16 +292,18 @@ export default (ctx) => {
     /**
      * The exports `names` of the whole job (or of its ranks with a folder among `runDirs`), read
      * once (a worker started for them alone, so that the memory it takes goes with the worker):
-     * `{ name: bytes }`, each byte for byte what `ascend.export` gives. Their buffers move to the
+     * `{ name: bytes }`, each byte for byte what `ascend.export` gives (the db exports among
+     * `leaveDbs` left out for their text files, as the tab read them). Their buffers move to the
      * page uncopied.
      */
-    'ascend.exportJob'({ names, runDirs = null }) {
+    'ascend.exportJob'({ names, runDirs = null, leaveDbs = null }) {
       const session = ctx.session();
       if (!session) throw new Error('nothing was dropped yet');
       const v = new (ctx.mod().ProfilerView)(session);
       try {
         // Only the ranks with a run folder among `runDirs` when given (the others were left out).
         if (runDirs) v.keepRanks(session, JSON.stringify(runDirs));
+        leaveOut(v, session, leaveDbs);
         v.analyze(session, () => {});
         return ctx.transfer(Object.fromEntries(names.map((name) => [name, v.export(name)])));
       } finally {

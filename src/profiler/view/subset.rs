@@ -5,7 +5,7 @@
 
 use super::JobView;
 use crate::input::InputSet;
-use crate::profiler::plan::{job_plan, rank_plan};
+use crate::profiler::plan::{job_plan, leave_out_dbs, rank_plan};
 use serde::Serialize;
 
 /// One rank of a job as a unit of reading: who it is and what reading it costs.
@@ -56,5 +56,22 @@ impl JobView {
         job.warnings.retain(|d| mine(&d.file));
         job.ignored.retain(|(p, _)| mine(p));
         self.plan = job_plan(&self.job, set);
+    }
+
+    /// Reads the run folders that hold one of the database exports `dbs` from their text files
+    /// instead, where they have any ([`leave_out_dbs`]), and plans the reading again; returns the
+    /// exports left out, in the job's order. The page lists the exports over its per-file limit,
+    /// and every worker that reads the drop applies the same list before [`JobView::analyze`], so
+    /// that the worker pool and the page's one worker read such a rank alike.
+    pub fn leave_out_dbs(&mut self, set: &InputSet, dbs: &[String]) -> Vec<String> {
+        let out = self
+            .job
+            .ranks
+            .iter_mut()
+            .flat_map(|r| r.runs.iter_mut())
+            .flat_map(|run| leave_out_dbs(run, dbs))
+            .collect();
+        self.plan = job_plan(&self.job, set);
+        out
     }
 }
