@@ -4,7 +4,9 @@
 //! inside it; a clean file (no warning in the whole read) gives exactly the same ops, steps,
 //! queue events and event count whatever the chunking. The block skip (SIMD), the block skip that
 //! keeps a block's masks between calls (one cursor over the input, as the event scanner uses it)
-//! and the scalar skip they replaced find the same end from the first brackets of the input.
+//! and the scalar skip they replaced find the same end from the first brackets of the input. The
+//! reader that ends most events from the masks alone and the member walk it replaced
+//! (`EventWalk::Members`) give the same warnings and keep the same values, byte for byte.
 #![no_main]
 
 #[path = "common/mod.rs"]
@@ -13,7 +15,7 @@ mod common;
 use libfuzzer_sys::fuzz_target;
 use memlens::jsonscan::blocks::{skip_nested_blocks, Cursor};
 use memlens::jsonscan::lex::skip_nested_scalar;
-use memlens::profiler::trace::{read_trace, Trace, TraceOptions};
+use memlens::profiler::trace::{read_trace, use_event_walk, EventWalk, Trace, TraceOptions};
 use memlens::profiler::Interner;
 use memlens::source::BytesSource;
 
@@ -102,6 +104,18 @@ fn run(data: &[u8]) {
         assert_eq!(cursor.skip_nested(body, i), want, "cursor from {i}");
     }
     let whole = read(body, 1 << 30, 1);
+    // The member walk on every event, against the masks' decision (the default) above.
+    use_event_walk(EventWalk::Members);
+    let walked = read(body, 1 << 30, 1);
+    use_event_walk(EventWalk::Masks);
+    match (&whole, &walked) {
+        (Some((a, na, sa)), Some((b, nb, sb))) => {
+            assert_eq!(format!("{:?}", a.warnings), format!("{:?}", b.warnings));
+            assert_eq!(kept(a, na, sa), kept(b, nb, sb));
+        }
+        (None, None) => {}
+        (a, b) => panic!("masks ok: {}, member walk ok: {}", a.is_some(), b.is_some()),
+    }
     let small = read(body, batch, pieces);
     match (whole, small) {
         (Some((a, na, sa)), Some((b, nb, sb))) => {

@@ -31,6 +31,24 @@ pub fn parse_scaled_bytes(text: &[u8], scale: i32, mul: i128) -> Option<i64> {
     parse_scaled_in(s, s.len(), scale, mul)
 }
 
+/// [`parse_scaled_bytes`] of `buf[start..end]`, read where it lies: the bytes of `buf` after the
+/// number (the rest of a JSON event) pad the words the fast path reads, so a number copies
+/// nothing unless it ends within [`PLAIN_PAD`] bytes of `buf`'s end. The same result as
+/// [`parse_scaled_bytes`] on the slice, for any bytes around it.
+#[inline]
+pub fn parse_scaled_span(
+    buf: &[u8],
+    start: usize,
+    end: usize,
+    scale: i32,
+    mul: i128,
+) -> Option<i64> {
+    let raw = buf.get(start..end)?;
+    let lead = raw.iter().take_while(|c| c.is_ascii_whitespace()).count();
+    let n = trim_bytes(raw).len();
+    parse_scaled_in(buf.get(start + lead..)?, n, scale, mul)
+}
+
 /// [`parse_scaled`] of the trimmed number `t[..n]`, where `t` may go on past the number (the rest
 /// of a row): the fast path then reads the digits eight bytes at a time straight from `t` and
 /// masks off what follows them, instead of walking their last bytes one by one.
@@ -988,6 +1006,79 @@ pub fn component_and_time<'r>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A number read where it lies in a larger buffer gives what the copied slice gives, whatever
+    /// comes before and after it and however near the buffer's end it ends (the fast path reads
+    /// whole words past the number there, or copies it out).
+    #[test]
+    fn a_span_parses_as_its_slice() {
+        let mut rng = fastrand::Rng::with_seed(14);
+        let mut texts: Vec<String> = [
+            "1736405443871259.720",
+            "98.051",
+            "996.9599375",
+            "0",
+            "-1",
+            "+3",
+            " 7\t",
+            "1.74E+15",
+            "9999999999999999999",
+            "18446744073709551615",
+            "12345678901234567890.5",
+            ".5",
+            "5.",
+            ".",
+            "",
+            "  ",
+            "1.2.3",
+            "12a",
+            "\u{e9}1",
+        ]
+        .iter()
+        .map(|t| t.to_string())
+        .collect();
+        for _ in 0..2000 {
+            let int: String = (0..rng.usize(0..21))
+                .map(|_| char::from(b'0' + rng.u8(0..10)))
+                .collect();
+            let frac: String = (0..rng.usize(0..8))
+                .map(|_| char::from(b'0' + rng.u8(0..10)))
+                .collect();
+            texts.push(if rng.bool() {
+                format!("{int}.{frac}")
+            } else {
+                int
+            });
+        }
+        let afters: [&[u8]; 6] = [
+            b"",
+            b",",
+            b"\", \"args\": {}}",
+            b"0123456789012345678901234567890123",
+            b".9",
+            b"\t\t",
+        ];
+        for t in &texts {
+            for before in [&b""[..], b"\"ts\": ", b"xx"] {
+                for after in afters {
+                    let mut buf = before.to_vec();
+                    let start = buf.len();
+                    buf.extend_from_slice(t.as_bytes());
+                    let end = buf.len();
+                    buf.extend_from_slice(after);
+                    for (scale, mul) in [(0, 1), (3, 1), (0, 1 << 20)] {
+                        assert_eq!(
+                            parse_scaled_span(&buf, start, end, scale, mul),
+                            parse_scaled_bytes(t.as_bytes(), scale, mul),
+                            "{t:?} before {after:?}, scale {scale}, mul {mul}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(parse_scaled_span(b"12", 1, 3, 0, 1), None);
+        assert_eq!(parse_scaled_span(b"12", 2, 1, 0, 1), None);
+    }
 
     #[test]
     fn times_parse_exactly() {

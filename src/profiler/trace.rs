@@ -3,12 +3,14 @@
 //!
 //! Only what attribution needs is kept: `cpu_op` events (name, pid, tid, ts, dur, sequence number,
 //! forward thread id, call stack interned once), `ProfilerStep#N` spans, and the task-queue
-//! `enqueue`/`dequeue` events. Everything else is only *skipped*: this reader reads the event's
-//! `cat` value among its first members (where torch_npu writes it, before `args`) and the scanner
-//! finds where the event ends (by 64-byte blocks), nothing more. An event without a top-level `cat`
-//! (counters, device kernels) is walked member by member to its end, its nested values skipped by
-//! blocks; only damaged or unusual events fall back to searching their bytes for the kept
-//! categories.
+//! `enqueue`/`dequeue` events. Everything else is only *skipped*. The kept categories are searched
+//! for once per piece (`"cpu_op"`, `queue"`); an event that mentions neither anywhere (nine in
+//! ten) is ended by the structural scan (64-byte blocks) and nothing else, its members never
+//! walked. An event that does is walked: this reader reads its `cat` value among its first members
+//! (where torch_npu writes it, before `args`) and skips it from there unless the category is kept;
+//! one without a top-level `cat` is walked member by member to its end, its nested values skipped
+//! by blocks; only damaged or unusual events fall back to parsing whatever mentions a kept
+//! category. Both ways give the same answer on any input ([`EventWalk`]).
 //!
 //! How it stays fast and bounded (the scanner's part):
 //! - the caller's thread reads the source in batches (a browser `File` can only be read on the
@@ -18,13 +20,13 @@
 //!   scanned in parallel with rayon; each piece must end exactly where the next one starts, which
 //!   proves the guess (a `}, {` inside a string would break that), otherwise the piece after it is
 //!   scanned again from the proven position;
-//! - numbers are read from their text: `ts` as a string or a number, exactly, to integer ns;
-//!   ids above 2^53 as integers (never through `f64`).
+//! - numbers are read from their text where it lies in the batch (no copy): `ts` as a string or a
+//!   number, exactly, to integer ns; ids above 2^53 as integers (never through `f64`).
 //!
 //! Tolerated damage: a trailing `,]` (torch_npu concatenation bug), a `{"traceEvents": [...]}`
 //! wrapper, a file cut inside the last event (reported).
 
-use super::csv_common::parse_scaled;
+use super::csv_common::{parse_scaled, parse_scaled_span};
 use super::Interner;
 use crate::diag::Diagnostic;
 use crate::jsonscan::blocks::Cursor;
@@ -183,6 +185,36 @@ impl EventSink for TorchSink {
     /// Finds the end of the event at `i`; parses it fully only if its category is one of the kept
     /// ones (most events are not, and are skipped without reading their other members).
     fn event(&mut self, b: &[u8], i: usize, skip: &mut Cursor, found: &mut Found) -> Scan {
+        // Most events (nine in ten in a torch_npu trace) mention no kept category anywhere: for
+        // them every branch below ends in the structural scan's end (a category read at its place
+        // is not kept and the event is skipped to where [`Cursor::skip_nested`] ends it; no
+        // category ends there too; the search finds nothing), so that end is taken at once, from
+        // the masks alone, without walking the event's members. The window is the one the search
+        // below looks at first, so an event the search would parse is never taken here; an event
+        // cut by the buffer's end must mention none up to that end.
+        if event_walk() == EventWalk::Masks
+            && !self.cands.hit(b, i, i.saturating_add(CANDIDATE_WINDOW))
+        {
+            match skip.skip_nested(b, i) {
+                Scan::Done(end) if !self.cands.hit(b, i, end) => return Scan::Done(end),
+                Scan::Cut if !self.cands.hit(b, i, b.len()) => return Scan::Cut,
+                _ => {}
+            }
+        }
+        self.event_by_members(b, i, skip, found)
+    }
+}
+
+impl TorchSink {
+    /// The event at `b[i]` read member by member up to its category (the walk every event took
+    /// before the masks decided most of them; [`EventWalk::Members`] keeps it for all).
+    fn event_by_members(
+        &mut self,
+        b: &[u8],
+        i: usize,
+        skip: &mut Cursor,
+        found: &mut Found,
+    ) -> Scan {
         // torch_npu writes `cat` among the short members before `args`: read it there, at its
         // place, and skip the events of other categories without searching their bytes. Events
         // without a `cat` (counters, device kernels: about a quarter of them) are walked member by
@@ -202,7 +234,7 @@ impl EventSink for TorchSink {
         // kept categories. In a kept event the category shows within its first few hundred bytes:
         // parse such an event directly instead of skipping it first and parsing it again (a wrong
         // guess only costs a full parse of one small event).
-        if self.cands.hit(b, i, i.saturating_add(256)) {
+        if self.cands.hit(b, i, i.saturating_add(CANDIDATE_WINDOW)) {
             return scan_event(b, i, self, found);
         }
         let end = match skip.skip_nested(b, i) {
@@ -216,6 +248,42 @@ impl EventSink for TorchSink {
         }
     }
 }
+
+/// How events are told apart from the kept ones ([`use_event_walk`]); both give the same result
+/// on any input, byte for byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventWalk {
+    /// An event that mentions no kept category is ended by the structural scan alone (the
+    /// default).
+    Masks,
+    /// Every event is walked member by member up to its category (the reader before the
+    /// masks decided; kept to compare against, in benchmarks and fuzzing).
+    Members,
+}
+
+static EVENT_WALK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Chooses the event walk for the whole process (for benchmarks and fuzzing; results are the
+/// same with each).
+pub fn use_event_walk(w: EventWalk) {
+    EVENT_WALK.store(
+        w == EventWalk::Members,
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
+/// The event walk in use.
+pub fn event_walk() -> EventWalk {
+    if EVENT_WALK.load(std::sync::atomic::Ordering::Relaxed) {
+        EventWalk::Members
+    } else {
+        EventWalk::Masks
+    }
+}
+
+/// Bytes from an event's start within which a mention of a kept category makes the search parse
+/// the event at once (a kept event names its category within its first few hundred bytes).
+const CANDIDATE_WINDOW: usize = 256;
 
 /// What the walk over an event's top-level members found.
 #[derive(Debug, PartialEq, Eq)]
@@ -319,9 +387,59 @@ fn u64_of(v: &[u8]) -> Option<u64> {
 }
 
 /// Microseconds (string or number) → exact ns.
+#[cfg(test)]
 fn us_of(v: &[u8]) -> Option<i64> {
     let t = std::str::from_utf8(unquote(v)).ok()?;
     parse_scaled(t, 3, 1)
+}
+
+/// The bytes of a value span inside its quotes, if it is quoted, as `(start, end)` in `b` (the
+/// span itself when it is not), as [`unquote`] cuts them.
+#[inline(always)]
+fn inner_span(b: &[u8], (s, e): (usize, usize)) -> (usize, usize) {
+    if e >= s + 2 && b.get(s) == Some(&b'"') && b.get(e - 1) == Some(&b'"') {
+        (s + 1, e - 1)
+    } else {
+        (s, e)
+    }
+}
+
+/// [`us_of`] of the value `b[s..e]`, read where it lies in the event ([`parse_scaled_span`]:
+/// the digits are read a word at a time, the bytes after them in `b` shifted out, nothing
+/// copied). Bytes that are not UTF-8 are not digits either, so checking for UTF-8 first, as the
+/// text path does, changes no answer.
+#[inline]
+fn us_at(b: &[u8], span: (usize, usize)) -> Option<i64> {
+    let (s, e) = inner_span(b, span);
+    parse_scaled_span(b, s, e, 3, 1)
+}
+
+/// [`int_of`] of the value `b[s..e]`: plain digits (at most 19, with an optional `-` before at
+/// most 18) are read here, where both of `int_of`'s `str::parse` steps give the same bits; any
+/// other text takes `int_of`.
+#[inline]
+fn int_at(b: &[u8], span: (usize, usize)) -> Option<i64> {
+    let (s, e) = inner_span(b, span);
+    let t = b.get(s..e).unwrap_or(&[]);
+    let (neg, digits) = match t.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, t),
+    };
+    let max = if neg { 18 } else { 19 };
+    if !digits.is_empty() && digits.len() <= max {
+        let mut v = 0u64;
+        let mut plain = true;
+        for &c in digits {
+            let d = c.wrapping_sub(b'0');
+            plain &= d < 10;
+            v = v.wrapping_mul(10).wrapping_add(u64::from(d));
+        }
+        if plain {
+            // Below 10^19 < 2^64: `i64` parses it, or `u64` does and its bits are kept.
+            return Some(if neg { -(v as i64) } else { v as i64 });
+        }
+    }
+    int_of(b.get(span.0..span.1).unwrap_or(&[]))
 }
 
 /// Where the next mentions of the kept categories are, found once and reused for every event up
@@ -458,8 +576,8 @@ fn scan_event(b: &[u8], i: usize, out: &mut TorchSink, found: &mut Found) -> Sca
             // A damaged `args` is read up to the damage, and its end is then found by skipping
             // it (`None`), as for any other value.
             return match scan_object(b, s, &mut |k, s, e| match k {
-                b"Sequence number" => seq = int_of(span(s, e)).unwrap_or(-1),
-                b"Fwd thread id" => fwd = int_of(span(s, e)).unwrap_or(0),
+                b"Sequence number" => seq = int_at(b, (s, e)).unwrap_or(-1),
+                b"Fwd thread id" => fwd = int_at(b, (s, e)).unwrap_or(0),
                 b"Call stack" => stack_span = (s, e),
                 b"correlation_id" => corr = u64_of(span(s, e)),
                 _ => {}
@@ -495,14 +613,14 @@ fn scan_event(b: &[u8], i: usize, out: &mut TorchSink, found: &mut Found) -> Sca
     if !matches!(unquote(span(ph)), b"X" | b"") {
         return Scan::Done(end);
     }
-    let Some(t) = us_of(span(ts)) else {
+    let Some(t) = us_at(b, ts) else {
         found.errors.push((
             ts.0.max(i),
             "event without a valid \"ts\"; event skipped".to_string(),
         ));
         return Scan::Done(end);
     };
-    let d = us_of(span(dur)).unwrap_or(0).max(0);
+    let d = us_at(b, dur).unwrap_or(0).max(0);
     let name_s = match str_lossy(span(name)) {
         Some((s, bad)) => {
             if bad {
@@ -517,11 +635,11 @@ fn scan_event(b: &[u8], i: usize, out: &mut TorchSink, found: &mut Found) -> Sca
         stack = intern_stack(b, stack_span, out, found);
     }
     let name_id = out.names.intern(&name_s);
-    let tid_v = int_of(span(tid)).unwrap_or(0);
+    let tid_v = int_at(b, tid).unwrap_or(0);
     if kind == 0 {
         out.ops.push(RawOp {
             name: name_id,
-            pid: int_of(span(pid)).unwrap_or(0),
+            pid: int_at(b, pid).unwrap_or(0),
             tid: tid_v,
             ts: t,
             dur: d,
@@ -795,6 +913,302 @@ mod tests {
             i = skip_ws(b, end + 1);
         }
         assert!(checked > whole + 1000, "{} damaged events", checked - whole);
+    }
+
+    /// Everything one event's read leaves: the scan's answer, the warnings and notes, and what
+    /// the sink kept (interned ids resolved).
+    fn one_event(
+        b: &[u8],
+        i: usize,
+        sink: &mut TorchSink,
+        cur: &mut Cursor,
+        members: bool,
+    ) -> String {
+        let mut found = Found::default();
+        let r = if members {
+            sink.event_by_members(b, i, cur, &mut found)
+        } else {
+            sink.event(b, i, cur, &mut found)
+        };
+        let ops: Vec<String> = sink
+            .ops
+            .iter()
+            .map(|o| {
+                format!(
+                    "{} {} {} {} {} {} {} {}",
+                    sink.names.get(o.name),
+                    sink.stacks.get(o.stack),
+                    o.pid,
+                    o.tid,
+                    o.ts,
+                    o.dur,
+                    o.seq,
+                    o.fwd_tid
+                )
+            })
+            .collect();
+        let queue: Vec<String> = sink
+            .queue
+            .iter()
+            .map(|q| format!("{} {} {:?}", sink.names.get(q.name), q.ts, q.correlation_id))
+            .collect();
+        format!("{r:?} {found:?} {ops:?} {:?} {queue:?}", sink.steps)
+    }
+
+    /// Event starts of a text: a `{` after `[` or `,` (blanks aside).
+    fn event_starts(b: &[u8]) -> Vec<usize> {
+        (0..b.len())
+            .filter(|&i| {
+                b[i] == b'{'
+                    && b[..i]
+                        .iter()
+                        .rev()
+                        .find(|c| !is_ws(**c))
+                        .is_some_and(|&c| c == b'[' || c == b',')
+            })
+            .collect()
+    }
+
+    /// The masks' decision (an event mentioning no kept category ends where the structural scan
+    /// ends it) against the member walk every event took before: the same answer, warnings and
+    /// kept values for every event of a generated trace, the real fixture traces and events made
+    /// to mislead it (kept categories named in other members, in nested `args`, in strings with
+    /// braces, quotes and escapes, past the first 256 bytes, in the next event), one sink and
+    /// cursor going through each text as a piece's scan does; then on events damaged at every
+    /// offset (a byte replaced by a quote, a backslash, a bracket, a comma or a letter) and cut at
+    /// every length, each read by a fresh sink.
+    #[test]
+    fn the_masks_decide_as_the_member_walk() {
+        use crate::profiler::generate::{generate, GenSpec};
+        let spec = GenSpec {
+            roles: 1,
+            ranks: 1,
+            trace_bytes: 64 << 10,
+            rows: 40,
+            steps: 2,
+            seed: 14,
+            outlier: false,
+        };
+        let mut texts: Vec<Vec<u8>> = Vec::new();
+        generate(&spec, &mut |path, bytes| {
+            if path.ends_with("trace_view.json") {
+                texts.push(bytes);
+            }
+            Ok(())
+        })
+        .unwrap();
+        let real = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/torch_npu/msinsight-level0");
+        for e in walk_files(&real) {
+            if e.file_name().is_some_and(|n| n == "trace_view.json") {
+                texts.push(std::fs::read(e).unwrap());
+            }
+        }
+        let long = "y".repeat(300);
+        let tricky = format!(
+            r#"[{{"ph": "X", "name": "a \"cpu_op\"", "ts": 1, "cat": "python_function", "args": {{}}}},
+            {{"ph": "C", "name": "b", "args": {{"cat": "cpu_op", "s": "}}, {{\"cat\": \"cpu_op\""}}, "ts": 2}},
+            {{"ph": "X", "name": "{long}", "ts": "3.5", "dur": 2, "cat": "cpu_op", "args": {{"Sequence number": -4}}}},
+            {{"ph": "X", "name": "c", "pid": -7, "tid": "18446744073709551615", "ts": " 4.25 ", "dur": "1e1", "cat": "enqueue", "args": {{"correlation_id": 12}}}},
+            {{"ph": "X", "name": "d\\u0041", "ts": 5, "cat": "dequeue", "args": {{"correlation_id": "x"}}}},
+            {{"ph": "X", "name": "e", "ts": 6, "cat": "other", "args": {{"a": "\\\"}}{{[", "b": [1, {{"c": "cpu_op"}}]}}}},
+            {{"ph": "X", "name": "{long}", "ts": 7, "cat": "python_function", "args": {{"n": "queue\""}}}},
+            {{"name": "f", "ts": 8, "pid": 1}},
+            {{"ph": "X", "name": "ProfilerStep#2", "ts": "9.000", "dur": 1.5, "cat": "cpu_op", "args": {{"Call stack": "x.py(1): f;\r\ny.py(2): g"}}}}]"#
+        );
+        texts.push(tricky.into_bytes());
+        let mut checked = 0;
+        for b in &texts {
+            let starts = event_starts(b);
+            let (mut fast, mut slow) = (TorchSink::default(), TorchSink::default());
+            let (mut cf, mut cs) = (Cursor::default(), Cursor::default());
+            for &i in &starts {
+                assert_eq!(
+                    one_event(b, i, &mut fast, &mut cf, false),
+                    one_event(b, i, &mut slow, &mut cs, true),
+                    "event at {i}: {}",
+                    String::from_utf8_lossy(&b[i..b.len().min(i + 300)])
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 500, "{checked} events");
+        let fresh = |b: &[u8], i: usize| {
+            assert_eq!(
+                one_event(
+                    b,
+                    i,
+                    &mut TorchSink::default(),
+                    &mut Cursor::default(),
+                    false
+                ),
+                one_event(
+                    b,
+                    i,
+                    &mut TorchSink::default(),
+                    &mut Cursor::default(),
+                    true
+                ),
+                "event at {i}: {}",
+                String::from_utf8_lossy(&b[i..b.len().min(i + 300)])
+            );
+        };
+        let mut damaged = 0;
+        for b in [&texts[0], texts.last().unwrap()] {
+            let starts = event_starts(b);
+            for w in starts.windows(2).take(10) {
+                let (i, next) = (w[0], w[1]);
+                for k in i + 1..next {
+                    for c in [b'"', b'\\', b'{', b'}', b']', b',', b'x'] {
+                        let mut d = b[..(next + 300).min(b.len())].to_vec();
+                        d[k] = c;
+                        fresh(&d, i);
+                        damaged += 1;
+                    }
+                    fresh(&b[..k], i);
+                }
+            }
+        }
+        assert!(damaged > 5000, "{damaged} damaged events");
+    }
+
+    /// Numbers read where they lie give what the text path gives (and, for plain integers, what
+    /// `str::parse` gives), before any bytes and near the buffer's end.
+    #[test]
+    fn numbers_in_place_read_as_their_text() {
+        let mut rng = fastrand::Rng::with_seed(16);
+        let mut values: Vec<String> = [
+            "0",
+            "-0",
+            "7",
+            "-1",
+            "+5",
+            "3000000",
+            "\"3000000\"",
+            "-123456789012345678",
+            "-1234567890123456789",
+            "9223372036854775807",
+            "9223372036854775808",
+            "9999999999999999999",
+            "18446744073709551615",
+            "18446744073709551616",
+            "1.5",
+            "\"1736405443863674.400\"",
+            "162.66",
+            "1e3",
+            "\" 12 \"",
+            "\"\"",
+            "\"",
+            "-",
+            "",
+            "12a",
+            "\"-\"",
+            "0x10",
+            "996.9599375",
+            "\"\u{e9}\"",
+            "1.74E+15",
+        ]
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+        for _ in 0..3000 {
+            let n = rng.usize(1..21);
+            let mut v: String = (0..n).map(|_| char::from(b'0' + rng.u8(0..10))).collect();
+            if rng.u8(0..4) == 0 {
+                v.insert(0, '-');
+            }
+            if rng.u8(0..3) == 0 {
+                let at = rng.usize(0..=v.len());
+                v.insert(at, '.');
+            }
+            if rng.bool() {
+                v = format!("\"{v}\"");
+            }
+            values.push(v);
+        }
+        for v in &values {
+            for after in [
+                &b""[..],
+                b",",
+                b"}, {\"ph\": \"X\", \"name\": \"aten::add\"}",
+            ] {
+                let mut b = b"{\"ts\": ".to_vec();
+                let s = b.len();
+                b.extend_from_slice(v.as_bytes());
+                let e = b.len();
+                b.extend_from_slice(after);
+                let text = v.as_bytes();
+                assert_eq!(int_at(&b, (s, e)), int_of(text), "int {v} then {after:?}");
+                assert_eq!(us_at(&b, (s, e)), us_of(text), "us {v} then {after:?}");
+                let plain = unquote(text);
+                if !plain.is_empty() && plain.iter().all(|c| c.is_ascii_digit()) {
+                    let t = std::str::from_utf8(plain).unwrap();
+                    let want = t
+                        .parse::<i64>()
+                        .ok()
+                        .or(t.parse::<u64>().ok().map(|x| x as i64));
+                    if want.is_some() {
+                        assert_eq!(int_at(&b, (s, e)), want, "parse {v}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// A generated trace read in batches of 1 byte to 1 MiB keeps what serde_json reads in it:
+    /// every event counted, the `cpu_op` events' names and the queue events in file order.
+    #[test]
+    fn batches_of_any_size_keep_what_serde_reads() {
+        use crate::profiler::generate::{generate, GenSpec};
+        let spec = GenSpec {
+            roles: 1,
+            ranks: 1,
+            trace_bytes: 40 << 10,
+            rows: 40,
+            steps: 2,
+            seed: 15,
+            outlier: false,
+        };
+        let mut text = Vec::new();
+        generate(&spec, &mut |path, bytes| {
+            if path.ends_with("trace_view.json") {
+                text = bytes;
+            }
+            Ok(())
+        })
+        .unwrap();
+        let all: Vec<serde_json::Value> = serde_json::from_slice(&text).unwrap();
+        let cat = |e: &serde_json::Value| {
+            e.get("cat")
+                .and_then(|c| c.as_str())
+                .unwrap_or("")
+                .to_string()
+        };
+        let want_ops: Vec<String> = all
+            .iter()
+            .filter(|e| cat(e) == "cpu_op")
+            .map(|e| e["name"].as_str().unwrap().to_string())
+            .collect();
+        let want_queue = all
+            .iter()
+            .filter(|e| matches!(cat(e).as_str(), "enqueue" | "dequeue"))
+            .count();
+        assert!(
+            want_ops.len() > 10 && want_queue > 0,
+            "{} ops, {want_queue} queue",
+            want_ops.len()
+        );
+        let src = std::str::from_utf8(&text).unwrap();
+        for batch in [1, 7, 64, 1000, 4096, 65_536, 1 << 20] {
+            for pieces in [1, 3] {
+                let (t, n, _) = read(src, TraceOptions { batch, pieces });
+                assert!(t.warnings.is_empty(), "batch {batch}: {:?}", t.warnings);
+                assert_eq!(t.events, all.len() as u64, "batch {batch}");
+                let ops: Vec<&str> = t.ops.name.iter().map(|&k| n.get(k)).collect();
+                assert_eq!(ops, want_ops, "batch {batch}");
+                assert_eq!(t.queue.len(), want_queue, "batch {batch}");
+            }
+        }
     }
 
     fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
