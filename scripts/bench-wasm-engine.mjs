@@ -15,7 +15,7 @@
 // `--www NAME=DIR` (repeatable; default `this=www`) measures several builds of the page's engine,
 // alternated; the first is the reference of the ratios. `--profile OUT.json` records a V8 CPU
 // profile of the first build's analyses (`node:inspector`) and prints the functions with the most
-// self time; build that engine with its name section kept to see Rust names (see the README).
+// self time; build that engine with its name section kept to see Rust names (see `docs/benchmarks.md`).
 // `--fresh N --warm-up engine --warm-up-for NAMES [--warm-up-size TRACE_BYTES,ROWS]
 // [--warm-up-wait MS]`: the fresh engines of the builds NAMES first read the page's warm-up job
 // (the engine's `warmUpJob`, www/warm-up.js) and wait MS ms; `--warm-up DIR` reads a job folder.
@@ -201,7 +201,7 @@ if (args.includes('--child')) {
   const warmJob = opt('--warm-up', null);
   if (warmJob) {
     // A small job read first, so that V8 compiles the hot code with its optimising tier before
-    // the rank measured (the experiment behind the README's note on tiering up).
+    // the rank measured (the experiment behind the note on tiering up in `docs/benchmarks.md`).
     const t = performance.now();
     const ws = new b.mod.Session();
     if (warmJob === 'engine') {

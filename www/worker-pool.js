@@ -27,7 +27,7 @@ const REFILL_MS = 1500;
  * Starts, when the page is next idle (after `delay` ms), readers of the page's pool until as many
  * as the pool would use and the cores the browser reports are ready for the next drop (none where
  * the pool is off: `?workers=1`, the native engine). Each idle reader holds a started engine, which
- * reads the warm-up job once it is ready (not with `?warmUp=0`): README, Benchmarks, gives what
+ * reads the warm-up job once it is ready (not with `?warmUp=0`): `docs/benchmarks.md` gives what
  * this costs an idle tab. The page's start-up calls it; so does the end of each pooled job.
  */
 export function warmReaders(delay = 0) {
@@ -58,7 +58,7 @@ export function warmReaders(delay = 0) {
 }
 
 // The warm-up job's size: large enough that V8 tiers up the trace scan, the CSV readers and the
-// attribution (a 2.9 MB job did in Node's V8, README, Benchmarks), small enough to take well under
+// attribution (a 2.9 MB job did in Node's V8, `docs/benchmarks.md`), small enough to take well under
 // a second in the baseline code.
 const WARM_UP = { traceBytes: 2 << 20, rows: 4000 };
 

@@ -20,7 +20,7 @@ serve(async () => {
   }
   // The helper that reads the files ahead starts with the engine, on `?readAhead=1` only: it halves
   // the tab's resident memory on a 64-rank job but was slower to the overview on a loaded machine
-  // (README, Benchmarks).
+  // (`docs/benchmarks.md`).
   const ahead = query.get('readAhead') === '1' ? startReadAhead() : Promise.resolve(false);
   const loaded = await loadWasm(query);
   return { ...loaded, readAhead: await ahead };

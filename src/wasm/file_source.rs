@@ -62,9 +62,9 @@ pub fn load_stopped() -> bool {
     }
 }
 
-/// Bytes per read of a `File` unless the page states another size: measured on the page (README,
-/// *Reads of a File*), where `FileReaderSync` reads 1 MiB slices at about a third of the speed of
-/// 16 MiB ones. A read cannot be interrupted, so this also bounds how long a Cancel waits for one.
+/// Bytes per read of a `File` unless the page states another size: measured on the page
+/// (`docs/benchmarks.md`, *Reads of a File*), where `FileReaderSync` reads 1 MiB slices at about a
+/// third of the speed of 16 MiB ones. A read cannot be interrupted, so this also bounds how long a Cancel waits for one.
 pub const FILE_READ: usize = 16 << 20;
 
 /// The most a page may ask for: one read is one buffer in the worker and one in wasm memory.
