@@ -99,24 +99,7 @@ fn every_bracket_of_the_fixture_traces() {
 /// A generated rank's trace (the generator's text export), with every event cut at every length.
 #[test]
 fn generated_trace_every_bracket_and_every_cut() {
-    use memlens::profiler::generate::{generate, GenSpec};
-    let spec = GenSpec {
-        roles: 1,
-        ranks: 1,
-        trace_bytes: 64 << 10,
-        rows: 40,
-        steps: 2,
-        seed: 3,
-        outlier: false,
-    };
-    let mut trace = Vec::new();
-    generate(&spec, &mut |path, bytes| {
-        if path.ends_with("trace_view.json") {
-            trace = bytes;
-        }
-        Ok(())
-    })
-    .expect("generated");
+    let trace = memlens::profiler::generate::one_trace(64 << 10, 3).expect("generated");
     assert!(trace.len() > 60_000);
     let starts: Vec<usize> = (0..trace.len())
         .filter(|&i| matches!(trace[i], b'{' | b'['))

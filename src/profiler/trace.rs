@@ -828,7 +828,6 @@ mod tests {
     #[test]
     fn the_scan_goes_on_after_the_category_as_from_the_start() {
         use crate::jsonscan::lex::skip_nested_scalar;
-        use crate::profiler::generate::{generate, GenSpec};
         let check = |b: &[u8], i: usize, checked: &mut usize| {
             let mut cur = Cursor::default();
             // The scanner hands a reader only events that start with `{`.
@@ -851,44 +850,11 @@ mod tests {
                 *checked += 1;
             }
         };
-        let spec = GenSpec {
-            roles: 1,
-            ranks: 1,
-            trace_bytes: 48 << 10,
-            rows: 40,
-            steps: 2,
-            seed: 5,
-            outlier: false,
-        };
-        let mut texts: Vec<Vec<u8>> = Vec::new();
-        generate(&spec, &mut |path, bytes| {
-            if path.ends_with("trace_view.json") {
-                texts.push(bytes);
-            }
-            Ok(())
-        })
-        .unwrap();
-        let real = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/torch_npu/msinsight-level0");
-        for e in walk_files(&real) {
-            if e.file_name().is_some_and(|n| n == "trace_view.json") {
-                texts.push(std::fs::read(e).unwrap());
-            }
-        }
+        let texts = generated_and_fixture_traces(48 << 10, 5);
         assert!(texts.len() >= 2, "{} traces", texts.len());
         let mut checked = 0;
         for b in &texts {
-            // Event starts: a `{` after `[` or `,` (blanks aside).
-            let starts: Vec<usize> = (0..b.len())
-                .filter(|&i| {
-                    b[i] == b'{'
-                        && b[..i]
-                            .iter()
-                            .rev()
-                            .find(|c| !is_ws(**c))
-                            .is_some_and(|&c| c == b'[' || c == b',')
-                })
-                .collect();
+            let starts = event_starts(b);
             for &i in &starts {
                 check(b, i, &mut checked);
             }
@@ -979,31 +945,7 @@ mod tests {
     /// every length, each read by a fresh sink.
     #[test]
     fn the_masks_decide_as_the_member_walk() {
-        use crate::profiler::generate::{generate, GenSpec};
-        let spec = GenSpec {
-            roles: 1,
-            ranks: 1,
-            trace_bytes: 64 << 10,
-            rows: 40,
-            steps: 2,
-            seed: 14,
-            outlier: false,
-        };
-        let mut texts: Vec<Vec<u8>> = Vec::new();
-        generate(&spec, &mut |path, bytes| {
-            if path.ends_with("trace_view.json") {
-                texts.push(bytes);
-            }
-            Ok(())
-        })
-        .unwrap();
-        let real = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/torch_npu/msinsight-level0");
-        for e in walk_files(&real) {
-            if e.file_name().is_some_and(|n| n == "trace_view.json") {
-                texts.push(std::fs::read(e).unwrap());
-            }
-        }
+        let mut texts = generated_and_fixture_traces(64 << 10, 14);
         let long = "y".repeat(300);
         let tricky = format!(
             r#"[{{"ph": "X", "name": "a \"cpu_op\"", "ts": 1, "cat": "python_function", "args": {{}}}},
@@ -1159,24 +1101,7 @@ mod tests {
     /// every event counted, the `cpu_op` events' names and the queue events in file order.
     #[test]
     fn batches_of_any_size_keep_what_serde_reads() {
-        use crate::profiler::generate::{generate, GenSpec};
-        let spec = GenSpec {
-            roles: 1,
-            ranks: 1,
-            trace_bytes: 40 << 10,
-            rows: 40,
-            steps: 2,
-            seed: 15,
-            outlier: false,
-        };
-        let mut text = Vec::new();
-        generate(&spec, &mut |path, bytes| {
-            if path.ends_with("trace_view.json") {
-                text = bytes;
-            }
-            Ok(())
-        })
-        .unwrap();
+        let text = crate::profiler::generate::one_trace(40 << 10, 15).unwrap();
         let all: Vec<serde_json::Value> = serde_json::from_slice(&text).unwrap();
         let cat = |e: &serde_json::Value| {
             e.get("cat")
@@ -1209,6 +1134,20 @@ mod tests {
                 assert_eq!(t.queue.len(), want_queue, "batch {batch}");
             }
         }
+    }
+
+    /// A generated one-rank trace (`trace_bytes` long, from `seed`) and the real fixture export's
+    /// traces: the texts the walk's tests go through.
+    fn generated_and_fixture_traces(trace_bytes: u64, seed: u64) -> Vec<Vec<u8>> {
+        let mut texts = vec![crate::profiler::generate::one_trace(trace_bytes, seed).unwrap()];
+        let real = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/torch_npu/msinsight-level0");
+        for e in walk_files(&real) {
+            if e.file_name().is_some_and(|n| n == "trace_view.json") {
+                texts.push(std::fs::read(e).unwrap());
+            }
+        }
+        texts
     }
 
     fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

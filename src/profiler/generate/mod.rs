@@ -697,6 +697,28 @@ pub fn run_dir(role_idx: u32, rank: u32) -> String {
     )
 }
 
+/// The `trace_view.json` of a generated job of one rank (`trace_bytes` long, from `seed`; 40
+/// operator rows, two steps): for tests and benchmarks that need one real-shaped trace.
+pub fn one_trace(trace_bytes: u64, seed: u64) -> std::io::Result<Vec<u8>> {
+    let spec = GenSpec {
+        roles: 1,
+        ranks: 1,
+        trace_bytes,
+        rows: 40,
+        steps: 2,
+        seed,
+        outlier: false,
+    };
+    let mut trace = Vec::new();
+    generate(&spec, &mut |path, bytes| {
+        if path.ends_with("trace_view.json") {
+            trace = bytes;
+        }
+        Ok(())
+    })?;
+    Ok(trace)
+}
+
 /// Generates the job, handing every file to `sink(relative path, bytes)` one at a time (so only
 /// one file is in memory). Returns what was planted, per (role, rank) in generation order.
 pub fn generate(
