@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { openBrowser, startServer, engineThreads, assertClean } from './harness.mjs';
+import { execFileSync } from 'node:child_process';
+import { openBrowser, startServer, engineThreads, assertClean, CLI, dropFiles, filesUnder, settled } from './harness.mjs';
 import { variedSummary } from './varied-summary.mjs';
 
 const RANKS = 4096;
@@ -126,6 +127,46 @@ test('4,096 ranks of varied figures: each column as wide as its widest text over
     const fit = await page.evaluate(() => performance.getEntriesByName('rank-table-fit').map((e) => e.duration));
     assert.ok(fit.length >= 1);
     console.log(`rank table fit, ${ranks.length} ranks: ${fit.map((d) => d.toFixed(1)).join(', ')} ms`);
+    assertClean(b, server.origin);
+  } finally {
+    await b.close();
+  }
+});
+
+/** `n` with en-US digit groups, written here without the page's formatter ("1143" → "1,143"). */
+const grouped = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
+test('a generated job of 3,000 rows a rank: the call-stack counts under the bar and in its title are grouped, equal to the CLI\'s', async () => {
+  const job = path.join(tmp, 'stacks-job');
+  execFileSync(CLI, ['generate', 'profiler', '--out', job, '--roles', '1', '--ranks', '2', '--trace-mb', '0.5', '--rows', '3000', '--seed', '5'], { stdio: 'ignore' });
+  const json = JSON.parse(execFileSync(CLI, ['profiler', '--json', job], { encoding: 'utf8', maxBuffer: 1 << 28 }));
+  assert.equal(json.ranks.length, 2);
+  // The case this is about: a part of at least 1,000 rows, whose count takes a separator.
+  assert.ok(json.ranks.every((r) => r.stacks.direct >= 1000), JSON.stringify(json.ranks.map((r) => r.stacks)));
+  const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
+  try {
+    const page = await b.page();
+    await page.goto(server.url);
+    await engineThreads(page);
+    await dropFiles(page, filesUnder(job));
+    assert.equal(await settled(page, 120000), 'ready');
+    const OVERVIEW = '[data-testid="ascend"] [data-testid="ascend-rank-table"]';
+    await page.waitForFunction((sel) => document.querySelectorAll(`${sel} [data-testid="rank-row"]`).length === 2, OVERVIEW, { timeout: 120000 });
+    const rows = await page.$$eval(`${OVERVIEW} [data-testid="rank-row"]`, (rs) => rs.map((r) => {
+      const cells = [...r.querySelectorAll('.vt-cell')];
+      const stacks = cells.find((c) => c.querySelector('.coverage-text'));
+      return { rank: r.dataset.rank, role: r.dataset.role, text: stacks.querySelector('.coverage-text').textContent, title: stacks.title, cells: cells.map((c) => c.textContent) };
+    }));
+    assert.equal(rows.length, 2);
+    for (const row of rows) {
+      const r = json.ranks.find((x) => String(x.rank) === row.rank && x.role === row.role);
+      assert.ok(r, `rank ${row.rank} of ${row.role} is in the CLI's report`);
+      const st = r.stacks;
+      assert.equal(row.text, `${grouped(st.direct)} direct · ${grouped(st.via_forward)} via fwd · ${grouped(st.approximate)} approx · ${grouped(st.none)} none`);
+      assert.equal(row.title, `direct ${grouped(st.direct)}, via forward ${grouped(st.via_forward)}, approximate ${grouped(st.approximate)}, none ${grouped(st.none)} (of which ${grouped(r.rows_ge)} cann:: rows have no Python stack by nature)`);
+      // Grouped as the Rows column beside it writes its count.
+      assert.ok(row.cells.includes(grouped(r.rows)), row.cells.join(' | '));
+    }
     assertClean(b, server.origin);
   } finally {
     await b.close();

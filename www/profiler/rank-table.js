@@ -103,10 +103,13 @@ function columns(summaries, ranks) {
       shape: (r) => {
         if (tooLarge(r)) return tooLargeText(r);
         if (failedRank(r)) return '–';
-        // Four counts and the same words between them: their digits in all.
+        // Four counts and the same words between them: each count's number of digits (1–15),
+        // which sets where its group separators stand, so four digit counts in base 16. Their sum
+        // alone would not do: 1,000,000 and 1 take the same digits as 1,000 and 1,000 but one
+        // separator more.
         const st = r.stacks;
         const n = [st.direct, st.via_forward, st.approximate, st.none].map(countShape);
-        return n.every((d) => typeof d === 'number' && d > 0) ? n[0] + n[1] + n[2] + n[3] : coverageText(st);
+        return n.every((d) => typeof d === 'number' && d > 0) ? ((n[0] * 16 + n[1]) * 16 + n[2]) * 16 + n[3] : coverageText(st);
       },
       font: '11px',
     },
@@ -225,13 +228,13 @@ function coverage(r) {
   }
   return {
     nodes: [bar, el('div', { class: 'coverage-text', text: coverageText(st) })],
-    title: `direct ${st.direct}, via forward ${st.via_forward}, approximate ${st.approximate}, none ${st.none} (of which ${r.rows_ge} cann:: rows have no Python stack by nature)`,
+    title: `direct ${int(st.direct)}, via forward ${int(st.via_forward)}, approximate ${int(st.approximate)}, none ${int(st.none)} (of which ${int(r.rows_ge)} cann:: rows have no Python stack by nature)`,
   };
 }
 
-/** The counts under a rank's coverage bar. */
+/** The counts under a rank's coverage bar, grouped as the Rows column beside them writes its count. */
 function coverageText(st) {
-  return `${st.direct} direct · ${st.via_forward} via fwd · ${st.approximate} approx · ${st.none} none`;
+  return `${int(st.direct)} direct · ${int(st.via_forward)} via fwd · ${int(st.approximate)} approx · ${int(st.none)} none`;
 }
 
 /** A failed rank's badge beside its number, in place of the export it was read from. */
