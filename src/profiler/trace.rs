@@ -143,11 +143,23 @@ pub struct TraceOptions {
     pub pieces: usize,
 }
 
+/// Bytes of a batch per thread of the pool, natively. Half a MiB keeps the batch the kernel
+/// copies into, and the scan reads right after, in the cores' caches (2 MiB of L2 each on the
+/// benchmark machine) and costs few fresh pages: with 4 MiB per thread the batch buffers of the
+/// ranks read at once outgrew the caches, and their first writes were a third of the CLI's page
+/// faults. One 100 MiB trace on two threads took 0.90× the CPU (`docs/benchmarks.md`).
+#[cfg(not(target_arch = "wasm32"))]
+const BATCH_PER_THREAD: usize = 512 << 10;
+
+/// In wasm a batch is at least the page's read size anyway ([`crate::source::read_size`]).
+#[cfg(target_arch = "wasm32")]
+const BATCH_PER_THREAD: usize = 4 << 20;
+
 impl Default for TraceOptions {
     fn default() -> Self {
         let threads = rayon::current_num_threads().max(1);
         TraceOptions {
-            batch: (4 << 20) * threads.min(8),
+            batch: BATCH_PER_THREAD * threads.min(8),
             pieces: threads * 2,
         }
     }
