@@ -90,7 +90,15 @@ fn parse_plain_copied(t: &[u8], n: usize, scale: i32, mul: i128) -> Option<i64> 
 /// [`parse_plain`] where `t` holds at least [`PLAIN_PAD`] bytes.
 #[inline(always)]
 fn parse_plain_words(t: &[u8], n: usize, scale: i32, mul: i128) -> Option<i64> {
-    let (int_len, frac_at, frac_len) = match find_dot_in(t, n) {
+    // torch_npu's times (`1736405443871259.720`) have their dot at byte 16: taken without the
+    // search. Were there an earlier dot, it would be inside the sixteen bytes read as digits,
+    // which then fail, so the result is the search's.
+    let dot = if n == 20 && t.get(16) == Some(&b'.') {
+        Some(16)
+    } else {
+        find_dot_in(t, n)
+    };
+    let (int_len, frac_at, frac_len) = match dot {
         Some(d) => (d, d + 1, n - d - 1),
         None => (n, n, 0),
     };
@@ -108,17 +116,27 @@ fn parse_plain_words(t: &[u8], n: usize, scale: i32, mul: i128) -> Option<i64> {
 /// in 128 bits (still no floating point).
 #[inline(always)]
 fn scale_exact(v: u64, exp10: i32, mul: i128) -> Option<i64> {
-    plain_u64(v, exp10, mul).or_else(|| {
-        let mut r = i128::from(v) * mul;
-        if exp10 >= 0 {
-            r *= 10i128.checked_pow(exp10.unsigned_abs())?;
-        } else {
-            let div = 10i128.checked_pow(exp10.unsigned_abs())?;
-            let (q, m) = (r / div, r % div);
-            r = if m * 2 >= div { q + 1 } else { q };
-        }
-        i64::try_from(r).ok()
-    })
+    // A `match`, not `or_else`: the compiler kept `or_else` with its closure as a call on every
+    // number's way out, taken or not.
+    match plain_u64(v, exp10, mul) {
+        Some(r) => Some(r),
+        None => scale_wide(v, exp10, mul),
+    }
+}
+
+/// [`scale_exact`] in 128 bits, for what does not fit 64.
+#[cold]
+#[inline(never)]
+fn scale_wide(v: u64, exp10: i32, mul: i128) -> Option<i64> {
+    let mut r = i128::from(v) * mul;
+    if exp10 >= 0 {
+        r *= 10i128.checked_pow(exp10.unsigned_abs())?;
+    } else {
+        let div = 10i128.checked_pow(exp10.unsigned_abs())?;
+        let (q, m) = (r / div, r % div);
+        r = if m * 2 >= div { q + 1 } else { q };
+    }
+    i64::try_from(r).ok()
 }
 
 /// The offset of the first `.` in `t[..n]` (`n` at most 20, `t` holding [`PLAIN_PAD`] bytes),
@@ -754,8 +772,16 @@ fn trim_bytes(mut f: &[u8]) -> &[u8] {
     f
 }
 
+/// True for the trimmed field of an empty value. Inlined with its length test first: every
+/// number asks, and only a field of 3 or 4 bytes can be one of the words.
+#[inline(always)]
 fn is_null_bytes(f: &[u8]) -> bool {
-    f.is_empty() || f.eq_ignore_ascii_case(b"n/a") || f == b"None" || f.eq_ignore_ascii_case(b"nan")
+    f.is_empty() || (matches!(f.len(), 3 | 4) && is_null_word(f))
+}
+
+/// `n/a`, `nan` (any case) or `None`.
+fn is_null_word(f: &[u8]) -> bool {
+    f.eq_ignore_ascii_case(b"n/a") || f == b"None" || f.eq_ignore_ascii_case(b"nan")
 }
 
 /// Streams the CSV table in `src`: maps the header with `wanted`, checks it with `check`, then
@@ -1312,6 +1338,85 @@ mod tests {
         let (q, r) = (num / den, num % den);
         let rounded = if 2 * r >= den { q + 1 } else { q };
         i64::try_from(rounded).ok()
+    }
+
+    /// A 20-byte number with its dot at byte 16 (torch_npu's times) is read without the search for
+    /// its dot: digits give the exact reference; another dot, a sign, a letter or a blank among
+    /// the first sixteen bytes give what the general parser gives on the trimmed field (two dots:
+    /// no number).
+    #[test]
+    fn times_with_their_dot_at_byte_16() {
+        let mut rng = fastrand::Rng::with_seed(16);
+        let digits = |rng: &mut fastrand::Rng, n: usize| -> String {
+            (0..n).map(|_| char::from(b'0' + rng.u8(..10))).collect()
+        };
+        let subs = b".-+eE x/";
+        for _ in 0..20_000 {
+            let (int, frac) = (digits(&mut rng, 16), digits(&mut rng, 3));
+            let text = format!("{int}.{frac}");
+            let mut bad = text.clone().into_bytes();
+            bad[rng.usize(..16)] = subs[rng.usize(..subs.len())];
+            for (scale, mul) in [(3, 1), (0, 1), (0, 1 << 20)] {
+                assert_eq!(
+                    parse_scaled(&text, scale, mul),
+                    scaled_reference(&int, &frac, scale as u32, mul as u128),
+                    "{text} scale {scale} mul {mul}"
+                );
+                assert_eq!(
+                    parse_scaled_bytes(&bad, scale, mul),
+                    parse_general(trim_bytes(&bad), scale, mul),
+                    "{:?} scale {scale} mul {mul}",
+                    String::from_utf8_lossy(&bad)
+                );
+            }
+        }
+        assert_eq!(parse_scaled("1.34567890123456.890", 3, 1), None);
+        assert_eq!(
+            parse_scaled("-234567890123456.890", 3, 1),
+            Some(-234_567_890_123_456_890)
+        );
+        assert_eq!(
+            parse_scaled(" 1736405443871259.720\t", 3, 1),
+            Some(1_736_405_443_871_259_720)
+        );
+    }
+
+    /// The inlined null test answers as the comparisons it replaced, for every case of the
+    /// words and fields of other lengths.
+    #[test]
+    fn null_fields_are_the_words_they_were() {
+        let old = |f: &[u8]| {
+            f.is_empty()
+                || f.eq_ignore_ascii_case(b"n/a")
+                || f == b"None"
+                || f.eq_ignore_ascii_case(b"nan")
+        };
+        let mut fields: Vec<Vec<u8>> = vec![
+            b"".to_vec(),
+            b"0".to_vec(),
+            b"na".to_vec(),
+            b"n/a/".to_vec(),
+        ];
+        for w in ["n/a", "nan", "none", "null", "n/aa"] {
+            for mask in 0..(1u32 << w.len()) {
+                fields.push(
+                    w.bytes()
+                        .enumerate()
+                        .map(|(i, c)| {
+                            if mask >> i & 1 == 1 {
+                                c.to_ascii_uppercase()
+                            } else {
+                                c
+                            }
+                        })
+                        .collect(),
+                );
+            }
+        }
+        for f in &fields {
+            assert_eq!(is_null_bytes(f), old(f), "{:?}", String::from_utf8_lossy(f));
+        }
+        assert!(is_null_bytes(b"None") && !is_null_bytes(b"none") && is_null_bytes(b"NaN"));
     }
 
     #[test]
