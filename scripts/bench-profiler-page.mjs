@@ -11,6 +11,11 @@
 //                                        [--skip-2x2] [--drop-caches] [--www DIR]
 //                                        [--file-limit ROWS,… [--db-rows ROWS,…]] [--idle-memory]
 //                                        [--drop-early]
+// Beside each wall time it gives the browser's CPU time over the same span (every process of the
+// browser, from /proc: scripts/tab-memory.mjs `browserCpu`) and the CLI's CPU time: on 2 cores
+// shared with other work the wall time of one page load moves by up to 1.6×, its CPU much less.
+// After the 2 × 2 runs it prints each variant's medians over the runs and its ratio to the default
+// page of its engine (use --runs 4 or more to judge a page change).
 // The page reads a job of several ranks with a pool of readers by default (www/worker-pool.js);
 // --pools 'workers=1,workers=2&poolEngine=threads' also measures the page with each query string
 // (`workers=1`: the page's one worker) beside the default, in the same runs.
@@ -49,7 +54,7 @@ import { existsSync, rmSync, mkdirSync, statSync, readdirSync, linkSync, writeFi
 import { cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
 import { openBrowser, startServer, engineThreads } from '../tests/browser/harness.mjs';
-import { watchTabMemory, tabMemory } from './tab-memory.mjs';
+import { watchTabMemory, tabMemory, browserCpu } from './tab-memory.mjs';
 import { cliJson, rankTableModel, tableCheck } from './bench-job.mjs';
 import { serve } from './serve.mjs';
 import { root, opt } from './util.mjs';
@@ -143,8 +148,15 @@ async function measure(server, dir, { timeout = 600000, query = '', after = null
         if (!b.ready && a && a.dataset.state === 'ready') b.ready = performance.now();
       }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-state'] });
     });
+    // The browser's CPU time from the pick to the overview drawn (polled every 50 ms: the sample
+    // follows the overview by at most that), and to all views ready.
+    const cpu0 = browserCpu(b.dir);
     await page.setInputFiles('input[data-testid="folder-input"]', dir);
-    await page.waitForFunction(() => window.__bench.ready || document.querySelector('[data-testid="status"]').dataset.state === 'error', null, { timeout, polling: 200 });
+    await page.waitForFunction(() => window.__bench.overview || document.querySelector('[data-testid="status"]').dataset.state === 'error', null, { timeout, polling: 50 });
+    const cpu1 = browserCpu(b.dir);
+    await page.waitForFunction(() => window.__bench.ready || document.querySelector('[data-testid="status"]').dataset.state === 'error', null, { timeout, polling: 50 });
+    const cpu2 = browserCpu(b.dir);
+    const cpu = { overview: cpu1.all - cpu0.all, overviewRenderer: cpu1.renderer - cpu0.renderer, ready: cpu2.all - cpu0.all };
     await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.memoryReadyBytes, null, { timeout: 60000 }).catch(() => {});
     const r = await page.evaluate(() => {
       const a = document.querySelector('[data-testid="ascend"]');
@@ -155,7 +167,7 @@ async function measure(server, dir, { timeout = 600000, query = '', after = null
     const tabLoad = tab.peak();
     const opened = after ? await after(page) : null;
     const errors = await page.textContent('#error-list');
-    return { timings: split(r), threads, overviewMs: r.overview - r.pick, readyMs: r.ready - r.pick, memoryBytes: r.memoryBytes, memoryReadyBytes: r.memoryReadyBytes, readerMemory: r.readerMemory, table, tabLoad, opened, tab: tab.stop(), errors };
+    return { timings: split(r), threads, cpu, overviewMs: r.overview - r.pick, readyMs: r.ready - r.pick, memoryBytes: r.memoryBytes, memoryReadyBytes: r.memoryReadyBytes, readerMemory: r.readerMemory, table, tabLoad, opened, tab: tab.stop(), errors };
   } finally {
     tab.stop();
     await b.close();
@@ -255,7 +267,7 @@ function split(r) {
     return `engine ${d(x.spawn, x.engine)} ms: ${ahead}${steps(x)}${x.readAhead ? ', read ahead' : ''}${warmUp}`;
   };
   const from = (x) => Math.max(x.engine, x.taken ?? x.spawn);
-  const each = readers.map((x, k) => `reader ${k + 1}: ${start(x)}, loaded +${d(from(x), x.loaded)}, ranks ${x.ranks.map((t) => `${t.read}/${t.parse}/${t.summary}`).join(' ')}, idle ${d(x.answered, last)}`);
+  const each = readers.map((x, k) => `reader ${k + 1}: ${start(x)}, loaded +${d(from(x), x.loaded)}, ranks ${x.ranks.map((t) => `${t.read}/${t.parse}/${t.summary}${t.bytes ? ` (${Math.round(t.bytes / 1e3 / Math.max(1, t.read))} MB/s read)` : ''}`).join(' ')}, idle ${d(x.answered, last)}`);
   return `drop→mount ${d(r.pick, m.mount)}, parts ${d(m.mount, m.parts)}, readers taken ${d(r.pick, Math.min(...readers.map((x) => x.taken ?? x.spawn)))} after the drop [${each.join('; ')}] (ranks: read/parse/summary ms), summarized ${d(m.parts, m.summarized)} after parts, overviewOf ${d(m.summarized, m.overviewOf)}, openRanks ${d(m.overviewOf, m.openRanks)}, build→overview ${d(m.build, r.overview)}`;
 }
 
@@ -264,6 +276,38 @@ const int = (n) => n.toLocaleString('en-US');
 const tabText = (m) => `tab's peak resident memory ${mib(m.tab.renderer)} (renderer processes; ${mib(m.tabLoad.renderer)} by the overview; browser in all ${mib(m.tab.all)})`;
 const ENGINES = (opt('--engines', 'threaded,single') || '').split(',');
 const s = (ms) => `${(ms / 1000).toFixed(2)} s`;
+
+// Each variant's measures of the 2 × 2 job, for the medians at its end: the wall time of one run
+// moves by up to 1.6× with the machine's load, its CPU time less.
+const measures = new Map();
+/**
+ * Keeps one run's measure `m` of `variant` ({ wall, cpu, native, nativeCpu, tab, load }), the page
+ * of `engine` with a query or the baseline (its default page: the variant named `engine`).
+ */
+function record(variant, engine, m) {
+  if (!measures.has(variant)) measures.set(variant, { engine, ms: [] });
+  measures.get(variant).ms.push(m);
+}
+const median = (xs) => {
+  const a = [...xs].sort((x, y) => x - y);
+  return a.length % 2 ? a[a.length >> 1] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
+};
+const range = (xs) => `${s(Math.min(...xs))}–${s(Math.max(...xs))}`;
+/**
+ * Prints each variant's medians over its runs (time to the overview, the browser's CPU time to it,
+ * each as a ratio to the CLI's in the same run, the tab's peak memory), and each variant against
+ * the default page of its engine as a ratio of medians.
+ */
+function summary(label) {
+  for (const [variant, { engine, ms }] of measures) {
+    const first = measures.get(engine)?.ms ?? ms;
+    const wall = median(ms.map((m) => m.wall));
+    const cpu = median(ms.map((m) => m.cpu));
+    const vs = ms === first ? '' : `; against the default: wall ${(wall / median(first.map((m) => m.wall))).toFixed(2)}×, CPU ${(cpu / median(first.map((m) => m.cpu))).toFixed(2)}×`;
+    console.log(`${label}, ${variant}, median of ${ms.length} runs (load ${Math.min(...ms.map((m) => m.load))}–${Math.max(...ms.map((m) => m.load))}): overview ${s(wall)} (${range(ms.map((m) => m.wall))}; ${median(ms.map((m) => m.wall / m.native)).toFixed(2)}× the CLI's --json), browser CPU ${s(cpu)} (${range(ms.map((m) => m.cpu))}; ${median(ms.map((m) => m.cpu / m.nativeCpu)).toFixed(2)}× the CLI's CPU), tab peak ${mib(median(ms.map((m) => m.tab)))} (${mib(Math.min(...ms.map((m) => m.tab)))}–${mib(Math.max(...ms.map((m) => m.tab)))})${vs}`);
+  }
+  measures.clear();
+}
 
 mkdirSync(base, { recursive: true });
 console.log(`machine: ${cpus().length} × ${cpus()[0].model}, ${mib(totalmem())} RAM, load ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${new Date().toISOString()}`);
@@ -315,13 +359,15 @@ try {
         for (const [which, srv, query] of variants(server, base)) {
           const load = loadavg()[0].toFixed(1);
           // The native CLI on the same files at the same moment: the machine's load moves both alike.
-          const { ms: native, ranks } = cliJson(CLI, job);
+          const { ms: native, cpuMs: nativeCpu, ranks } = cliJson(CLI, job);
           const m = await measure(srv, job, { query });
           const readers = m.readerMemory.length ? `, readers' wasm memory ${m.readerMemory.map(mib).join(' + ')}` : '';
-          console.log(`${which}${name} (${m.threads} thread(s)) run ${run} (load ${load}, native CLI just before: ${s(native)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}, ${tabText(m)}, ${tableCheck(m.table, ranks)}, split: ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
+          record(`${which}${name}`, name, { wall: m.overviewMs, cpu: m.cpu.overview, native, nativeCpu, tab: m.tab.renderer, load: Number(load) });
+          console.log(`${which}${name} (${m.threads} thread(s)) run ${run} (load ${load}, native CLI just before: ${s(native)}, CPU ${s(nativeCpu)}): overview ${s(m.overviewMs)} (${(m.overviewMs / native).toFixed(2)}× the CLI), browser CPU to the overview ${s(m.cpu.overview)} (renderers ${s(m.cpu.overviewRenderer)}; ${(m.cpu.overview / nativeCpu).toFixed(2)}× the CLI's CPU), to all views ${s(m.cpu.ready)}, all views ready ${s(m.readyMs)}, wasm memory ${mib(m.memoryBytes)} after the load / ${mib(m.memoryReadyBytes)} with all views${readers}, ${tabText(m)}, ${tableCheck(m.table, ranks)}, split: ${m.timings}${m.errors ? `, errors: ${m.errors}` : ''}`);
         }
       }
     }
+    summary('2 × 2 job');
   }
   // One job of many ranks, generated into --dir, measured with the default and each --pools
   // variant on both builds: time to the overview against the CLI's --json just before it, the page

@@ -3,9 +3,17 @@
 // them) and the browser's processes in all. Linear memory a worker has grown but not touched is
 // not resident, so this is what the tab really holds, JavaScript heaps included. Counted: the
 // anonymous and shared-memory resident pages (RssAnon + RssShmem), not the mapped files.
+// Also the CPU time the same processes took (`browserCpu`), for the page benchmark's measure that
+// load stretches less than wall time.
 import { readFileSync, readdirSync } from 'node:fs';
 
-/** pid → { ppid, cmdline, rss (bytes: anonymous + shared memory) } of every process still readable. */
+/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on Linux wherever it is exported). */
+const TICK_MS = 10;
+
+/**
+ * pid → { ppid, cmdline, rss (bytes: anonymous + shared memory), cpuMs (user + system time of the
+ * process and of its children it has waited for, ms) } of every process still readable.
+ */
 function processes() {
   const out = new Map();
   for (const name of readdirSync('/proc')) {
@@ -16,13 +24,16 @@ function processes() {
       // last ')'.
       const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const ppid = Number(rest[1]);
+      // utime, stime, cutime, cstime (fields 14–17): every thread's time, ended ones included,
+      // and that of children the process reaped (a renderer ended before the sample).
+      const cpuMs = (Number(rest[11]) + Number(rest[12]) + Number(rest[13]) + Number(rest[14])) * TICK_MS;
       // Anonymous and shared-memory pages only: the pages of the browser's files (its code,
       // fonts), shared by every process, are left out.
       const status = readFileSync(`/proc/${name}/status`, 'utf8');
       const kb = (field) => Number((status.match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm')) || [])[1] || 0);
       const rss = (kb('RssAnon') + kb('RssShmem')) * 1024;
       const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      out.set(Number(name), { ppid, rss, cmdline });
+      out.set(Number(name), { ppid, rss, cmdline, cpuMs });
     } catch {
       // The process ended between the listing and the read.
     }
@@ -30,9 +41,8 @@ function processes() {
   return out;
 }
 
-/** The memory now of the browser whose profile folder is `dir`: { renderer, all } in bytes. */
-export function tabMemory(dir) {
-  const procs = processes();
+/** The processes of the browser whose profile folder is `dir` (its own and their descendants'): pids in `procs`. */
+function browserFamily(procs, dir) {
   const roots = [...procs].filter(([, p]) => p.cmdline.includes(`--user-data-dir=${dir}`) && !p.cmdline.includes('--type=')).map(([pid]) => pid);
   const family = new Set(roots);
   // Children come after their parents in no guaranteed order: grow the set until it is stable.
@@ -45,6 +55,13 @@ export function tabMemory(dir) {
       }
     }
   }
+  return { family, found: roots.length > 0 };
+}
+
+/** The memory now of the browser whose profile folder is `dir`: { renderer, all } in bytes. */
+export function tabMemory(dir) {
+  const procs = processes();
+  const { family, found } = browserFamily(procs, dir);
   let renderer = 0;
   let all = 0;
   for (const pid of family) {
@@ -52,7 +69,29 @@ export function tabMemory(dir) {
     all += p.rss;
     if (p.cmdline.includes('--type=renderer')) renderer += p.rss;
   }
-  return { renderer, all, found: roots.length > 0 };
+  return { renderer, all, found };
+}
+
+/**
+ * The CPU time so far (ms, user + system) of the browser whose profile folder is `dir`: its
+ * renderer processes (the page, its workers and their threads) and all its processes (the GPU and
+ * browser processes too), `{ renderer, all }`. The difference of two samples is the CPU a load
+ * took on every core, which the machine's other work slows less than it stretches the wall time
+ * (a measure steadier than the wall time under load; the wall time is still what a user waits).
+ * A process that ends between two samples takes its time with it unless its parent reaped it;
+ * the renderers of one tab live from its load to its close.
+ */
+export function browserCpu(dir) {
+  const procs = processes();
+  const { family } = browserFamily(procs, dir);
+  let renderer = 0;
+  let all = 0;
+  for (const pid of family) {
+    const p = procs.get(pid);
+    all += p.cpuMs;
+    if (p.cmdline.includes('--type=renderer')) renderer += p.cpuMs;
+  }
+  return { renderer, all };
 }
 
 /**

@@ -414,6 +414,10 @@ fn somas_outputs(s: &mut memlens::somas::view::SomasSession) -> String {
 fn the_somas_parse_asks_every_mib_and_a_stop_at_any_question_ends_the_open() {
     use memlens::somas::generate::{generate, Flavor, GenConfig};
     use memlens::somas::view::SomasSession;
+    // The global pool (used below from this thread) of two threads, where no test built it yet.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build_global();
     let g = generate(&GenConfig {
         flavor: Flavor::V24,
         nodes: 12_000,
@@ -436,31 +440,52 @@ fn the_somas_parse_asks_every_mib_and_a_stop_at_any_question_ends_the_open() {
         )
     };
     let plain = somas_outputs(&mut open(&set).unwrap());
+    let stops = |cd: &Countdown| {
+        let opener = HookedOpener {
+            inner: &set,
+            read: 16 << 20,
+            hook: cd,
+        };
+        open(&opener).map(|mut s| somas_outputs(&mut s))
+    };
+    let files = [
+        ("plan/somas_tensor_offset_1.ir", dump.len()),
+        ("plan/task_info_graph_1.ir", task.len()),
+    ];
+    let mut in_turn = Vec::new();
     for threads in [1, 2] {
         pool(threads).install(|| {
-            let questions = stops_everywhere(
-                &[
-                    ("plan/somas_tensor_offset_1.ir", dump.len()),
-                    ("plan/task_info_graph_1.ir", task.len()),
-                ],
-                &plain,
-                &|cd| {
-                    let opener = HookedOpener {
-                        inner: &set,
-                        read: 16 << 20,
-                        hook: cd,
-                    };
-                    open(&opener).map(|mut s| somas_outputs(&mut s))
-                },
-            );
+            // Inside a pool the two files are parsed one after the other.
+            assert!(!memlens::somas::view::parses_side_by_side());
+            let questions = stops_everywhere(&files, &plain, &stops);
             // One a MiB of the tensor and node sections per thread, and the steps.
             let mib = dump.len() as u64 / STOP_CHECK_BYTES;
             assert!(
                 questions > mib / threads as u64,
                 "{questions} questions over {mib} MiB ({threads} threads)"
             );
+            in_turn.push(questions);
         });
     }
+    // From a thread outside the pool, as the threaded page's worker calls it: the task-info file
+    // is parsed on the pool beside the dump, and its questions are answered by this thread (the
+    // countdown is not thread-safe, as a browser File answers only on its own thread). A stop at
+    // any question ends the open; and each parser asks exactly the questions it asks in turn, so
+    // with a pool of two the count is the one of two threads above.
+    assert!(
+        memlens::somas::view::parses_side_by_side(),
+        "a global pool of {} threads",
+        rayon::current_num_threads()
+    );
+    let questions = stops_everywhere(&files, &plain, &stops);
+    if rayon::current_num_threads() == 2 {
+        assert_eq!(questions, in_turn[1], "questions side by side and in turn");
+    }
+    // Both files were asked.
+    let cd = Countdown::new(u64::MAX);
+    stops(&cd).unwrap();
+    assert!(cd.asked_by("plan/task_info_graph_1.ir") > 0);
+    assert!(cd.asked_by("plan/somas_tensor_offset_1.ir") > 0);
 }
 
 #[test]

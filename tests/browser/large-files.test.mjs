@@ -26,6 +26,20 @@ after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
+/**
+ * The rows of the job-wide memory_events.csv the page exports, counted per `rank_id` from the
+ * downloaded file: `{ rank: rows }`.
+ */
+async function exportedRowsPerRank(page) {
+  const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 60000 }), page.click('[data-testid="export-memory-events"]')]);
+  const records = csvRecords(readFileSync(await dl.path(), 'utf8'));
+  const rankCol = records[0].indexOf('rank_id');
+  assert.ok(rankCol >= 0, records[0].join(','));
+  const perRank = {};
+  for (const r of records.slice(1)) perRank[r[rankCol]] = (perRank[r[rankCol]] || 0) + 1;
+  return perRank;
+}
+
 /** "1.50 KiB" / "1,536 bytes" / "12 B" → bytes (approximate for the units). */
 function parseSize(text) {
   const [num, unit] = text.split(' ');
@@ -248,13 +262,7 @@ for (const workers of ['1', null]) {
         }, nextAt, { timeout: 60000 });
         assert.equal(await page.getAttribute('[data-testid="ascend-table"]', 'data-total'), String(next.rows));
         // The job-wide export: the ranks read, and their rows, nothing of the rank left out.
-        const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 60000 }), page.click('[data-testid="export-memory-events"]')]);
-        const records = csvRecords(readFileSync(await dl.path(), 'utf8'));
-        const rankCol = records[0].indexOf('rank_id');
-        assert.ok(rankCol >= 0, records[0].join(','));
-        const perRank = new Map();
-        for (const r of records.slice(1)) perRank.set(r[rankCol], (perRank.get(r[rankCol]) || 0) + 1);
-        assert.deepEqual(Object.fromEntries(perRank), Object.fromEntries(kept.map((r) => [String(r.rank), r.rows])));
+        assert.deepEqual(await exportedRowsPerRank(page), Object.fromEntries(kept.map((r) => [String(r.rank), r.rows])));
         assert.equal(await page.textContent('#error-list'), '');
         assert.deepEqual(foreignRequests(b.requests, server.origin), []);
         assert.deepEqual(b.consoleErrors, []);
@@ -344,12 +352,7 @@ for (const workers of ['1', null]) {
         }, null, { timeout: 60000 });
         assert.equal(await page.getAttribute('[data-testid="ascend-table"]', 'data-total'), String(asText.rows));
         // The job-wide export reads rank 1 from its text files too, and leaves rank 2 out.
-        const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 60000 }), page.click('[data-testid="export-memory-events"]')]);
-        const records = csvRecords(readFileSync(await dl.path(), 'utf8'));
-        const rankCol = records[0].indexOf('rank_id');
-        const perRank = new Map();
-        for (const r of records.slice(1)) perRank.set(r[rankCol], (perRank.get(r[rankCol]) || 0) + 1);
-        assert.deepEqual(Object.fromEntries(perRank), { [first.rank]: first.rows, [asText.rank]: asText.rows });
+        assert.deepEqual(await exportedRowsPerRank(page), { [first.rank]: first.rows, [asText.rank]: asText.rows });
         if (!workers) {
           const panel = page.locator('[data-testid="ascend-too-large"]');
           await assertPanelFitsEverywhere(page, panel, 'li, p, code', (scheme, width) =>

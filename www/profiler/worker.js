@@ -204,7 +204,8 @@ export default (ctx) => {
       const seen = new Map();
       const texts = [];
       const infos = [];
-      // Where each rank's time went (ms): reading its files, the rest of the analysis, its summary.
+      // Where each rank's time went (ms): reading its files, the rest of the analysis, its summary;
+      // and the bytes its reads returned.
       const timings = [];
       for (const dirs of parts) {
         const fault = testFault(dirs);
@@ -215,7 +216,7 @@ export default (ctx) => {
         let file = null;
         try {
           const t0 = performance.now();
-          const r0 = fileReads.ms;
+          const [r0, b0] = [fileReads.ms, fileReads.bytes];
           v.keepRanks(session, JSON.stringify(dirs));
           leaveOut(v, session, leaveDbs);
           seen.clear();
@@ -240,7 +241,7 @@ export default (ctx) => {
           texts.push(v.request(JSON.stringify({ method: 'rankSummaries', params: {} })));
           // What the views need of the rank beyond its summary (origin, end, peak time, steps).
           infos.push({ runDirs: dirs, ranks: ask('ranks', {}, v) });
-          timings.push({ read: Math.round(read), parse: Math.round(t1 - t0 - read), summary: Math.round(performance.now() - t1) });
+          timings.push({ read: Math.round(read), parse: Math.round(t1 - t0 - read), summary: Math.round(performance.now() - t1), bytes: fileReads.bytes - b0 });
           if (keep && !kept && JSON.stringify(dirs) === JSON.stringify(keep)) kept = { dirs, view: v };
         } catch (err) {
           const message = err && err.message ? err.message : String(err);

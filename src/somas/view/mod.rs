@@ -30,11 +30,13 @@ use crate::chart::{step_envelope, RectIndex, Viewport};
 use crate::diag::Diagnostic;
 use crate::export::somas as out;
 use crate::input::FileOpener;
-use crate::source::Source;
+use crate::source::{Source, STOPPED};
 use crate::table::{Query, Table, TableView};
 use serde::Serialize;
 use serde_json::json;
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::mpsc;
 
 /// A loaded SOMAS plan and everything derived from it, held between the views' questions.
 pub struct SomasSession {
@@ -73,6 +75,90 @@ fn stop_check(src: &dyn Source) -> impl Fn(u64) -> Result<(), lex::ParseError> +
     }
 }
 
+/// Whether a load that may be stopped parses the dump and the task-info file side by side
+/// ([`parse_side_by_side`]): only where this thread is not one of rayon's pool (it answers the
+/// stop questions while the task-info parser waits on the pool; a pool thread waiting on its own
+/// answers would never be free) and the pool has two threads or more (one may wait for an answer
+/// while another parses the dump's rounds). The threaded page's worker meets both; the
+/// single-threaded engine and a call made inside a pool do not, and parse one file after the
+/// other.
+pub fn parses_side_by_side() -> bool {
+    rayon::current_thread_index().is_none() && rayon::current_num_threads() >= 2
+}
+
+/// What the task-info parser on the pool sends the thread that owns the files.
+enum TaskMsg {
+    /// A stop question at this byte of the task-info file, and where the answer goes.
+    Ask(u64, mpsc::Sender<Result<(), lex::ParseError>>),
+    /// The parse's result (boxed: a task-info file's model is large beside a question).
+    Done(Box<Result<TaskInfo, Diagnostic>>),
+}
+
+/// Parses the dump `dump` (bytes `buf`) on this thread and the task-info file `task` (bytes
+/// `task_buf`) on rayon's pool at the same time, for a load that may be stopped. A browser
+/// `File` answers its stop question only on the thread that owns it, this one, so the task-info
+/// parser sends its questions here and waits for the answers: this thread answers them from
+/// `task_src` whenever the dump's parser asks its own question (every MiB, between its rounds),
+/// and once the dump is parsed, as they come until the task-info parse ends. Each parser asks
+/// exactly the questions it asks one after the other, of its own file. The dump's error comes
+/// first, as when the two are parsed in turn.
+fn parse_side_by_side(
+    dump: &str,
+    buf: &[u8],
+    dump_src: &dyn Source,
+    task: &str,
+    task_buf: &[u8],
+    task_src: &dyn Source,
+) -> Result<(SomasModel, TaskInfo), Diagnostic> {
+    let (tx, rx) = mpsc::channel::<TaskMsg>();
+    let task_stop = stop_check(task_src);
+    let done = RefCell::new(None);
+    let answer = |msg: TaskMsg| match msg {
+        TaskMsg::Ask(at, reply) => {
+            // A parser that is gone wants no answer.
+            let _ = reply.send(task_stop(at));
+        }
+        TaskMsg::Done(r) => *done.borrow_mut() = Some(*r),
+    };
+    let own_stop = stop_check(dump_src);
+    let dump_stop = |at| {
+        while let Ok(msg) = rx.try_recv() {
+            answer(msg);
+        }
+        own_stop(at)
+    };
+    let model = rayon::in_place_scope(|s| {
+        s.spawn(move |_| {
+            let ask = |at: u64| {
+                let (reply, answered) = mpsc::channel();
+                // A question nobody answers (the owner gone) counts as a stop.
+                let stopped = || lex::ParseError::new(at, "", STOPPED);
+                tx.send(TaskMsg::Ask(at, reply)).map_err(|_| stopped())?;
+                answered.recv().unwrap_or_else(|_| Err(stopped()))
+            };
+            let r = super::parse_task_info_with(task, task_buf, Some(&ask));
+            let _ = tx.send(TaskMsg::Done(Box::new(r)));
+        });
+        let model = super::parse_dump_with(dump, buf, Some(&dump_stop));
+        // The task-info parser's questions, until it ends (every sender gone ends it too: a
+        // parser that panicked, whose panic the scope passes on).
+        while done.borrow().is_none() {
+            match rx.recv() {
+                Ok(msg) => answer(msg),
+                Err(_) => break,
+            }
+        }
+        model
+    })?;
+    let task = done.into_inner().unwrap_or_else(|| {
+        Err(Diagnostic::error(
+            task,
+            "the task-info parse ended without a result",
+        ))
+    })?;
+    Ok((model, task))
+}
+
 fn address(text: &str) -> Result<u64, String> {
     lex::parse_user_address(text)
         .ok_or_else(|| format!("{text}: expected a hex address such as 0x108830de2a00"))
@@ -95,8 +181,8 @@ impl SomasSession {
     ) -> Result<SomasSession, Diagnostic> {
         let t0 = clock();
         // Both files are read first (a browser File can only be read on the thread that owns
-        // it), then parsed: side by side when the load cannot be stopped (the task-info parser
-        // is sequential, the dump's in parallel chunks), else one after the other (below).
+        // it), then parsed side by side (the task-info parser is sequential, the dump's in
+        // parallel chunks) where the engine has threads, else one after the other.
         let mut read = |path: &str| -> Result<(Box<dyn Source + '_>, Vec<u8>), Diagnostic> {
             let src = files.open(path)?;
             let label = format!("reading {path}");
@@ -113,31 +199,23 @@ impl SomasSession {
         };
         let t1 = clock();
         progress("parsing", 0, 0);
-        let (model, task) = if dump_src.may_stop() {
-            // A load that may be stopped (the page's Cancel, a new drop): each parser asks its
-            // file every MiB, on this thread (where a browser File answers), one file after the
-            // other.
-            let dump_stop = stop_check(dump_src.as_ref());
-            let model = super::parse_dump_with(dump, &buf, Some(&dump_stop))?;
-            let task = match (task_src.as_deref(), task_buf.as_ref()) {
-                (Some(src), Some((path, b))) => {
-                    let task_stop = stop_check(src);
-                    Some(super::parse_task_info_with(path, b, Some(&task_stop))?)
-                }
-                _ => None,
-            };
-            (model, task)
-        } else {
-            let (model, task) = rayon::join(
-                || super::parse_dump(dump, &buf),
-                || {
-                    task_buf
-                        .as_ref()
-                        .map(|(path, b)| super::parse_task_info(path, b))
-                        .transpose()
-                },
-            );
-            (model?, task?)
+        let side_by_side = task_src.is_some() && parses_side_by_side();
+        let (model, task) = match (task_src.as_deref(), task_buf.as_ref()) {
+            // A load that may be stopped (the page's Cancel, a new drop) on a threaded engine:
+            // the task-info file is parsed on the pool while this thread parses the dump and
+            // answers both parsers' stop questions.
+            (Some(task_src), Some((path, b))) if dump_src.may_stop() && side_by_side => {
+                let (model, task) =
+                    parse_side_by_side(dump, &buf, dump_src.as_ref(), path, b, task_src)?;
+                (model, Some(task))
+            }
+            _ => Self::parse_in_turn(
+                dump,
+                &buf,
+                dump_src.as_ref(),
+                task_src.as_deref(),
+                task_buf.as_ref(),
+            )?,
         };
         drop(buf);
         drop(task_buf);
@@ -162,6 +240,39 @@ impl SomasSession {
             analyse_ms: clock() - t2,
         };
         Ok(session)
+    }
+
+    /// Parses the dump `dump` (bytes `buf`, source `dump_src`) and the task-info file, when
+    /// given, without answering one parser's stop questions on behalf of the other: side by side
+    /// when the load cannot be stopped (no question to answer), else one after the other on this
+    /// thread, each parser asking its own file every MiB.
+    fn parse_in_turn(
+        dump: &str,
+        buf: &[u8],
+        dump_src: &dyn Source,
+        task_src: Option<&dyn Source>,
+        task: Option<&(&str, Vec<u8>)>,
+    ) -> Result<(SomasModel, Option<TaskInfo>), Diagnostic> {
+        if dump_src.may_stop() {
+            let dump_stop = stop_check(dump_src);
+            let model = super::parse_dump_with(dump, buf, Some(&dump_stop))?;
+            let task = match (task_src, task) {
+                (Some(src), Some((path, b))) => {
+                    let task_stop = stop_check(src);
+                    Some(super::parse_task_info_with(path, b, Some(&task_stop))?)
+                }
+                _ => None,
+            };
+            return Ok((model, task));
+        }
+        let (model, task) = rayon::join(
+            || super::parse_dump(dump, buf),
+            || {
+                task.map(|(path, b)| super::parse_task_info(path, b))
+                    .transpose()
+            },
+        );
+        Ok((model?, task?))
     }
 
     /// Analyses `model` (with `task`) and prepares what every view needs first.
