@@ -143,23 +143,37 @@ pub struct TraceOptions {
     pub pieces: usize,
 }
 
-/// Bytes of a batch per thread of the pool, natively. Half a MiB keeps the batch the kernel
-/// copies into, and the scan reads right after, in the cores' caches (2 MiB of L2 each on the
-/// benchmark machine) and costs few fresh pages: with 4 MiB per thread the batch buffers of the
-/// ranks read at once outgrew the caches, and their first writes were a third of the CLI's page
-/// faults. One 100 MiB trace on two threads took 0.90× the CPU (`docs/benchmarks.md`).
+/// Bytes of a batch per thread of the pool, natively, with two threads or more. Half a MiB keeps
+/// the batch the kernel copies into, and the scan reads right after, in the cores' caches (2 MiB of
+/// L2 each on the benchmark machine) and costs few fresh pages: with 4 MiB per thread the batch
+/// buffers of the ranks read at once outgrew the caches, and their first writes were a third of
+/// the CLI's page faults (`--json` of the 2 × 2 job: 0.91× the CPU, `docs/benchmarks.md`).
 #[cfg(not(target_arch = "wasm32"))]
 const BATCH_PER_THREAD: usize = 512 << 10;
+
+/// One thread's batch, natively: it scans one trace at a time and reads no batch ahead, so the
+/// small batches gain nothing there, and their pieces' fixed costs (a sink, its interners' merge,
+/// a fresh block cursor) made the one-thread scan 1.07× the CPU; it keeps the 4 MiB it had.
+#[cfg(not(target_arch = "wasm32"))]
+const BATCH_ONE_THREAD: usize = 4 << 20;
 
 /// In wasm a batch is at least the page's read size anyway ([`crate::source::read_size`]).
 #[cfg(target_arch = "wasm32")]
 const BATCH_PER_THREAD: usize = 4 << 20;
 
+/// See [`BATCH_PER_THREAD`].
+#[cfg(target_arch = "wasm32")]
+const BATCH_ONE_THREAD: usize = 4 << 20;
+
 impl Default for TraceOptions {
     fn default() -> Self {
         let threads = rayon::current_num_threads().max(1);
         TraceOptions {
-            batch: BATCH_PER_THREAD * threads.min(8),
+            batch: if threads == 1 {
+                BATCH_ONE_THREAD
+            } else {
+                BATCH_PER_THREAD * threads.min(8)
+            },
             pieces: threads * 2,
         }
     }
