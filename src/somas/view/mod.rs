@@ -36,6 +36,7 @@ use serde::Serialize;
 use serde_json::json;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
 /// A loaded SOMAS plan and everything derived from it, held between the views' questions.
@@ -76,20 +77,20 @@ fn stop_check(src: &dyn Source) -> impl Fn(u64) -> Result<(), lex::ParseError> +
 }
 
 /// Whether a load that may be stopped parses the dump and the task-info file side by side
-/// ([`parse_side_by_side`]): only where this thread is not one of rayon's pool (it answers the
-/// stop questions while the task-info parser waits on the pool; a pool thread waiting on its own
-/// answers would never be free) and the pool has two threads or more (one may wait for an answer
-/// while another parses the dump's rounds). The threaded page's worker meets both; the
-/// single-threaded engine and a call made inside a pool do not, and parse one file after the
-/// other.
+/// ([`parse_side_by_side`]): only where this thread is not one of rayon's pool (it waits for the
+/// task-info parser's questions after the dump is parsed; a pool thread waiting so might hold that
+/// parse, not yet started, in its own queue) and the pool has two threads or more (the task-info
+/// parse takes one for its whole length, the dump's rounds need another). The threaded page's
+/// worker meets both; the single-threaded engine and a call made inside a pool do not, and parse
+/// one file after the other.
 pub fn parses_side_by_side() -> bool {
     rayon::current_thread_index().is_none() && rayon::current_num_threads() >= 2
 }
 
 /// What the task-info parser on the pool sends the thread that owns the files.
 enum TaskMsg {
-    /// A stop question at this byte of the task-info file, and where the answer goes.
-    Ask(u64, mpsc::Sender<Result<(), lex::ParseError>>),
+    /// A stop question at this byte of the task-info file.
+    Ask(u64),
     /// The parse's result (boxed: a task-info file's model is large beside a question).
     Done(Box<Result<TaskInfo, Diagnostic>>),
 }
@@ -97,11 +98,13 @@ enum TaskMsg {
 /// Parses the dump `dump` (bytes `buf`) on this thread and the task-info file `task` (bytes
 /// `task_buf`) on rayon's pool at the same time, for a load that may be stopped. A browser
 /// `File` answers its stop question only on the thread that owns it, this one, so the task-info
-/// parser sends its questions here and waits for the answers: this thread answers them from
+/// parser sends its questions here and goes on without waiting: this thread answers them from
 /// `task_src` whenever the dump's parser asks its own question (every MiB, between its rounds),
-/// and once the dump is parsed, as they come until the task-info parse ends. Each parser asks
-/// exactly the questions it asks one after the other, of its own file. The dump's error comes
-/// first, as when the two are parsed in turn.
+/// and once the dump is parsed, as they come until the task-info parse ends. An answer that says
+/// stopped raises a flag the task-info parser reads at its next question (a MiB later at most),
+/// where it ends with the stop error; and it ends the open with that error even when the parse
+/// was over before it saw the flag. Each parser asks exactly the questions it asks one after the
+/// other, of its own file. The dump's error comes first, as when the two are parsed in turn.
 fn parse_side_by_side(
     dump: &str,
     buf: &[u8],
@@ -111,12 +114,16 @@ fn parse_side_by_side(
     task_src: &dyn Source,
 ) -> Result<(SomasModel, TaskInfo), Diagnostic> {
     let (tx, rx) = mpsc::channel::<TaskMsg>();
-    let task_stop = stop_check(task_src);
+    let raised = AtomicBool::new(false);
+    // The first stop answer given to the task-info parser.
+    let task_stopped = RefCell::new(None);
     let done = RefCell::new(None);
     let answer = |msg: TaskMsg| match msg {
-        TaskMsg::Ask(at, reply) => {
-            // A parser that is gone wants no answer.
-            let _ = reply.send(task_stop(at));
+        TaskMsg::Ask(at) => {
+            if let Err(e) = task_src.check_stop(at) {
+                raised.store(true, Ordering::Release);
+                task_stopped.borrow_mut().get_or_insert(e);
+            }
         }
         TaskMsg::Done(r) => *done.borrow_mut() = Some(*r),
     };
@@ -128,13 +135,15 @@ fn parse_side_by_side(
         own_stop(at)
     };
     let model = rayon::in_place_scope(|s| {
+        let raised = &raised;
         s.spawn(move |_| {
             let ask = |at: u64| {
-                let (reply, answered) = mpsc::channel();
-                // A question nobody answers (the owner gone) counts as a stop.
-                let stopped = || lex::ParseError::new(at, "", STOPPED);
-                tx.send(TaskMsg::Ask(at, reply)).map_err(|_| stopped())?;
-                answered.recv().unwrap_or_else(|_| Err(stopped()))
+                if raised.load(Ordering::Acquire) {
+                    return Err(lex::ParseError::new(at, "", STOPPED));
+                }
+                // A question nobody takes (the owner gone) counts as a stop.
+                tx.send(TaskMsg::Ask(at))
+                    .map_err(|_| lex::ParseError::new(at, "", STOPPED))
             };
             let r = super::parse_task_info_with(task, task_buf, Some(&ask));
             let _ = tx.send(TaskMsg::Done(Box::new(r)));
@@ -150,6 +159,9 @@ fn parse_side_by_side(
         }
         model
     })?;
+    if let Some(e) = task_stopped.into_inner() {
+        return Err(Diagnostic::from(e));
+    }
     let task = done.into_inner().unwrap_or_else(|| {
         Err(Diagnostic::error(
             task,
