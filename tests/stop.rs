@@ -489,6 +489,66 @@ fn the_somas_parse_asks_every_mib_and_a_stop_at_any_question_ends_the_open() {
 }
 
 #[test]
+fn a_bad_dump_beside_its_task_info_ends_the_open_with_the_dumps_error_side_by_side_or_in_turn() {
+    use memlens::somas::generate::{generate, Flavor, GenConfig};
+    use memlens::somas::view::SomasSession;
+    // The global pool of two threads (see the test above), so that this thread, outside it,
+    // parses the two files side by side.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build_global();
+    let g = generate(&GenConfig {
+        flavor: Flavor::V24,
+        nodes: 12_000,
+        seed: 7,
+        inject_conflicts: 2,
+        task_info: true,
+    });
+    // A dump with a NUL byte in its head: refused as binary before any line is parsed, while
+    // the task-info file beside it is whole.
+    let mut dump = g.dump;
+    dump[10] = 0;
+    let mut set = memlens::families::input_set();
+    set.add_bytes("plan/somas_tensor_offset_1.ir", dump);
+    set.add_bytes(
+        "plan/task_info_graph_1.ir",
+        g.task_info.expect("a task-info file"),
+    );
+    // A countdown that never says stopped: the error is the dump's, not a stop.
+    let open = || {
+        let cd = Countdown::new(u64::MAX);
+        let opener = HookedOpener {
+            inner: &set,
+            read: 16 << 20,
+            hook: &cd,
+        };
+        SomasSession::open(
+            &opener,
+            "plan/somas_tensor_offset_1.ir",
+            Some("plan/task_info_graph_1.ir"),
+            &mut |_, _, _| {},
+            &|| 0.0,
+        )
+        .err()
+        .expect("a binary dump is refused")
+    };
+    assert!(
+        memlens::somas::view::parses_side_by_side() || rayon::current_num_threads() < 2,
+        "outside the pool"
+    );
+    let err = open();
+    assert_eq!(err.file, "plan/somas_tensor_offset_1.ir", "{err:?}");
+    assert!(err.message.contains("binary"), "{err:?}");
+    // The same from inside a pool, where the two are parsed one after the other.
+    pool(2).install(|| {
+        assert!(!memlens::somas::view::parses_side_by_side());
+        let err = open();
+        assert_eq!(err.file, "plan/somas_tensor_offset_1.ir", "{err:?}");
+        assert!(err.message.contains("binary"), "{err:?}");
+    });
+}
+
+#[test]
 fn the_snapshot_reader_asks_every_mib_and_a_stop_at_any_question_ends_the_read() {
     use memlens::snapshot::generate::{generate, GenConfig};
     use memlens::snapshot::view::SnapshotView;

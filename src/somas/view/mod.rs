@@ -149,6 +149,11 @@ fn parse_side_by_side(
             let _ = tx.send(TaskMsg::Done(Box::new(r)));
         });
         let model = super::parse_dump_with(dump, buf, Some(&dump_stop));
+        if model.is_err() {
+            // The dump's error ends the open whatever the task-info parse gives: end that parse
+            // at its next question rather than read the rest of its file for nothing.
+            raised.store(true, Ordering::Release);
+        }
         // The task-info parser's questions, until it ends (every sender gone ends it too: a
         // parser that panicked, whose panic the scope passes on).
         while done.borrow().is_none() {
