@@ -410,11 +410,12 @@ fn somas_outputs(s: &mut memlens::somas::view::SomasSession) -> String {
     format!("{summary}\n{info}")
 }
 
-#[test]
-fn the_somas_parse_asks_every_mib_and_a_stop_at_any_question_ends_the_open() {
+/// A generated SOMAS plan of 12,000 nodes: its dump and task-info file. Builds rayon's global
+/// pool with two threads where no test built it yet, for the SOMAS tests call the session from
+/// this thread, outside that pool, as the threaded page's worker does (the two files then parse
+/// side by side).
+fn somas_plan() -> (Vec<u8>, Vec<u8>) {
     use memlens::somas::generate::{generate, Flavor, GenConfig};
-    use memlens::somas::view::SomasSession;
-    // The global pool (used below from this thread) of two threads, where no test built it yet.
     let _ = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
         .build_global();
@@ -425,7 +426,13 @@ fn the_somas_parse_asks_every_mib_and_a_stop_at_any_question_ends_the_open() {
         inject_conflicts: 2,
         task_info: true,
     });
-    let (dump, task) = (g.dump, g.task_info.expect("a task-info file"));
+    (g.dump, g.task_info.expect("a task-info file"))
+}
+
+#[test]
+fn the_somas_parse_asks_every_mib_and_a_stop_at_any_question_ends_the_open() {
+    use memlens::somas::view::SomasSession;
+    let (dump, task) = somas_plan();
     assert!(dump.len() > 3 << 20, "a dump of {} bytes", dump.len());
     let mut set = memlens::families::input_set();
     set.add_bytes("plan/somas_tensor_offset_1.ir", dump.clone());
@@ -490,30 +497,14 @@ fn the_somas_parse_asks_every_mib_and_a_stop_at_any_question_ends_the_open() {
 
 #[test]
 fn a_bad_dump_beside_its_task_info_ends_the_open_with_the_dumps_error_side_by_side_or_in_turn() {
-    use memlens::somas::generate::{generate, Flavor, GenConfig};
     use memlens::somas::view::SomasSession;
-    // The global pool of two threads (see the test above), so that this thread, outside it,
-    // parses the two files side by side.
-    let _ = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build_global();
-    let g = generate(&GenConfig {
-        flavor: Flavor::V24,
-        nodes: 12_000,
-        seed: 7,
-        inject_conflicts: 2,
-        task_info: true,
-    });
+    let (mut dump, task) = somas_plan();
     // A dump with a NUL byte in its head: refused as binary before any line is parsed, while
     // the task-info file beside it is whole.
-    let mut dump = g.dump;
     dump[10] = 0;
     let mut set = memlens::families::input_set();
     set.add_bytes("plan/somas_tensor_offset_1.ir", dump);
-    set.add_bytes(
-        "plan/task_info_graph_1.ir",
-        g.task_info.expect("a task-info file"),
-    );
+    set.add_bytes("plan/task_info_graph_1.ir", task);
     // A countdown that never says stopped: the error is the dump's, not a stop.
     let open = || {
         let cd = Countdown::new(u64::MAX);
