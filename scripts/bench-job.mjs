@@ -2,7 +2,7 @@
 // table's model read from the page (every rank and all rows, though the table's DOM holds only
 // the rows in view), and the check of one against the other.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { statFields, TICK_MS } from './tab-memory.mjs';
 
 /**
  * The CPU time (ms, user + system) of this process's children it has waited for (Linux: /proc;
@@ -10,10 +10,9 @@ import { readFileSync } from 'node:fs';
  */
 function childrenCpuMs() {
   try {
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // cutime and cstime (fields 16 and 17), in clock ticks of 10 ms.
-    return (Number(rest[13]) + Number(rest[14])) * 10;
+    const rest = statFields('self');
+    // cutime and cstime (fields 16 and 17).
+    return (Number(rest[13]) + Number(rest[14])) * TICK_MS;
   } catch {
     return 0;
   }

@@ -7,8 +7,18 @@
 // load stretches less than wall time.
 import { readFileSync, readdirSync } from 'node:fs';
 
-/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on Linux wherever it is exported). */
-const TICK_MS = 10;
+/** Milliseconds per clock tick of /proc's CPU times (USER_HZ: 100 on Linux wherever it is exported). */
+export const TICK_MS = 10;
+
+/**
+ * The fields of `/proc/PID/stat` after the command name (`pid` a number or 'self'), so that field
+ * N of proc(5) is at index N − 3. The command name (field 2) may hold spaces and parentheses: the
+ * fields after it follow the last ')'. Throws when the process is gone.
+ */
+export function statFields(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
 
 /**
  * pid → { ppid, cmdline, rss (bytes: anonymous + shared memory), cpuMs (user + system time of the
@@ -19,10 +29,7 @@ function processes() {
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      // The command name (field 2) may hold spaces and parentheses: the fields after it follow the
-      // last ')'.
-      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const rest = statFields(name);
       const ppid = Number(rest[1]);
       // utime, stime, cutime, cstime (fields 14–17): every thread's time, ended ones included,
       // and that of children the process reaped (a renderer ended before the sample).
@@ -60,14 +67,19 @@ function browserFamily(procs, dir) {
 
 /** The memory now of the browser whose profile folder is `dir`: { renderer, all } in bytes. */
 export function tabMemory(dir) {
+  return familyTotals(dir, 'rss');
+}
+
+/** `key` of every process of the browser whose profile folder is `dir`, summed: { renderer, all, found }. */
+function familyTotals(dir, key) {
   const procs = processes();
   const { family, found } = browserFamily(procs, dir);
   let renderer = 0;
   let all = 0;
   for (const pid of family) {
     const p = procs.get(pid);
-    all += p.rss;
-    if (p.cmdline.includes('--type=renderer')) renderer += p.rss;
+    all += p[key];
+    if (p.cmdline.includes('--type=renderer')) renderer += p[key];
   }
   return { renderer, all, found };
 }
@@ -82,15 +94,7 @@ export function tabMemory(dir) {
  * the renderers of one tab live from its load to its close.
  */
 export function browserCpu(dir) {
-  const procs = processes();
-  const { family } = browserFamily(procs, dir);
-  let renderer = 0;
-  let all = 0;
-  for (const pid of family) {
-    const p = procs.get(pid);
-    all += p.cpuMs;
-    if (p.cmdline.includes('--type=renderer')) renderer += p.cpuMs;
-  }
+  const { renderer, all } = familyTotals(dir, 'cpuMs');
   return { renderer, all };
 }
 
