@@ -1016,7 +1016,21 @@ pub fn component_and_time<'r>(
         );
         return None;
     };
-    let Some(ts) = opt_time(row, h, timestamp, w, file) else {
+    let ts = time_or_skip(row, h, timestamp, w, file)?;
+    Some((name, ts))
+}
+
+/// The timestamp of [`component_and_time`], its second half: `None` (counted: the row is
+/// skipped) when it is missing or bad.
+pub fn time_or_skip(
+    row: &Row<'_>,
+    h: &HeaderMap,
+    timestamp: usize,
+    w: &mut Warnings,
+    file: &str,
+) -> Option<i64> {
+    let ts = opt_time(row, h, timestamp, w, file);
+    if ts.is_none() {
         w.add(
             file,
             row.line,
@@ -1024,9 +1038,8 @@ pub fn component_and_time<'r>(
             "Timestamp(us)",
             "no timestamp; row skipped",
         );
-        return None;
-    };
-    Some((name, ts))
+    }
+    ts
 }
 
 #[cfg(test)]
