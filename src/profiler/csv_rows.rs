@@ -274,12 +274,12 @@ impl<'a, 'p> RowSplitter<'a, 'p> {
                 return Ok(Next::End);
             }
             // The line's body: without the CR of a CRLF (a CR anywhere else went to `csv_core`).
-            let body_end = if nl.is_some() && end > self.at && self.data().get(end - 1) == Some(&b'\r')
-            {
-                end - 1
-            } else {
-                end
-            };
+            let body_end =
+                if nl.is_some() && end > self.at && self.data().get(end - 1) == Some(&b'\r') {
+                    end - 1
+                } else {
+                    end
+                };
             let next = nl.map_or(end, |n| n + 1);
             if body_end == self.at {
                 // A blank line: skipped, and the next row is placed where this one started.

@@ -337,7 +337,10 @@ const SCANNED_SERIES: usize = 8;
 /// The index of the series named `name` (bytes), trying `last` first, among the first
 /// [`SCANNED_SERIES`]; `None` when none of those is (the caller then asks its map).
 fn known_series(series: &[Series], last: usize, name: &[u8]) -> Option<usize> {
-    if series.get(last).is_some_and(|s| s.component.as_bytes() == name) {
+    if series
+        .get(last)
+        .is_some_and(|s| s.component.as_bytes() == name)
+    {
         return Some(last);
     }
     series
@@ -385,5 +388,59 @@ GE,1736405443881360.630\t,49.125,74.75,,,NPU:0\r\n";
             pta.value_at(Metric::Allocated, 1_736_405_443_870_819_500),
             Some(900 << 20)
         );
+    }
+
+    /// Rows of components in turn, padded, not UTF-8 (counted at every row), empty (skipped) and
+    /// more components than are compared by name (the map's): every point goes to the series of
+    /// its own component, in the order of first appearance.
+    #[test]
+    fn rows_go_to_the_series_of_their_component() {
+        let mut text = b"Component,Timestamp(us),Total Allocated(MB)\n".to_vec();
+        let mut comps: Vec<Vec<u8>> = Vec::new();
+        for k in 0..12 {
+            comps.push(format!("C{k}").into_bytes());
+        }
+        comps.push(b"\xffX".to_vec());
+        let mut want: Vec<(String, Vec<u64>)> = Vec::new();
+        let mut row = 0u64;
+        let mut bad = 0u64;
+        for round in 0..3 {
+            for (k, c) in comps.iter().enumerate() {
+                if (k + round) % 3 == 0 && k > 0 {
+                    continue;
+                }
+                row += 1;
+                let pad = if row % 4 == 0 { " " } else { "" };
+                text.extend_from_slice(pad.as_bytes());
+                text.extend_from_slice(c);
+                text.extend_from_slice(format!("{pad},{row}.000,{row}.0\n").as_bytes());
+                let name = String::from_utf8_lossy(c).into_owned();
+                bad += u64::from(c[0] == 0xff);
+                match want.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, v)) => v.push(row << 20),
+                    None => want.push((name, vec![row << 20])),
+                }
+            }
+            text.extend_from_slice(b",1.000,1.0\n");
+        }
+        let src = BytesSource::new("mr.csv", text);
+        let mr = read_memory_record(&src, None).unwrap();
+        let got: Vec<(String, Vec<u64>)> = mr
+            .series
+            .iter()
+            .map(|s| {
+                let v = s.allocated.iter().map(|v| v.unwrap()).collect();
+                (s.component.clone(), v)
+            })
+            .collect();
+        assert_eq!(got, want);
+        let count = |what: &str| {
+            mr.warnings
+                .iter()
+                .find(|d| d.message.contains(what))
+                .map_or(0, |d| d.count)
+        };
+        assert_eq!(count("UTF-8"), bad);
+        assert_eq!(count("empty component"), 3);
     }
 }

@@ -576,4 +576,47 @@ cann::trans_TransData_0,50240.0,1736405443881360.630\t,1736405443881476.600\t,,1
             );
         }
     }
+
+    /// Streams and devices that repeat, change back and forth, are empty, `N/A`, padded with
+    /// blanks or not UTF-8 intern to the texts the rows hold, each row's own, and every row with
+    /// bad bytes is counted (the last id is reused only for bytes already read as valid text).
+    #[test]
+    fn repeated_streams_and_devices_intern_as_written() {
+        let head = "Name,Size(KB),Allocation Time(us),Stream Ptr,Device Type\n";
+        let cells: [(&[u8], &str); 9] = [
+            (b"7,NPU:0", "7|NPU:0"),
+            (b"7,NPU:0", "7|NPU:0"),
+            (b" 7 ,NPU:0\t", "7|NPU:0"),
+            (b"8,NPU:1", "8|NPU:1"),
+            (b"7,NPU:0", "7|NPU:0"),
+            (b",N/A", "|"),
+            (b"\xff7,NPU:0", "\u{fffd}7|NPU:0"),
+            (b"\xff7,NPU:0", "\u{fffd}7|NPU:0"),
+            (b"7,NPU:0", "7|NPU:0"),
+        ];
+        let mut text = head.as_bytes().to_vec();
+        for (k, (c, _)) in cells.iter().enumerate() {
+            text.extend_from_slice(format!("aten::op{k},1.0,{}.0,", 100 + k).as_bytes());
+            text.extend_from_slice(c);
+            text.push(b'\n');
+        }
+        let src = BytesSource::new("om.csv", text);
+        let mut s = Interner::new();
+        let om = read_operator_memory(&src, &mut s, None).unwrap();
+        let got: Vec<String> = om
+            .rows
+            .iter()
+            .map(|r| format!("{}|{}", s.get(r.stream), s.get(r.device)))
+            .collect();
+        let want: Vec<&str> = cells.iter().map(|(_, w)| *w).collect();
+        assert_eq!(got, want);
+        let bad: Vec<&Diagnostic> = om
+            .warnings
+            .iter()
+            .filter(|d| d.message.contains("UTF-8"))
+            .collect();
+        assert_eq!(bad.len(), 1, "{:?}", om.warnings);
+        assert_eq!(bad[0].count, 2);
+        assert_eq!(bad[0].line, Some(8));
+    }
 }
