@@ -39,7 +39,8 @@
 // /proc; see tab-memory.mjs) and checks the rank table's model (its `data-total` ranks and
 // `data-total-rows` rows, the whole table, not only the rows in view) against the CLI's --json.
 // --baseline serves a second built page (e.g. a copy of www/ built from an earlier commit) and
-// measures it in turn with this one, run by run, so that the two compare as ratios in one run.
+// measures it in turn with this one, run by run, so that the two compare as ratios in one run;
+// with --baseline-pools also with each --pools query (e.g. the read-ahead of both builds).
 // --idle-memory measures an idle tab's resident memory with the pool's readers started ahead (the
 // default) and without them (`?workers=1`), alternated.
 // Generated files are deleted at the end unless --keep.
@@ -333,7 +334,8 @@ const basePlain = await baselineServer(false);
 const pools = (opt('--pools', '') || '').split(',').filter(Boolean);
 /** The builds asked for with --engines ('threaded', 'single'). */
 const engines = (list) => list.filter(([name]) => ENGINES.some((e) => name.startsWith(e)));
-const variants = (server, base) => [['', server, ''], ...pools.map((q) => [`${q} `, server, q]), ...(base ? [['baseline ', base, '']] : [])];
+const basePools = args.includes('--baseline-pools') ? pools : [];
+const variants = (server, base) => [['', server, ''], ...pools.map((q) => [`${q} `, server, q]), ...(base ? [['baseline ', base, ''], ...basePools.map((q) => [`baseline ${q} `, base, q])] : [])];
 try {
   if (args.includes('--idle-memory')) {
     // An idle tab with the readers started ahead (default) and without them (`?workers=1`: no

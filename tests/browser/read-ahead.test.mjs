@@ -2,8 +2,11 @@
 // `readSlice`): every read gives the bytes a plain read of the same slice gives, in order, backwards
 // or of any size; sequential reads come from the helper (no plain read) as views of its shared
 // memory, and the view lent to the engine stays intact until its next read; a slice larger than a
-// slot falls back to the plain read. Run in Node: the helper is the real www/read-ahead-worker.js
-// on a worker thread, and a stand-in for FileReaderSync reads the slices synchronously.
+// slot falls back to the plain read. The helper reads with a BYOB reader of the slice's stream
+// (Node's `Blob.stream()` is a byte stream, as Chromium's), and with `arrayBuffer()` where the
+// stream is not one (the last case: a helper whose `Blob.stream()` is made a default stream).
+// Run in Node: the helper is the real www/read-ahead-worker.js on a worker thread, and a stand-in
+// for FileReaderSync reads the slices synchronously.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Worker as NodeWorker } from 'node:worker_threads';
@@ -11,8 +14,9 @@ import { Worker as NodeWorker } from 'node:worker_threads';
 const helperUrl = new URL('../../www/read-ahead-worker.js', import.meta.url).href;
 // The helper as a browser worker sees it: `self.onmessage`, `self.postMessage`, and messages held
 // until its script has run.
-const boot = `
+const boot = (prelude = '') => `
   const { parentPort } = require('node:worker_threads');
+  ${prelude}
   globalThis.self = globalThis;
   self.postMessage = (m) => parentPort.postMessage(m);
   const early = [];
@@ -20,8 +24,8 @@ const boot = `
   import(${JSON.stringify(helperUrl)}).then(() => early.splice(0).forEach((data) => self.onmessage({ data })));
 `;
 class BrowserWorker {
-  constructor() {
-    this.thread = new NodeWorker(boot, { eval: true });
+  constructor(prelude = '') {
+    this.thread = new NodeWorker(boot(prelude), { eval: true });
     this.thread.on('message', (data) => this.onmessage?.({ data }));
     this.thread.on('error', (err) => this.onerror?.(err));
     this.thread.unref();
@@ -124,6 +128,37 @@ test('a read of the size a File asks for (16 MiB) comes from the helper', () => 
   const before = plainReads;
   for (let at = 0; at < bytes.length; at += 16 << 20) {
     const end = Math.min(at + (16 << 20), bytes.length);
+    assert.deepEqual(readSlice(f, at, end), bytes.subarray(at, end), `slice at ${at}`);
+  }
+  assert.equal(plainReads, before, 'no plain read');
+});
+
+// The helper's Blob.stream() made a default stream of the same bytes: a BYOB reader cannot be had.
+const NO_BYTE_STREAMS = `
+  const byteStream = Blob.prototype.stream;
+  Blob.prototype.stream = function stream() {
+    const reader = byteStream.call(this).getReader();
+    return new ReadableStream({
+      async pull(c) {
+        const { done, value } = await reader.read();
+        if (done) c.close();
+        else c.enqueue(value);
+      },
+    });
+  };
+`;
+
+test('a helper without byte streams reads with arrayBuffer(): the same bytes, no plain read', async () => {
+  globalThis.Worker = class extends BrowserWorker {
+    constructor() {
+      super(NO_BYTE_STREAMS);
+    }
+  };
+  assert.equal(await startReadAhead(), true);
+  const { f, bytes } = file(3_000_000 + 7, 8);
+  const before = plainReads;
+  for (let at = 0; at < bytes.length; at += 500_000) {
+    const end = Math.min(at + 500_000, bytes.length);
     assert.deepEqual(readSlice(f, at, end), bytes.subarray(at, end), `slice at ${at}`);
   }
   assert.equal(plainReads, before, 'no plain read');

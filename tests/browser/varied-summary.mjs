@@ -1,6 +1,7 @@
 // A job summary of many ranks whose figures vary over every size the rank table prints: rows and
 // call-stack counts from 0 to tens of millions, bytes from a few B to TiB (with the values that
-// round up to a longer text: 99.996 KiB → "100.00 KiB", 1023.96 KiB → "1024.0 KiB"), peak times
+// round up to a longer text: 99.996 KiB → "100.00 KiB", 1023.96 KiB → "1024.0 KiB"; two ranks'
+// call-stack counts of as many digits grouped differently, the wider one second), peak times
 // from microseconds to hours (and just under a power of ten of ms), steps and no steps, a rank without a number, and a failed rank.
 // Made from the sample summary's first rank (each copy its own role, rank and figures), with a
 // deterministic generator so that two runs give the same file. Used by the rank table's test and
@@ -33,6 +34,18 @@ const EDGES = [1023, 10235, 102395, 1023949, 1048535, 99.996 * 2 ** 20, 1023.96 
 const TIME_EDGES = [9_999_600, 99_999_999_700, 9_999_999_999_600];
 
 /**
+ * The call-stack counts of ranks 0 and 3 (both of the role 'critic', rank 0 first in any order):
+ * the widest texts of their column, as many digits in all (36) but grouped differently, rank 3's
+ * with two separators more ("1,000,000,000 direct · …" against "999,999,999 direct · …"). A fit
+ * that took their shapes for one (the sum of the counts' digits) would measure rank 0's text only
+ * and make the column too narrow for rank 3's.
+ */
+const STACK_PAIR = {
+  0: { direct: 999_999_999, via_forward: 999_999_999, approximate: 999_999_999, none: 999_999_999 },
+  3: { direct: 1_000_000_000, via_forward: 1_000_000_000, approximate: 1_000_000_000, none: 100_000 },
+};
+
+/**
  * `n` ranks in two roles (and a third role of three ranks with steps); returns `{ text, ranks }`:
  * the summary file's JSON text and its rank summaries.
  */
@@ -49,7 +62,7 @@ export function variedSummary(n, seed = 12) {
     const role = k % 3 === 0 ? 'critic' : 'actor';
     const step = k >= n - 3 ? 100 + k : null;
     const rank = k === 5 ? null : k;
-    const stacks = { direct: spread(7), via_forward: spread(7), approximate: spread(6), none: spread(6) };
+    const stacks = k in STACK_PAIR ? { ...STACK_PAIR[k] } : { direct: spread(7), via_forward: spread(7), approximate: spread(6), none: spread(6) };
     const rowsPta = spread(7);
     const rowsGe = spread(5);
     const peak = Math.round(size());
