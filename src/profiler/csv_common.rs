@@ -112,6 +112,108 @@ fn parse_plain_words(t: &[u8], n: usize, scale: i32, mul: i128) -> Option<i64> {
     scale_exact(v, scale - frac_len as i32, mul)
 }
 
+/// The fast path of a CSV field `t[..len]` (`t` holding at least [`PLAIN_PAD`] bytes): digits,
+/// an optional `.` and digits (at most 19 digits, the dot within the first 16 bytes: torch_npu's
+/// times have theirs at byte 16, MB values near the start), then nothing but blanks up to `len`. Returns the
+/// value ([`scale_exact`] of the digits, as [`parse_plain`] computes it) and where its digits
+/// end; `None` for any other field (leading blanks, signs, exponents, longer numbers, empty or
+/// null fields, digits running past `len`), which the general path then reads as before.
+///
+/// The first 16 bytes are classified as digits or not in one 128-bit word (no byte loop, no
+/// per-word digit checks, no dot search): `callgrind` counted ~250 instructions a number on the
+/// general path, and torch_npu's MB values and times are nearly all of a rank's CSV fields.
+#[inline(always)]
+fn parse_field_fast(t: &[u8], len: usize, scale: i32, mul: i128) -> Option<(i64, usize)> {
+    if t.len() < PLAIN_PAD {
+        return None;
+    }
+    let nd = nondigits128(u128::from_le_bytes(t.get(..16)?.try_into().ok()?));
+    let (int_len, end, frac_len) = if nd == 0 {
+        // Sixteen digits: a torch_npu time (`1736405443871259.720`) or nothing this path takes.
+        if t.get(16) != Some(&b'.') {
+            return None;
+        }
+        let frac_len = (nondigits64(word_at(t, 17)?).trailing_zeros() / 8) as usize;
+        if frac_len > 3 {
+            return None;
+        }
+        (16, 17 + frac_len, frac_len)
+    } else {
+        let int_len = (nd.trailing_zeros() / 8) as usize;
+        if t.get(int_len) == Some(&b'.') {
+            let rest = nd.checked_shr(8 * (int_len as u32 + 1)).unwrap_or(0);
+            let frac_len = if rest != 0 {
+                (rest.trailing_zeros() / 8) as usize
+            } else {
+                // The fraction goes on past the 16 bytes (`1068.15673828125`): its end is in
+                // the next word, or the number is longer than this path takes.
+                let more = (nondigits64(word_at(t, 16)?).trailing_zeros() / 8) as usize;
+                15 - int_len + more
+            };
+            if int_len + frac_len > 19 {
+                return None;
+            }
+            (int_len, int_len + 1 + frac_len, frac_len)
+        } else {
+            (int_len, int_len, 0)
+        }
+    };
+    if end > len || int_len + frac_len == 0 {
+        return None;
+    }
+    if end < len && !t.get(end..len)?.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    let v = valid_digit_run(t, 0, int_len)?
+        .wrapping_mul(pow10(frac_len as u32)?)
+        .wrapping_add(valid_digit_run(t, int_len + 1, frac_len)?);
+    Some((scale_exact(v, scale - frac_len as i32, mul)?, end))
+}
+
+/// Per byte of `w`, `0x80` where it is not an ASCII digit and 0 where it is.
+#[inline(always)]
+fn nondigits128(w: u128) -> u128 {
+    const ONES: u128 = u128::MAX / 0xFF;
+    // Per byte, `x = b ^ '0'` is a digit's value below 10: bit 7 of `(x & 0x7F) + 0x76` is set
+    // for 10..=0x7F, and `x` itself has it for 0x80 and up; no sum carries into the next byte.
+    let x = w ^ (ONES * 0x30);
+    ((x & (ONES * 0x7F)).wrapping_add(ONES * 0x76) | x) & (ONES * 0x80)
+}
+
+/// [`nondigits128`] of a 64-bit word.
+#[inline(always)]
+fn nondigits64(w: u64) -> u64 {
+    const ONES: u64 = u64::MAX / 0xFF;
+    let x = w ^ (ONES * 0x30);
+    ((x & (ONES * 0x7F)).wrapping_add(ONES * 0x76) | x) & (ONES * 0x80)
+}
+
+/// The value of the `m` (at most 19) ASCII digits at `t[o..]`, known to be digits ([`digit_run`]
+/// without its checks; `t` must hold the word each starts).
+#[inline(always)]
+fn valid_digit_run(t: &[u8], o: usize, m: usize) -> Option<u64> {
+    Some(match m {
+        0 => 0,
+        1..=8 => digits_of(left_pad(word_at(t, o)?, m)),
+        9..=16 => {
+            let hi = digits_of(word_at(t, o)?);
+            let lo = digits_of(left_pad(word_at(t, o + 8)?, m - 8));
+            hi.wrapping_mul(pow10((m - 8) as u32)?).wrapping_add(lo)
+        }
+        _ => return None,
+    })
+}
+
+/// [`eight_digits`] of a word known to hold eight ASCII digits.
+#[inline(always)]
+fn digits_of(w: u64) -> u64 {
+    let mut v = w.wrapping_sub(0x3030_3030_3030_3030);
+    v = (v.wrapping_mul(10) + (v >> 8)) & 0x00FF_00FF_00FF_00FF;
+    v = (v.wrapping_mul(100) + (v >> 16)) & 0x0000_FFFF_0000_FFFF;
+    v = (v.wrapping_mul(10_000) + (v >> 32)) & 0x0000_0000_FFFF_FFFF;
+    v
+}
+
 /// `round(v × mul × 10^exp10)` exactly: in 64-bit arithmetic when it fits ([`plain_u64`]), else
 /// in 128 bits (still no floating point).
 #[inline(always)]
@@ -726,21 +828,14 @@ impl Row<'_> {
         mul: i128,
     ) -> Option<(Option<i64>, &[u8])> {
         let (rest, len) = self.record.get_with_rest(col?)?;
-        let field = rest.get(..len)?;
-        let lead = field
-            .iter()
-            .position(|c| !c.is_ascii_whitespace())
-            .unwrap_or(len);
-        let end = field
-            .iter()
-            .rposition(|c| !c.is_ascii_whitespace())
-            .map_or(lead, |k| k + 1);
-        let rest = rest.get(lead..)?;
-        let f = rest.get(..end - lead)?;
-        if is_null_bytes(f) {
+        // An empty field is null (the general path trims it to nothing).
+        if len == 0 {
             return None;
         }
-        Some((parse_scaled_in(rest, f.len(), scale, mul), f))
+        if let Some((v, end)) = parse_field_fast(rest, len, scale, mul) {
+            return Some((Some(v), rest.get(..end)?));
+        }
+        scaled_general(rest, len, scale, mul)
     }
 
     /// The trimmed bytes of the field at `col`, `None` for a missing column or a NULL value.
@@ -752,6 +847,27 @@ impl Row<'_> {
             Some(f)
         }
     }
+}
+
+/// [`Row::scaled`] of a field [`parse_field_fast`] does not take, `rest[..len]`: trimmed, tested
+/// for null, parsed by the general path (out of line: rare, and long).
+#[inline(never)]
+fn scaled_general(rest: &[u8], len: usize, scale: i32, mul: i128) -> Option<(Option<i64>, &[u8])> {
+    let field = rest.get(..len)?;
+    let lead = field
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(len);
+    let end = field
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(lead, |k| k + 1);
+    let rest = rest.get(lead..)?;
+    let f = rest.get(..end - lead)?;
+    if is_null_bytes(f) {
+        return None;
+    }
+    Some((parse_scaled_in(rest, f.len(), scale, mul), f))
 }
 
 fn trim_bytes(mut f: &[u8]) -> &[u8] {
@@ -927,14 +1043,31 @@ fn opt_scaled(
     let idx = (*h.index.get(col)?)?;
     let (v, raw) = row.scaled(Some(idx), scale, mul)?;
     if v.is_none() {
-        let field = h.names.get(idx).map_or("", |s| s.as_str());
-        let msg = format!(
-            "expected {expected}, found {}; read as empty",
-            show_field(raw)
-        );
-        w.add_keyed(file, row.line, row.byte, field, kind, &msg);
+        bad_value(row, h, idx, w, file, raw, kind, expected);
     }
     v
+}
+
+/// Counts the field `raw` of column `idx` that is not a number in `w` (out of line: rare).
+#[allow(clippy::too_many_arguments)]
+#[cold]
+#[inline(never)]
+fn bad_value(
+    row: &Row<'_>,
+    h: &HeaderMap,
+    idx: usize,
+    w: &mut Warnings,
+    file: &str,
+    raw: &[u8],
+    kind: &str,
+    expected: &str,
+) {
+    let field = h.names.get(idx).map_or("", |s| s.as_str());
+    let msg = format!(
+        "expected {expected}, found {}; read as empty",
+        show_field(raw)
+    );
+    w.add_keyed(file, row.line, row.byte, field, kind, &msg);
 }
 
 /// Parses an optional time field (µs text → ns); a bad value is counted and read as empty.
@@ -1016,7 +1149,21 @@ pub fn component_and_time<'r>(
         );
         return None;
     };
-    let Some(ts) = opt_time(row, h, timestamp, w, file) else {
+    let ts = time_or_skip(row, h, timestamp, w, file)?;
+    Some((name, ts))
+}
+
+/// The timestamp of [`component_and_time`], its second half: `None` (counted: the row is
+/// skipped) when it is missing or bad.
+pub fn time_or_skip(
+    row: &Row<'_>,
+    h: &HeaderMap,
+    timestamp: usize,
+    w: &mut Warnings,
+    file: &str,
+) -> Option<i64> {
+    let ts = opt_time(row, h, timestamp, w, file);
+    if ts.is_none() {
         w.add(
             file,
             row.line,
@@ -1024,9 +1171,8 @@ pub fn component_and_time<'r>(
             "Timestamp(us)",
             "no timestamp; row skipped",
         );
-        return None;
-    };
-    Some((name, ts))
+    }
+    ts
 }
 
 #[cfg(test)]
@@ -1507,5 +1653,119 @@ mod tests {
         assert_eq!(mb_to_bytes("1452"), Some(1452 << 20));
         assert!(is_null(" N/A "));
         assert!(is_null("\t"));
+    }
+
+    /// The fast path of a field reads what the general path (trim, null test, `parse_plain` or
+    /// `parse_general`) reads, for fields of every shape followed by every kind of bytes (the
+    /// next field, a line end, digits of an adjacent field as `csv_core`'s output has them, the
+    /// buffer's end); plain numbers also equal the exact reference read by `str::parse`. The
+    /// shapes torch_npu writes must take the fast path (else this test would compare nothing).
+    #[test]
+    fn fast_fields_read_as_the_general_path_reads_them() {
+        let mut rng = fastrand::Rng::with_seed(16);
+        let digits = |rng: &mut fastrand::Rng, n: usize| -> String {
+            (0..n).map(|_| char::from(b'0' + rng.u8(0..10))).collect()
+        };
+        let mut fields: Vec<(String, Option<(String, String)>)> = Vec::new();
+        for t in [
+            "", " ", "\t", "n/a", "NaN", "None", ".", "-1", "+2", "1e3", "1.74E+15", " 7", "1.2.3",
+            "12a", "0x10", "\u{e9}1", "1 2",
+        ] {
+            fields.push((t.to_string(), None));
+        }
+        for (t, int, frac) in [
+            ("5.", "5", ""),
+            (".5", "", "5"),
+            ("7 ", "7", ""),
+            ("7\t", "7", ""),
+        ] {
+            fields.push((t.to_string(), Some((int.to_string(), frac.to_string()))));
+        }
+        for _ in 0..20_000 {
+            let (ni, nf) = (rng.usize(0..21), rng.usize(0..21));
+            let int = digits(&mut rng, ni);
+            let frac = digits(&mut rng, nf);
+            let dot = rng.bool() || !frac.is_empty();
+            let text = if dot {
+                format!("{int}.{frac}")
+            } else {
+                int.clone()
+            };
+            let tail = ["", "\t", " ", "\t ", "x"][rng.usize(0..5)];
+            let plain = (tail != "x" && !(int.is_empty() && frac.is_empty()))
+                .then(|| (int.clone(), frac.clone()));
+            fields.push((format!("{text}{tail}"), plain));
+        }
+        // torch_npu's shapes, each with its column's scale: times, MB values, KB sizes.
+        let common: [(&str, i32, i128); 7] = [
+            ("1736405443871259.720\t", 3, 1),
+            ("1736405443871259.720", 3, 1),
+            ("954.37060546875", 0, 1 << 20),
+            ("1068.15673828125", 0, 1 << 20),
+            ("1452.0", 0, 1 << 20),
+            ("18816.5", 0, 1024),
+            ("0", 0, 1024),
+        ];
+        let afters: [&[u8]; 6] = [b",", b"\r\n", b"\n", b"123", b"", b".9,"];
+        let mut fast = 0;
+        for (text, plain) in &fields {
+            for after in afters {
+                for pad in [0usize, 40] {
+                    let mut buf = text.as_bytes().to_vec();
+                    let len = buf.len();
+                    buf.extend_from_slice(after);
+                    buf.extend(std::iter::repeat_n(b',', pad));
+                    for (scale, mul) in [(3, 1), (0, 1024), (0, 1 << 20)] {
+                        let Some((v, end)) = parse_field_fast(&buf, len, scale, mul) else {
+                            continue;
+                        };
+                        fast += 1;
+                        assert_eq!(
+                            scaled_general(&buf, len, scale, mul),
+                            Some((Some(v), &buf[..end])),
+                            "{text:?} then {after:?}"
+                        );
+                        let (int, frac) = plain.as_ref().expect("only numbers are fast");
+                        assert_eq!(
+                            Some(v),
+                            scaled_reference(int, frac, scale as u32, mul as u128),
+                            "{text:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(fast > 100_000, "{fast} fast reads");
+        for (t, scale, mul) in common {
+            let mut buf = t.as_bytes().to_vec();
+            buf.extend_from_slice(&[b','; 40]);
+            assert!(
+                parse_field_fast(&buf, t.len(), scale, mul).is_some(),
+                "{t:?}"
+            );
+        }
+    }
+
+    /// The digit classification against `is_ascii_digit`, byte by byte, for every byte value at
+    /// every place.
+    #[test]
+    fn nondigit_masks_mark_what_is_not_a_digit() {
+        for b in 0..=255u8 {
+            for k in 0..16 {
+                let mut w = [b'5'; 16];
+                w[k] = b;
+                let m = nondigits128(u128::from_le_bytes(w));
+                let want: u128 = if b.is_ascii_digit() {
+                    0
+                } else {
+                    0x80 << (8 * k)
+                };
+                assert_eq!(m, want, "byte {b:#x} at {k}");
+                if k < 8 {
+                    let m64 = nondigits64(u64::from_le_bytes(w[..8].try_into().unwrap()));
+                    assert_eq!(u128::from(m64), want, "byte {b:#x} at {k}");
+                }
+            }
+        }
     }
 }

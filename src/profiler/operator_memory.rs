@@ -308,8 +308,9 @@ pub fn read_operator_memory(
         }
     };
     let total = src.len();
+    let mut last = [LastText::default(), LastText::default()];
     let mut on_row = |h: &HeaderMap, row: &Row<'_>, w: &mut Warnings| {
-        if let Some(r) = parse_row(h, row, w, &file, strings) {
+        if let Some(r) = parse_row(h, row, w, &file, strings, &mut last) {
             if rows.len() == rows.capacity() {
                 grow(&mut rows, row.byte, total);
             }
@@ -360,12 +361,49 @@ fn grow(rows: &mut Vec<MemRow>, at: u64, total: u64) {
     rows.reserve_exact(want - n);
 }
 
+/// The last text interned for a column whose rows repeat one value (`Stream Ptr`, `Device
+/// Type`): its trimmed bytes and id, kept only when it was valid UTF-8.
+#[derive(Default)]
+struct LastText {
+    bytes: Vec<u8>,
+    id: u32,
+}
+
+impl LastText {
+    /// The interned text of the field at `col` (empty when missing or null), as
+    /// `strings.intern(&row.text(..).unwrap_or_default())` gives it: a field whose bytes are the
+    /// last valid text's takes its id without the UTF-8 check and the hash (`callgrind`: ~140
+    /// instructions a field).
+    fn intern(
+        &mut self,
+        row: &Row<'_>,
+        col: Option<usize>,
+        (w, file, field): (&mut Warnings, &str, &str),
+        strings: &mut Interner,
+    ) -> u32 {
+        if let Some(b) = row.get_bytes(col) {
+            if !self.bytes.is_empty() && b == self.bytes.as_slice() {
+                return self.id;
+            }
+        }
+        let text = row.text(col, w, file, field);
+        let id = strings.intern(text.as_deref().unwrap_or_default());
+        if let Some(std::borrow::Cow::Borrowed(t)) = text {
+            self.bytes.clear();
+            self.bytes.extend_from_slice(t.as_bytes());
+            self.id = id;
+        }
+        id
+    }
+}
+
 fn parse_row(
     h: &HeaderMap,
     row: &Row<'_>,
     w: &mut Warnings,
     file: &str,
     strings: &mut Interner,
+    [stream, device]: &mut [LastText; 2],
 ) -> Option<MemRow> {
     let col = |c: usize| h.index.get(c).copied().flatten();
     let name = row.text(col(NAME), w, file, "Name").unwrap_or_default();
@@ -451,14 +489,8 @@ fn parse_row(
     ] {
         r.set_total(which, opt_mb_u64(row, h, col, w, file));
     }
-    r.stream = strings.intern(
-        &row.text(col(STREAM), w, file, "Stream Ptr")
-            .unwrap_or_default(),
-    );
-    r.device = strings.intern(
-        &row.text(col(DEVICE), w, file, "Device Type")
-            .unwrap_or_default(),
-    );
+    r.stream = stream.intern(row, col(STREAM), (w, file, "Stream Ptr"), strings);
+    r.device = device.intern(row, col(DEVICE), (w, file, "Device Type"), strings);
     r.fill_lifetime();
     if r.released_before_allocated() {
         w.add_keyed(
@@ -543,5 +575,48 @@ cann::trans_TransData_0,50240.0,1736405443881360.630\t,1736405443881476.600\t,,1
                 om.rows.capacity()
             );
         }
+    }
+
+    /// Streams and devices that repeat, change back and forth, are empty, `N/A`, padded with
+    /// blanks or not UTF-8 intern to the texts the rows hold, each row's own, and every row with
+    /// bad bytes is counted (the last id is reused only for bytes already read as valid text).
+    #[test]
+    fn repeated_streams_and_devices_intern_as_written() {
+        let head = "Name,Size(KB),Allocation Time(us),Stream Ptr,Device Type\n";
+        let cells: [(&[u8], &str); 9] = [
+            (b"7,NPU:0", "7|NPU:0"),
+            (b"7,NPU:0", "7|NPU:0"),
+            (b" 7 ,NPU:0\t", "7|NPU:0"),
+            (b"8,NPU:1", "8|NPU:1"),
+            (b"7,NPU:0", "7|NPU:0"),
+            (b",N/A", "|"),
+            (b"\xff7,NPU:0", "\u{fffd}7|NPU:0"),
+            (b"\xff7,NPU:0", "\u{fffd}7|NPU:0"),
+            (b"7,NPU:0", "7|NPU:0"),
+        ];
+        let mut text = head.as_bytes().to_vec();
+        for (k, (c, _)) in cells.iter().enumerate() {
+            text.extend_from_slice(format!("aten::op{k},1.0,{}.0,", 100 + k).as_bytes());
+            text.extend_from_slice(c);
+            text.push(b'\n');
+        }
+        let src = BytesSource::new("om.csv", text);
+        let mut s = Interner::new();
+        let om = read_operator_memory(&src, &mut s, None).unwrap();
+        let got: Vec<String> = om
+            .rows
+            .iter()
+            .map(|r| format!("{}|{}", s.get(r.stream), s.get(r.device)))
+            .collect();
+        let want: Vec<&str> = cells.iter().map(|(_, w)| *w).collect();
+        assert_eq!(got, want);
+        let bad: Vec<&Diagnostic> = om
+            .warnings
+            .iter()
+            .filter(|d| d.message.contains("UTF-8"))
+            .collect();
+        assert_eq!(bad.len(), 1, "{:?}", om.warnings);
+        assert_eq!(bad[0].count, 2);
+        assert_eq!(bad[0].line, Some(8));
     }
 }
