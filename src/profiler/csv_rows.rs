@@ -553,7 +553,11 @@ impl LinePass {
                                 self.field = j + 1;
                             }
                             b'\n' => return LineEnd::Newline(j),
-                            b'\r' if b.get(j + 1) == Some(&b'\n') => {}
+                            // The CR of a CRLF: the line ends at its LF.
+                            b'\r' if b.get(j + 1) == Some(&b'\n') => {
+                                self.j = j + 2;
+                                return LineEnd::Newline(j + 1);
+                            }
                             b'\r' | b'"' => return LineEnd::Special,
                             _ => {}
                         }
@@ -586,8 +590,12 @@ impl LinePass {
                     self.j = k + 1;
                     return LineEnd::Newline(k);
                 }
-                // The CR of a CRLF: the LF after it ends the line.
-                Some(b'\r') if b.get(k + 1) == Some(&b'\n') => self.j = k + 1,
+                // The CR of a CRLF: the LF after it ends the line (returned at once, not found
+                // again by one more turn of the loop).
+                Some(b'\r') if b.get(k + 1) == Some(&b'\n') => {
+                    self.j = k + 2;
+                    return LineEnd::Newline(k + 1);
+                }
                 _ => return LineEnd::Special,
             }
         }

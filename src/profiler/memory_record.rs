@@ -6,7 +6,7 @@
 //! The framework allocator series (`PTA` or `MindSpore`) is the "memory over time" curve.
 
 use super::csv_common::{
-    component_and_time, opt_mb_u64, read_table, time_or_skip, HeaderMap, Row, Warnings,
+    component_and_time, mb_u64_at, read_table, time_or_skip, HeaderMap, Row, Warnings,
 };
 use crate::diag::Diagnostic;
 use crate::source::Source;
@@ -227,12 +227,12 @@ pub fn read_memory_record(
     let file = src.name().to_string();
     let mut out = MemoryRecord::default();
     let mut warnings = Warnings::default();
-    let mut check = |h: &HeaderMap| {
-        if [COMPONENT, TIMESTAMP]
-            .iter()
-            .all(|&c| h.index.get(c).copied().flatten().is_some())
-        {
-            Ok(())
+    // The columns' places, located once from the header (the fields are then read by index).
+    let locate = |h: &HeaderMap| {
+        let cols = [COMPONENT, TIMESTAMP, ALLOCATED, RESERVED, ACTIVE]
+            .map(|c| h.index.get(c).copied().flatten());
+        if cols[COMPONENT].is_some() && cols[TIMESTAMP].is_some() {
+            Ok(cols)
         } else {
             Err(format!(
                 "not a memory_record.csv header: expected Component,Timestamp(us),Total Allocated(MB),\
@@ -249,17 +249,17 @@ pub fn read_memory_record(
         Default::default();
     // The series the last row went to: rows name a handful of components, often in turn.
     let mut last = 0;
-    let mut on_row = |h: &HeaderMap, row: &Row<'_>, w: &mut Warnings| {
+    let on_row = |h: &HeaderMap, cols: &[Option<usize>; 5], row: &Row<'_>, w: &mut Warnings| {
         // A component whose bytes are a series' name is that series: valid UTF-8 (no warning to
         // count) and not empty, so the checked text and the map would find the same series; the
         // bytes are compared instead (`callgrind`: the UTF-8 check and the hash were ~5 % of the
         // CSV readers' instructions).
         let known = row
-            .get_bytes(h.index.get(COMPONENT).copied().flatten())
+            .get_bytes(cols[COMPONENT])
             .and_then(|b| known_series(&out.series, last, b));
         let (component, ts) = match known {
-            Some(_) => (None, time_or_skip(row, h, TIMESTAMP, w, &file)),
-            None => match component_and_time(row, h, (COMPONENT, TIMESTAMP), w, &file) {
+            Some(_) => (None, time_or_skip(row, h, cols[TIMESTAMP], w, &file)),
+            None => match component_and_time(row, h, (cols[COMPONENT], cols[TIMESTAMP]), w, &file) {
                 Some((c, ts)) => (Some(c), Some(ts)),
                 None => (None, None),
             },
@@ -267,9 +267,9 @@ pub fn read_memory_record(
         let Some(ts) = ts else {
             return;
         };
-        let allocated = opt_mb_u64(row, h, ALLOCATED, w, &file);
-        let reserved = opt_mb_u64(row, h, RESERVED, w, &file);
-        let active = opt_mb_u64(row, h, ACTIVE, w, &file);
+        let allocated = mb_u64_at(row, h, cols[ALLOCATED], w, &file);
+        let reserved = mb_u64_at(row, h, cols[RESERVED], w, &file);
+        let active = mb_u64_at(row, h, cols[ACTIVE], w, &file);
         let component = component.unwrap_or_default();
         let at = match known.or_else(|| index.get(component.as_ref()).copied()) {
             Some(i) => i,
@@ -304,14 +304,7 @@ pub fn read_memory_record(
             s.active.push(active);
         }
     };
-    read_table(
-        src,
-        &COLUMNS,
-        &mut check,
-        &mut on_row,
-        &mut warnings,
-        progress,
-    )?;
+    read_table(src, &COLUMNS, locate, on_row, &mut warnings, progress)?;
     out.mindspore = out
         .series
         .iter()
@@ -442,5 +435,147 @@ GE,1736405443881360.630\t,49.125,74.75,,,NPU:0\r\n";
         };
         assert_eq!(count("UTF-8"), bad);
         assert_eq!(count("empty component"), 3);
+    }
+
+    /// The columns in any order, with columns the reader does not read between them and optional
+    /// ones missing: every value lands in its own column of its component's series, and bad values
+    /// are counted per column with the first row's line, in the order first met (a row's component,
+    /// its time, then its totals as the reader lists them, whatever the file's order). The
+    /// expectation is built from the values written, not by the reader.
+    #[test]
+    fn columns_in_any_order_read_as_their_names_say() {
+        const NAMES: [&str; 5] = [
+            "Component",
+            "Timestamp(us)",
+            "Total Allocated(MB)",
+            "Total Reserved(MB)",
+            "Total Active(MB)",
+        ];
+        let mut rng = fastrand::Rng::with_seed(17);
+        for _ in 0..300 {
+            // `Some(c)`: the reader's column `c`; `None`: a column it does not read.
+            let mut cols: Vec<Option<usize>> =
+                (0..5).filter(|&c| c < 2 || rng.bool()).map(Some).collect();
+            for _ in 0..rng.usize(0..3) {
+                cols.push(None);
+            }
+            rng.shuffle(&mut cols);
+            let header: Vec<&str> = cols
+                .iter()
+                .enumerate()
+                .map(|(k, c)| c.map_or(["Stream Ptr", "Device Type", "Other"][k % 3], |c| NAMES[c]))
+                .collect();
+            let mut text = header.join(",");
+            text.push_str(if rng.bool() { "\r\n" } else { "\n" });
+            // Per component: times and the three totals (`None` for a column not in the file).
+            let mut want: Vec<(String, Vec<(i64, [Option<u64>; 3])>)> = Vec::new();
+            // (field, kind) → (count, first line), in the order first met.
+            let mut warned: Vec<((String, &str), (u64, u64))> = Vec::new();
+            let mut warn = |field: &str, kind: &'static str, line: u64| {
+                match warned.iter_mut().find(|(k, _)| k.0 == field && k.1 == kind) {
+                    Some((_, (n, _))) => *n += 1,
+                    None => warned.push(((field.to_string(), kind), (1, line))),
+                }
+            };
+            for r in 0..rng.usize(1..30) {
+                let line = r as u64 + 2;
+                let comp = ["PTA", "GE", "APP"][rng.usize(..3)];
+                let us = 1_736_405_443_000_000 + rng.u64(..1_000_000);
+                let ms = rng.u64(..1000);
+                let bad_time = rng.u8(..10) == 0;
+                let mut fields = [String::new(), String::new(), String::new(), String::new(), String::new()];
+                fields[0] = comp.to_string();
+                fields[1] = if bad_time { "12:30".to_string() } else { format!("{us}.{ms:03}\t") };
+                let mut totals = [None; 3];
+                let mut wrong: [Option<&str>; 3] = [None; 3];
+                for (t, total) in totals.iter_mut().enumerate() {
+                    let mb = rng.u64(..100_000);
+                    let kb = rng.u64(..1024);
+                    fields[2 + t] = match rng.u8(..10) {
+                        0 => String::new(),
+                        1 => "N/A".to_string(),
+                        2 => {
+                            wrong[t] = Some("bad MB");
+                            "1.2.3".to_string()
+                        }
+                        3 => {
+                            wrong[t] = Some("negative total read as empty");
+                            format!("-{mb}.5")
+                        }
+                        _ => {
+                            // `kb / 1024` MB is `kb × 9765625` ten-billionths: exact in the
+                            // file, with its trailing zeros written or not.
+                            *total = Some((mb << 20) + (kb << 10));
+                            let frac = format!("{:010}", kb * 9_765_625);
+                            let frac = if rng.bool() { frac.trim_end_matches('0') } else { &frac };
+                            format!("{mb}.{frac}")
+                        }
+                    };
+                }
+                let row: Vec<&str> = cols
+                    .iter()
+                    .map(|c| c.map_or("7", |c| fields[c].as_str()))
+                    .collect();
+                text.push_str(&row.join(","));
+                text.push('\n');
+                if bad_time {
+                    warn("Timestamp(us)", "bad time", line);
+                    warn("Timestamp(us)", "no timestamp", line);
+                    continue;
+                }
+                let mut got = [None; 3];
+                for t in 0..3 {
+                    if !cols.contains(&Some(2 + t)) {
+                        continue;
+                    }
+                    if let Some(kind) = wrong[t] {
+                        warn(NAMES[2 + t], kind, line);
+                    }
+                    got[t] = totals[t];
+                }
+                let ts = (us * 1000 + ms) as i64;
+                match want.iter_mut().find(|(c, _)| c == comp) {
+                    Some((_, v)) => v.push((ts, got)),
+                    None => want.push((comp.to_string(), vec![(ts, got)])),
+                }
+            }
+            let src = BytesSource::new("mr.csv", text.clone().into_bytes());
+            let mr = read_memory_record(&src, None).unwrap();
+            let got: Vec<(String, Vec<(i64, [Option<u64>; 3])>)> = mr
+                .series
+                .iter()
+                .map(|s| {
+                    let points = (0..s.ts.len())
+                        .map(|i| {
+                            let v = [s.allocated.get(i), s.reserved.get(i), s.active.get(i)];
+                            (s.ts[i], v)
+                        })
+                        .collect();
+                    (s.component.clone(), points)
+                })
+                .collect();
+            for (_, v) in &mut want {
+                v.sort_by_key(|p| p.0);
+            }
+            assert_eq!(got, want, "{text}");
+            let got: Vec<(String, u64, u64)> = mr
+                .warnings
+                .iter()
+                .map(|d| (d.field.clone().unwrap_or_default(), d.count, d.line.unwrap_or(0)))
+                .collect();
+            let expect: Vec<(String, u64, u64)> = warned
+                .iter()
+                .map(|((f, _), (n, l))| (f.clone(), *n, *l))
+                .collect();
+            assert_eq!(got, expect, "{text}");
+            for (d, ((_, kind), _)) in mr.warnings.iter().zip(&warned) {
+                let what = match *kind {
+                    "bad MB" => "expected a number of MB",
+                    "bad time" => "expected a time in microseconds",
+                    other => other,
+                };
+                assert!(d.message.starts_with(what), "{} for {kind}", d.message);
+            }
+        }
     }
 }

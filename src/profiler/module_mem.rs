@@ -76,7 +76,7 @@ pub fn read_module_mem(
     let file = src.name().to_string();
     let mut out = ModuleMem::default();
     let mut warnings = Warnings::default();
-    let mut check = |h: &HeaderMap| {
+    let locate = |h: &HeaderMap| {
         let has = |c: usize| h.index.get(c).copied().flatten().is_some();
         if has(COMPONENT) && has(TIMESTAMP) && (has(RESERVED_MB) || has(RESERVED_KB)) {
             Ok(())
@@ -95,9 +95,9 @@ pub fn read_module_mem(
         Vec<(String, usize)>,
         foldhash::fast::FixedState,
     > = Default::default();
-    let mut on_row = |h: &HeaderMap, row: &Row<'_>, w: &mut Warnings| {
+    let on_row = |h: &HeaderMap, _: &(), row: &Row<'_>, w: &mut Warnings| {
         let col = |c: usize| h.index.get(c).copied().flatten();
-        let Some((module, ts)) = component_and_time(row, h, (COMPONENT, TIMESTAMP), w, &file)
+        let Some((module, ts)) = component_and_time(row, h, (col(COMPONENT), col(TIMESTAMP)), w, &file)
         else {
             return;
         };
@@ -174,14 +174,7 @@ pub fn read_module_mem(
             m.reserved.push(reserved);
         }
     };
-    let h = read_table(
-        src,
-        &COLUMNS,
-        &mut check,
-        &mut on_row,
-        &mut warnings,
-        progress,
-    )?;
+    let h = read_table(src, &COLUMNS, locate, on_row, &mut warnings, progress)?;
     out.has_device_id = h.index.get(DEVICE_ID).copied().flatten().is_some();
     out.kb = h.index.get(RESERVED_MB).copied().flatten().is_none();
     out.warnings = warnings.into_vec();

@@ -4,7 +4,7 @@
 //! (torch_npu 5.0.x) and MindSpore's `N/A` variant all read the same way (the columns and row
 //! shapes are described in `docs/formats-profiler.md`).
 
-use super::csv_common::{opt_mb_u64, opt_time, read_table, show_field, HeaderMap, Row, Warnings};
+use super::csv_common::{mb_u64_at, read_table, show_field, time_at, HeaderMap, Row, Warnings};
 use super::Interner;
 use crate::diag::Diagnostic;
 use crate::source::Source;
@@ -290,14 +290,16 @@ pub fn read_operator_memory(
     let file = src.name().to_string();
     let mut rows = Vec::new();
     let mut warnings = Warnings::default();
-    let mut check = |h: &HeaderMap| {
+    // The columns' places, located once from the header (the fields are then read by index).
+    let locate = |h: &HeaderMap| {
+        let cols: Cols = std::array::from_fn(|c| h.index.get(c).copied().flatten());
         let missing: Vec<&str> = [NAME, SIZE, ALLOC]
             .iter()
-            .filter(|&&c| h.index.get(c).copied().flatten().is_none())
+            .filter(|&&c| cols[c].is_none())
             .filter_map(|&c| COLUMNS.get(c).and_then(|a| a.first().copied()))
             .collect();
         if missing.is_empty() {
-            Ok(())
+            Ok(cols)
         } else {
             Err(format!(
                 "not an operator_memory.csv header: missing column(s) {}; expected \
@@ -309,22 +311,15 @@ pub fn read_operator_memory(
     };
     let total = src.len();
     let mut last = [LastText::default(), LastText::default()];
-    let mut on_row = |h: &HeaderMap, row: &Row<'_>, w: &mut Warnings| {
-        if let Some(r) = parse_row(h, row, w, &file, strings, &mut last) {
+    let on_row = |h: &HeaderMap, cols: &Cols, row: &Row<'_>, w: &mut Warnings| {
+        if let Some(r) = parse_row((h, cols), row, w, &file, strings, &mut last) {
             if rows.len() == rows.capacity() {
                 grow(&mut rows, row.byte, total);
             }
             rows.push(r);
         }
     };
-    let header = read_table(
-        src,
-        &COLUMNS,
-        &mut check,
-        &mut on_row,
-        &mut warnings,
-        progress,
-    )?;
+    let header = read_table(src, &COLUMNS, locate, on_row, &mut warnings, progress)?;
     let has = |c: usize| header.index.get(c).copied().flatten().is_some();
     let layout = if (0..15).all(has) {
         Layout::Current
@@ -397,15 +392,21 @@ impl LastText {
     }
 }
 
+/// The place of each of [`COLUMNS`] in the file (`None`: not in its header).
+type Cols = [Option<usize>; 15];
+
+/// One row as a [`MemRow`], its fields read from the columns located in `cols`; `None` for a row
+/// skipped (counted in `w`).
+#[inline(always)]
 fn parse_row(
-    h: &HeaderMap,
+    (h, cols): (&HeaderMap, &Cols),
     row: &Row<'_>,
     w: &mut Warnings,
     file: &str,
     strings: &mut Interner,
     [stream, device]: &mut [LastText; 2],
 ) -> Option<MemRow> {
-    let col = |c: usize| h.index.get(c).copied().flatten();
+    let col = |c: usize| cols.get(c).copied().flatten();
     let name = row.text(col(NAME), w, file, "Name").unwrap_or_default();
     let size_bytes = match row.scaled(col(SIZE), 0, 1024) {
         Some((v, t)) => match v {
@@ -450,8 +451,8 @@ fn parse_row(
         );
         return None;
     }
-    let alloc_ns = opt_time(row, h, ALLOC, w, file);
-    let release_ns = opt_time(row, h, RELEASE, w, file);
+    let alloc_ns = time_at(row, h, col(ALLOC), w, file);
+    let release_ns = time_at(row, h, col(RELEASE), w, file);
     if alloc_ns.is_none() && release_ns.is_none() {
         w.add(
             file,
@@ -476,10 +477,10 @@ fn parse_row(
     );
     r.set_alloc_ns(alloc_ns);
     r.set_release_ns(release_ns);
-    r.set_active_release_ns(opt_time(row, h, ACTIVE_RELEASE, w, file));
-    r.set_duration_ns(opt_time(row, h, DURATION, w, file));
-    r.set_active_duration_ns(opt_time(row, h, ACTIVE_DURATION, w, file));
-    for (which, col) in [
+    r.set_active_release_ns(time_at(row, h, col(ACTIVE_RELEASE), w, file));
+    r.set_duration_ns(time_at(row, h, col(DURATION), w, file));
+    r.set_active_duration_ns(time_at(row, h, col(ACTIVE_DURATION), w, file));
+    for (which, c) in [
         (Total::AllocAllocated, A_ALLOC),
         (Total::AllocReserved, A_RES),
         (Total::AllocActive, A_ACT),
@@ -487,7 +488,7 @@ fn parse_row(
         (Total::ReleaseReserved, R_RES),
         (Total::ReleaseActive, R_ACT),
     ] {
-        r.set_total(which, opt_mb_u64(row, h, col, w, file));
+        r.set_total(which, mb_u64_at(row, h, col(c), w, file));
     }
     r.stream = stream.intern(row, col(STREAM), (w, file, "Stream Ptr"), strings);
     r.device = device.intern(row, col(DEVICE), (w, file, "Device Type"), strings);
@@ -618,5 +619,163 @@ cann::trans_TransData_0,50240.0,1736405443881360.630\t,1736405443881476.600\t,,1
         assert_eq!(bad.len(), 1, "{:?}", om.warnings);
         assert_eq!(bad[0].count, 2);
         assert_eq!(bad[0].line, Some(8));
+    }
+
+    /// The columns in any order, with columns the reader does not read between them and optional
+    /// ones missing: every field lands in the figure its header names, and bad ones are counted
+    /// per column with the first row's line. The expectation is built from the values written.
+    #[test]
+    fn columns_in_any_order_read_as_their_names_say() {
+        let mut rng = fastrand::Rng::with_seed(23);
+        for _ in 0..200 {
+            // `Some(c)`: the reader's column `c` (of COLUMNS); `None`: one it does not read.
+            let mut cols: Vec<Option<usize>> = (0..15)
+                .filter(|&c| c <= ALLOC || rng.u8(..4) != 0)
+                .map(Some)
+                .collect();
+            for _ in 0..rng.usize(0..3) {
+                cols.push(None);
+            }
+            rng.shuffle(&mut cols);
+            let has = |c: usize| cols.contains(&Some(c));
+            let header: Vec<&str> = cols
+                .iter()
+                .map(|c| c.map_or("Other", |c| COLUMNS[c][0]))
+                .collect();
+            let mut text = header.join(",");
+            text.push('\n');
+            type Want = (String, u64, [Option<i64>; 5], [Option<u64>; 6], String, String);
+            let mut want: Vec<Want> = Vec::new();
+            let mut warned: Vec<(&str, u64, u64)> = Vec::new();
+            let mut warn = |field: &'static str, line: u64| match warned
+                .iter_mut()
+                .find(|(f, _, _)| *f == field)
+            {
+                Some((_, n, _)) => *n += 1,
+                None => warned.push((field, 1, line)),
+            };
+            for r in 0..rng.usize(1..25) {
+                let line = r as u64 + 2;
+                let mut f: [String; 15] = Default::default();
+                let name = ["aten::mm", "cann::add", "aten::empty_strided"][rng.usize(..3)];
+                f[NAME] = name.to_string();
+                let kb = rng.u64(..1_000_000);
+                let bad_size = rng.u8(..12) == 0;
+                f[SIZE] = if bad_size { "x".into() } else { format!("{kb}.5") };
+                // Times: allocation, duration and release = allocation + duration, each written
+                // or left empty.
+                let alloc = 1_736_405_443_000_000_000 + rng.i64(0..1_000_000_000);
+                let dur = rng.i64(0..1_000_000_000);
+                let us = |ns: i64| format!("{}.{:03}\t", ns / 1000, ns % 1000);
+                let [a_on, r_on, d_on] = [rng.u8(..6) != 0, rng.bool(), rng.bool()];
+                let bad_active = rng.u8(..8) == 0;
+                f[ALLOC] = if a_on { us(alloc) } else { String::new() };
+                f[RELEASE] = if r_on { us(alloc + dur) } else { String::new() };
+                f[DURATION] = if d_on { us(dur) } else { String::new() };
+                f[ACTIVE_RELEASE] = if bad_active { "soon".into() } else { us(alloc + 1) };
+                f[ACTIVE_DURATION] = us(1);
+                let mut totals = [None; 6];
+                let mut bad_totals = [false; 6];
+                for (t, total) in totals.iter_mut().enumerate() {
+                    let mb = rng.u64(..100_000);
+                    f[A_ALLOC + t] = match rng.u8(..8) {
+                        0 => String::new(),
+                        1 => {
+                            bad_totals[t] = true;
+                            "1e".into()
+                        }
+                        _ => {
+                            *total = Some((mb << 20) + (1 << 18));
+                            format!("{mb}.25")
+                        }
+                    };
+                }
+                f[STREAM] = format!("{}", 100 + rng.u8(..2));
+                f[DEVICE] = "NPU:0".into();
+                let row: Vec<&str> = cols
+                    .iter()
+                    .map(|c| c.map_or("zz", |c| f[c].as_str()))
+                    .collect();
+                text.push_str(&row.join(","));
+                text.push('\n');
+                if bad_size {
+                    warn("Size(KB)", line);
+                    continue;
+                }
+                let (r_on, d_on) = (r_on && has(RELEASE), d_on && has(DURATION));
+                if !a_on && !r_on {
+                    warn("Allocation Time(us)", line);
+                    continue;
+                }
+                let alloc_t = a_on.then_some(alloc);
+                let release = (r_on || (a_on && d_on)).then_some(alloc + dur);
+                let duration = (d_on || (a_on && r_on)).then_some(dur);
+                let active_release = (has(ACTIVE_RELEASE) && !bad_active).then_some(alloc + 1);
+                if has(ACTIVE_RELEASE) && bad_active {
+                    warn("Active Release Time(us)", line);
+                }
+                let active_duration = has(ACTIVE_DURATION).then_some(1);
+                let mut got_totals = [None; 6];
+                for t in 0..6 {
+                    if has(A_ALLOC + t) {
+                        if bad_totals[t] {
+                            warn(COLUMNS[A_ALLOC + t][0], line);
+                        }
+                        got_totals[t] = totals[t];
+                    }
+                }
+                let text_of = |c: usize| if has(c) { f[c].clone() } else { String::new() };
+                want.push((
+                    name.to_string(),
+                    kb * 1024 + 512,
+                    [alloc_t, release, active_release, duration, active_duration],
+                    got_totals,
+                    text_of(STREAM),
+                    text_of(DEVICE),
+                ));
+            }
+            let src = BytesSource::new("om.csv", text.clone().into_bytes());
+            let mut s = Interner::new();
+            let om = read_operator_memory(&src, &mut s, None).unwrap();
+            let got: Vec<Want> = om
+                .rows
+                .iter()
+                .map(|r| {
+                    (
+                        s.get(r.name).to_string(),
+                        r.size,
+                        [
+                            r.alloc_ns(),
+                            r.release_ns(),
+                            r.active_release_ns(),
+                            r.duration_ns(),
+                            r.active_duration_ns(),
+                        ],
+                        [
+                            Total::AllocAllocated,
+                            Total::AllocReserved,
+                            Total::AllocActive,
+                            Total::ReleaseAllocated,
+                            Total::ReleaseReserved,
+                            Total::ReleaseActive,
+                        ]
+                        .map(|t| r.total(t)),
+                        s.get(r.stream).to_string(),
+                        s.get(r.device).to_string(),
+                    )
+                })
+                .collect();
+            assert_eq!(got, want, "{text}");
+            let got: Vec<(String, u64, u64)> = om
+                .warnings
+                .iter()
+                .map(|d| (d.field.clone().unwrap_or_default(), d.count, d.line.unwrap_or(0)))
+                .collect();
+            let expect: Vec<(String, u64, u64)> = warned
+                .iter()
+                .map(|(f, n, l)| (f.to_string(), *n, *l))
+                .collect();
+            assert_eq!(got, expect, "{text}");
+        }
     }
 }
