@@ -259,10 +259,12 @@ pub fn read_memory_record(
             .and_then(|b| known_series(&out.series, last, b));
         let (component, ts) = match known {
             Some(_) => (None, time_or_skip(row, h, cols[TIMESTAMP], w, &file)),
-            None => match component_and_time(row, h, (cols[COMPONENT], cols[TIMESTAMP]), w, &file) {
-                Some((c, ts)) => (Some(c), Some(ts)),
-                None => (None, None),
-            },
+            None => {
+                match component_and_time(row, h, (cols[COMPONENT], cols[TIMESTAMP]), w, &file) {
+                    Some((c, ts)) => (Some(c), Some(ts)),
+                    None => (None, None),
+                }
+            }
         };
         let Some(ts) = ts else {
             return;
@@ -471,11 +473,12 @@ GE,1736405443881360.630\t,49.125,74.75,,,NPU:0\r\n";
             let mut want: Vec<(String, Vec<(i64, [Option<u64>; 3])>)> = Vec::new();
             // (field, kind) → (count, first line), in the order first met.
             let mut warned: Vec<((String, &str), (u64, u64))> = Vec::new();
-            let mut warn = |field: &str, kind: &'static str, line: u64| {
-                match warned.iter_mut().find(|(k, _)| k.0 == field && k.1 == kind) {
-                    Some((_, (n, _))) => *n += 1,
-                    None => warned.push(((field.to_string(), kind), (1, line))),
-                }
+            let mut warn = |field: &str, kind: &'static str, line: u64| match warned
+                .iter_mut()
+                .find(|(k, _)| k.0 == field && k.1 == kind)
+            {
+                Some((_, (n, _))) => *n += 1,
+                None => warned.push(((field.to_string(), kind), (1, line))),
             };
             for r in 0..rng.usize(1..30) {
                 let line = r as u64 + 2;
@@ -483,9 +486,19 @@ GE,1736405443881360.630\t,49.125,74.75,,,NPU:0\r\n";
                 let us = 1_736_405_443_000_000 + rng.u64(..1_000_000);
                 let ms = rng.u64(..1000);
                 let bad_time = rng.u8(..10) == 0;
-                let mut fields = [String::new(), String::new(), String::new(), String::new(), String::new()];
+                let mut fields = [
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                ];
                 fields[0] = comp.to_string();
-                fields[1] = if bad_time { "12:30".to_string() } else { format!("{us}.{ms:03}\t") };
+                fields[1] = if bad_time {
+                    "12:30".to_string()
+                } else {
+                    format!("{us}.{ms:03}\t")
+                };
                 let mut totals = [None; 3];
                 let mut wrong: [Option<&str>; 3] = [None; 3];
                 for (t, total) in totals.iter_mut().enumerate() {
@@ -507,7 +520,11 @@ GE,1736405443881360.630\t,49.125,74.75,,,NPU:0\r\n";
                             // file, with its trailing zeros written or not.
                             *total = Some((mb << 20) + (kb << 10));
                             let frac = format!("{:010}", kb * 9_765_625);
-                            let frac = if rng.bool() { frac.trim_end_matches('0') } else { &frac };
+                            let frac = if rng.bool() {
+                                frac.trim_end_matches('0')
+                            } else {
+                                &frac
+                            };
                             format!("{mb}.{frac}")
                         }
                     };
@@ -561,7 +578,13 @@ GE,1736405443881360.630\t,49.125,74.75,,,NPU:0\r\n";
             let got: Vec<(String, u64, u64)> = mr
                 .warnings
                 .iter()
-                .map(|d| (d.field.clone().unwrap_or_default(), d.count, d.line.unwrap_or(0)))
+                .map(|d| {
+                    (
+                        d.field.clone().unwrap_or_default(),
+                        d.count,
+                        d.line.unwrap_or(0),
+                    )
+                })
                 .collect();
             let expect: Vec<(String, u64, u64)> = warned
                 .iter()

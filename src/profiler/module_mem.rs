@@ -97,7 +97,8 @@ pub fn read_module_mem(
     > = Default::default();
     let on_row = |h: &HeaderMap, _: &(), row: &Row<'_>, w: &mut Warnings| {
         let col = |c: usize| h.index.get(c).copied().flatten();
-        let Some((module, ts)) = component_and_time(row, h, (col(COMPONENT), col(TIMESTAMP)), w, &file)
+        let Some((module, ts)) =
+            component_and_time(row, h, (col(COMPONENT), col(TIMESTAMP)), w, &file)
         else {
             return;
         };

@@ -644,7 +644,14 @@ cann::trans_TransData_0,50240.0,1736405443881360.630\t,1736405443881476.600\t,,1
                 .collect();
             let mut text = header.join(",");
             text.push('\n');
-            type Want = (String, u64, [Option<i64>; 5], [Option<u64>; 6], String, String);
+            type Want = (
+                String,
+                u64,
+                [Option<i64>; 5],
+                [Option<u64>; 6],
+                String,
+                String,
+            );
             let mut want: Vec<Want> = Vec::new();
             let mut warned: Vec<(&str, u64, u64)> = Vec::new();
             let mut warn = |field: &'static str, line: u64| match warned
@@ -661,7 +668,11 @@ cann::trans_TransData_0,50240.0,1736405443881360.630\t,1736405443881476.600\t,,1
                 f[NAME] = name.to_string();
                 let kb = rng.u64(..1_000_000);
                 let bad_size = rng.u8(..12) == 0;
-                f[SIZE] = if bad_size { "x".into() } else { format!("{kb}.5") };
+                f[SIZE] = if bad_size {
+                    "x".into()
+                } else {
+                    format!("{kb}.5")
+                };
                 // Times: allocation, duration and release = allocation + duration, each written
                 // or left empty.
                 let alloc = 1_736_405_443_000_000_000 + rng.i64(0..1_000_000_000);
@@ -672,7 +683,11 @@ cann::trans_TransData_0,50240.0,1736405443881360.630\t,1736405443881476.600\t,,1
                 f[ALLOC] = if a_on { us(alloc) } else { String::new() };
                 f[RELEASE] = if r_on { us(alloc + dur) } else { String::new() };
                 f[DURATION] = if d_on { us(dur) } else { String::new() };
-                f[ACTIVE_RELEASE] = if bad_active { "soon".into() } else { us(alloc + 1) };
+                f[ACTIVE_RELEASE] = if bad_active {
+                    "soon".into()
+                } else {
+                    us(alloc + 1)
+                };
                 f[ACTIVE_DURATION] = us(1);
                 let mut totals = [None; 6];
                 let mut bad_totals = [false; 6];
@@ -769,7 +784,13 @@ cann::trans_TransData_0,50240.0,1736405443881360.630\t,1736405443881476.600\t,,1
             let got: Vec<(String, u64, u64)> = om
                 .warnings
                 .iter()
-                .map(|d| (d.field.clone().unwrap_or_default(), d.count, d.line.unwrap_or(0)))
+                .map(|d| {
+                    (
+                        d.field.clone().unwrap_or_default(),
+                        d.count,
+                        d.line.unwrap_or(0),
+                    )
+                })
                 .collect();
             let expect: Vec<(String, u64, u64)> = warned
                 .iter()
