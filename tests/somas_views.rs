@@ -156,6 +156,54 @@ fn layout_classes_follow_type_then_properties() {
     assert_eq!(queries::tensor_info(&m, &an, 5).conflicts_with, vec![4]);
 }
 
+/// Each rectangle's class by tensor row, read back through the view's own drawing list on a
+/// canvas large enough that every rectangle is drawn one by one.
+fn classes_by_row(rects: &memlens::chart::RectSet) -> std::collections::BTreeMap<u32, u8> {
+    let view = rects.bounds().expect("rectangles");
+    let lod = rects.visible(&view, 1 << 24, 1 << 24, usize::MAX);
+    assert_eq!(lod.merged, 0, "every rectangle drawn alone");
+    lod.id
+        .iter()
+        .copied()
+        .zip(lod.class.iter().copied())
+        .collect()
+}
+
+#[test]
+fn both_rectangle_sets_rank_conflict_lifelong_union_contiguous_over_the_type() {
+    use memlens::somas::analysis::rect_class;
+    let m = toy();
+    let an = analyze(&m, None);
+    let plain = classes_by_row(&analysis::tensor_rects(&m, &an));
+    let typed = classes_by_row(&analysis::layout_rects(&m, &an));
+    assert_eq!(plain.len(), 12);
+    assert_eq!(typed.len(), 12);
+    // %0T is GraphAll, %4T in the HCCL input list, %2T Common, %5T a workspace, %10T an output
+    // nobody reads (the toy's own text says so).
+    for (row, want_plain, want_typed) in [
+        (0, rect_class::LIFELONG, layout_class::LIFELONG),
+        (4, rect_class::CONTIGUOUS, layout_class::CONTIGUOUS),
+        (2, rect_class::PLAIN, layout_class::OUTPUT),
+        (5, rect_class::PLAIN, layout_class::WORKSPACE),
+        (10, rect_class::PLAIN, layout_class::OUTPUT_ONLY),
+    ] {
+        assert_eq!(plain[&row], want_plain, "tensor_rects, %{row}T");
+        assert_eq!(typed[&row], want_typed, "layout_rects, %{row}T");
+    }
+
+    // Without %4T's contiguous list, %4T and %5T overlap: the conflict outranks the rest.
+    let edited = toy_text().replace("contiguous tensors: [%4T ]\n", "");
+    let m = somas::parse_dump("edited.ir", edited.as_bytes()).unwrap();
+    let an = analyze(&m, None);
+    let plain = classes_by_row(&analysis::tensor_rects(&m, &an));
+    let typed = classes_by_row(&analysis::layout_rects(&m, &an));
+    for row in [4, 5] {
+        assert_eq!(plain[&row], rect_class::CONFLICT, "tensor_rects, %{row}T");
+        assert_eq!(typed[&row], layout_class::CONFLICT, "layout_rects, %{row}T");
+    }
+    assert_eq!(plain[&2], rect_class::PLAIN);
+}
+
 #[test]
 fn export_zip_holds_the_file_set_and_is_deterministic() {
     let m = toy();

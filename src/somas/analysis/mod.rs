@@ -601,23 +601,35 @@ pub mod rect_class {
 /// The tensor layout as rectangles for the views: x = widened lifetime `[lo, hi + 1)` in
 /// execution indices, y = effective byte range (offsets), id = tensor row.
 pub fn tensor_rects(model: &SomasModel, an: &Analysis) -> crate::chart::RectSet {
-    let mut in_conflict = vec![false; model.tensors.len()];
-    for &(a, b) in &an.conflicts.pairs {
-        for t in [a, b] {
-            if let Some(x) = in_conflict.get_mut(t as usize) {
-                *x = true;
-            }
+    rects_classed(model, an, |t, in_conflict| {
+        match property_of(model, t, in_conflict) {
+            Some(Property::Conflict) => rect_class::CONFLICT,
+            Some(Property::Lifelong) => rect_class::LIFELONG,
+            Some(Property::Union) => rect_class::UNION,
+            Some(Property::Contiguous) => rect_class::CONTIGUOUS,
+            None => rect_class::PLAIN,
         }
-    }
+    })
+}
+
+/// One rectangle per tensor that occupies memory, in row order, classed by `class_of(row,
+/// in_conflict)`: the one shape behind [`tensor_rects`] and [`layout_rects`].
+fn rects_classed(
+    model: &SomasModel,
+    an: &Analysis,
+    class_of: impl Fn(u32, bool) -> u8,
+) -> crate::chart::RectSet {
+    let in_conflict = conflict_rows(model, an);
+    let n = model.tensors.len();
     let (mut x0, mut x1, mut y0, mut y1, mut class, mut id) = (
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
     );
-    for t in 0..model.tensors.len() as u32 {
+    for t in 0..n as u32 {
         if !model.occupies(t) {
             continue;
         }
@@ -628,24 +640,39 @@ pub fn tensor_rects(model: &SomasModel, an: &Analysis) -> crate::chart::RectSet 
         y0.push(s);
         y1.push(e);
         id.push(t);
-        class.push(if in_conflict.get(r) == Some(&true) {
-            rect_class::CONFLICT
-        } else if model
-            .tensors
-            .lifelong
-            .get(r)
-            .is_some_and(|l| *l != Lifelong::None)
-        {
-            rect_class::LIFELONG
-        } else if model.derived.union_group.get(r).is_some_and(|&g| g != NONE) {
-            rect_class::UNION
-        } else if model.derived.in_contiguous.get(r) == Some(&true) {
-            rect_class::CONTIGUOUS
-        } else {
-            rect_class::PLAIN
-        });
+        class.push(class_of(t, in_conflict.get(r).copied().unwrap_or(false)));
     }
     crate::chart::RectSet::new(x0, x1, y0, y1, class, id)
+}
+
+/// The property of a tensor that outranks its type in both class schemes, highest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Property {
+    Conflict,
+    Lifelong,
+    Union,
+    Contiguous,
+}
+
+/// The highest-ranking [`Property`] of tensor row `t`, if any.
+fn property_of(model: &SomasModel, t: u32, in_conflict: bool) -> Option<Property> {
+    let r = t as usize;
+    if in_conflict {
+        Some(Property::Conflict)
+    } else if model
+        .tensors
+        .lifelong
+        .get(r)
+        .is_some_and(|l| *l != Lifelong::None)
+    {
+        Some(Property::Lifelong)
+    } else if model.derived.union_group.get(r).is_some_and(|&g| g != NONE) {
+        Some(Property::Union)
+    } else if model.derived.in_contiguous.get(r) == Some(&true) {
+        Some(Property::Contiguous)
+    } else {
+        None
+    }
 }
 
 /// Classes of [`layout_rects`]: the tensor type, then the properties that matter more than the
@@ -698,59 +725,24 @@ pub fn conflict_rows(model: &SomasModel, an: &Analysis) -> Vec<bool> {
 /// The [`layout_class`] of tensor row `t` (`in_conflict` from [`conflict_rows`]).
 pub fn layout_class_of(model: &SomasModel, t: u32, in_conflict: bool) -> u8 {
     use crate::somas::model::TensorKind as K;
-    let r = t as usize;
-    if in_conflict {
-        layout_class::CONFLICT
-    } else if model
-        .tensors
-        .lifelong
-        .get(r)
-        .is_some_and(|l| *l != Lifelong::None)
-    {
-        layout_class::LIFELONG
-    } else if model.derived.union_group.get(r).is_some_and(|&g| g != NONE) {
-        layout_class::UNION
-    } else if model.derived.in_contiguous.get(r) == Some(&true) {
-        layout_class::CONTIGUOUS
-    } else {
-        match model.tensors.kind.get(r) {
+    match property_of(model, t, in_conflict) {
+        Some(Property::Conflict) => layout_class::CONFLICT,
+        Some(Property::Lifelong) => layout_class::LIFELONG,
+        Some(Property::Union) => layout_class::UNION,
+        Some(Property::Contiguous) => layout_class::CONTIGUOUS,
+        None => match model.tensors.kind.get(t as usize) {
             Some(K::Workspace) => layout_class::WORKSPACE,
             Some(K::OutputOnly) => layout_class::OUTPUT_ONLY,
             Some(K::Common) | None => layout_class::OUTPUT,
             Some(_) => layout_class::GRAPH_IO,
-        }
+        },
     }
 }
 
 /// The tensor layout as [`tensor_rects`] gives it (same rectangles, same order), classed by
 /// [`layout_class`] so the views can colour tensors by type.
 pub fn layout_rects(model: &SomasModel, an: &Analysis) -> crate::chart::RectSet {
-    let in_conflict = conflict_rows(model, an);
-    let n = model.tensors.len();
-    let (mut x0, mut x1, mut y0, mut y1, mut class, mut id) = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    );
-    for t in 0..n as u32 {
-        if !model.occupies(t) {
-            continue;
-        }
-        let r = t as usize;
-        let (s, e) = model.effective_range(t);
-        x0.push(i64::from(an.lo.get(r).copied().unwrap_or(0)));
-        x1.push(i64::from(an.hi.get(r).copied().unwrap_or(0)) + 1);
-        y0.push(s);
-        y1.push(e);
-        id.push(t);
-        class.push(layout_class_of(
-            model,
-            t,
-            in_conflict.get(r).copied().unwrap_or(false),
-        ));
-    }
-    crate::chart::RectSet::new(x0, x1, y0, y1, class, id)
+    rects_classed(model, an, |t, in_conflict| {
+        layout_class_of(model, t, in_conflict)
+    })
 }
