@@ -453,6 +453,9 @@ GE,1736405443881360.630\t,49.125,74.75,,,NPU:0\r\n";
             "Total Reserved(MB)",
             "Total Active(MB)",
         ];
+        // A series' points: time and the three totals; a warning's key: field and kind.
+        type Points = Vec<(i64, [Option<u64>; 3])>;
+        type Key = (String, &'static str);
         let mut rng = fastrand::Rng::with_seed(17);
         for _ in 0..300 {
             // `Some(c)`: the reader's column `c`; `None`: a column it does not read.
@@ -470,9 +473,9 @@ GE,1736405443881360.630\t,49.125,74.75,,,NPU:0\r\n";
             let mut text = header.join(",");
             text.push_str(if rng.bool() { "\r\n" } else { "\n" });
             // Per component: times and the three totals (`None` for a column not in the file).
-            let mut want: Vec<(String, Vec<(i64, [Option<u64>; 3])>)> = Vec::new();
+            let mut want: Vec<(String, Points)> = Vec::new();
             // (field, kind) → (count, first line), in the order first met.
-            let mut warned: Vec<((String, &str), (u64, u64))> = Vec::new();
+            let mut warned: Vec<(Key, (u64, u64))> = Vec::new();
             let mut warn = |field: &str, kind: &'static str, line: u64| match warned
                 .iter_mut()
                 .find(|(k, _)| k.0 == field && k.1 == kind)
@@ -558,7 +561,7 @@ GE,1736405443881360.630\t,49.125,74.75,,,NPU:0\r\n";
             }
             let src = BytesSource::new("mr.csv", text.clone().into_bytes());
             let mr = read_memory_record(&src, None).unwrap();
-            let got: Vec<(String, Vec<(i64, [Option<u64>; 3])>)> = mr
+            let got: Vec<(String, Points)> = mr
                 .series
                 .iter()
                 .map(|s| {
