@@ -15,6 +15,9 @@
 //!   same run (needs `pip install ijson`; pandas optional), so the speed-up is a same-machine ratio.
 //!
 //! Environment: `MEMLENS_BENCH_RUNS` (default 3) end-to-end repetitions.
+// A native benchmark: on wasm32 (`cargo clippy --all-targets --target wasm32-…`) it is empty.
+#![cfg_attr(target_arch = "wasm32", no_main)]
+#![cfg(not(target_arch = "wasm32"))]
 
 use memlens::jsonscan::blocks::{use_kernel, Kernel};
 use memlens::profiler::analysis::{analyze_job_parallel, AnalyzeOptions};

@@ -12,6 +12,9 @@
 //!   with rusqlite (bundled SQLite, `SELECT *`), on the generated db and on the real sample db.
 //!
 //! Environment: `MEMLENS_BENCH_RUNS` (default 3) repetitions.
+// A native benchmark: on wasm32 (`cargo clippy --all-targets --target wasm32-…`) it is empty.
+#![cfg_attr(target_arch = "wasm32", no_main)]
+#![cfg(not(target_arch = "wasm32"))]
 
 use memlens::profiler::analysis::{analyze_job_parallel, AnalyzeOptions};
 use memlens::profiler::generate::{db::generate_db, generate, GenSpec};

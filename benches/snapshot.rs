@@ -6,6 +6,9 @@
 //! of each as a fraction of the file size, the model's own heap bytes, and — when `python3` is on
 //! the PATH and the file is at most 300 MB — `pickle.load` of the same file as the ratio
 //! Python / memlens. Wall and CPU time are both printed, never asserted.
+// A native benchmark: on wasm32 (`cargo clippy --all-targets --target wasm32-…`) it is empty.
+#![cfg_attr(target_arch = "wasm32", no_main)]
+#![cfg(not(target_arch = "wasm32"))]
 
 use memlens::snapshot::generate::{generate, GenConfig, GenLayout};
 use memlens::snapshot::{self, analysis};

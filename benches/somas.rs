@@ -4,6 +4,9 @@
 //! Run with `cargo bench --bench somas` (optionally `-- NODES`; under
 //! `cargo test` it runs 2,000 nodes). Reports MB/s, seconds per phase and the peak resident memory
 //! (`VmHWM`). Timings are printed, never asserted.
+// A native benchmark: on wasm32 (`cargo clippy --all-targets --target wasm32-…`) it is empty.
+#![cfg_attr(target_arch = "wasm32", no_main)]
+#![cfg(not(target_arch = "wasm32"))]
 
 use memlens::export::somas::{chart_bytes, Chart, Image};
 use memlens::somas::generate::{generate, Flavor, GenConfig};

@@ -6,6 +6,8 @@
 //! diagnostics the user sees for the damaged file (file, byte offset, what was expected) and that
 //! the good rank's figures equal those it has alone; where the damage leaves part of the db
 //! usable, that the rest still gives its figures.
+// Reads files on disk (or uses native-only parts of the library): not built for wasm32.
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 

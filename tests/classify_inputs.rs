@@ -1,6 +1,8 @@
 //! Input classification over the fixture job, the real and toy samples in `fixtures/` and synthetic edge cases.
 //! Expectations come from the fixture's own layout (folder names, file names, JSON written by hand),
 //! not from the classifier.
+// Reads files on disk (or uses native-only parts of the library): not built for wasm32.
+#![cfg(not(target_arch = "wasm32"))]
 
 use memlens::families::{classify_paths, RECOGNIZERS};
 use memlens::input::classify::classify;

@@ -2,6 +2,8 @@
 //! `sqlite3` computed with its own SQL (`fixtures/torch_npu/db_expected.py`), and against its text
 //! twin (the same program profiled again with the text export): same rows, split, attribution,
 //! peaks, live set and exports, apart from the clock and stream ids of the other run.
+// Reads files on disk (or uses native-only parts of the library): not built for wasm32.
+#![cfg(not(target_arch = "wasm32"))]
 
 use memlens::export::profiler as exp;
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions, JobAnalysis};

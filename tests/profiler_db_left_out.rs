@@ -3,6 +3,8 @@
 //! worker applies with the same list): the rank is then read from its text files, exactly as
 //! `memlens profiler --json` reads the same folder with the db removed. A run folder with a db
 //! and no text file keeps its db (the page leaves such a rank out).
+// Reads files on disk (or uses native-only parts of the library): not built for wasm32.
+#![cfg(not(target_arch = "wasm32"))]
 
 use memlens::profiler::plan::Reader;
 use memlens::profiler::view::{JobView, Request};

@@ -3,6 +3,8 @@
 //! aside and the time axis spans the allocations only; the records are kept and drawn on their own
 //! range, with their own peak. The run is the real rank-0 sample with its
 //! memory_record.csv shifted by 10,000 s here, by rewriting the timestamp column as text.
+// Reads files on disk (or uses native-only parts of the library): not built for wasm32.
+#![cfg(not(target_arch = "wasm32"))]
 
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
 use memlens::profiler::discover_job;

@@ -1,5 +1,7 @@
 //! Every documented format variant, as small fixtures under `fixtures/ascend/`, with the rows they
 //! must give. Expected values are written out by hand from the fixture text.
+// Reads files on disk (or uses native-only parts of the library): not built for wasm32.
+#![cfg(not(target_arch = "wasm32"))]
 
 use memlens::diag::Severity;
 use memlens::input::FileOpener;

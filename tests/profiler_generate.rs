@@ -1,5 +1,7 @@
 //! The generator plants known outcomes (direct, via forward, approximate, none, unreleased); the
 //! analysis must find exactly them. Also: determinism, and archives giving the same answer.
+// Reads files on disk (or uses native-only parts of the library): not built for wasm32.
+#![cfg(not(target_arch = "wasm32"))]
 
 use memlens::input::InputSet;
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};

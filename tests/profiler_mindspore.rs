@@ -1,6 +1,8 @@
 //! A MindSpore run folder (`*_ascend_ms`) is labelled as MindSpore's, and a rank whose
 //! `profiler_info` names no rank number is told apart by the device its rows name. The expected
 //! device is read here from the CSV by a plain line split, independently of the reader.
+// Reads files on disk (or uses native-only parts of the library): not built for wasm32.
+#![cfg(not(target_arch = "wasm32"))]
 
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions, RankAnalysis};
 use memlens::profiler::discover_job;

@@ -2,6 +2,8 @@
 //! at all: its live set at the peak and its leak candidates are grouped by op name instead of
 //! collapsing into one "(no stack)" group. The expected groups are computed here from a plain line
 //! split of operator_memory.csv, independently of the code under test.
+// Reads files on disk (or uses native-only parts of the library): not built for wasm32.
+#![cfg(not(target_arch = "wasm32"))]
 
 use memlens::profiler::analysis::{
     analyze_job, AnalyzeOptions, GROUP_BY_FRAME, GROUP_BY_OP_NAME, GROUP_BY_SIZE_CLASS, NO_STACK,

@@ -1,6 +1,8 @@
 //! The view queries of a rank (table pages, live set at a time, curves for a window) on the
 //! committed example job, checked against brute force over the same rows; the table through the
 //! view model's requests, as the page asks.
+// Reads files on disk (or uses native-only parts of the library): not built for wasm32.
+#![cfg(not(target_arch = "wasm32"))]
 
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
 use memlens::profiler::memory_record::Metric;

@@ -2,6 +2,8 @@
 //! derived here, independently of the code under test: rows counted by a plain line split of the
 //! CSV, the trace parsed whole with serde_json, and the attribution join done by brute force over
 //! all ops (no indexes, no nesting sweep).
+// Reads files on disk (or uses native-only parts of the library): not built for wasm32.
+#![cfg(not(target_arch = "wasm32"))]
 
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
 use memlens::profiler::attribution::StackSource;

@@ -2,6 +2,8 @@
 //! nothing to draw says so (`ranks_with_data` = 0) instead of passing for an analysis with a 0 B
 //! peak. The files here are written by the test: two CSVs under the names the profiler reads, with
 //! contents that are not its tables.
+// Reads files on disk (or uses native-only parts of the library): not built for wasm32.
+#![cfg(not(target_arch = "wasm32"))]
 
 use memlens::profiler::view::JobView;
 use std::path::Path;

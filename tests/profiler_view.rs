@@ -1,6 +1,8 @@
 //! The torch_npu view model as the page uses it: a job opened from an input set, asked with the
 //! worker's JSON requests. Checked against the CLI on the same files (`--json` bytes, `--out`
 //! files) and against sums and lookups done here over the report's own ranks.
+// Reads files on disk (or uses native-only parts of the library): not built for wasm32.
+#![cfg(not(target_arch = "wasm32"))]
 
 use memlens::profiler::view::{JobView, Request};
 use serde_json::{json, Value};

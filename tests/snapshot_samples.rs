@@ -1,6 +1,8 @@
 //! The two real snapshots in `fixtures/snapshots/` against `expected.json`, which
 //! `fixtures/snapshots/expectations.py` derives with Python's own `pickle` module from the
 //! definitions (not from memlens).
+// Reads files on disk (or uses native-only parts of the library): not built for wasm32.
+#![cfg(not(target_arch = "wasm32"))]
 
 use memlens::snapshot::{self, analysis, summary};
 use memlens::source::PathSource;

@@ -2,6 +2,8 @@
 //! `pickle`): the stacked timeline puts every allocation where the independent stacking puts it,
 //! columns reach the stack's height, curves peak where the summary says, the allocator state
 //! view finds every block, tables list the groups, and the export equals the summary.
+// Reads files on disk (or uses native-only parts of the library): not built for wasm32.
+#![cfg(not(target_arch = "wasm32"))]
 
 use memlens::snapshot::view::{CurveRequest, HitRequest, SnapshotView, TableRequest, ViewRequest};
 use memlens::source::PathSource;

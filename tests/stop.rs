@@ -9,6 +9,8 @@
 //! first; every k below it must end in the stop error, every k from it on in the full result.
 //! Expected results come from the plain analysis of the same bytes ([`analyze_job`], which asks
 //! nothing), not from the code under test.
+// Reads files on disk (or uses native-only parts of the library): not built for wasm32.
+#![cfg(not(target_arch = "wasm32"))]
 
 use memlens::diag::Diagnostic;
 use memlens::profiler::analysis::{analyze_job, try_analyze_job, AnalyzeOptions, JobAnalysis};

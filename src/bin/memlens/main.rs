@@ -1,5 +1,9 @@
 //! The `memlens` command line: a thin layer over the library, printing what the core returns.
 
+// The CLI is native only: on wasm32 (`cargo clippy --all-targets --target wasm32-…`) it is empty.
+#![cfg_attr(target_arch = "wasm32", no_main)]
+#![cfg(not(target_arch = "wasm32"))]
+
 use clap::{CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
