@@ -322,6 +322,28 @@ impl RectSet {
         s
     }
 
+    /// An empty set with room for `n` rectangles, filled with [`RectSet::push`].
+    pub fn with_capacity(n: usize) -> Self {
+        RectSet {
+            x0: Vec::with_capacity(n),
+            x1: Vec::with_capacity(n),
+            y0: Vec::with_capacity(n),
+            y1: Vec::with_capacity(n),
+            class: Vec::with_capacity(n),
+            id: Vec::with_capacity(n),
+        }
+    }
+
+    /// Adds the rectangle `[x0, x1) × [y0, y1)` of `class`, known to the views as `id`.
+    pub fn push(&mut self, (x0, x1): (i64, i64), (y0, y1): (u64, u64), class: u8, id: u32) {
+        self.x0.push(x0);
+        self.x1.push(x1);
+        self.y0.push(y0);
+        self.y1.push(y1);
+        self.class.push(class);
+        self.id.push(id);
+    }
+
     /// Number of rectangles.
     pub fn len(&self) -> usize {
         self.x0.len()

@@ -1216,6 +1216,21 @@ pub fn time_or_skip(
     ts
 }
 
+/// The readers' warnings as `(field, count, first line)`, the shape their tests compare.
+#[cfg(test)]
+pub(crate) fn warning_counts(warnings: &[Diagnostic]) -> Vec<(String, u64, u64)> {
+    warnings
+        .iter()
+        .map(|d| {
+            (
+                d.field.clone().unwrap_or_default(),
+                d.count,
+                d.line.unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
 /// Counts a row skipped for want of a timestamp (out of line: rare).
 #[cold]
 #[inline(never)]

@@ -578,17 +578,7 @@ GE,1736405443881360.630\t,49.125,74.75,,,NPU:0\r\n";
                 v.sort_by_key(|p| p.0);
             }
             assert_eq!(got, want, "{text}");
-            let got: Vec<(String, u64, u64)> = mr
-                .warnings
-                .iter()
-                .map(|d| {
-                    (
-                        d.field.clone().unwrap_or_default(),
-                        d.count,
-                        d.line.unwrap_or(0),
-                    )
-                })
-                .collect();
+            let got = crate::profiler::csv_common::warning_counts(&mr.warnings);
             let expect: Vec<(String, u64, u64)> = warned
                 .iter()
                 .map(|((f, _), (n, l))| (f.clone(), *n, *l))

@@ -781,17 +781,7 @@ cann::trans_TransData_0,50240.0,1736405443881360.630\t,1736405443881476.600\t,,1
                 })
                 .collect();
             assert_eq!(got, want, "{text}");
-            let got: Vec<(String, u64, u64)> = om
-                .warnings
-                .iter()
-                .map(|d| {
-                    (
-                        d.field.clone().unwrap_or_default(),
-                        d.count,
-                        d.line.unwrap_or(0),
-                    )
-                })
-                .collect();
+            let got = crate::profiler::csv_common::warning_counts(&om.warnings);
             let expect: Vec<(String, u64, u64)> = warned
                 .iter()
                 .map(|(f, n, l)| (f.to_string(), *n, *l))

@@ -132,34 +132,28 @@ pub fn lifetime_layout(rank: &RankAnalysis, origin: i64) -> LifetimeLayout {
         }
     }
     let n = offsets.iter().filter(|o| o.is_some()).count();
-    let (mut x0, mut x1, mut y0, mut y1, mut class, mut id) = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    );
+    let mut rects = RectSet::with_capacity(n);
     for (i, (r, o)) in rank.rows.iter().zip(&offsets).enumerate() {
         let (Some(o), Some(a)) = (o, r.alloc_ns()) else {
             continue;
         };
         let stop = r.release_ns().unwrap_or(end).max(a);
-        x0.push(a.saturating_sub(origin));
-        x1.push(stop.saturating_sub(origin));
-        y0.push(*o);
-        y1.push(o.saturating_add(r.size));
-        class.push(if r.release_ns().is_none() {
+        let class = if r.release_ns().is_none() {
             CLASS_UNRELEASED
         } else if r.source == RowSource::Ge {
             CLASS_GE
         } else {
             CLASS_PTA
-        });
-        id.push(i as u32);
+        };
+        rects.push(
+            (a.saturating_sub(origin), stop.saturating_sub(origin)),
+            (*o, o.saturating_add(r.size)),
+            class,
+            i as u32,
+        );
     }
     LifetimeLayout {
-        rects: RectSet::new(x0, x1, y0, y1, class, id),
+        rects,
         offsets,
         height: fit.high,
         origin,

@@ -621,28 +621,18 @@ fn rects_classed(
 ) -> crate::chart::RectSet {
     let in_conflict = conflict_rows(model, an);
     let n = model.tensors.len();
-    let (mut x0, mut x1, mut y0, mut y1, mut class, mut id) = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    );
+    let mut rects = crate::chart::RectSet::with_capacity(n);
     for t in 0..n as u32 {
         if !model.occupies(t) {
             continue;
         }
         let r = t as usize;
-        let (s, e) = model.effective_range(t);
-        x0.push(i64::from(an.lo.get(r).copied().unwrap_or(0)));
-        x1.push(i64::from(an.hi.get(r).copied().unwrap_or(0)) + 1);
-        y0.push(s);
-        y1.push(e);
-        id.push(t);
-        class.push(class_of(t, in_conflict.get(r).copied().unwrap_or(false)));
+        let lo = i64::from(an.lo.get(r).copied().unwrap_or(0));
+        let hi = i64::from(an.hi.get(r).copied().unwrap_or(0)) + 1;
+        let class = class_of(t, in_conflict.get(r).copied().unwrap_or(false));
+        rects.push((lo, hi), model.effective_range(t), class, t);
     }
-    crate::chart::RectSet::new(x0, x1, y0, y1, class, id)
+    rects
 }
 
 /// The property of a tensor that outranks its type in both class schemes, highest first.
