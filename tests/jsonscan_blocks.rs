@@ -266,3 +266,42 @@ fn short_strings_end_where_the_byte_walk_ends() {
         }
     }
 }
+
+/// Deep nesting, so blocks are full of brackets and the depth step's counts (`count_ones` of a
+/// block's opening and closing brackets, the parity of its quotes) decide: `n` opening brackets
+/// (`[` and `{` in turn) after `pad` blanks, a string holding brackets of both kinds, the `n`
+/// closing brackets in mirror order, and a tail of more closing brackets. The end of the value
+/// opened by bracket `k` is known from the construction: after the string and `n - k` closing
+/// brackets. Every scan, and one cursor kept from the outermost bracket inwards, must find it.
+#[test]
+fn deep_nesting_ends_where_its_construction_says() {
+    let inner = br#""]]}}[[{ \" ]""#;
+    for n in 1..=160usize {
+        for pad in [0, 1, 31, 63] {
+            let mut b = vec![b' '; pad];
+            let opens: Vec<u8> = (0..n)
+                .map(|k| if k % 2 == 0 { b'[' } else { b'{' })
+                .collect();
+            b.extend_from_slice(&opens);
+            b.extend_from_slice(inner);
+            b.extend(
+                opens
+                    .iter()
+                    .rev()
+                    .map(|&c| if c == b'[' { b']' } else { b'}' }),
+            );
+            b.extend_from_slice(b"]]}");
+            let closes_at = pad + n + inner.len();
+            let mut cur = Cursor::default();
+            for k in 0..n {
+                let want = Scan::Done(closes_at + (n - k));
+                let i = pad + k;
+                let what = format!("depth {n}, pad {pad}, bracket {k}");
+                assert_eq!(skip_nested_blocks(&b, i), want, "{what}: blocks");
+                assert_eq!(skip_nested(&b, i), want, "{what}: skip_nested");
+                assert_eq!(skip_nested_scalar(&b, i), want, "{what}: scalar");
+                assert_eq!(cur.skip_nested(&b, i), want, "{what}: kept cursor");
+            }
+        }
+    }
+}
