@@ -9,14 +9,59 @@
 // the CPU time is long enough for GNU time's 10 ms resolution), read with RAYON_NUM_THREADS=1,
 // reported as MB of trace per CPU second (process start and discovery included, a few ms).
 //   node scripts/bench-cli.mjs --cli NAME=PATH [--cli NAME=PATH ...] [--runs 5] [--job DIR]
-//                              [--trace-mb 100] [--rows 50000] [--scan] [--dir DIR]
+//                              [--trace-mb 100] [--rows 50000] [--scan] [--dir DIR] [--report FILE]
 // The job is generated with the first build once (`memlens generate profiler … --seed 3`) and
-// kept in --job (default /tmp/memlens-bench-cli/job).
+// kept in --job (default memlens-bench-cli/job in the system's temporary folder).
+// The header names the machine (CPU model, family/model/stepping, logical CPUs, load) and the block
+// classifier the trace scan takes on it, since the same build runs 1.4–1.5× slower on one of the
+// project's VM kinds than on the other: no figure without its machine. `--report FILE` writes the
+// machine and every run's figures as JSON.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { arch, cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { main, opt } from './util.mjs';
+
+/**
+ * The machine the figures belong to: `/proc/cpuinfo`'s first processor (model name, vendor, family,
+ * model, stepping — a VM may show only a generic name such as "Intel(R) Xeon(R) Processor", and
+ * the numbers tell the generation), the logical CPUs and cores, and the trace scan's block
+ * classifier. The classifier is chosen by the rule of `with_best_classifier!` in
+ * src/jsonscan/blocks.rs (x86_64: AVX2 when the processor has it, else SSE2), read from the flags
+ * the kernel reports, so it holds for any build of the CLI, old ones included.
+ */
+function machine() {
+  let info = '';
+  try {
+    info = readFileSync('/proc/cpuinfo', 'utf8');
+  } catch {
+    // Not Linux: only what Node knows.
+  }
+  const first = info.split(/\n\s*\n/)[0] || '';
+  const field = (name) => first.match(new RegExp(`^${name}\\s*:\\s*(.*)$`, 'm'))?.[1].trim();
+  const flags = new Set((field('flags') || '').split(/\s+/).filter(Boolean));
+  const logical = cpus().length;
+  const classifier =
+    arch() === 'x64' ? (flags.size ? (flags.has('avx2') ? 'AVX2' : 'SSE2') : 'unknown (no /proc/cpuinfo flags)') : `none known for ${arch()}`;
+  return {
+    model: field('model name') || cpus()[0]?.model || 'unknown CPU',
+    vendor: field('vendor_id') || null,
+    family: field('cpu family') || null,
+    modelNumber: field('model') || null,
+    stepping: field('stepping') || null,
+    logicalCpus: logical,
+    coresPerPackage: Number(field('cpu cores')) || null,
+    avx512: flags.has('avx512bw'),
+    classifier,
+  };
+}
+
+/** One line naming the machine, for the header. */
+function machineLine(m) {
+  const id = m.family ? ` (${m.vendor}, family ${m.family} model ${m.modelNumber} stepping ${m.stepping})` : '';
+  const cores = m.coresPerPackage ? `, ${m.coresPerPackage} cores per package` : '';
+  return `machine: ${m.model}${id}, ${m.logicalCpus} logical CPUs${cores}; trace scan classifier ${m.classifier}`;
+}
 
 main(async () => {
   const args = process.argv.slice(2);
@@ -27,7 +72,10 @@ main(async () => {
   if (!clis.length) throw new Error('give at least one --cli NAME=PATH');
   for (const c of clis) if (!existsSync(c.exe)) throw new Error(`no such CLI: ${c.exe}`);
   const runs = Number(opt('--runs', '5'));
-  const base = opt('--dir', '/tmp/memlens-bench-cli');
+  const base = opt('--dir', path.join(tmpdir(), 'memlens-bench-cli'));
+  const report = opt('--report', null);
+  const mach = machine();
+  console.log(`${machineLine(mach)}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   const job = opt('--job', path.join(base, 'job'));
   const out = path.join(base, 'out');
   mkdirSync(base, { recursive: true });
@@ -97,7 +145,10 @@ main(async () => {
   }
   rmSync(out, { recursive: true, force: true });
   const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
-  console.log(`${new Date().toISOString()}, ${runs} rounds, load average (1 min) ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)}`);
+  const when = new Date().toISOString();
+  console.log(`${when}, ${runs} rounds, load average (1 min) ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)}`);
+  console.log(machineLine(mach));
+  const results = [];
   for (const mode of Object.keys(modes)) {
     const first = median(times[`${clis[0].name} ${mode}`].map((x) => x.wall));
     for (const c of clis) {
@@ -106,10 +157,25 @@ main(async () => {
       const cpu = median(v.map((x) => x.cpu));
       const firstCpu = median(times[`${clis[0].name} ${mode}`].map((x) => x.cpu));
       const perCpu = mode === 'scan' ? `, ${(scanBytes / 1e6 / cpu).toFixed(0)} MB/s per CPU second` : '';
+      results.push({
+        mode,
+        cli: c.name,
+        exe: c.exe,
+        medianWallS: wall,
+        medianCpuS: cpu,
+        medianPeakRssMiB: median(v.map((x) => x.rss)),
+        ...(mode === 'scan' ? { scanMBPerCpuS: scanBytes / 1e6 / cpu } : {}),
+        runs: v,
+      });
       console.log(
         `--${mode.padEnd(4)} ${c.name.padEnd(12)} wall ${wall.toFixed(3)} s (${(wall / first).toFixed(2)}× ${clis[0].name}), ` +
           `CPU ${cpu.toFixed(2)} s (${(cpu / firstCpu).toFixed(2)}×)${perCpu}, peak RSS ${median(v.map((x) => x.rss)).toFixed(0)} MiB`,
       );
     }
+  }
+  if (report) {
+    const loads = { min: Math.min(...load), max: Math.max(...load), samples: load };
+    writeFileSync(report, `${JSON.stringify({ when, machine: mach, rounds: runs, loadAverage1m: loads, job, results }, null, 2)}\n`);
+    console.log(`report: ${report}`);
   }
 });
