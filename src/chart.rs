@@ -834,8 +834,7 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             state >> 33
         };
-        let (mut x0, mut x1, mut y0, mut y1, mut class, mut id) =
-            (vec![], vec![], vec![], vec![], vec![], vec![]);
+        let mut set = RectSet::with_capacity(n);
         for i in 0..n {
             let a = (next() % 10_000) as i64;
             let w = match next() % 4 {
@@ -846,14 +845,10 @@ mod tests {
             };
             let b = next() % 1_000_000;
             let h = 1 + next() % 20_000;
-            x0.push(a);
-            x1.push(a + w);
-            y0.push(b);
-            y1.push(b + h);
-            class.push((next() % 5) as u8);
-            id.push(i as u32);
+            let class = (next() % 5) as u8;
+            set.push((a, a + w), (b, b + h), class, i as u32);
         }
-        RectSet::new(x0, x1, y0, y1, class, id)
+        set
     }
 
     /// Highest class + 1 per pixel painted by a Lod's merged runs.

@@ -317,3 +317,87 @@ fn the_state_view_finds_every_block_and_the_tables_list_the_groups() {
     );
     assert!(v.export("nope.csv").is_err());
 }
+
+/// The allocator state view's drawing list, read back against the snapshot itself: every
+/// rectangle drawn on its own is the segment bar or the block its id names, at that segment's
+/// place in the row plus the block's offset in the segment, in its row's band, of its state's class.
+#[test]
+fn the_state_view_draws_each_segment_and_block_where_the_snapshot_says() {
+    use memlens::snapshot::model::BlockState;
+    use memlens::snapshot::state::{
+        CLASS_ALLOCATED, CLASS_FREE, CLASS_PENDING, CLASS_SEGMENT, SEGMENT_ID,
+    };
+    let mut v = open(MEDIUM);
+    let place = v.state_layout(0).unwrap();
+    let segs: Vec<u32> = v.analysis.devices[0].segments.clone();
+    let (px_w, px_h) = (16_384u32, 16_384u32);
+    let (y1_view, width) = (f64::from(place.rows) * 10.0, place.width as f64);
+    let lod = v
+        .state_view(&ViewRequest {
+            device: 0,
+            x0: 0.0,
+            x1: width,
+            y0: 0.0,
+            y1: y1_view,
+            width: px_w,
+            height: px_h,
+            highlight: None,
+        })
+        .unwrap();
+    let (sx, sy) = (f64::from(px_w) / width, f64::from(px_h) / y1_view);
+    // Where the rectangle of (segment position k, byte offset, bytes) must be, in pixels.
+    let expect = |k: usize, off: u64, size: u64| {
+        let (row, x) = place.at[k];
+        let left = (x + off) as f64 * sx;
+        let right = ((x + off + size) as f64).min(width) * sx;
+        let top = (y1_view - (f64::from(row) * 10.0 + 9.0)) * sy;
+        (left, top, right - left, 8.0 * sy)
+    };
+    let close = |a: f32, b: f64| (f64::from(a) - b).abs() <= 1e-3 * b.abs().max(1.0);
+    let (mut bars, mut blocks) = (0, 0);
+    for i in 0..lod.len() {
+        let id = lod.id[i];
+        if id == u32::MAX {
+            continue;
+        }
+        let (want, class) = if id & SEGMENT_ID != 0 {
+            let si = id & !SEGMENT_ID;
+            let k = segs
+                .iter()
+                .position(|&s| s == si)
+                .expect("a segment of the device");
+            bars += 1;
+            let s = &v.snap.segments[si as usize];
+            (expect(k, 0, s.total_size), CLASS_SEGMENT)
+        } else {
+            let b = &v.snap.blocks[id as usize];
+            let k = segs
+                .iter()
+                .position(|&si| {
+                    let s = &v.snap.segments[si as usize];
+                    (s.first_block..s.first_block + s.block_count).contains(&id)
+                })
+                .expect("a block of a segment of the device");
+            blocks += 1;
+            let s = &v.snap.segments[segs[k] as usize];
+            let class = match b.state {
+                BlockState::ActiveAllocated => CLASS_ALLOCATED,
+                BlockState::ActiveAwaitingFree | BlockState::ActivePendingFree => CLASS_PENDING,
+                BlockState::Inactive | BlockState::Unknown => CLASS_FREE,
+            };
+            (expect(k, b.address - s.address, b.size), class)
+        };
+        let got = (lod.x[i], lod.y[i], lod.w[i], lod.h[i]);
+        assert!(
+            close(got.0, want.0)
+                && close(got.1, want.1)
+                && close(got.2, want.2)
+                && close(got.3, want.3),
+            "rectangle {i} (id {id:#x}): drawn at {got:?}, the snapshot puts it at {want:?}"
+        );
+        assert_eq!(lod.class[i], class, "rectangle {i} (id {id:#x})");
+    }
+    // Every segment bar is wide enough to be drawn on its own; so are many blocks.
+    assert_eq!(bars, segs.len());
+    assert!(blocks > 100, "{blocks} blocks drawn on their own");
+}

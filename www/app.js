@@ -49,9 +49,16 @@ client.engine.then(
 );
 
 // ---- status, progress, errors -------------------------------------------------------------
+/**
+ * Shows `state` (idle, loading, ready, error, cancelled) and `text`. The status also carries the
+ * number of the load it speaks for (`data-load`, the `loadSeq` of that moment): a new drop reaches
+ * `load()` only after its folders are listed, and until then the status still says what the
+ * previous drop came to; a test waits for a later number, not just for `ready`.
+ */
 function setStatus(state, text) {
   const s = document.querySelector('[data-testid="status"]');
   s.dataset.state = state;
+  s.dataset.load = String(loadSeq);
   s.textContent = text || state;
 }
 
@@ -153,6 +160,8 @@ async function load(items) {
   const { unreadable } = loadRequest(items);
   if (items.length === 0) {
     showErrors(['Nothing to load: the drop held no files.']);
+    // This load is answered (a load it stopped would otherwise leave "loading" up for good).
+    setStatus('error', 'error');
     return;
   }
   showErrors([]);

@@ -201,11 +201,13 @@ impl MemoryRecord {
     }
 }
 
+// Places in [`COLUMNS`] (and so in the header map's `index`), not in the file.
 const COMPONENT: usize = 0;
 const TIMESTAMP: usize = 1;
 const ALLOCATED: usize = 2;
 const RESERVED: usize = 3;
 const ACTIVE: usize = 4;
+/// The columns read, each with its accepted spellings.
 const COLUMNS: [&[&str]; 5] = [
     &["Component"],
     &["Timestamp(us)"],
@@ -213,6 +215,30 @@ const COLUMNS: [&[&str]; 5] = [
     &["Total Reserved(MB)"],
     &["Total Active(MB)"],
 ];
+
+/// Where the columns a row is read from are in the file (`None`: not in its header), located
+/// once per file from the header.
+struct Cols {
+    component: Option<usize>,
+    timestamp: Option<usize>,
+    allocated: Option<usize>,
+    reserved: Option<usize>,
+    active: Option<usize>,
+}
+
+impl Cols {
+    /// The places of [`COLUMNS`] in the header `h`, each named by the column it holds.
+    fn locate(h: &HeaderMap) -> Self {
+        let at = |c: usize| h.index.get(c).copied().flatten();
+        Cols {
+            component: at(COMPONENT),
+            timestamp: at(TIMESTAMP),
+            allocated: at(ALLOCATED),
+            reserved: at(RESERVED),
+            active: at(ACTIVE),
+        }
+    }
+}
 
 /// Most components (series) one file may have: real files have `PTA`, `GE`, `PTA+GE`, `APP`,
 /// `WORKSPACE` (or MindSpore's few); a bound keeps memory and the per-series work of the analysis
@@ -229,9 +255,8 @@ pub fn read_memory_record(
     let mut warnings = Warnings::default();
     // The columns' places, located once from the header (the fields are then read by index).
     let locate = |h: &HeaderMap| {
-        let cols = [COMPONENT, TIMESTAMP, ALLOCATED, RESERVED, ACTIVE]
-            .map(|c| h.index.get(c).copied().flatten());
-        if cols[COMPONENT].is_some() && cols[TIMESTAMP].is_some() {
+        let cols = Cols::locate(h);
+        if cols.component.is_some() && cols.timestamp.is_some() {
             Ok(cols)
         } else {
             Err(format!(
@@ -249,29 +274,27 @@ pub fn read_memory_record(
         Default::default();
     // The series the last row went to: rows name a handful of components, often in turn.
     let mut last = 0;
-    let on_row = |h: &HeaderMap, cols: &[Option<usize>; 5], row: &Row<'_>, w: &mut Warnings| {
+    let on_row = |h: &HeaderMap, cols: &Cols, row: &Row<'_>, w: &mut Warnings| {
         // A component whose bytes are a series' name is that series: valid UTF-8 (no warning to
         // count) and not empty, so the checked text and the map would find the same series; the
         // bytes are compared instead (`callgrind`: the UTF-8 check and the hash were ~5 % of the
         // CSV readers' instructions).
         let known = row
-            .get_bytes(cols[COMPONENT])
+            .get_bytes(cols.component)
             .and_then(|b| known_series(&out.series, last, b));
         let (component, ts) = match known {
-            Some(_) => (None, time_or_skip(row, h, cols[TIMESTAMP], w, &file)),
-            None => {
-                match component_and_time(row, h, (cols[COMPONENT], cols[TIMESTAMP]), w, &file) {
-                    Some((c, ts)) => (Some(c), Some(ts)),
-                    None => (None, None),
-                }
-            }
+            Some(_) => (None, time_or_skip(row, h, cols.timestamp, w, &file)),
+            None => match component_and_time(row, h, (cols.component, cols.timestamp), w, &file) {
+                Some((c, ts)) => (Some(c), Some(ts)),
+                None => (None, None),
+            },
         };
         let Some(ts) = ts else {
             return;
         };
-        let allocated = mb_u64_at(row, h, cols[ALLOCATED], w, &file);
-        let reserved = mb_u64_at(row, h, cols[RESERVED], w, &file);
-        let active = mb_u64_at(row, h, cols[ACTIVE], w, &file);
+        let allocated = mb_u64_at(row, h, cols.allocated, w, &file);
+        let reserved = mb_u64_at(row, h, cols.reserved, w, &file);
+        let active = mb_u64_at(row, h, cols.active, w, &file);
         let component = component.unwrap_or_default();
         let at = match known.or_else(|| index.get(component.as_ref()).copied()) {
             Some(i) => i,

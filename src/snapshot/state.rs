@@ -71,15 +71,16 @@ pub fn segment_bars(
     top_frame: &[u32],
     highlight: Option<u32>,
 ) -> RectIndex {
-    let (mut x0, mut x1, mut y0, mut y1, mut class, mut id) =
-        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    let n = d
+        .segments
+        .iter()
+        .map(|&si| 1 + snap.blocks_of(&snap.segments[si as usize]).len())
+        .sum();
+    let mut rects = RectSet::with_capacity(n);
+    // Bytes past i64::MAX cannot be drawn apart anyway; a segment bar spans its row's band.
     let mut push = |a: u64, b: u64, row: u64, c: u8, i: u32| {
-        x0.push(a.min(i64::MAX as u64) as i64);
-        x1.push(b.min(i64::MAX as u64) as i64);
-        y0.push(row * ROW + 1);
-        y1.push(row * ROW + 9);
-        class.push(c);
-        id.push(i);
+        let x = |v: u64| v.min(i64::MAX as u64) as i64;
+        rects.push((x(a), x(b)), (row * ROW + 1, row * ROW + 9), c, i);
     };
     for (k, &si) in d.segments.iter().enumerate() {
         let s = &snap.segments[si as usize];
@@ -110,5 +111,5 @@ pub fn segment_bars(
             push(off, off.saturating_add(b.size), row, c, first + j as u32);
         }
     }
-    RectIndex::new(RectSet::new(x0, x1, y0, y1, class, id))
+    RectIndex::new(rects)
 }

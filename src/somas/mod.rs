@@ -136,13 +136,13 @@ pub fn parse_dump_with(
         check_lines(file, buf)?;
         match sniff_somas(head) {
             Some((SomasFamily::SomasInfo, _)) => {
-                info::parse_with(buf, file, info::Dialect::V110, stop)
+                info::parse(buf, file, info::Dialect::V110, stop)
             }
             Some((SomasFamily::SomasInfoR1, _)) => {
-                info::parse_with(buf, file, info::Dialect::R1, stop)
+                info::parse(buf, file, info::Dialect::R1, stop)
             }
-            Some((SomasFamily::MemInfoR1, _)) => mem_info::parse_with(buf, file, stop),
-            Some((SomasFamily::OfflineLog, _)) => offline::parse_with(buf, file, stop),
+            Some((SomasFamily::MemInfoR1, _)) => mem_info::parse(buf, file, stop),
+            Some((SomasFamily::OfflineLog, _)) => offline::parse(buf, file, stop),
             // The sniffer never says cache (that is `looks_like` above); kept for completeness.
             Some((SomasFamily::CacheJson, _)) => cache_json::parse(buf, file),
             Some((SomasFamily::TaskInfo, _)) => {
@@ -181,10 +181,10 @@ pub fn parse_dump_with(
 pub fn parse_family(file: &str, buf: &[u8], family: SomasFamily) -> Result<SomasModel, Diagnostic> {
     check_lines(file, buf)?;
     let parsed = match family {
-        SomasFamily::SomasInfo => info::parse(buf, file, info::Dialect::V110),
-        SomasFamily::SomasInfoR1 => info::parse(buf, file, info::Dialect::R1),
-        SomasFamily::MemInfoR1 => mem_info::parse(buf, file),
-        SomasFamily::OfflineLog => offline::parse(buf, file),
+        SomasFamily::SomasInfo => info::parse(buf, file, info::Dialect::V110, None),
+        SomasFamily::SomasInfoR1 => info::parse(buf, file, info::Dialect::R1, None),
+        SomasFamily::MemInfoR1 => mem_info::parse(buf, file, None),
+        SomasFamily::OfflineLog => offline::parse(buf, file, None),
         SomasFamily::TaskInfo => {
             return Err(Diagnostic::error(
                 file,
@@ -270,7 +270,7 @@ pub fn parse_task_info_with(
         }
     }
     check_lines(file, buf)?;
-    task_info::parse_with(buf, file, stop).map_err(|e| diagnostic(file, buf, e))
+    task_info::parse(buf, file, stop).map_err(|e| diagnostic(file, buf, e))
 }
 
 /// Refuses a text dump with a line longer than [`lex::MAX_LINE_BYTES`].

@@ -106,7 +106,7 @@ test('"Add files…" keeps the loaded inputs and adds the new ones; a drop still
 
     // A drop replaces what was loaded.
     await dropFiles(page, [{ path: 'Ascend_somas_tensor_offset_1.ir', base64: readFileSync(SOMAS).toString('base64') }]);
-    await page.waitForFunction(() => document.querySelectorAll('[data-testid="unit"]').length === 1, null, { timeout: 60000 });
+    assert.equal(await settled(page, 120000), 'ready');
     assert.deepEqual(await kinds(), ['somas']);
     assert.deepEqual(b.consoleErrors, []);
   } finally {

@@ -100,10 +100,21 @@ export async function engineThreads(page) {
   return Number(await page.getAttribute('[data-testid="engine"]', 'data-threads'));
 }
 
-/** Waits for the status to reach `ready` or `error`; returns it. */
+/**
+ * Waits for the status to reach `ready` or `error` for the page's last drop; returns it.
+ *
+ * A drop reaches the page's `load()` only after its folders are listed (asynchronously), and until
+ * then the status still shows the previous drop's `ready`. So {@link dropFiles} notes the number of
+ * the load the status spoke for just before the drop (`window.__settleAfter`), and this waits
+ * for the status of a later load (the status's `data-load`). Without a drop in this document
+ * (a load through a file input or an example button starts at once), any load will do.
+ */
 export async function settled(page, timeout = 60000) {
   await page.waitForFunction(
-    () => ['ready', 'error'].includes(document.querySelector('[data-testid="status"]').dataset.state),
+    () => {
+      const s = document.querySelector('[data-testid="status"]');
+      return ['ready', 'error'].includes(s.dataset.state) && Number(s.dataset.load || 0) > (window.__settleAfter ?? -1);
+    },
     null,
     { timeout },
   );
@@ -155,11 +166,14 @@ export function filesUnder(dir) {
 /**
  * Drops `files` on the page through a synthetic drop event whose items expose the folder tree
  * through webkitGetAsEntry, as a real drag of folders does. `failing` lists paths whose `file()`
- * call fails (as it does for files the browser may not read).
+ * call fails (as it does for files the browser may not read); `slowMs` delays each `file()`
+ * answer, as a slow disk does. Notes the load the status speaks for before the drop, so that
+ * {@link settled} waits for this drop's state.
  */
-export async function dropFiles(page, files, failing = []) {
+export async function dropFiles(page, files, failing = [], { slowMs = 0 } = {}) {
   await page.evaluate(
-    ({ files, failing }) => {
+    ({ files, failing, slowMs }) => {
+      window.__settleAfter = Number(document.querySelector('[data-testid="status"]')?.dataset.load || 0);
       const tree = { dirs: new Map(), files: [] };
       for (const f of files) {
         const parts = f.path.split('/');
@@ -178,8 +192,8 @@ export async function dropFiles(page, files, failing = []) {
           isDirectory: false,
           name,
           file(ok, fail) {
-            if (failing.includes(f.path)) setTimeout(() => fail(new DOMException('A requested file or directory could not be found', 'NotFoundError')), 0);
-            else setTimeout(() => ok(new File([decode(f.base64)], name)), 0);
+            if (failing.includes(f.path)) setTimeout(() => fail(new DOMException('A requested file or directory could not be found', 'NotFoundError')), slowMs);
+            else setTimeout(() => ok(new File([decode(f.base64)], name)), slowMs);
           },
         };
       };
@@ -201,7 +215,7 @@ export async function dropFiles(page, files, failing = []) {
       });
       document.getElementById('drop-zone').dispatchEvent(ev);
     },
-    { files, failing },
+    { files, failing, slowMs },
   );
 }
 

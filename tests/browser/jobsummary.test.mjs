@@ -10,7 +10,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { root, CLI, SHOTS, openBrowser, openSummary, assertClean, startServer, engineThreads, dropFiles, filesUnder } from './harness.mjs';
+import { root, CLI, SHOTS, openBrowser, openSummary, assertClean, startServer, engineThreads, dropFiles, filesUnder, settled } from './harness.mjs';
 
 const FIXTURE = path.join(root, 'fixtures', 'summary', 'msinsight-level0.memlens.json');
 const RAW = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
@@ -497,6 +497,8 @@ test('a rank\'s run folder dropped after the summary replaces that rank with the
       await dropFiles(page, [{ path: 'job.memlens.json', base64: b64(summaryText) }]);
       assert.equal(await summarySettled(page), 'ready');
       await dropFiles(page, filesUnder(folder));
+      // This drop's status: until the folder is listed the page still shows the summary alone.
+      await settled(page, 120000);
       await page.waitForFunction(() => document.querySelector('[data-testid="jobsummary-raw"]') || document.querySelector('[data-testid="jobsummary"]')?.dataset.state === 'error', null, { timeout: 120000 });
       assert.equal(await summarySettled(page), 'ready');
     };

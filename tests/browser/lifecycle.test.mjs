@@ -46,10 +46,7 @@ test('re-dropping files releases the previous views: listeners do not pile up', 
     await page.goto(server.url);
     const count = () => page.evaluate(() => window.__schemeListeners);
     const drop = async (files, testid) => {
-      // Mark the previous drop's states, so the waits below see this drop's, not stale ones.
-      await page.evaluate(() => {
-        for (const e of document.querySelectorAll('[data-testid="status"], [data-testid="somas"], [data-testid="ascend"]')) e.dataset.state = 'previous';
-      });
+      // settled() waits for this drop's state; its tabs are then the ones mounted for it.
       await dropFiles(page, files);
       assert.equal(await settled(page), 'ready');
       await tabReady(page, testid);
@@ -66,6 +63,36 @@ test('re-dropping files releases the previous views: listeners do not pile up', 
     // The views still follow the scheme after all that.
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.waitForTimeout(300);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('after a second drop, settled() answers for that drop, not with the state the first one left', async () => {
+  const dump = [{ path: 'somas/Ascend_somas_tensor_offset_1.ir', base64: readFileSync(path.join(FIXTURES, 'somas', 'Ascend_somas_tensor_offset_1.ir')).toString('base64') }];
+  const job = filesUnder(path.join(FIXTURES, 'torch_npu', 'msinsight-level0', 'text'));
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(server.url);
+    const units = () => page.$$eval('[data-testid="unit"]', (rows) => rows.map((r) => `${r.dataset.kind} ${r.dataset.path}`));
+    const load = () => page.getAttribute('[data-testid="status"]', 'data-load');
+    await dropFiles(page, dump);
+    assert.equal(await settled(page), 'ready');
+    assert.deepEqual(await units(), ['somas somas/Ascend_somas_tensor_offset_1.ir']);
+    const first = Number(await load());
+    assert.ok(first > 0, 'the status names the load it speaks for');
+    // The second drop's files come slowly (as from a slow disk): until they are listed, the
+    // status still says the first drop's "ready".
+    await dropFiles(page, job, [], { slowMs: 400 });
+    assert.equal(await settled(page), 'ready');
+    // Read at once, with no other wait: what settled() answered for must be the second drop.
+    const now = await units();
+    assert.ok(now.length > 0 && now.every((u) => u.startsWith('ascend-run text/')), `the inputs are the second drop's: ${now.join(', ')}`);
+    assert.ok(Number(await load()) > first, 'the status speaks for a later load');
+    assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-state'), 'ready');
+    assert.equal(await page.$('[data-testid="somas"]'), null, 'the first drop\'s tab is gone');
     assert.deepEqual(b.consoleErrors, []);
   } finally {
     await b.close();

@@ -149,11 +149,6 @@ fn find_sections(buf: &[u8]) -> (Vec<Span>, Option<(usize, usize)>) {
     (spans, total)
 }
 
-/// Parses a whole SomasInfo dump held in `buf`.
-pub fn parse(buf: &[u8], file: &str, dialect: Dialect) -> Result<SomasModel, ParseError> {
-    parse_with(buf, file, dialect, None)
-}
-
 /// Parses `ranges` of `buf` with `f`, in parallel, results in order; the first error in order
 /// wins. With a stop question, the ranges go a round at a time (one per thread) with a question
 /// before each round on the calling thread (the source's thread: a browser `File` answers there
@@ -198,9 +193,9 @@ fn section_ranges(
     }
 }
 
-/// [`parse`], asking `stop` (when given) about every MiB of lines and between the steps, and
-/// ending with its error once the load was stopped.
-pub fn parse_with(
+/// Parses a whole SomasInfo dump held in `buf`, asking `stop` (when given) about every MiB of
+/// lines and between the steps, and ending with its error once the load was stopped.
+pub fn parse(
     buf: &[u8],
     file: &str,
     dialect: Dialect,

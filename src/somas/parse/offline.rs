@@ -25,14 +25,9 @@ const LAYOUT: &str =
     "Somas EDGE [ERROR ]src=n<i>, srcstm=<s>, dst=n<i>|nc, dststm=<s>|nc, workspace=0|1, \
                       size=<bytes>, lifelong=<0-3>, tid=<t>, start=<i>, end=<i>";
 
-/// Parses an offline log held in `buf`.
-pub fn parse(buf: &[u8], file: &str) -> Result<SomasModel, ParseError> {
-    parse_with(buf, file, None)
-}
-
-/// [`parse`], asking `stop` (when given) about every MiB of lines and ending with its error
-/// once the load was stopped.
-pub fn parse_with(
+/// Parses an offline log held in `buf`, asking `stop` (when given) about every MiB of lines and ending
+/// with its error once the load was stopped.
+pub fn parse(
     buf: &[u8],
     file: &str,
     stop: Option<lex::StopCheck<'_>>,

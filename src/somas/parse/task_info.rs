@@ -122,14 +122,9 @@ enum Part {
     Body,
 }
 
-/// Parses a task-info file held in `buf`.
-pub fn parse(buf: &[u8], file: &str) -> Result<TaskInfo, ParseError> {
-    parse_with(buf, file, None)
-}
-
-/// [`parse`], asking `stop` (when given) about every MiB of lines and ending with its error
-/// once the load was stopped.
-pub fn parse_with(
+/// Parses a task-info file held in `buf`, asking `stop` (when given) about every MiB of lines and ending
+/// with its error once the load was stopped.
+pub fn parse(
     buf: &[u8],
     file: &str,
     stop: Option<lex::StopCheck<'_>>,
@@ -337,7 +332,7 @@ mod tests {
         let buf = b"op_name:A\ntask_index:0\ttask_num:1\ttask0_stream_id:0\ttask0_type:0\ttask0_dump_flag:0\n\
 output address:0x10(4)\t0(8)\t\n\nop_name:B-NonTask\ntask_index:1\ttask_num:0\ttask0_stream_id:0\ttask0_type:0\ttask0_dump_flag:1\n\n\
 op_name:C\ntask_index:2\ttask_num:1\ttask0_stream_id:1\ttask0_type:0\ttask0_dump_flag:0\nworkspace address:0x20(2)\t\n";
-        let t = parse(buf, "t.ir").unwrap();
+        let t = parse(buf, "t.ir", None).unwrap();
         assert_eq!(t.len(), 3);
         assert_eq!(
             t.outputs.row(0).collect::<Vec<_>>(),
