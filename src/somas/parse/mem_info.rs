@@ -13,8 +13,8 @@ use crate::somas::model::{
 const LAYOUT: &str = "#mem_id, start_offset, end_offset, %tensor_id, origin_size, align_size, \
                       &start_addr, &end_addr, type, src_node, stm<src_stm_id>, lifetime_start, lifetime_end";
 
-/// Parses a `somas_mem_info` dump held in `buf`, asking `stop` (when given) about every MiB of lines and ending
-/// with its error once the load was stopped.
+/// Parses a `somas_mem_info` dump held in `buf`, asking `stop` (when given) about every MiB of
+/// lines and ending with its error once the load was stopped.
 pub fn parse(
     buf: &[u8],
     file: &str,

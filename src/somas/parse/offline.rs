@@ -25,8 +25,8 @@ const LAYOUT: &str =
     "Somas EDGE [ERROR ]src=n<i>, srcstm=<s>, dst=n<i>|nc, dststm=<s>|nc, workspace=0|1, \
                       size=<bytes>, lifelong=<0-3>, tid=<t>, start=<i>, end=<i>";
 
-/// Parses an offline log held in `buf`, asking `stop` (when given) about every MiB of lines and ending
-/// with its error once the load was stopped.
+/// Parses an offline log held in `buf`, asking `stop` (when given) about every MiB of lines and
+/// ending with its error once the load was stopped.
 pub fn parse(
     buf: &[u8],
     file: &str,

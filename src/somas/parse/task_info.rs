@@ -122,8 +122,8 @@ enum Part {
     Body,
 }
 
-/// Parses a task-info file held in `buf`, asking `stop` (when given) about every MiB of lines and ending
-/// with its error once the load was stopped.
+/// Parses a task-info file held in `buf`, asking `stop` (when given) about every MiB of lines and
+/// ending with its error once the load was stopped.
 pub fn parse(
     buf: &[u8],
     file: &str,
