@@ -1,7 +1,8 @@
 // The analysis families' page modules. Each entry is
 //   { id, title(inventory) → tab label, accepts(inventory) → bool, mount(panel, ctx) → { unmount?() } }
 // where ctx = { client, inventory, setStatus(state, text), showProgress(label, done, total, numbers?),
-// hideProgress(), showErrors(list) }. A module that accepts the inventory gets a tab. The handle may
+// hideProgress(), showErrors(list), restore, … } (`restore`: the tab takes its view state from the
+// URL hash, else it clears its keys there: see app.js). A module that accepts the inventory gets a tab. The handle may
 // carry `ready`: a promise the page waits for before it reports `ready` (a rejection is shown as an
 // error).
 import { profiler } from './profiler/index.js';

@@ -11,8 +11,7 @@ import { el } from './ui/dom.js';
 import { showServed } from './served-files.js';
 import { mountCompare } from './compare/page.js';
 import { comparablePair, showOffer } from './compare/offer.js';
-import { restoreNextDrop } from './somas/page.js';
-import { selectGroupOnNextView } from './profiler/state.js';
+import { selectGroupOnNextView, HASH_KEYS as PROFILER_KEYS } from './profiler/state.js';
 import { warmReaders } from './worker-pool.js';
 
 const $ = (id) => document.getElementById(id);
@@ -218,9 +217,6 @@ async function present(seq, inventory, pair, problems, items = null) {
   setStatus(failed.length ? 'error' : 'ready', failed.length ? 'error' : 'ready');
 }
 
-// The hash keys of the torch_npu views that a link from the Compare mode sets or clears.
-const PROFILER_KEYS = ['rank', 'cmp', 'align', 'v0', 'v1', 'w0', 'w1', 'at', 'row', 'gk', 'gi', 'q', 'sq', 'smin', 'smax', 'nowin', 'unrel', 'sort', 'desc', 'hide'];
-
 /**
  * A link from the Compare mode: side `side` (0 baseline, 1 candidate) of the comparison becomes the
  * drop, already loaded in the worker, and its own view opens at `place`: { pair } (a profiler rank
@@ -242,8 +238,9 @@ async function openSide(side, place) {
       if (place.frame !== undefined) selectGroupOnNextView('live', place.frame);
     } else {
       hash.update({ 's.node': place.node ?? null, 's.tensor': place.tensor ?? null, 's.dump': null, 's.ti': null, tab: 'somas' });
-      restoreNextDrop();
     }
+    // The tabs about to mount read the place just written to the hash.
+    restoreNext = true;
     const done = present(seq, inventory, null, []);
     $('tabs').scrollIntoView({ block: 'start' });
     await done;
@@ -287,15 +284,25 @@ document.addEventListener('drop', async (ev) => {
 // ---- tabs: the inputs table and one tab per analysis family that accepts the drop ---------
 let mounted = [];
 
+// Whether the tabs mounted next take their view state (rank, selection, filters, zoom…) from the
+// URL hash. The hash restores a reload: only the first analysed drop after the page opens reads
+// it, and a link from the Compare mode, which writes the place it opens. Any later drop starts
+// afresh: a tab that read the hash then would open the new files at the old drop's rank, row,
+// filters and zoom, which mean something else there (or nothing).
+let restoreNext = true;
+
 function mountAnalyses(inventory, items) {
   for (const m of mounted) if (m.handle && m.handle.unmount) m.handle.unmount();
   mounted = [];
   const panels = $('analysis-panels');
   panels.replaceChildren();
+  const restore = restoreNext;
+  restoreNext = false;
   // `shared`: what one tab hands to another (the torch_npu tab's rank summaries); `dropped()`:
   // the drop as the worker's `load` request, for a tab that reads it with workers of its own
-  // (null for a side of a comparison: its files are in the worker alone).
-  const ctx = { client, inventory, setStatus, showProgress, hideProgress, showErrors, shared: {}, dropped: items ? () => loadRequest(items) : null };
+  // (null for a side of a comparison: its files are in the worker alone); `restore`: read the
+  // view state from the hash (else clear the tab's keys there and start afresh).
+  const ctx = { client, inventory, setStatus, showProgress, hideProgress, showErrors, shared: {}, restore, dropped: items ? () => loadRequest(items) : null };
   for (const a of analyses) {
     if (!a.accepts(inventory)) continue;
     const panel = el('section', { id: `panel-${a.id}`, class: 'analysis', role: 'tabpanel' });

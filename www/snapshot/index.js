@@ -21,6 +21,8 @@ export const snapshotPage = {
 };
 
 function mount(panel, ctx) {
+  // A later drop does not open at the last one's file, device and selection (see app.js).
+  if (!ctx.restore) hash.update({ 'n.file': null, 'n.dev': null, 'n.g': null, 'n.el': null, 'n.bl': null });
   const root = el('div', { class: 'snapshot', 'data-testid': 'snapshot', 'data-state': 'loading' });
   panel.append(root);
   const files = ctx.inventory.units.filter((u) => u.kind === 'snapshot');

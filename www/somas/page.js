@@ -58,15 +58,6 @@ function selectionStore() {
   });
 }
 
-// The hash restores a reload: only the first drop after the page loads reads it; a later drop
-// starts afresh.
-let firstDrop = true;
-
-/** The next drop restores its selection from the hash too (a link from the Compare mode sets it). */
-export function restoreNextDrop() {
-  firstDrop = true;
-}
-
 const HASH_KEYS = ['s.node', 's.tensor', 's.range', 's.pair', 's.lx0', 's.lx1', 's.ly0', 's.ly1', 's.cx0', 's.cx1', 's.table', 's.sort'];
 
 export const somasPage = {
@@ -100,8 +91,8 @@ class SomasPage {
     const { dumps, tasks } = candidates(ctx.inventory);
     this.dumps = dumps;
     this.tasks = tasks;
-    this.restoring = firstDrop;
-    firstDrop = false;
+    // The hash restores a reload, or the place a Compare link opens (the page decides: ctx.restore).
+    this.restoring = ctx.restore;
     this.root = el('div', { class: 'somas', data: { testid: 'somas', state: 'idle' } });
     panel.append(this.root);
 
