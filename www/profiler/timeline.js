@@ -182,7 +182,7 @@ export function timeline({ client, store, ranks, report, show }) {
     const oy = p.py(req.y1);
     const endPx = info ? p.px(info.end / 1e6) : Infinity;
     for (let i = 0; i < lod.x.length; i++) {
-      const cls = lod.class[i];
+      const cls = lod.cls[i];
       g.fillStyle = fill[cls] || c.pta;
       const x = ox + lod.x[i] * sx;
       const y = oy + lod.y[i] * sy;

@@ -30,7 +30,7 @@ use super::plan::{job_plan, PlannedFile};
 use super::queries::curve_window;
 use super::summary::rank_summaries;
 use crate::bulk::{f64s, flags, Bulk, Field};
-use crate::chart::Viewport;
+use crate::chart::{Lod, Viewport};
 use crate::export::profiler as exp;
 use crate::input::{FileOpener, InputSet};
 use crate::source::Stopped;
@@ -320,45 +320,6 @@ impl Bulk for CurveAnswer {
     }
 }
 
-/// The allocation bars a viewport shows, in pixels.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct TimelineAnswer {
-    /// Left edges.
-    pub x: Vec<f32>,
-    /// Top edges.
-    pub y: Vec<f32>,
-    /// Widths.
-    pub w: Vec<f32>,
-    /// Heights.
-    pub h: Vec<f32>,
-    /// Classes (released PTA, released GE, unreleased).
-    pub class: Vec<u8>,
-    /// Rows; `u32::MAX` for merged sub-pixel runs.
-    pub id: Vec<u32>,
-    /// Bars in the viewport.
-    pub visible: f64,
-    /// Drawn one by one.
-    pub individual: f64,
-    /// Merged into runs.
-    pub merged: f64,
-}
-
-impl Bulk for TimelineAnswer {
-    fn fields(&self) -> Vec<(&'static str, Field<'_>)> {
-        vec![
-            ("x", Field::F32(&self.x)),
-            ("y", Field::F32(&self.y)),
-            ("w", Field::F32(&self.w)),
-            ("h", Field::F32(&self.h)),
-            ("class", Field::U8(&self.class)),
-            ("id", Field::U32(&self.id)),
-            ("visible", Field::Num(self.visible)),
-            ("individual", Field::Num(self.individual)),
-            ("merged", Field::Num(self.merged)),
-        ]
-    }
-}
-
 /// A job loaded from an input set, analysed, and the state its views keep between questions
 /// (timeline layouts, the last table query's rows).
 #[derive(Default)]
@@ -591,7 +552,9 @@ impl JobView {
     }
 
     /// The allocation bars of rank `rank` the viewport (relative ns × bytes) shows on a
-    /// `px_w × px_h` canvas, at most `max_rects` one by one.
+    /// `px_w × px_h` canvas, at most `max_rects` one by one: the chart's own level of detail, so
+    /// the timeline crosses to the page in the same fields as every other drawn rectangle set
+    /// (classes: released PTA, released GE, unreleased; ids: rows).
     pub fn timeline(
         &mut self,
         rank: usize,
@@ -599,22 +562,10 @@ impl JobView {
         px_w: u32,
         px_h: u32,
         max_rects: usize,
-    ) -> Result<TimelineAnswer, String> {
+    ) -> Result<Lod, String> {
         let l = self.layout(rank)?;
-        let lod = l
-            .rects
-            .visible(viewport, px_w.min(16_384), px_h.min(16_384), max_rects);
-        Ok(TimelineAnswer {
-            x: lod.x,
-            y: lod.y,
-            w: lod.w,
-            h: lod.h,
-            class: lod.class,
-            id: lod.id,
-            visible: lod.visible as f64,
-            individual: lod.individual as f64,
-            merged: lod.merged as f64,
-        })
+        Ok(l.rects
+            .visible(viewport, px_w.min(16_384), px_h.min(16_384), max_rects))
     }
 
     /// An export of the whole job, byte for byte what `memlens profiler --out` writes:
