@@ -248,15 +248,28 @@ fn tick_step(last: usize) -> usize {
 }
 
 /// A step chart of `series` over execution order as a PNG of [`PNG_WIDTH`] × [`PNG_HEIGHT`]
-/// pixels: `title` at the top, `note` (if any) under it, the legend above the plot, five gridlines
-/// labelled in GB, and the execution index under the plot. Each pixel column of the plot shows
-/// the exact range of values of its execution indices, joined to its neighbours, 2 px wide; the
-/// series are drawn in order, so the last one is on top where they meet.
+/// pixels: the pixels of [`curve_pixels`], encoded.
 pub fn curve_png(
     title: &str,
     note: &str,
     series: &[Series<'_>],
 ) -> Result<Vec<u8>, png::EncodingError> {
+    draw(title, note, series).png()
+}
+
+/// The pixels of [`curve_png`]'s chart before encoding: [`PNG_WIDTH`] × [`PNG_HEIGHT`] RGB
+/// triples, row by row from the top. The encoding (the `png` crate's, at its high compression)
+/// costs many times the drawing, and its input is an image of a fixed size whatever the dump, so
+/// the fuzz targets draw every chart through this and leave the encoding to the tests.
+pub fn curve_pixels(title: &str, note: &str, series: &[Series<'_>]) -> Vec<u8> {
+    draw(title, note, series).rgb
+}
+
+/// Draws the chart: `title` at the top, `note` (if any) under it, the legend above the plot, five
+/// gridlines labelled in GB, and the execution index under the plot. Each pixel column of the plot
+/// shows the exact range of values of its execution indices, joined to its neighbours, 2 px wide;
+/// the series are drawn in order, so the last one is on top where they meet.
+fn draw(title: &str, note: &str, series: &[Series<'_>]) -> Canvas {
     let mut c = Canvas::new(PNG_WIDTH, PNG_HEIGHT);
     let (left, right) = (PLOT_LEFT as i32, PLOT_RIGHT as i32);
     let (top_row, bottom) = (PLOT_TOP as i32, PLOT_BOTTOM as i32);
@@ -360,7 +373,7 @@ pub fn curve_png(
             c.fill(x, row_of(hi, top) - 1, x + 2, row_of(lo, top) + 1, color);
         }
     }
-    c.png()
+    c
 }
 
 #[cfg(test)]
@@ -385,6 +398,38 @@ mod tests {
         assert_eq!(row_of(500, 1000), 250);
         // Values above the scale are clamped to its top.
         assert_eq!(row_of(u64::MAX, 7), PLOT_TOP as i32);
+    }
+
+    #[test]
+    fn the_png_holds_exactly_the_pixels_drawn() {
+        // Two execution indices, 0 bytes then 9: the first half of the plot's columns at the
+        // bottom row, the second half at the top row (the module's layout), white between.
+        let values = [0u64, 9];
+        let color = [10, 200, 30];
+        let s = [Series {
+            name: "x",
+            values: &values,
+            color,
+        }];
+        let pixels = curve_pixels("t", "n", &s);
+        let png = curve_png("t", "n", &s).unwrap();
+        let mut reader = png::Decoder::new(std::io::Cursor::new(&png))
+            .read_info()
+            .unwrap();
+        let mut decoded = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut decoded).unwrap();
+        assert_eq!((info.width, info.height), (PNG_WIDTH, PNG_HEIGHT));
+        assert_eq!(info.color_type, png::ColorType::Rgb);
+        assert_eq!(decoded.get(..info.buffer_size()), Some(&pixels[..]));
+        let at = |x: u32, y: u32| {
+            let i = (y * PNG_WIDTH + x) as usize * 3;
+            [pixels[i], pixels[i + 1], pixels[i + 2]]
+        };
+        let quarter = (PLOT_RIGHT - PLOT_LEFT) / 4;
+        assert_eq!(at(PLOT_LEFT + quarter, PLOT_BOTTOM), color);
+        assert_eq!(at(PLOT_LEFT + 3 * quarter, PLOT_TOP), color);
+        assert_eq!(at(PLOT_LEFT + quarter, 200), [255, 255, 255]);
+        assert_eq!(pixels.len(), (PNG_WIDTH * PNG_HEIGHT * 3) as usize);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! writes one of them to any `Write`, so the CLI writes to disk and the page can offer downloads
 //! from the same code.
 
-use super::curves::{curve_png, curve_svg, Series};
+use super::curves::{curve_pixels, curve_png, curve_svg, Series};
 use crate::somas::analysis::Analysis;
 use crate::somas::model::{split_name, SomasModel, NONE};
 use crate::somas::queries::{self, Role, Target};
@@ -298,6 +298,21 @@ const BLUE: [u8; 3] = [0x1f, 0x77, 0xb4];
 
 /// Draws `chart` as `image`: the first series includes the static memory, the second does not.
 pub fn chart_bytes(an: &Analysis, chart: Chart, image: Image) -> io::Result<Vec<u8>> {
+    with_chart(an, chart, |title, note, series| match image {
+        Image::Svg => Ok(curve_svg(title, series).into_bytes()),
+        Image::Png => curve_png(title, note, series).map_err(io::Error::other),
+    })
+}
+
+/// The pixels of `chart`'s PNG before encoding ([`curve_pixels`]): the fuzz targets draw every
+/// chart through this, as the encoding is most of a PNG's cost and the same whatever the dump.
+pub fn chart_pixels(an: &Analysis, chart: Chart) -> Vec<u8> {
+    with_chart(an, chart, curve_pixels)
+}
+
+/// Calls `f` with `chart`'s title, the PNG's note and the two series, the first with the static
+/// memory and the second without.
+fn with_chart<R>(an: &Analysis, chart: Chart, f: impl FnOnce(&str, &str, &[Series<'_>]) -> R) -> R {
     let (title, with, without, bare) = match chart {
         Chart::InUse => (
             "In Use Memory",
@@ -328,16 +343,11 @@ pub fn chart_bytes(an: &Analysis, chart: Chart, image: Image) -> io::Result<Vec<
             color: BLUE,
         },
     ];
-    match image {
-        Image::Svg => Ok(curve_svg(title, &series).into_bytes()),
-        Image::Png => {
-            let note = format!(
-                "{with} includes the static memory ({}); {without} does not",
-                gb(an.static_bytes)
-            );
-            curve_png(title, &note, &series).map_err(io::Error::other)
-        }
-    }
+    let note = format!(
+        "{with} includes the static memory ({}); {without} does not",
+        gb(an.static_bytes)
+    );
+    f(title, &note, &series)
 }
 
 /// One output file, by path relative to the output folder (`/`-separated).
