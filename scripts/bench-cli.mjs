@@ -27,8 +27,9 @@ import { main, opt } from './util.mjs';
  * model, stepping — a VM may show only a generic name such as "Intel(R) Xeon(R) Processor", and
  * the numbers tell the generation), the logical CPUs and cores, and the trace scan's block
  * classifier. The classifier is chosen by the rule of `with_best_classifier!` in
- * src/jsonscan/blocks.rs (x86_64: AVX2 when the processor has it, else SSE2), read from the flags
- * the kernel reports, so it holds for any build of the CLI, old ones included.
+ * src/jsonscan/blocks.rs (x86_64: AVX2 when the processor has it with POPCNT, BMI1 and PCLMULQDQ,
+ * which the AVX2 copies of the scan loops also use, else SSE2), read from the flags the kernel
+ * reports. Every AVX2 processor has the other three, so the answer holds for older builds too.
  */
 function machine() {
   let info = '';
@@ -42,7 +43,13 @@ function machine() {
   const flags = new Set((field('flags') || '').split(/\s+/).filter(Boolean));
   const logical = cpus().length;
   const classifier =
-    arch() === 'x64' ? (flags.size ? (flags.has('avx2') ? 'AVX2' : 'SSE2') : 'unknown (no /proc/cpuinfo flags)') : `none known for ${arch()}`;
+    arch() === 'x64'
+      ? flags.size
+        ? ['avx2', 'popcnt', 'bmi1', 'pclmulqdq'].every((f) => flags.has(f))
+          ? 'AVX2'
+          : 'SSE2'
+        : 'unknown (no /proc/cpuinfo flags)'
+      : `none known for ${arch()}`;
   return {
     model: field('model name') || cpus()[0]?.model || 'unknown CPU',
     vendor: field('vendor_id') || null,

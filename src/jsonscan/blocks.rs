@@ -21,7 +21,9 @@
 //! step counts a block's brackets and its quotes' parity with `count_ones`, which without POPCNT
 //! compiles to a dozen-instruction bit trick per count, and walks brackets with `trailing_zeros`
 //! and `x & (x - 1)` (TZCNT, BLSR with BMI1). On the project's Intel Xeon VM this took the scan
-//! loop of a 100 MiB trace from 233 M to 181 M instructions (docs/benchmarks.md).
+//! loop of a 100 MiB trace from 233 M to 181 M instructions (docs/benchmarks.md). They also take
+//! the prefix XOR as one carry-less multiplication (PCLMULQDQ, which every AVX2 processor has),
+//! as simdjson does, instead of six shifts and XORs.
 
 use super::lex::Scan;
 
@@ -133,7 +135,8 @@ fn classify_simd128(block: &[u8; 64]) -> Masks {
 }
 
 /// Bit `k` of the result is the XOR of bits `0..=k` of `x`: with the quote mask, the bytes from an
-/// opening quote up to (not including) its closing quote.
+/// opening quote up to (not including) its closing quote. Six shifts and XORs; the AVX2 copies of
+/// the scan loops take [`prefix_xor_clmul`] instead.
 #[inline(always)]
 fn prefix_xor(mut x: u64) -> u64 {
     x ^= x << 1;
@@ -143,6 +146,20 @@ fn prefix_xor(mut x: u64) -> u64 {
     x ^= x << 16;
     x ^= x << 32;
     x
+}
+
+/// [`prefix_xor`] as one carry-less multiplication (PCLMULQDQ), as simdjson does: multiplying `x`
+/// by 64 one-bits XORs into bit `k` of the product every bit `j <= k` of `x`. One multiplication
+/// and two moves instead of a chain of twelve dependent instructions per block.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2,pclmulqdq")]
+#[inline]
+fn prefix_xor_clmul(x: u64) -> u64 {
+    use std::arch::x86_64::{
+        _mm_clmulepi64_si128, _mm_cvtsi128_si64, _mm_set1_epi8, _mm_set_epi64x,
+    };
+    let product = _mm_clmulepi64_si128(_mm_set_epi64x(0, x as i64), _mm_set1_epi8(-1), 0);
+    _mm_cvtsi128_si64(product) as u64
 }
 
 /// The bytes escaped by a backslash in a block whose backslashes are `backslash`, when
@@ -193,6 +210,7 @@ impl State {
         pos: usize,
         from: usize,
         len: usize,
+        prefix_xor: impl Fn(u64) -> u64,
     ) -> Option<usize> {
         let below_len = if len >= 64 { !0 } else { (1u64 << len) - 1 };
         let valid = below_len & (!0u64 << (from & 63));
@@ -273,14 +291,19 @@ impl State {
     }
 }
 
-/// The scan loop over a classifier (monomorphised per instruction set).
+/// The scan loop over a classifier and a prefix XOR (monomorphised per instruction set).
 #[inline(always)]
-fn skip_with(b: &[u8], i: usize, classify: impl Fn(&[u8; 64]) -> Masks) -> Scan {
+fn skip_with(
+    b: &[u8],
+    i: usize,
+    classify: impl Fn(&[u8; 64]) -> Masks,
+    prefix_xor: impl Fn(u64) -> u64,
+) -> Scan {
     let mut st = State::default();
     let mut pos = i;
     while pos < b.len() {
         let len = (b.len() - pos).min(64);
-        if let Some(end) = st.block(classify_at(b, pos, &classify), b, pos, 0, len) {
+        if let Some(end) = st.block(classify_at(b, pos, &classify), b, pos, 0, len, &prefix_xor) {
             return Scan::Done(end);
         }
         pos += 64;
@@ -332,30 +355,31 @@ impl Default for Cursor {
     }
 }
 
-/// Calls `$with(args…, classifier)` with the best classifier this target has: AVX2 when the
-/// processor has it, with POPCNT and BMI1 (through `$avx2`, the same function compiled for them
-/// so the classifier inlines), else SSE2 on x86_64, SIMD128 on wasm32 built with it, the portable
-/// one elsewhere.
+/// Calls `$with(args…, classifier $(, prefix_xor)?)` with the best classifier this target has:
+/// AVX2 when the processor has it, with POPCNT, BMI1 and PCLMULQDQ (through `$avx2`, the same
+/// function compiled for them so the classifier and [`prefix_xor_clmul`] inline), else SSE2 on
+/// x86_64, SIMD128 on wasm32 built with it, the portable one elsewhere. With `$px` the portable
+/// [`prefix_xor`] is passed after the classifier (the loops that walk depth need it).
 macro_rules! with_best_classifier {
-    ($with:ident, $avx2:ident, $($arg:expr),+) => {{
+    ($with:ident, $avx2:ident, $($arg:expr),+ $(; $px:ident)?) => {{
         #[cfg(target_arch = "x86_64")]
         {
             if avx2() {
-                // SAFETY: AVX2, POPCNT and BMI1 were detected on this processor.
+                // SAFETY: AVX2, POPCNT, BMI1 and PCLMULQDQ were detected on this processor.
                 return unsafe { $avx2($($arg),+) };
             }
-            $with($($arg),+, classify_sse2)
+            $with($($arg),+, classify_sse2 $(, $px)?)
         }
         #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
         {
-            $with($($arg),+, classify_simd128)
+            $with($($arg),+, classify_simd128 $(, $px)?)
         }
         #[cfg(not(any(
             target_arch = "x86_64",
             all(target_arch = "wasm32", target_feature = "simd128")
         )))]
         {
-            $with($($arg),+, classify_scalar)
+            $with($($arg),+, classify_scalar $(, $px)?)
         }
     }};
 }
@@ -370,7 +394,7 @@ impl Cursor {
             Kernel::Uncached => return skip_nested_blocks(b, i),
             Kernel::Best | Kernel::NoAvx2 => {}
         }
-        with_best_classifier!(skip_cached_with, skip_cached_avx2, b, i, 0, self)
+        with_best_classifier!(skip_cached_with, skip_cached_avx2, b, i, 0, self; prefix_xor)
     }
 
     /// End of the object starting at `b[i]` when its members up to `b[j]` were already read by
@@ -385,13 +409,13 @@ impl Cursor {
             Kernel::Uncached => return skip_nested_blocks(b, i),
             Kernel::Best | Kernel::NoAvx2 => {}
         }
-        with_best_classifier!(skip_cached_with, skip_cached_avx2, b, j, 1, self)
+        with_best_classifier!(skip_cached_with, skip_cached_avx2, b, j, 1, self; prefix_xor)
     }
 }
 
-/// The scan loop of [`Cursor::skip_nested`] over a classifier: blocks at multiples of 64 in `b`,
-/// the first one scanned from `i` (outside strings, at nesting `depth`), each classified unless
-/// it is the cursor's.
+/// The scan loop of [`Cursor::skip_nested`] over a classifier and a prefix XOR: blocks at
+/// multiples of 64 in `b`, the first one scanned from `i` (outside strings, at nesting `depth`),
+/// each classified unless it is the cursor's.
 #[inline(always)]
 fn skip_cached_with(
     b: &[u8],
@@ -399,6 +423,7 @@ fn skip_cached_with(
     depth: usize,
     cur: &mut Cursor,
     classify: impl Fn(&[u8; 64]) -> Masks,
+    prefix_xor: impl Fn(u64) -> u64,
 ) -> Scan {
     let mut st = State {
         depth,
@@ -415,7 +440,7 @@ fn skip_cached_with(
             *cur = Cursor { at: pos, masks: m };
             m
         };
-        if let Some(end) = st.block(m, b, pos, from, len) {
+        if let Some(end) = st.block(m, b, pos, from, len, &prefix_xor) {
             return Scan::Done(end);
         }
         pos += 64;
@@ -424,31 +449,36 @@ fn skip_cached_with(
     Scan::Cut
 }
 
-/// [`skip_cached_with`] compiled for AVX2 (with POPCNT and BMI1), so the classifier inlines into
-/// the loop and the bracket counts are one instruction each.
+/// [`skip_cached_with`] compiled for AVX2 (with POPCNT, BMI1 and PCLMULQDQ), so the classifier
+/// and the prefix XOR inline into the loop and the bracket counts are one instruction each.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,popcnt,bmi1")]
+#[target_feature(enable = "avx2,popcnt,bmi1,pclmulqdq")]
 fn skip_cached_avx2(b: &[u8], i: usize, depth: usize, cur: &mut Cursor) -> Scan {
-    // SAFETY (of the calls below): this function only runs where AVX2, POPCNT and BMI1 were
-    // detected.
-    skip_cached_with(b, i, depth, cur, |a| classify_avx2(a))
+    // This function only runs where AVX2, POPCNT, BMI1 and PCLMULQDQ were detected.
+    skip_cached_with(
+        b,
+        i,
+        depth,
+        cur,
+        |a| classify_avx2(a),
+        |x| prefix_xor_clmul(x),
+    )
 }
 
 /// End of the object or array starting at `b[i]`, by blocks; the same result as
 /// [`super::lex::skip_nested_scalar`] on any input. Uses the portable classifier on targets
 /// without SIMD (correct, but slower than the scalar scan there).
 pub fn skip_nested_blocks(b: &[u8], i: usize) -> Scan {
-    with_best_classifier!(skip_with, skip_avx2, b, i)
+    with_best_classifier!(skip_with, skip_avx2, b, i; prefix_xor)
 }
 
-/// The block scan compiled for AVX2 (with POPCNT and BMI1), so the classifier inlines into the
-/// loop.
+/// The block scan compiled for AVX2 (with POPCNT, BMI1 and PCLMULQDQ), so the classifier and the
+/// prefix XOR inline into the loop.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,popcnt,bmi1")]
+#[target_feature(enable = "avx2,popcnt,bmi1,pclmulqdq")]
 fn skip_avx2(b: &[u8], i: usize) -> Scan {
-    // SAFETY (of the calls below): this function only runs where AVX2, POPCNT and BMI1 were
-    // detected.
-    skip_with(b, i, |a| classify_avx2(a))
+    // This function only runs where AVX2, POPCNT, BMI1 and PCLMULQDQ were detected.
+    skip_with(b, i, |a| classify_avx2(a), |x| prefix_xor_clmul(x))
 }
 
 /// End (exclusive: after the closing quote) of the string whose bytes continue at `b[j]`, `j`
@@ -529,10 +559,11 @@ pub fn kernel() -> Kernel {
     }
 }
 
-/// Whether the processor has AVX2, POPCNT and BMI1 (detected once; the AVX2 copies of the loops
-/// use all three) and the kernel in use may take it.
+/// Whether the processor has AVX2, POPCNT, BMI1 and PCLMULQDQ (detected once; the AVX2 copies of
+/// the loops use all four, and every AVX2 processor has the other three) and the kernel in use
+/// may take it.
 #[cfg(target_arch = "x86_64")]
-fn avx2() -> bool {
+pub(super) fn avx2() -> bool {
     use std::sync::atomic::{AtomicU8, Ordering};
     static KNOWN: AtomicU8 = AtomicU8::new(0);
     let has = match KNOWN.load(Ordering::Relaxed) {
@@ -541,7 +572,8 @@ fn avx2() -> bool {
         _ => {
             let has = std::is_x86_feature_detected!("avx2")
                 && std::is_x86_feature_detected!("popcnt")
-                && std::is_x86_feature_detected!("bmi1");
+                && std::is_x86_feature_detected!("bmi1")
+                && std::is_x86_feature_detected!("pclmulqdq");
             KNOWN.store(if has { 2 } else { 1 }, Ordering::Relaxed);
             has
         }
@@ -583,6 +615,52 @@ mod tests {
         assert_eq!(prefix_xor(0b10_0010), 0b01_1110);
         assert_eq!(prefix_xor(0), 0);
         assert_eq!(prefix_xor(1), !0);
+    }
+
+    /// Bit `k` is the parity of bits `0..=k` of `x`, one bit at a time.
+    fn prefix_xor_reference(x: u64) -> u64 {
+        let mut inside = false;
+        let mut out = 0;
+        for k in 0..64 {
+            inside ^= x >> k & 1 == 1;
+            out |= u64::from(inside) << k;
+        }
+        out
+    }
+
+    #[test]
+    fn both_prefix_xors_equal_a_bit_by_bit_walk() {
+        let mut rng = fastrand::Rng::with_seed(23);
+        let mut words = vec![
+            0,
+            !0,
+            1,
+            1 << 63,
+            0b11,
+            1 << 32,
+            (1 << 32) - 1,
+            !0 >> 1,
+            !0 << 1,
+        ];
+        words.extend((0..64).map(|k| 1u64 << k));
+        for _ in 0..20_000 {
+            words.push(match rng.u8(..3) {
+                0 => rng.u64(..),
+                1 => rng.u64(..) & rng.u64(..) & rng.u64(..),
+                _ => rng.u64(..) | rng.u64(..) | rng.u64(..),
+            });
+        }
+        #[cfg(target_arch = "x86_64")]
+        let clmul = std::is_x86_feature_detected!("pclmulqdq");
+        for &x in &words {
+            let want = prefix_xor_reference(x);
+            assert_eq!(prefix_xor(x), want, "{x:064b}");
+            #[cfg(target_arch = "x86_64")]
+            if clmul {
+                // SAFETY: PCLMULQDQ was detected.
+                assert_eq!(unsafe { prefix_xor_clmul(x) }, want, "PCLMULQDQ: {x:064b}");
+            }
+        }
     }
 
     /// The escaped bytes of a block, one byte at a time, and whether the next block's first

@@ -30,6 +30,7 @@ use super::csv_common::{parse_scaled, parse_scaled_span};
 use super::Interner;
 use crate::diag::Diagnostic;
 use crate::jsonscan::blocks::Cursor;
+use crate::jsonscan::either::Either;
 use crate::jsonscan::lex::{
     is_ws, scan_object, scan_object_with, scan_string, skip_ws, str_lossy, unquote,
 };
@@ -468,11 +469,10 @@ fn int_at(b: &[u8], span: (usize, usize)) -> Option<i64> {
     int_of(b.get(span.0..span.1).unwrap_or(&[]))
 }
 
-/// Where the next mentions of the kept categories are, found once and reused for every event up
-/// to them (one search pass over the piece instead of one per event).
+/// Where the next mention of a kept category is, found once and reused for every event up to it
+/// (one search pass over the piece instead of one per event).
 struct Cands {
-    cpu: usize,
-    queue: usize,
+    next: usize,
 }
 
 impl Default for Cands {
@@ -487,40 +487,24 @@ impl Cands {
 
     fn new() -> Self {
         Cands {
-            cpu: Self::NOT_YET,
-            queue: Self::NOT_YET,
+            next: Self::NOT_YET,
         }
     }
 
-    /// True when `b[i..end]` mentions `"cpu_op"` or `queue"`.
+    /// True when `b[i..end]` mentions `"cpu_op"` or `queue"` (a mention starts there).
     fn hit(&mut self, b: &[u8], i: usize, end: usize) -> bool {
-        let f = finders();
-        let rest = b.get(i..).unwrap_or(&[]);
-        if self.cpu == Self::NOT_YET || self.cpu < i {
-            self.cpu = f.0.find(rest).map_or(usize::MAX, |k| i + k);
+        if self.next == Self::NOT_YET || self.next < i {
+            self.next = kept_mentions().find(b, i).unwrap_or(usize::MAX);
         }
-        if self.queue == Self::NOT_YET || self.queue < i {
-            self.queue = f.1.find(rest).map_or(usize::MAX, |k| i + k);
-        }
-        self.cpu < end || self.queue < end
+        self.next < end
     }
 }
 
-/// Substring finders of the kept categories: `"cpu_op"`, and `queue"` (`enqueue`, `dequeue`).
-fn finders() -> &'static (
-    memchr::memmem::Finder<'static>,
-    memchr::memmem::Finder<'static>,
-) {
-    static F: std::sync::OnceLock<(
-        memchr::memmem::Finder<'static>,
-        memchr::memmem::Finder<'static>,
-    )> = std::sync::OnceLock::new();
-    F.get_or_init(|| {
-        (
-            memchr::memmem::Finder::new(b"\"cpu_op\""),
-            memchr::memmem::Finder::new(b"queue\""),
-        )
-    })
+/// The finder of the kept categories' mentions, `"cpu_op"` and `queue"` (`enqueue`, `dequeue`),
+/// both in one pass: they end with the same quote and have a `u` four bytes before it.
+fn kept_mentions() -> &'static Either {
+    static F: std::sync::OnceLock<Either> = std::sync::OnceLock::new();
+    F.get_or_init(|| Either::new(b"\"cpu_op\"", b"queue\""))
 }
 
 /// A hash of the length and three 32-byte windows (start, middle, end) of `raw`. foldhash with a
