@@ -13,7 +13,8 @@
 // built page (npm run build) and the release CLI.
 import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync, mkdirSync } from 'node:fs';
-import { cpus, totalmem, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
+import { machine, machineLine } from './machine.mjs';
 import path from 'node:path';
 import { openBrowser, startServer } from '../tests/browser/harness.mjs';
 import { serve } from './serve.mjs';
@@ -85,7 +86,7 @@ const mem = (m) => `${mib(m.renderer)} (${mib(m.all)})`;
 const sizeOf = (dir) => Number(execFileSync('du', ['-sb', dir]).toString().split('\t')[0]);
 
 mkdirSync(base, { recursive: true });
-console.log(`machine: ${cpus().length} × ${cpus()[0].model}, ${mib(totalmem())} RAM, load ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${new Date().toISOString()}`);
+console.log(`${machineLine(machine())}; load ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${new Date().toISOString()}`);
 const server = await startServer({ isolate: true });
 const baselineDir = opt('--baseline', null);
 const baseline = baselineDir ? await serve({ dir: path.resolve(baselineDir), port: 0, isolate: true }) : null;

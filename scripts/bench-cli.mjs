@@ -17,57 +17,23 @@
 // project's VM kinds than on the other: no figure without its machine. `--report FILE` writes the
 // machine and every run's figures as JSON.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { arch, cpus, loadavg, tmpdir } from 'node:os';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { main, opt } from './util.mjs';
+import { machine, machineLine } from './machine.mjs';
 
 /**
- * The machine the figures belong to: `/proc/cpuinfo`'s first processor (model name, vendor, family,
- * model, stepping — a VM may show only a generic name such as "Intel(R) Xeon(R) Processor", and
- * the numbers tell the generation), the logical CPUs and cores, and the trace scan's block
- * classifier. The classifier is chosen by the rule of `with_best_classifier!` in
+ * The trace scan's block classifier on this machine, by the rule of `with_best_classifier!` in
  * src/jsonscan/blocks.rs (x86_64: AVX2 when the processor has it with POPCNT, BMI1 and PCLMULQDQ,
  * which the AVX2 copies of the scan loops also use, else SSE2), read from the flags the kernel
- * reports. Every AVX2 processor has the other three, so the answer holds for older builds too.
+ * reports (`m` from machine.mjs). Every AVX2 processor has the other three, so the answer holds
+ * for older builds too.
  */
-function machine() {
-  let info = '';
-  try {
-    info = readFileSync('/proc/cpuinfo', 'utf8');
-  } catch {
-    // Not Linux: only what Node knows.
-  }
-  const first = info.split(/\n\s*\n/)[0] || '';
-  const field = (name) => first.match(new RegExp(`^${name}\\s*:\\s*(.*)$`, 'm'))?.[1].trim();
-  const flags = new Set((field('flags') || '').split(/\s+/).filter(Boolean));
-  const logical = cpus().length;
-  const classifier =
-    arch() === 'x64'
-      ? flags.size
-        ? ['avx2', 'popcnt', 'bmi1', 'pclmulqdq'].every((f) => flags.has(f))
-          ? 'AVX2'
-          : 'SSE2'
-        : 'unknown (no /proc/cpuinfo flags)'
-      : `none known for ${arch()}`;
-  return {
-    model: field('model name') || cpus()[0]?.model || 'unknown CPU',
-    vendor: field('vendor_id') || null,
-    family: field('cpu family') || null,
-    modelNumber: field('model') || null,
-    stepping: field('stepping') || null,
-    logicalCpus: logical,
-    coresPerPackage: Number(field('cpu cores')) || null,
-    avx512: flags.has('avx512bw'),
-    classifier,
-  };
-}
-
-/** One line naming the machine, for the header. */
-function machineLine(m) {
-  const id = m.family ? ` (${m.vendor}, family ${m.family} model ${m.modelNumber} stepping ${m.stepping})` : '';
-  const cores = m.coresPerPackage ? `, ${m.coresPerPackage} cores per package` : '';
-  return `machine: ${m.model}${id}, ${m.logicalCpus} logical CPUs${cores}; trace scan classifier ${m.classifier}`;
+function classifier(m) {
+  if (m.arch !== 'x64') return `none known for ${m.arch}`;
+  if (!m.flags.size) return 'unknown (no /proc/cpuinfo flags)';
+  return ['avx2', 'popcnt', 'bmi1', 'pclmulqdq'].every((f) => m.flags.has(f)) ? 'AVX2' : 'SSE2';
 }
 
 main(async () => {
@@ -81,8 +47,12 @@ main(async () => {
   const runs = Number(opt('--runs', '5'));
   const base = opt('--dir', path.join(tmpdir(), 'memlens-bench-cli'));
   const report = opt('--report', null);
-  const mach = machine();
-  console.log(`${machineLine(mach)}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  // The JSON report takes the description without the flag set, plus what the scan uses of it.
+  const m = machine();
+  const { flags, ...described } = m;
+  const mach = { ...described, avx512: flags.has('avx512bw'), classifier: classifier(m) };
+  const line = `${machineLine(mach)}; trace scan classifier ${mach.classifier}`;
+  console.log(`${line}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   const job = opt('--job', path.join(base, 'job'));
   const out = path.join(base, 'out');
   mkdirSync(base, { recursive: true });
@@ -154,7 +124,7 @@ main(async () => {
   const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
   const when = new Date().toISOString();
   console.log(`${when}, ${runs} rounds, load average (1 min) ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)}`);
-  console.log(machineLine(mach));
+  console.log(line);
   const results = [];
   for (const mode of Object.keys(modes)) {
     const first = median(times[`${clis[0].name} ${mode}`].map((x) => x.wall));

@@ -8,7 +8,8 @@
 //                                  [--rows 20000] [--cli PATH] [--keep]
 import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync, mkdirSync } from 'node:fs';
-import { cpus, totalmem, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
+import { machine, machineLine } from './machine.mjs';
 import path from 'node:path';
 import { root, opt } from './util.mjs';
 
@@ -37,7 +38,7 @@ const b = path.join(base, 'job-b');
 if (!existsSync(a)) gen(a);
 if (!existsSync(b)) gen(b, ['--inject-peak-bytes', String(64 << 20)]);
 console.log(
-  `machine: ${cpus().length} × ${cpus()[0].model}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM; ${new Date().toISOString()}; jobs 2 roles × 2 ranks, ${traceMb} MiB traces, ${rows} rows per rank`,
+  `${machineLine(machine())}; ${new Date().toISOString()}; jobs 2 roles × 2 ranks, ${traceMb} MiB traces, ${rows} rows per rank`,
 );
 try {
   for (let run = 1; run <= runs; run++) {

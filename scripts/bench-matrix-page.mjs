@@ -42,7 +42,8 @@
 // Needs a built page (npm run build). Real mouse input (playwright's mouse), 1440×900, threaded
 // unless --single.
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { cpus, totalmem, loadavg, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
+import { machine, machineLine } from './machine.mjs';
 import path from 'node:path';
 import { root, openBrowser, startServer, engineThreads } from '../tests/browser/harness.mjs';
 import { serve } from './serve.mjs';
@@ -474,7 +475,7 @@ const TMP = mkdtempSync(path.join(tmpdir(), 'memlens-bench-matrix-'));
 const server = await startServer({ isolate: ISOLATE });
 const base = BASELINE ? await serve({ dir: path.resolve(BASELINE), port: 0, isolate: ISOLATE }) : null;
 const pages = [['', server.url], ...(base ? [['baseline ', base.url]] : [])];
-console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model || 'unknown CPU'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB; load ${loadavg().map((x) => x.toFixed(1)).join(' ')}; ${new Date().toISOString()}`);
+console.log(`${machineLine(machine())}; load ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${new Date().toISOString()}`);
 try {
   for (const n of JOB ? [0] : SIZES) for (let run = 1; run <= RUNS; run++) for (const [which, url] of pages) {
     const r = await once(url, n);

@@ -52,7 +52,8 @@
 // (e.g. a frozen copy) instead of the checkout's, so the checkout can change during a long run.
 import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync, mkdirSync, statSync, readdirSync, linkSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
+import { machine, machineLine } from './machine.mjs';
 import path from 'node:path';
 import { openBrowser, startServer, engineThreads } from '../tests/browser/harness.mjs';
 import { watchTabMemory, tabMemory, browserCpu } from './tab-memory.mjs';
@@ -311,7 +312,7 @@ function summary(label) {
 }
 
 mkdirSync(base, { recursive: true });
-console.log(`machine: ${cpus().length} × ${cpus()[0].model}, ${mib(totalmem())} RAM, load ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${new Date().toISOString()}`);
+console.log(`${machineLine(machine())}; load ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${new Date().toISOString()}`);
 const WWW = opt('--www', null);
 /** A server of this page: the checkout's www/, or --www. */
 async function pageServer(isolate) {

@@ -11,7 +11,8 @@
 //
 // Needs a built page (npm run build). 1440×900, threaded unless --single.
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { cpus, totalmem, loadavg, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
+import { machine, machineLine } from './machine.mjs';
 import path from 'node:path';
 import { openBrowser, startServer } from '../tests/browser/harness.mjs';
 import { variedSummary } from '../tests/browser/varied-summary.mjs';
@@ -62,7 +63,7 @@ const TMP = mkdtempSync(path.join(tmpdir(), 'memlens-bench-rank-table-'));
 const server = await startServer({ isolate: ISOLATE });
 const base = BASELINE ? await serve({ dir: path.resolve(BASELINE), port: 0, isolate: ISOLATE }) : null;
 const pages = [['this page', server.url], ...(base ? [['baseline', base.url]] : [])];
-console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model || 'unknown CPU'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB; load ${loadavg().map((x) => x.toFixed(1)).join(' ')}; ${new Date().toISOString()}`);
+console.log(`${machineLine(machine())}; load ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${new Date().toISOString()}`);
 try {
   for (const n of SIZES) {
     const file = path.join(TMP, `job-${n}.memlens.json`);

@@ -8,7 +8,8 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { existsSync, rmSync, mkdirSync } from 'node:fs';
-import { cpus, totalmem, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
+import { machine, machineLine } from './machine.mjs';
 import path from 'node:path';
 import { openBrowser } from '../tests/browser/harness.mjs';
 import { root, opt } from './util.mjs';
@@ -20,7 +21,6 @@ const runs = Number(opt('--runs', '3'));
 const CLI = opt('--cli', path.join(root, 'target', 'release', 'memlens'));
 if (!existsSync(CLI)) throw new Error(`build the release CLI first: cargo build --release --bin memlens (${CLI})`);
 
-const mib = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
 const s = (ms) => `${(ms / 1000).toFixed(2)} s`;
 
 mkdirSync(base, { recursive: true });
@@ -30,7 +30,7 @@ if (!existsSync(job)) {
     stdio: 'inherit',
   });
 }
-console.log(`machine: ${cpus().length} × ${cpus()[0].model}, ${mib(totalmem())} RAM, load ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${new Date().toISOString()}`);
+console.log(`${machineLine(machine())}; load ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${new Date().toISOString()}`);
 
 const server = spawn(CLI, ['serve', job, '--port', '0', '--json', '--www', path.join(root, 'www')], { stdio: ['ignore', 'pipe', 'inherit'] });
 const url = JSON.parse(await new Promise((resolve) => createInterface({ input: server.stdout }).once('line', resolve))).url;

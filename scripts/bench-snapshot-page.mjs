@@ -9,7 +9,8 @@
 // Needs a built page (npm run build) and the CLI (cargo build --bin memlens, for the generator).
 import { mkdirSync, existsSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { tmpdir, cpus, totalmem, loadavg } from 'node:os';
+import { tmpdir, loadavg } from 'node:os';
+import { machine, machineLine } from './machine.mjs';
 import path from 'node:path';
 import { openBrowser, startServer, engineThreads, CLI } from '../tests/browser/harness.mjs';
 
@@ -98,7 +99,7 @@ async function once(url, label) {
 
 const isolated = await startServer({ isolate: true });
 const plain = await startServer({ isolate: false });
-console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model || 'unknown CPU'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB; load ${loadavg().map((x) => x.toFixed(1)).join(' ')}; ${new Date().toISOString()}`);
+console.log(`${machineLine(machine())}; load ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${new Date().toISOString()}`);
 console.log(`input: ${(size / 1e6).toFixed(1)} MB snapshot`);
 try {
   const modes = [[isolated.url, 'threaded'], [plain.url, 'single-threaded']].filter(([, l]) => !ONLY || l.startsWith(ONLY));

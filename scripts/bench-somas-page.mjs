@@ -13,7 +13,8 @@
 // Needs a built page (npm run build) and the CLI (cargo build --bin memlens, for the generator).
 import { mkdirSync, existsSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { tmpdir, cpus, totalmem, loadavg } from 'node:os';
+import { tmpdir, loadavg } from 'node:os';
+import { machine, machineLine } from './machine.mjs';
 import path from 'node:path';
 import { openBrowser, startServer, engineThreads, CLI } from '../tests/browser/harness.mjs';
 import { serve } from './serve.mjs';
@@ -120,8 +121,7 @@ const isolated = await pageServer(WWW, true);
 const plain = await pageServer(WWW, false);
 const baseIsolated = BASELINE ? await pageServer(BASELINE, true) : null;
 const basePlain = BASELINE ? await pageServer(BASELINE, false) : null;
-const cpu = cpus()[0]?.model || 'unknown CPU';
-console.log(`machine: ${cpus().length} cores (${cpu}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB; ${new Date().toISOString()}`);
+console.log(`${machineLine(machine())}; load ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${new Date().toISOString()}`);
 console.log(`input: ${NODES} nodes, ${WITH_TASK ? 'dump + task-info' : 'dump'} ${(size / 1e6).toFixed(1)} MB`);
 try {
   const modes = [[isolated, baseIsolated, 'threaded'], [plain, basePlain, 'single-threaded']].filter(([, , l]) => !ONLY || l.startsWith(ONLY));
