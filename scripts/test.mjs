@@ -1,6 +1,6 @@
-// npm test: set-up (incl. chromium and the Python virtualenv), formatting, lints, Rust tests, the
-// Python wheel and its tests, both wasm builds, the offline file, and the browser tests. Stops at
-// the first failure.
+// npm test: set-up (incl. chromium and the Python virtualenv), formatting (the fuzz crate too),
+// lints, Rust tests, the Python wheel and its tests, both wasm builds, the offline file, and the
+// browser tests. Stops at the first failure.
 //   npm test -- --browser-only   skip the Rust and Python checks (fast loop on the page)
 //   npm test -- --python-only    set-up, the wheel and the Python tests only
 import { readdirSync } from 'node:fs';
@@ -38,7 +38,11 @@ main(async () => {
     return;
   }
   if (!browserOnly) {
-    await step('cargo fmt --check', () => run('cargo', ['fmt', '--all', '--check']));
+    // The fuzz crate is a workspace of its own (fuzz/Cargo.toml), which `--all` does not reach.
+    await step('cargo fmt --check (the crate and fuzz/)', () => {
+      run('cargo', ['fmt', '--all', '--check']);
+      run('cargo', ['fmt', '--all', '--check', '--manifest-path', path.join(root, 'fuzz', 'Cargo.toml')]);
+    });
     await step('cargo clippy -D warnings', () => run('cargo', ['clippy', '--all-targets', '--', '-D', 'warnings']));
     await step('cargo clippy -D warnings (Python module)', () =>
       run('cargo', ['clippy', '--lib', '--features', 'python', '--', '-D', 'warnings']),

@@ -8,13 +8,13 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
+use memlens::export::profiler as exp;
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
-use memlens::profiler::view::allocations::{allocation_table, select, AllocationQuery, SortKey};
+use memlens::profiler::discover_job;
 use memlens::profiler::memory_record::Metric;
 use memlens::profiler::queries::curve_window;
 use memlens::profiler::trace::TraceOptions;
-use memlens::profiler::discover_job;
-use memlens::export::profiler as exp;
+use memlens::profiler::view::allocations::{allocation_table, select, AllocationQuery, SortKey};
 
 const RUN: &str = "job/actor/host_1_20250101000000000_ascend_pt";
 const FILES: [&str; 4] = [

@@ -22,9 +22,11 @@ fn run(data: &[u8]) {
             let back = read_ranks(name, &again).expect("a written summary reads back");
             assert_eq!(back, merged.ranks);
             let mut view = SummaryView::from_text(name, &text).expect("read_ranks accepted it");
-            view.answer(&Request::Overview).expect("the overview serialises");
+            view.answer(&Request::Overview)
+                .expect("the overview serialises");
             for rank in 0..view.job().ranks.len() {
-                view.answer(&Request::Rank { rank }).expect("a rank serialises");
+                view.answer(&Request::Rank { rank })
+                    .expect("a rank serialises");
             }
         }
         Err(d) => common::names_file(&d, name),

@@ -8,9 +8,9 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
+use memlens::export::profiler as exp;
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
 use memlens::profiler::discover_job;
-use memlens::export::profiler as exp;
 use memlens::source::BytesSource;
 use memlens::sqlite::Database;
 

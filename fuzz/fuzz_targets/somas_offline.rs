@@ -6,8 +6,8 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use memlens::somas::recognize::SomasFamily;
 use memlens::somas;
+use memlens::somas::recognize::SomasFamily;
 
 fuzz_target!(|data: &[u8]| common::in_pool(|| run(data)));
 

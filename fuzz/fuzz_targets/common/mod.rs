@@ -84,7 +84,11 @@ pub fn exercise_snapshot(snap: &memlens::snapshot::Snapshot) {
         assert!(t.stream.iter().all(|&s| (s as usize) < snap.streams.len()));
     }
     for s in 0..snap.stacks.len() as u32 {
-        assert!(snap.stacks.get(s).iter().all(|&f| (f as usize) < snap.frames.len()));
+        assert!(snap
+            .stacks
+            .get(s)
+            .iter()
+            .all(|&f| (f as usize) < snap.frames.len()));
     }
     let a = analysis::analyse(snap);
     let _ = serde_json::to_string(&summary::summary(snap, &a)).expect("summary serialises");
