@@ -11,7 +11,7 @@ import { el } from './ui/dom.js';
 import { showServed } from './served-files.js';
 import { mountCompare } from './compare/page.js';
 import { comparablePair, showOffer } from './compare/offer.js';
-import { selectGroupOnNextView, HASH_KEYS as PROFILER_KEYS } from './profiler/state.js';
+import { selectGroupOnNextView } from './profiler/state.js';
 import { warmReaders } from './worker-pool.js';
 
 const $ = (id) => document.getElementById(id);
@@ -233,11 +233,13 @@ async function openSide(side, place) {
   try {
     const { inventory, rank } = await client.call('compare.open', { side, pair: place.pair ?? null });
     if (seq !== loadSeq) return;
+    // The side opens at the place alone: none of the view state of what was shown before.
+    forgetViewState();
     if (place.pair !== undefined) {
-      hash.update({ ...Object.fromEntries(PROFILER_KEYS.map((k) => [k, null])), rank: rank ?? 0, tab: 'ascend' });
+      hash.update({ rank: rank ?? 0, tab: 'ascend' });
       if (place.frame !== undefined) selectGroupOnNextView('live', place.frame);
     } else {
-      hash.update({ 's.node': place.node ?? null, 's.tensor': place.tensor ?? null, 's.dump': null, 's.ti': null, tab: 'somas' });
+      hash.update({ 's.node': place.node ?? null, 's.tensor': place.tensor ?? null, tab: 'somas' });
     }
     // The tabs about to mount read the place just written to the hash.
     restoreNext = true;
@@ -291,6 +293,11 @@ let mounted = [];
 // filters and zoom, which mean something else there (or nothing).
 let restoreNext = true;
 
+/** Clears every tab's view state from the URL hash (each analysis declares its keys: analyses.js). */
+function forgetViewState() {
+  hash.forget(analyses.flatMap((a) => a.hashKeys));
+}
+
 function mountAnalyses(inventory, items) {
   for (const m of mounted) if (m.handle && m.handle.unmount) m.handle.unmount();
   mounted = [];
@@ -298,10 +305,12 @@ function mountAnalyses(inventory, items) {
   panels.replaceChildren();
   const restore = restoreNext;
   restoreNext = false;
+  // Cleared here, for every tab at once, before any mounts: the tabs only read the hash.
+  if (!restore) forgetViewState();
   // `shared`: what one tab hands to another (the torch_npu tab's rank summaries); `dropped()`:
   // the drop as the worker's `load` request, for a tab that reads it with workers of its own
-  // (null for a side of a comparison: its files are in the worker alone); `restore`: read the
-  // view state from the hash (else clear the tab's keys there and start afresh).
+  // (null for a side of a comparison: its files are in the worker alone); `restore`: the hash
+  // holds view state to restore, not a cleared slate.
   const ctx = { client, inventory, setStatus, showProgress, hideProgress, showErrors, shared: {}, restore, dropped: items ? () => loadRequest(items) : null };
   for (const a of analyses) {
     if (!a.accepts(inventory)) continue;

@@ -248,9 +248,15 @@ test('the real sample against itself compares equal; two steps; a SOMAS pair; th
     await page.waitForSelector('#panel-somas [data-testid="somas"]', { state: 'visible' });
     assert.equal(await hashOf('tab'), 'somas');
     await page.waitForFunction((n) => new URLSearchParams(location.hash.slice(1)).get('s.node') === n, String(json.node_differences[0].base_index), { timeout: 60000 });
+    // The user queries an address range in that view; the next link opens its own place alone,
+    // without the range picked in the other dump's view.
+    await page.fill('#panel-somas [data-testid="somas-search"]', '0x0-0x1000');
+    await page.press('#panel-somas [data-testid="somas-search"]', 'Enter');
+    await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).get('s.range') !== null, null, { timeout: 60000 });
     await page.click('[data-testid="compare-tensor"] [data-testid="compare-open-candidate"]');
     assert.equal(await settled(page, 120000), 'ready');
     await page.waitForFunction((t) => new URLSearchParams(location.hash.slice(1)).get('s.tensor') === t, String(grown.tensor), { timeout: 60000 });
+    assert.equal(await hashOf('s.range'), null, 'no range of the baseline\'s view carried into the candidate\'s');
     assert.equal(await page.getAttribute('[data-testid="compare"]', 'data-state'), 'ready');
 
     // A profiler run against a SOMAS dump: the error state names the problem.

@@ -15,6 +15,8 @@ export const jobSummaryPage = {
   id: 'summary',
   title: (inventory) => (inventory.units.filter((u) => u.kind === 'job-summary').length > 1 ? 'Job summaries' : 'Job summary'),
   accepts: (inventory) => inventory.units.some((u) => u.kind === 'job-summary'),
+  // Its selection stays in the tab: nothing of it goes to the URL hash.
+  hashKeys: [],
   mount,
 };
 

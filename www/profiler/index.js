@@ -4,7 +4,7 @@
 import { el } from '../ui/dom.js';
 import { downloadCanvas } from '../ui/download.js';
 import { bytes, bytesApart, int, plural } from '../format.js';
-import { createState, forgetViewState } from './state.js';
+import { createState, HASH_KEYS } from './state.js';
 import { ms, rankLabel } from './common.js';
 import { overview, warningsBlock } from './overview.js';
 import { memoryChart } from './memory-chart.js';
@@ -27,12 +27,11 @@ export const profiler = {
   id: 'ascend',
   title: () => 'torch_npu / MindSpore profiler',
   accepts: (inventory) => inventory.units.some((u) => u.kind === 'ascend-run'),
+  hashKeys: HASH_KEYS,
   mount,
 };
 
 function mount(panel, ctx) {
-  // A later drop does not open at the last one's rank, row, filters and zoom (see app.js).
-  if (!ctx.restore) forgetViewState();
   const root = el('div', { class: 'ascend', 'data-testid': 'ascend', 'data-state': 'loading' });
   panel.append(root);
   // Ranks with a file larger than a tab can hold are left out before anything is read, the same

@@ -15,13 +15,8 @@ export function selectGroupOnNextView(kind, frame) {
   wantedGroup = { kind, frame };
 }
 
-/** The hash keys of the torch_npu views (a link from the Compare mode sets or clears them). */
+/** The hash keys of the torch_npu views (the page clears them: see analyses.js). */
 export const HASH_KEYS = ['rank', 'cmp', 'align', 'v0', 'v1', 'w0', 'w1', 'at', 'row', 'gk', 'gi', 'gb', 'q', 'sq', 'smin', 'smax', 'nowin', 'unrel', 'sort', 'desc', 'hide'];
-
-/** Clears the torch_npu views' keys from the hash: a new drop starts afresh (see app.js). */
-export function forgetViewState() {
-  hash.update(Object.fromEntries(HASH_KEYS.map((k) => [k, null])));
-}
 
 const num = (v) => (v === undefined || v === '' || v === null || !Number.isFinite(Number(v)) ? null : Number(v));
 

@@ -4,6 +4,11 @@ import { el, cssVar } from '../ui/dom.js';
 import * as hash from '../ui/hash-state.js';
 import { plural } from '../format.js';
 
+/** The hash keys of the selection within one snapshot file (cleared when another file opens). */
+export const SELECTION_KEYS = ['n.dev', 'n.g', 'n.el', 'n.bl'];
+/** Every hash key of the snapshot tab: the open file and its selection (see analyses.js). */
+export const HASH_KEYS = ['n.file', ...SELECTION_KEYS];
+
 const num = (v) => (v === undefined || v === null || v === '' || !Number.isFinite(Number(v)) ? null : Number(v));
 
 /**

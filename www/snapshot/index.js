@@ -6,7 +6,7 @@ import { el } from '../ui/dom.js';
 import * as hash from '../ui/hash-state.js';
 import { mountedClient } from '../ui/mounted-client.js';
 import { bytes } from '../format.js';
-import { createStore, stateLine } from './common.js';
+import { createStore, stateLine, HASH_KEYS, SELECTION_KEYS } from './common.js';
 import { timelineView } from './timeline.js';
 import { stateView } from './state-view.js';
 import { tablesView } from './tables.js';
@@ -17,12 +17,11 @@ export const snapshotPage = {
   id: 'snapshot',
   title: (inventory) => (inventory.units.filter((u) => u.kind === 'snapshot').length > 1 ? 'Memory snapshots' : 'Memory snapshot'),
   accepts: (inventory) => inventory.units.some((u) => u.kind === 'snapshot'),
+  hashKeys: HASH_KEYS,
   mount,
 };
 
 function mount(panel, ctx) {
-  // A later drop does not open at the last one's file, device and selection (see app.js).
-  if (!ctx.restore) hash.update({ 'n.file': null, 'n.dev': null, 'n.g': null, 'n.el': null, 'n.bl': null });
   const root = el('div', { class: 'snapshot', 'data-testid': 'snapshot', 'data-state': 'loading' });
   panel.append(root);
   const files = ctx.inventory.units.filter((u) => u.kind === 'snapshot');
@@ -108,7 +107,9 @@ function mount(panel, ctx) {
   }
 
   picker.addEventListener('change', () => {
-    hash.update({ 'n.file': picker.value, 'n.g': null, 'n.el': null, 'n.bl': null, 'n.dev': null });
+    // Another file: the last one's device and selection mean nothing there.
+    hash.forget(SELECTION_KEYS);
+    hash.update({ 'n.file': picker.value });
     open(Number(picker.value));
   });
   const wanted = Number(hash.get('n.file', 0));

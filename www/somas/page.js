@@ -58,7 +58,11 @@ function selectionStore() {
   });
 }
 
-const HASH_KEYS = ['s.node', 's.tensor', 's.range', 's.pair', 's.lx0', 's.lx1', 's.ly0', 's.ly1', 's.cx0', 's.cx1', 's.table', 's.sort'];
+// The hash keys of the views of one open plan: cleared when another dump or task-info file opens.
+const PLAN_KEYS = ['s.node', 's.tensor', 's.range', 's.pair', 's.lx0', 's.lx1', 's.ly0', 's.ly1', 's.cx0', 's.cx1', 's.curve', 's.table', 's.sort'];
+// Every hash key of the tab: the dump and task-info file picked, and the plan's views (see
+// analyses.js).
+const HASH_KEYS = ['s.dump', 's.ti', ...PLAN_KEYS];
 
 export const somasPage = {
   id: 'somas',
@@ -70,6 +74,7 @@ export const somasPage = {
     const { dumps, tasks } = candidates(inventory);
     return dumps.length > 0 || tasks.length > 0;
   },
+  hashKeys: HASH_KEYS,
   mount(panel, ctx) {
     return new SomasPage(panel, ctx);
   },
@@ -91,8 +96,6 @@ class SomasPage {
     const { dumps, tasks } = candidates(ctx.inventory);
     this.dumps = dumps;
     this.tasks = tasks;
-    // The hash restores a reload, or the place a Compare link opens (the page decides: ctx.restore).
-    this.restoring = ctx.restore;
     this.root = el('div', { class: 'somas', data: { testid: 'somas', state: 'idle' } });
     panel.append(this.root);
 
@@ -134,18 +137,14 @@ class SomasPage {
 
   /** Opens the dump of the drop: the one the hash names on a reload, else the solved plan. */
   start() {
-    if (!this.restoring) {
-      const clear = { 's.dump': null, 's.ti': null };
-      for (const k of HASH_KEYS) clear[k] = null;
-      hash.update(clear);
-    }
     let d = Number(hash.get('s.dump', NaN));
     if (!(d >= 0 && d < this.dumps.length)) d = defaultDump(this.dumps);
     let t = Number(hash.get('s.ti', NaN));
     if (!(t >= -1 && t < this.tasks.length)) t = pairedTask(this.dumps[d], this.tasks);
     this.dumpSelect.value = String(d);
     this.taskSelect.value = String(t);
-    return this.open(d, t, this.restoring);
+    // The hash restores a reload, or the place a Compare link opens (the page decides: ctx.restore).
+    return this.open(d, t, this.ctx.restore);
   }
 
   unmount() {
@@ -163,9 +162,7 @@ class SomasPage {
       this.taskSelect.value = String(t);
     }
     // Another plan: the old selection and zoom mean nothing there.
-    const clear = {};
-    for (const k of HASH_KEYS) clear[k] = null;
-    hash.update(clear);
+    hash.forget(PLAN_KEYS);
     // The tab shows a failure itself; the page's status is about the drop.
     this.open(d, t, false).catch(() => {});
   }

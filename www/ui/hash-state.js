@@ -56,6 +56,11 @@ export function update(patch) {
 
 let queued = false;
 
+/** Removes `keys` from the state (see `update`). */
+export function forget(keys) {
+  update(Object.fromEntries(keys.map((k) => [k, null])));
+}
+
 /** Calls `fn(state)` when the user edits the hash by hand or navigates. */
 export function onExternalChange(fn) {
   listeners.add(fn);
