@@ -32,9 +32,25 @@ export function readAheadWith(serve) {
   ahead = serve;
 }
 
+// How the engine first learnt that its load was stopped: 'asked' (a reader's stop question,
+// `memlensStopped()`, as it parsed), 'refused' (a read failed on the flag), or null (it was not
+// told: no engine call was under way, or the one under way ended without asking or reading).
+let told = null;
+
+function raised() {
+  return stopped !== null && Atomics.load(stopped, 0) !== 0;
+}
+
 /** True once the page raised this worker's stop flag (the engine asks as it parses). */
 export function loadStopped() {
-  return stopped !== null && Atomics.load(stopped, 0) !== 0;
+  if (!raised()) return false;
+  told ||= 'asked';
+  return true;
+}
+
+/** How the engine first learnt of the stop: 'asked', 'refused' or null (see `told`). */
+export function stopTold() {
+  return told;
 }
 
 /**
@@ -43,7 +59,10 @@ export function loadStopped() {
  * bytes are valid until the next read (a read-ahead slot is then reused).
  */
 export function readSlice(file, start, end) {
-  if (loadStopped()) throw new DOMException('the load was stopped', 'AbortError');
+  if (raised()) {
+    told ||= 'refused';
+    throw new DOMException('the load was stopped', 'AbortError');
+  }
   const t = performance.now();
   let bytes = ahead ? ahead(file, start, end) : null;
   if (!bytes) {

@@ -16,7 +16,7 @@
 // the worker is gone. A worker the page did not end that is gone is reported dead.
 
 import { isolated } from './worker-isolated.js';
-import { stopReadsOn } from './file-reads.js';
+import { stopReadsOn, stopTold } from './file-reads.js';
 
 /** A stop flag for one worker (shared memory), or null where the page has none. */
 function stopFlag() {
@@ -26,6 +26,18 @@ function stopFlag() {
 // The most the page waits for a worker's `stopped` before terminating it anyway (a worker busy in
 // a long computation that reads no file does not see the flag until it ends).
 const STOP_WAIT_MS = 300;
+
+/**
+ * The wait for a worker's `stopped`: STOP_WAIT_MS, unless the page states another one with the
+ * test-only `?stopWait=MS`. The browser tests state a long one: whether a worker stops on its word
+ * must not depend on how busy the machine is (at load 6.5–10 a word that comes within 300 ms on a
+ * quiet machine came too late once); how soon workers stop is measured by
+ * scripts/bench-cancel.mjs, with this page's own wait.
+ */
+function stopWait() {
+  const ms = Number(new URLSearchParams(globalThis.location?.search ?? '').get('stopWait'));
+  return Number.isFinite(ms) && ms > 0 ? ms : STOP_WAIT_MS;
+}
 
 /**
  * Starts watching `worker` (just spawned): sends it its stop flag and its lock's name, and calls
@@ -60,15 +72,16 @@ export function watchWorker(worker, died) {
     if (!flag) return worker.terminate();
     Atomics.store(flag, 0, 1);
     Atomics.notify(flag, 0);
-    // Marks for the tests and the benchmark: how each worker was ended.
+    // Marks for the tests and the benchmark: how each worker was ended, and, of one that stopped
+    // on its word, how its engine learnt of the stop (`told`: see installLife).
     const timer = setTimeout(() => {
       performance.mark('memlens:worker-forced');
       worker.terminate();
-    }, STOP_WAIT_MS);
+    }, stopWait());
     worker.addEventListener('message', (ev) => {
       if (ev.data?.type !== 'stopped') return;
       clearTimeout(timer);
-      performance.mark('memlens:worker-stopped');
+      performance.mark('memlens:worker-stopped', { detail: { told: ev.data.told ?? null } });
       worker.terminate();
     });
   };
@@ -77,7 +90,9 @@ export function watchWorker(worker, died) {
 /**
  * The worker's side of a `life` message from `watchWorker`: takes its lock for the rest of its life,
  * makes every file read fail once the flag is raised, and when it is, stops the engine's threads
- * (`stopThreads()`, given by the caller: the engine may still be starting) and says `stopped`.
+ * (`stopThreads()`, given by the caller: the engine may still be starting) and says `stopped`,
+ * with how the engine call under way learnt of the stop (`told`: 'asked' by a parse's stop
+ * question, 'refused' a read, or null when none was under way or it was never told).
  */
 export function installLife({ flag, lock }, stopThreads) {
   if (lock && self.navigator?.locks) {
@@ -94,7 +109,7 @@ export function installLife({ flag, lock }, stopThreads) {
     try {
       stopThreads();
     } finally {
-      self.postMessage({ type: 'stopped' });
+      self.postMessage({ type: 'stopped', told: stopTold() });
     }
   };
   if (typeof Atomics.waitAsync === 'function') {

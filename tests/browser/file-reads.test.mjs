@@ -1,6 +1,7 @@
 // The engine's one read hook (www/file-reads.js `readSlice`): it gives the bytes of the slice asked
 // for, clamped to the file, counts them, and once the worker's stop flag is raised fails every read
-// at once without reading. Run in Node against a stand-in for FileReaderSync.
+// at once without reading; the worker can say how its engine learnt of the stop. Run in Node
+// against a stand-in for FileReaderSync.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -49,6 +50,34 @@ test('a raised stop flag fails every read at once, without reading', () => {
   assert.throws(() => readSlice(file, 10, 20), (e) => e.name === 'AbortError' && /the load was stopped/.test(e.message));
   assert.equal(reads, before);
   stopReadsOn(null);
+});
+
+test('the worker says how its engine first learnt of the stop: by its stop question, or by a refused read', async () => {
+  // Each case in a fresh copy of the module: what it was told is kept for the worker's life.
+  const fresh = (tag) => import(`../../www/file-reads.js?${tag}`);
+  const asked = await fresh('asked');
+  asked.installFileReads();
+  const flag = new Int32Array(new SharedArrayBuffer(4));
+  asked.stopReadsOn(flag);
+  assert.equal(self.memlensStopped(), false);
+  asked.readSlice(file, 0, 10);
+  assert.equal(asked.stopTold(), null, 'nothing told while the flag is down');
+  Atomics.store(flag, 0, 1);
+  assert.equal(self.memlensStopped(), true);
+  assert.throws(() => asked.readSlice(file, 10, 20), (e) => e.name === 'AbortError');
+  assert.equal(asked.stopTold(), 'asked', 'the question came first');
+
+  const refused = await fresh('refused');
+  refused.installFileReads();
+  refused.stopReadsOn(flag);
+  assert.throws(() => refused.readSlice(file, 10, 20), (e) => e.name === 'AbortError');
+  assert.equal(self.memlensStopped(), true);
+  assert.equal(refused.stopTold(), 'refused', 'the refused read came first');
+
+  const idle = await fresh('idle');
+  idle.stopReadsOn(flag);
+  assert.equal(idle.stopTold(), null, 'a raised flag alone tells nothing: no call asked or read');
+  installFileReads();
 });
 
 test("the worker's ?readSize=MiB is the read size stated to the engine, and none without it", () => {

@@ -119,8 +119,12 @@ test('a request to another origin from the page is a CSP violation, not a networ
           resolve(String(e));
         }
       });
-      // Violation events are dispatched asynchronously.
-      await new Promise((r) => setTimeout(r, 300));
+      // Violation events are dispatched asynchronously: wait until each blocked URL has one, not
+      // for a fixed time (300 ms can be too short on a busy machine). If one never comes, the
+      // test fails below, after 20 s, on what did come.
+      const blocked = ['https://example.com/', 'https://example.org', 'https://example.net', 'wss://example.com'];
+      const seenAll = () => blocked.every((u) => violations.some((x) => x.blocked.startsWith(u)));
+      for (const until = performance.now() + 20000; !seenAll() && performance.now() < until; ) await new Promise((r) => setTimeout(r, 20));
       return { violations, fetchError, beacon, img, ws };
     });
     // fetch rejects, and the reason is the policy: a violation of connect-src for that URL. (The
