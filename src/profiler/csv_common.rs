@@ -839,6 +839,9 @@ impl Row<'_> {
     }
 
     /// The trimmed bytes of the field at `col`, `None` for a missing column or a NULL value.
+    /// Inlined: the readers ask it for every name (`callgrind`: ~60 instructions a call, out of
+    /// line).
+    #[inline(always)]
     pub fn get_bytes(&self, col: Option<usize>) -> Option<&[u8]> {
         let f = trim_bytes(self.record.get(col?)?);
         if is_null_bytes(f) {
@@ -870,6 +873,7 @@ fn scaled_general(rest: &[u8], len: usize, scale: i32, mul: i128) -> Option<(Opt
     Some((parse_scaled_in(rest, f.len(), scale, mul), f))
 }
 
+#[inline(always)]
 fn trim_bytes(mut f: &[u8]) -> &[u8] {
     while let [first, rest @ ..] = f {
         if first.is_ascii_whitespace() {
@@ -1161,6 +1165,177 @@ pub fn mb_u64_at(
     }
 }
 
+/// True when `a` and `b` hold the same bytes; fields of up to 32 bytes (the names and numbers of
+/// torch_npu's rows) are compared inline by two overlapping loads from each end, which cover every
+/// byte, where `==` calls `memcmp` (`perf`: 2.5 % of `--json`'s samples, most for the few bytes
+/// of a `memory_record.csv` component name).
+#[inline(always)]
+pub fn field_eq(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let w8 = |s: &[u8], o: usize| {
+        s.get(o..o + 8)
+            .and_then(|x| <[u8; 8]>::try_from(x).ok())
+            .map(u64::from_le_bytes)
+    };
+    let w4 = |s: &[u8], o: usize| {
+        s.get(o..o + 4)
+            .and_then(|x| <[u8; 4]>::try_from(x).ok())
+            .map(u32::from_le_bytes)
+    };
+    match n {
+        0 => true,
+        // Bytes 0, n / 2 and n - 1 are every byte of a field of one to three.
+        1..=3 => a.first() == b.first() && a.get(n / 2) == b.get(n / 2) && a.last() == b.last(),
+        4..=7 => w4(a, 0) == w4(b, 0) && w4(a, n - 4) == w4(b, n - 4),
+        8..=16 => w8(a, 0) == w8(b, 0) && w8(a, n - 8) == w8(b, n - 8),
+        17..=32 => {
+            w8(a, 0) == w8(b, 0)
+                && w8(a, 8) == w8(b, 8)
+                && w8(a, n - 16) == w8(b, n - 16)
+                && w8(a, n - 8) == w8(b, n - 8)
+        }
+        _ => a == b,
+    }
+}
+
+/// Longest field a [`NumberMemo`] keeps (a torch_npu time with its TAB is 21 bytes).
+const MEMO_BYTES: usize = 24;
+
+/// The last field of a column read as a number by the fast path, and its value: rows often repeat
+/// the text of the row before in one column (a `memory_record.csv` row of the combined `PTA+GE`
+/// series has the time of the row before it; an allocator's reserved total changes rarely), and a
+/// field of the same bytes takes the value without being parsed again. Only values the fast path
+/// read are kept, so a field that matches is a number and counts no warning.
+#[derive(Debug, Clone, Copy)]
+pub struct NumberMemo {
+    bytes: [u8; MEMO_BYTES],
+    /// Length of the field kept; `usize::MAX`: none (no field is that long).
+    len: usize,
+    value: i64,
+}
+
+impl Default for NumberMemo {
+    fn default() -> Self {
+        NumberMemo {
+            bytes: [0; MEMO_BYTES],
+            len: usize::MAX,
+            value: 0,
+        }
+    }
+}
+
+impl NumberMemo {
+    /// The value kept for the field `f`, if `f` is the field kept.
+    #[inline(always)]
+    fn find(&self, f: &[u8]) -> Option<i64> {
+        if f.len() != self.len {
+            return None;
+        }
+        let kept = self.bytes.get(..self.len)?;
+        field_eq(f, kept).then_some(self.value)
+    }
+
+    /// Keeps the field `rest[..len]` and its value, when it is short enough (`rest` holds at least
+    /// [`MEMO_BYTES`] bytes whenever the fast path read it: [`PLAIN_PAD`]).
+    #[inline(always)]
+    fn note(&mut self, rest: &[u8], len: usize, value: i64) {
+        if let Some(head) = rest.get(..MEMO_BYTES) {
+            if len <= MEMO_BYTES {
+                self.bytes.copy_from_slice(head);
+                self.len = len;
+                self.value = value;
+            }
+        }
+    }
+}
+
+/// [`number_at`], first asking `memo` for the field's bytes and keeping what the fast path reads.
+#[inline(always)]
+fn number_memo(
+    row: &Row<'_>,
+    h: &HeaderMap,
+    idx: Option<usize>,
+    w: &mut Warnings,
+    file: &str,
+    unit: Unit,
+    memo: &mut NumberMemo,
+) -> Option<i64> {
+    let idx = idx?;
+    let (rest, len) = row.record.get_with_rest(idx)?;
+    if len == 0 {
+        return None;
+    }
+    if let Some(v) = rest.get(..len).and_then(|f| memo.find(f)) {
+        return Some(v);
+    }
+    match parse_field_fast(rest, len, unit.scale, unit.mul) {
+        Some((v, _)) => {
+            memo.note(rest, len, v);
+            Some(v)
+        }
+        None => number_general(row, h, idx, w, file, (rest, len), unit),
+    }
+}
+
+/// [`time_at`] through `memo` ([`NumberMemo`]).
+#[inline(always)]
+pub fn time_memo(
+    row: &Row<'_>,
+    h: &HeaderMap,
+    idx: Option<usize>,
+    w: &mut Warnings,
+    file: &str,
+    memo: &mut NumberMemo,
+) -> Option<i64> {
+    number_memo(row, h, idx, w, file, TIME, memo)
+}
+
+/// [`mb_u64_at`] through `memo` ([`NumberMemo`]).
+#[inline(always)]
+pub fn mb_u64_memo(
+    row: &Row<'_>,
+    h: &HeaderMap,
+    idx: Option<usize>,
+    w: &mut Warnings,
+    file: &str,
+    memo: &mut NumberMemo,
+) -> Option<u64> {
+    let v = number_memo(row, h, idx, w, file, MB, memo)?;
+    match u64::try_from(v) {
+        Ok(b) => Some(b),
+        Err(_) => {
+            negative_total(row, h, idx, w, file);
+            None
+        }
+    }
+}
+
+/// [`mb_u64_at`] of column `idx`, taking `value` when the field's bytes are those of column
+/// `like` of the same row, from which `value` was read ([`mb_u64_at`]): a total torch_npu often
+/// writes twice in a row (allocated and active) is parsed once. `value` being `Some`, the field is
+/// such a total and counts no warning.
+#[inline(always)]
+pub fn mb_u64_like(
+    row: &Row<'_>,
+    h: &HeaderMap,
+    idx: Option<usize>,
+    w: &mut Warnings,
+    file: &str,
+    (like, value): (Option<usize>, Option<u64>),
+) -> Option<u64> {
+    if let (Some(i), Some(j), Some(v)) = (idx, like, value) {
+        if let (Some(a), Some(b)) = (row.record.get(i), row.record.get(j)) {
+            if field_eq(a, b) {
+                return Some(v);
+            }
+        }
+    }
+    mb_u64_at(row, h, idx, w, file)
+}
+
 /// Counts the negative total of column `idx` (out of line: rare).
 #[cold]
 #[inline(never)]
@@ -1210,6 +1385,23 @@ pub fn time_or_skip(
     file: &str,
 ) -> Option<i64> {
     let ts = time_at(row, h, timestamp, w, file);
+    if ts.is_none() {
+        no_timestamp(row, w, file);
+    }
+    ts
+}
+
+/// [`time_or_skip`] through `memo` ([`NumberMemo`]).
+#[inline(always)]
+pub fn time_or_skip_memo(
+    row: &Row<'_>,
+    h: &HeaderMap,
+    timestamp: Option<usize>,
+    w: &mut Warnings,
+    file: &str,
+    memo: &mut NumberMemo,
+) -> Option<i64> {
+    let ts = time_memo(row, h, timestamp, w, file, memo);
     if ts.is_none() {
         no_timestamp(row, w, file);
     }
@@ -1836,5 +2028,53 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The inline field comparison against `==` on byte strings of every length up to 40: equal
+    /// copies, one byte changed at each place (to each of a few values), and a length one off.
+    #[test]
+    fn fields_compare_as_their_bytes() {
+        let mut rng = fastrand::Rng::with_seed(29);
+        for n in 0..=40usize {
+            for _ in 0..50 {
+                let a: Vec<u8> = (0..n).map(|_| rng.u8(..)).collect();
+                assert!(field_eq(&a, &a.clone()), "{a:?}");
+                for k in 0..n {
+                    for d in [1u8, 0x20, 0x80, rng.u8(1..)] {
+                        let mut b = a.clone();
+                        b[k] ^= d;
+                        assert!(!field_eq(&a, &b), "{a:?} byte {k}");
+                        assert!(!field_eq(&b, &a), "{a:?} byte {k}");
+                    }
+                }
+                let mut longer = a.clone();
+                longer.push(rng.u8(..));
+                assert!(!field_eq(&a, &longer) && !field_eq(&longer, &a));
+                let c: Vec<u8> = (0..n).map(|_| rng.u8(..4)).collect();
+                let d: Vec<u8> = (0..n).map(|_| rng.u8(..4)).collect();
+                assert_eq!(field_eq(&c, &d), c == d, "{c:?} {d:?}");
+            }
+        }
+    }
+
+    /// A memo keeps only fields of at most its size read by the fast path, and finds exactly the
+    /// bytes it kept.
+    #[test]
+    fn a_memo_finds_the_field_it_kept() {
+        let mut memo = NumberMemo::default();
+        assert_eq!(memo.find(b""), None);
+        let row =
+            b"1736405443870818.960\t,935.9951171875,1452.0,935.9951171875,1431569360,NPU:0\r\n";
+        memo.note(row, 21, 7);
+        assert_eq!(memo.find(&row[..21]), Some(7));
+        assert_eq!(memo.find(&row[..20]), None);
+        assert_eq!(memo.find(b"1736405443870818.961\t"), None);
+        // Too long to keep: the memo stays as it was.
+        memo.note(row, MEMO_BYTES + 1, 9);
+        assert_eq!(memo.find(&row[..21]), Some(7));
+        assert_eq!(memo.find(&row[..MEMO_BYTES + 1]), None);
+        // Too little after it to copy (never so after the fast path): not kept either.
+        memo.note(&row[..8], 4, 11);
+        assert_eq!(memo.find(&row[..4]), None);
     }
 }

@@ -6,7 +6,8 @@
 //! The framework allocator series (`PTA` or `MindSpore`) is the "memory over time" curve.
 
 use super::csv_common::{
-    component_and_time, mb_u64_at, read_table, time_or_skip, HeaderMap, Row, Warnings,
+    component_and_time, field_eq, mb_u64_at, mb_u64_like, mb_u64_memo, read_table,
+    time_or_skip_memo, HeaderMap, NumberMemo, Row, Warnings,
 };
 use crate::diag::Diagnostic;
 use crate::source::Source;
@@ -274,6 +275,9 @@ pub fn read_memory_record(
         Default::default();
     // The series the last row went to: rows name a handful of components, often in turn.
     let mut last = 0;
+    // The last time and reserved total read: a combined series' row (`PTA+GE`) is written at the
+    // time of the row before it, and reserved totals change rarely.
+    let (mut time_memo, mut reserved_memo) = (NumberMemo::default(), NumberMemo::default());
     let on_row = |h: &HeaderMap, cols: &Cols, row: &Row<'_>, w: &mut Warnings| {
         // A component whose bytes are a series' name is that series: valid UTF-8 (no warning to
         // count) and not empty, so the checked text and the map would find the same series; the
@@ -283,7 +287,10 @@ pub fn read_memory_record(
             .get_bytes(cols.component)
             .and_then(|b| known_series(&out.series, last, b));
         let (component, ts) = match known {
-            Some(_) => (None, time_or_skip(row, h, cols.timestamp, w, &file)),
+            Some(_) => (
+                None,
+                time_or_skip_memo(row, h, cols.timestamp, w, &file, &mut time_memo),
+            ),
             None => match component_and_time(row, h, (cols.component, cols.timestamp), w, &file) {
                 Some((c, ts)) => (Some(c), Some(ts)),
                 None => (None, None),
@@ -293,8 +300,9 @@ pub fn read_memory_record(
             return;
         };
         let allocated = mb_u64_at(row, h, cols.allocated, w, &file);
-        let reserved = mb_u64_at(row, h, cols.reserved, w, &file);
-        let active = mb_u64_at(row, h, cols.active, w, &file);
+        let reserved = mb_u64_memo(row, h, cols.reserved, w, &file, &mut reserved_memo);
+        // Active is allocated in most rows (no block waits to be reused), written alike.
+        let active = mb_u64_like(row, h, cols.active, w, &file, (cols.allocated, allocated));
         let component = component.unwrap_or_default();
         let at = match known.or_else(|| index.get(component.as_ref()).copied()) {
             Some(i) => i,
@@ -357,14 +365,14 @@ const SCANNED_SERIES: usize = 8;
 fn known_series(series: &[Series], last: usize, name: &[u8]) -> Option<usize> {
     if series
         .get(last)
-        .is_some_and(|s| s.component.as_bytes() == name)
+        .is_some_and(|s| field_eq(s.component.as_bytes(), name))
     {
         return Some(last);
     }
     series
         .iter()
         .take(SCANNED_SERIES)
-        .position(|s| s.component.as_bytes() == name)
+        .position(|s| field_eq(s.component.as_bytes(), name))
 }
 
 /// Sorts a series by time, stably (rows with equal times keep file order).
@@ -506,12 +514,22 @@ GE,1736405443881360.630\t,49.125,74.75,,,NPU:0\r\n";
                 Some((_, (n, _))) => *n += 1,
                 None => warned.push(((field.to_string(), kind), (1, line))),
             };
+            // The row before's time, and its reserved field with what it reads as: rows often
+            // repeat them (so does active the row's allocated), which the reader parses once.
+            let mut prev_time = None;
+            let mut prev_reserved: Option<(String, Option<u64>, Option<&str>)> = None;
             for r in 0..rng.usize(1..30) {
                 let line = r as u64 + 2;
                 let comp = ["PTA", "GE", "APP"][rng.usize(..3)];
-                let us = 1_736_405_443_000_000 + rng.u64(..1_000_000);
-                let ms = rng.u64(..1000);
-                let bad_time = rng.u8(..10) == 0;
+                let (us, ms, bad_time) = match prev_time {
+                    Some(t) if rng.bool() => t,
+                    _ => (
+                        1_736_405_443_000_000 + rng.u64(..1_000_000),
+                        rng.u64(..1000),
+                        rng.u8(..10) == 0,
+                    ),
+                };
+                prev_time = Some((us, ms, bad_time));
                 let mut fields = [
                     String::new(),
                     String::new(),
@@ -555,6 +573,16 @@ GE,1736405443881360.630\t,49.125,74.75,,,NPU:0\r\n";
                         }
                     };
                 }
+                // Active written as allocated, reserved as in the row before, each half the time
+                // (bad, negative, empty and null fields included).
+                if rng.bool() {
+                    fields[4] = fields[2].clone();
+                    (totals[2], wrong[2]) = (totals[0], wrong[0]);
+                }
+                if let Some((text, total, bad)) = prev_reserved.clone().filter(|_| rng.bool()) {
+                    (fields[3], totals[1], wrong[1]) = (text, total, bad);
+                }
+                prev_reserved = Some((fields[3].clone(), totals[1], wrong[1]));
                 let row: Vec<&str> = cols
                     .iter()
                     .map(|c| c.map_or("7", |c| fields[c].as_str()))

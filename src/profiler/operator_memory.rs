@@ -4,7 +4,10 @@
 //! (torch_npu 5.0.x) and MindSpore's `N/A` variant all read the same way (the columns and row
 //! shapes are described in `docs/formats-profiler.md`).
 
-use super::csv_common::{mb_u64_at, read_table, show_field, time_at, HeaderMap, Row, Warnings};
+use super::csv_common::{
+    field_eq, mb_u64_at, mb_u64_like, mb_u64_memo, read_table, show_field, time_at, HeaderMap,
+    NumberMemo, Row, Warnings,
+};
 use super::Interner;
 use crate::diag::Diagnostic;
 use crate::source::Source;
@@ -311,8 +314,17 @@ pub fn read_operator_memory(
     };
     let total = src.len();
     let mut last = [LastText::default(), LastText::default()];
+    // The last allocation reserved total read (reserved totals change rarely).
+    let mut reserved = NumberMemo::default();
     let on_row = |h: &HeaderMap, cols: &Cols, row: &Row<'_>, w: &mut Warnings| {
-        if let Some(r) = parse_row((h, cols), row, w, &file, strings, &mut last) {
+        if let Some(r) = parse_row(
+            (h, cols),
+            row,
+            w,
+            &file,
+            strings,
+            (&mut last, &mut reserved),
+        ) {
             if rows.len() == rows.capacity() {
                 grow(&mut rows, row.byte, total);
             }
@@ -377,7 +389,7 @@ impl LastText {
         strings: &mut Interner,
     ) -> u32 {
         if let Some(b) = row.get_bytes(col) {
-            if !self.bytes.is_empty() && b == self.bytes.as_slice() {
+            if !self.bytes.is_empty() && field_eq(b, &self.bytes) {
                 return self.id;
             }
         }
@@ -404,7 +416,7 @@ fn parse_row(
     w: &mut Warnings,
     file: &str,
     strings: &mut Interner,
-    [stream, device]: &mut [LastText; 2],
+    ([stream, device], reserved): (&mut [LastText; 2], &mut NumberMemo),
 ) -> Option<MemRow> {
     let col = |c: usize| cols.get(c).copied().flatten();
     let name = row.text(col(NAME), w, file, "Name").unwrap_or_default();
@@ -480,16 +492,21 @@ fn parse_row(
     r.set_active_release_ns(time_at(row, h, col(ACTIVE_RELEASE), w, file));
     r.set_duration_ns(time_at(row, h, col(DURATION), w, file));
     r.set_active_duration_ns(time_at(row, h, col(ACTIVE_DURATION), w, file));
-    for (which, c) in [
-        (Total::AllocAllocated, A_ALLOC),
-        (Total::AllocReserved, A_RES),
-        (Total::AllocActive, A_ACT),
-        (Total::ReleaseAllocated, R_ALLOC),
-        (Total::ReleaseReserved, R_RES),
-        (Total::ReleaseActive, R_ACT),
-    ] {
-        r.set_total(which, mb_u64_at(row, h, col(c), w, file));
-    }
+    // torch_npu writes most totals twice: active as allocated (no block waits to be reused), the
+    // release's reserved as the allocation's, and reserved as in the row before; a field whose
+    // bytes repeat one already read takes its value.
+    let a_alloc = mb_u64_at(row, h, col(A_ALLOC), w, file);
+    let a_res = mb_u64_memo(row, h, col(A_RES), w, file, reserved);
+    let a_act = mb_u64_like(row, h, col(A_ACT), w, file, (col(A_ALLOC), a_alloc));
+    let r_alloc = mb_u64_at(row, h, col(R_ALLOC), w, file);
+    let r_res = mb_u64_like(row, h, col(R_RES), w, file, (col(A_RES), a_res));
+    let r_act = mb_u64_like(row, h, col(R_ACT), w, file, (col(R_ALLOC), r_alloc));
+    r.set_total(Total::AllocAllocated, a_alloc);
+    r.set_total(Total::AllocReserved, a_res);
+    r.set_total(Total::AllocActive, a_act);
+    r.set_total(Total::ReleaseAllocated, r_alloc);
+    r.set_total(Total::ReleaseReserved, r_res);
+    r.set_total(Total::ReleaseActive, r_act);
     r.stream = stream.intern(row, col(STREAM), (w, file, "Stream Ptr"), strings);
     r.device = device.intern(row, col(DEVICE), (w, file, "Device Type"), strings);
     r.fill_lifetime();
@@ -661,6 +678,8 @@ cann::trans_TransData_0,50240.0,1736405443881360.630\t,1736405443881476.600\t,,1
                 Some((_, n, _)) => *n += 1,
                 None => warned.push((field, 1, line)),
             };
+            // The row before's allocation reserved field, and what it reads as.
+            let mut prev_reserved: Option<(String, Option<u64>, bool)> = None;
             for r in 0..rng.usize(1..25) {
                 let line = r as u64 + 2;
                 let mut f: [String; 15] = Default::default();
@@ -705,6 +724,20 @@ cann::trans_TransData_0,50240.0,1736405443881360.630\t,1736405443881476.600\t,,1
                         }
                     };
                 }
+                // As torch_npu writes them, half the time: active as allocated, the release's
+                // reserved as the allocation's, and that as in the row before (bad and empty
+                // fields included; the reader parses such a repeat once).
+                if let Some((text, total, bad)) = prev_reserved.clone().filter(|_| rng.bool()) {
+                    f[A_RES] = text;
+                    (totals[1], bad_totals[1]) = (total, bad);
+                }
+                for (from, to) in [(0, 2), (1, 4), (3, 5)] {
+                    if rng.bool() {
+                        f[A_ALLOC + to] = f[A_ALLOC + from].clone();
+                        (totals[to], bad_totals[to]) = (totals[from], bad_totals[from]);
+                    }
+                }
+                prev_reserved = Some((f[A_RES].clone(), totals[1], bad_totals[1]));
                 f[STREAM] = format!("{}", 100 + rng.u8(..2));
                 f[DEVICE] = "NPU:0".into();
                 let row: Vec<&str> = cols
