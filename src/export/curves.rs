@@ -6,9 +6,8 @@
 //! envelopes from [`crate::chart::step_envelope`], so a one-node peak is never lost.
 //!
 //! The PNG is drawn with integer arithmetic only (`embedded-graphics` primitives, its bitmap fonts
-//! compiled in, no anti-aliasing) and encoded as the `png` crate encodes it ([`super::rgb_png`]),
-//! so the same curves give the same bytes natively and in wasm, with any number of threads, and
-//! no system font is ever read.
+//! compiled in, no anti-aliasing) and encoded by the `png` crate, so the same curves give the same
+//! bytes natively and in wasm, with any number of threads, and no system font is ever read.
 //! Layout of the PNG: [`PNG_WIDTH`] × [`PNG_HEIGHT`] pixels, white background; the plot area spans
 //! the pixel columns `PLOT_LEFT..PLOT_RIGHT` and rows `PLOT_TOP..=PLOT_BOTTOM`, where row
 //! `PLOT_BOTTOM` is 0 bytes and row `PLOT_TOP` is the largest value of any series.
@@ -184,10 +183,16 @@ impl Canvas {
         let _ = Text::with_text_style(s, at, MonoTextStyle::new(font, color), style).draw(self);
     }
 
-    /// The `png` crate's encoding at its high compression, through [`super::rgb_png`] (the same
-    /// bytes, without clearing flate2's output buffer twice per row).
     fn png(&self) -> Result<Vec<u8>, png::EncodingError> {
-        super::rgb_png::encode_rgb(self.width, self.height, &self.rgb)
+        let mut out = Vec::new();
+        let mut enc = png::Encoder::new(&mut out, self.width, self.height);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        enc.set_compression(png::Compression::High);
+        let mut w = enc.write_header()?;
+        w.write_image_data(&self.rgb)?;
+        w.finish()?;
+        Ok(out)
     }
 }
 

@@ -6,7 +6,6 @@ pub mod columns;
 pub mod compare;
 pub mod curves;
 pub mod profiler;
-pub mod rgb_png;
 pub mod snapshot;
 pub mod somas;
 
