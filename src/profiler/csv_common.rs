@@ -1156,6 +1156,20 @@ pub fn mb_u64_at(
     file: &str,
 ) -> Option<u64> {
     let v = number_at(row, h, idx, w, file, MB)?;
+    total_of(v, row, h, idx, w, file)
+}
+
+/// The MB total `v` read from column `idx` as bytes; a negative total (no allocator total can be
+/// one) is counted and read as empty.
+#[inline(always)]
+fn total_of(
+    v: i64,
+    row: &Row<'_>,
+    h: &HeaderMap,
+    idx: Option<usize>,
+    w: &mut Warnings,
+    file: &str,
+) -> Option<u64> {
     match u64::try_from(v) {
         Ok(b) => Some(b),
         Err(_) => {
@@ -1304,13 +1318,7 @@ pub fn mb_u64_memo(
     memo: &mut NumberMemo,
 ) -> Option<u64> {
     let v = number_memo(row, h, idx, w, file, MB, memo)?;
-    match u64::try_from(v) {
-        Ok(b) => Some(b),
-        Err(_) => {
-            negative_total(row, h, idx, w, file);
-            None
-        }
-    }
+    total_of(v, row, h, idx, w, file)
 }
 
 /// [`mb_u64_at`] of column `idx`, taking `value` when the field's bytes are those of column
