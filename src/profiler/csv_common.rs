@@ -1069,6 +1069,9 @@ const MB: Unit = Unit {
 /// `unit`; a bad value is counted in `w` and read as empty. Inlined into the reader's row code
 /// with the fast path's parse: a field torch_npu writes costs no call and no column lookup
 /// (`callgrind` put the lookup and the calls at ~40 of the ~240 instructions of a MB value).
+/// With a `memo` ([`NumberMemo`]), a field of the bytes it kept takes its value unparsed, and what
+/// the fast path reads is kept; `None` (a constant at every call, so inlining drops the branches)
+/// reads every field.
 #[inline(always)]
 fn number_at(
     row: &Row<'_>,
@@ -1077,6 +1080,7 @@ fn number_at(
     w: &mut Warnings,
     file: &str,
     unit: Unit,
+    memo: Option<&mut NumberMemo>,
 ) -> Option<i64> {
     let idx = idx?;
     let (rest, len) = row.record.get_with_rest(idx)?;
@@ -1084,8 +1088,18 @@ fn number_at(
     if len == 0 {
         return None;
     }
+    if let Some(m) = memo.as_deref() {
+        if let Some(v) = rest.get(..len).and_then(|f| m.find(f)) {
+            return Some(v);
+        }
+    }
     match parse_field_fast(rest, len, unit.scale, unit.mul) {
-        Some((v, _)) => Some(v),
+        Some((v, _)) => {
+            if let Some(m) = memo {
+                m.note(rest, len, v);
+            }
+            Some(v)
+        }
         None => number_general(row, h, idx, w, file, (rest, len), unit),
     }
 }
@@ -1142,11 +1156,11 @@ pub fn time_at(
     w: &mut Warnings,
     file: &str,
 ) -> Option<i64> {
-    number_at(row, h, idx, w, file, TIME)
+    number_at(row, h, idx, w, file, TIME, None)
 }
 
-/// The optional MB total in column `idx` as bytes (see [`number_at`]); a bad value, or a negative
-/// total (no allocator total can be one), is counted and read as empty.
+/// The optional MB total in column `idx` as bytes (see [`number_at`], and its `memo`); a bad
+/// value, or a negative total (no allocator total can be one), is counted and read as empty.
 #[inline(always)]
 pub fn mb_u64_at(
     row: &Row<'_>,
@@ -1154,22 +1168,9 @@ pub fn mb_u64_at(
     idx: Option<usize>,
     w: &mut Warnings,
     file: &str,
+    memo: Option<&mut NumberMemo>,
 ) -> Option<u64> {
-    let v = number_at(row, h, idx, w, file, MB)?;
-    total_of(v, row, h, idx, w, file)
-}
-
-/// The MB total `v` read from column `idx` as bytes; a negative total (no allocator total can be
-/// one) is counted and read as empty.
-#[inline(always)]
-fn total_of(
-    v: i64,
-    row: &Row<'_>,
-    h: &HeaderMap,
-    idx: Option<usize>,
-    w: &mut Warnings,
-    file: &str,
-) -> Option<u64> {
+    let v = number_at(row, h, idx, w, file, MB, memo)?;
     match u64::try_from(v) {
         Ok(b) => Some(b),
         Err(_) => {
@@ -1266,61 +1267,6 @@ impl NumberMemo {
     }
 }
 
-/// [`number_at`], first asking `memo` for the field's bytes and keeping what the fast path reads.
-#[inline(always)]
-fn number_memo(
-    row: &Row<'_>,
-    h: &HeaderMap,
-    idx: Option<usize>,
-    w: &mut Warnings,
-    file: &str,
-    unit: Unit,
-    memo: &mut NumberMemo,
-) -> Option<i64> {
-    let idx = idx?;
-    let (rest, len) = row.record.get_with_rest(idx)?;
-    if len == 0 {
-        return None;
-    }
-    if let Some(v) = rest.get(..len).and_then(|f| memo.find(f)) {
-        return Some(v);
-    }
-    match parse_field_fast(rest, len, unit.scale, unit.mul) {
-        Some((v, _)) => {
-            memo.note(rest, len, v);
-            Some(v)
-        }
-        None => number_general(row, h, idx, w, file, (rest, len), unit),
-    }
-}
-
-/// [`time_at`] through `memo` ([`NumberMemo`]).
-#[inline(always)]
-pub fn time_memo(
-    row: &Row<'_>,
-    h: &HeaderMap,
-    idx: Option<usize>,
-    w: &mut Warnings,
-    file: &str,
-    memo: &mut NumberMemo,
-) -> Option<i64> {
-    number_memo(row, h, idx, w, file, TIME, memo)
-}
-
-/// [`mb_u64_at`] through `memo` ([`NumberMemo`]).
-#[inline(always)]
-pub fn mb_u64_memo(
-    row: &Row<'_>,
-    h: &HeaderMap,
-    idx: Option<usize>,
-    w: &mut Warnings,
-    file: &str,
-    memo: &mut NumberMemo,
-) -> Option<u64> {
-    let v = number_memo(row, h, idx, w, file, MB, memo)?;
-    total_of(v, row, h, idx, w, file)
-}
-
 /// [`mb_u64_at`] of column `idx`, taking `value` when the field's bytes are those of column
 /// `like` of the same row, from which `value` was read ([`mb_u64_at`]): a total torch_npu often
 /// writes twice in a row (allocated and active) is parsed once. `value` being `Some`, the field is
@@ -1341,7 +1287,7 @@ pub fn mb_u64_like(
             }
         }
     }
-    mb_u64_at(row, h, idx, w, file)
+    mb_u64_at(row, h, idx, w, file, None)
 }
 
 /// Counts the negative total of column `idx` (out of line: rare).
@@ -1378,7 +1324,7 @@ pub fn component_and_time<'r>(
         );
         return None;
     };
-    let ts = time_or_skip(row, h, timestamp, w, file)?;
+    let ts = time_or_skip(row, h, timestamp, w, file, None)?;
     Some((name, ts))
 }
 
@@ -1391,25 +1337,9 @@ pub fn time_or_skip(
     timestamp: Option<usize>,
     w: &mut Warnings,
     file: &str,
+    memo: Option<&mut NumberMemo>,
 ) -> Option<i64> {
-    let ts = time_at(row, h, timestamp, w, file);
-    if ts.is_none() {
-        no_timestamp(row, w, file);
-    }
-    ts
-}
-
-/// [`time_or_skip`] through `memo` ([`NumberMemo`]).
-#[inline(always)]
-pub fn time_or_skip_memo(
-    row: &Row<'_>,
-    h: &HeaderMap,
-    timestamp: Option<usize>,
-    w: &mut Warnings,
-    file: &str,
-    memo: &mut NumberMemo,
-) -> Option<i64> {
-    let ts = time_memo(row, h, timestamp, w, file, memo);
+    let ts = number_at(row, h, timestamp, w, file, TIME, memo);
     if ts.is_none() {
         no_timestamp(row, w, file);
     }

@@ -6,8 +6,8 @@
 //! The framework allocator series (`PTA` or `MindSpore`) is the "memory over time" curve.
 
 use super::csv_common::{
-    component_and_time, field_eq, mb_u64_at, mb_u64_like, mb_u64_memo, read_table,
-    time_or_skip_memo, HeaderMap, NumberMemo, Row, Warnings,
+    component_and_time, field_eq, mb_u64_at, mb_u64_like, read_table, time_or_skip, HeaderMap,
+    NumberMemo, Row, Warnings,
 };
 use crate::diag::Diagnostic;
 use crate::source::Source;
@@ -289,7 +289,7 @@ pub fn read_memory_record(
         let (component, ts) = match known {
             Some(_) => (
                 None,
-                time_or_skip_memo(row, h, cols.timestamp, w, &file, &mut time_memo),
+                time_or_skip(row, h, cols.timestamp, w, &file, Some(&mut time_memo)),
             ),
             None => match component_and_time(row, h, (cols.component, cols.timestamp), w, &file) {
                 Some((c, ts)) => (Some(c), Some(ts)),
@@ -299,8 +299,8 @@ pub fn read_memory_record(
         let Some(ts) = ts else {
             return;
         };
-        let allocated = mb_u64_at(row, h, cols.allocated, w, &file);
-        let reserved = mb_u64_memo(row, h, cols.reserved, w, &file, &mut reserved_memo);
+        let allocated = mb_u64_at(row, h, cols.allocated, w, &file, None);
+        let reserved = mb_u64_at(row, h, cols.reserved, w, &file, Some(&mut reserved_memo));
         // Active is allocated in most rows (no block waits to be reused), written alike.
         let active = mb_u64_like(row, h, cols.active, w, &file, (cols.allocated, allocated));
         let component = component.unwrap_or_default();

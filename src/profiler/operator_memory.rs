@@ -5,8 +5,8 @@
 //! shapes are described in `docs/formats-profiler.md`).
 
 use super::csv_common::{
-    field_eq, mb_u64_at, mb_u64_like, mb_u64_memo, read_table, show_field, time_at, HeaderMap,
-    NumberMemo, Row, Warnings,
+    field_eq, mb_u64_at, mb_u64_like, read_table, show_field, time_at, HeaderMap, NumberMemo, Row,
+    Warnings,
 };
 use super::Interner;
 use crate::diag::Diagnostic;
@@ -495,10 +495,10 @@ fn parse_row(
     // torch_npu writes most totals twice: active as allocated (no block waits to be reused), the
     // release's reserved as the allocation's, and reserved as in the row before; a field whose
     // bytes repeat one already read takes its value.
-    let a_alloc = mb_u64_at(row, h, col(A_ALLOC), w, file);
-    let a_res = mb_u64_memo(row, h, col(A_RES), w, file, reserved);
+    let a_alloc = mb_u64_at(row, h, col(A_ALLOC), w, file, None);
+    let a_res = mb_u64_at(row, h, col(A_RES), w, file, Some(reserved));
     let a_act = mb_u64_like(row, h, col(A_ACT), w, file, (col(A_ALLOC), a_alloc));
-    let r_alloc = mb_u64_at(row, h, col(R_ALLOC), w, file);
+    let r_alloc = mb_u64_at(row, h, col(R_ALLOC), w, file, None);
     let r_res = mb_u64_like(row, h, col(R_RES), w, file, (col(A_RES), a_res));
     let r_act = mb_u64_like(row, h, col(R_ACT), w, file, (col(R_ALLOC), r_alloc));
     r.set_total(Total::AllocAllocated, a_alloc);
