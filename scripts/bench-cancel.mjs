@@ -1,6 +1,7 @@
 // Browser benchmark of stopping a load (a measurement, not a test): while the torch_npu page reads
 // a job, Cancel is pressed (or a new drop arrives), and the script measures how long until every
-// worker of the stopped load has closed (and when each one did), the resident memory of the tab's
+// worker of the stopped load has closed (and when each one did, as the browser lists its workers,
+// to within 10 ms: the harness's watchWorkers), the resident memory of the tab's
 // renderer processes and of the browser in all (as tab-memory.mjs counts it: anonymous and shared
 // pages) before the drop, at the stop and 1 s / 2 s / 5 s after it, and how the page ended its workers
 // (on their word after the stop flag, or by force).
@@ -16,7 +17,7 @@ import { existsSync, rmSync, mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { machine, machineLine } from './machine.mjs';
 import path from 'node:path';
-import { openBrowser, startServer } from '../tests/browser/harness.mjs';
+import { openBrowser, startServer, watchWorkers } from '../tests/browser/harness.mjs';
 import { serve } from './serve.mjs';
 import { root, opt } from './util.mjs';
 import { tabMemory } from './tab-memory.mjs';
@@ -49,8 +50,7 @@ async function stopOnce(server, dir, total, how, query) {
     const idle = tabMemory(b.dir);
     await page.setInputFiles('input[data-testid="folder-input"]', dir);
     await page.waitForFunction((want) => Number(document.querySelector('[data-testid="ascend-phase"]')?.dataset.done || 0) >= want, total * 0.3, { timeout: 600000, polling: 20 });
-    const workers = page.workers();
-    const closes = workers.map((w) => new Promise((r) => w.once('close', () => r(performance.now()))));
+    const watch = await watchWorkers(page);
     const reading = tabMemory(b.dir);
     let t0;
     if (how === 'cancel') {
@@ -61,7 +61,7 @@ async function stopOnce(server, dir, total, how, query) {
       await page.setInputFiles('input[data-testid="folder-input"]', path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text'));
     }
     // Each worker's close, ms after the stop (null: still open after 30 s).
-    const each = await Promise.all(closes.map((c) => Promise.race([c.then((t) => t - t0), sleep(30000).then(() => null)])));
+    const each = (await watch.closes(30000)).map((w) => (w.closed === null ? null : w.closed - t0));
     const closed = each.includes(null) ? null : Math.max(...each);
     const after = [];
     for (const at of [1000, 2000, 5000]) {
@@ -74,7 +74,7 @@ async function stopOnce(server, dir, total, how, query) {
       stopped: performance.getEntriesByName('memlens:worker-stopped').length,
       forced: performance.getEntriesByName('memlens:worker-forced').length,
     }));
-    return { workers: workers.length, closed, each, idle, reading, after, ends };
+    return { workers: watch.size, closed, each, idle, reading, after, ends };
   } finally {
     await b.close();
   }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { rmSync, readdirSync, statSync, renameSync, mkdirSync } from 'node:fs';
-import { root, CLI, openBrowser, startServer, settled, engineThreads } from './harness.mjs';
+import { root, CLI, openBrowser, startServer, settled, engineThreads, watchWorkers } from './harness.mjs';
 
 const TEXT = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
 // Large enough that reading it takes well over the moment the test needs to act while it runs.
@@ -141,27 +141,27 @@ const STOP_WAIT = 'stopWait=10000';
 const STOP_MS = 30000;
 
 /**
- * Watches every worker the page has now (the engine's, and any threads it started): call before
- * the drop, so that none closes unseen. `closedWithin(what)`, called at the Cancel (or the new
- * drop), resolves with the time the last of them closed, and rejects if one still runs `STOP_MS`
- * after that call (they would if nothing stopped them): the time counts from the action, not
- * from the watch.
+ * Watches every worker the page has now (the engine's, and any threads it started; as the browser
+ * lists them, see the harness's `watchWorkers`): call before the drop, so that none closes unseen.
+ * `closedWithin(what)`, called at the Cancel (or the new drop), resolves with the time the last of
+ * them closed, and rejects, naming those left, if one still runs `STOP_MS` after that call (they
+ * would if nothing stopped them): the time counts from the action, not from the watch.
  */
-function watchWorkers(page) {
-  const workers = page.workers();
-  assert.ok(workers.length > 0, 'the page runs its engine in a worker');
-  const closes = Promise.all(workers.map((w) => new Promise((r) => w.once('close', () => r(Date.now()))))).then((t) => Math.max(...t));
+async function watchStop(page) {
+  const watch = await watchWorkers(page);
+  assert.ok(watch.size > 0, 'the page runs its engine in a worker');
   return {
     closedWithin(what) {
-      const from = Date.now();
-      let timer;
-      const late = new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`the workers of the stopped load still run ${STOP_MS / 1000} s after ${what}`)), STOP_MS);
-      });
-      const closed = Promise.race([late, closes]).then((last) => {
-        console.log(`the workers had closed ${Math.max(0, last - from)} ms after the test heard of ${what}`);
+      const from = performance.now();
+      const closed = watch.closes(STOP_MS).then((each) => {
+        const open = each.filter((w) => w.closed === null);
+        if (open.length) {
+          throw new Error(`the workers of the stopped load still run ${STOP_MS / 1000} s after ${what}: ${open.length} of ${each.length} (${open.map((w) => w.url).join(', ')})`);
+        }
+        const last = Math.max(...each.map((w) => w.closed));
+        console.log(`the workers had closed ${Math.round(last - from)} ms after the test heard of ${what}`);
         return last;
-      }).finally(() => clearTimeout(timer));
+      });
       // Awaited by the caller after a few checks: a late rejection must not count as unhandled meanwhile.
       closed.catch(() => {});
       return closed;
@@ -176,7 +176,7 @@ test('with one worker (?workers=1) the progress line gives bytes read, throughpu
     const page = await b.page();
     await page.goto(`${server.url}?workers=1&${STOP_WAIT}`);
     assert.ok((await engineThreads(page)) > 1, 'the isolated page runs the threaded engine');
-    const watch = watchWorkers(page);
+    const watch = await watchStop(page);
     const seen = await whileReading(page, true);
     const closed = watch.closedWithin('the Cancel');
     assert.equal(seen.status, 'loading');
@@ -216,7 +216,7 @@ test('a new drop while a job is read replaces it: the old read stops, the new dr
     const page = await b.page();
     await page.goto(server.url);
     await engineThreads(page);
-    const watch = watchWorkers(page);
+    const watch = await watchStop(page);
     // The second pick follows as soon as the first job is being read.
     await whileReading(page, false);
     const closed = watch.closedWithin('the new drop');
@@ -251,7 +251,7 @@ test('with the default pool of readers Cancel terminates every reader and the pa
     const workers = page.workers();
     const reading = workers.filter((w) => /\/worker\.js\?.*(engine=single|threads=)/.test(w.url()));
     assert.ok(reading.length >= readers, `${reading.length} readers while the pool reads: ${workers.map((w) => w.url()).join(', ')}`);
-    const watch = watchWorkers(page);
+    const watch = await watchStop(page);
     const seen = await page.evaluate(() => {
       const phase = document.querySelector('[data-testid="ascend-phase"]');
       const info = { text: phase.textContent, done: Number(phase.dataset.done) };
@@ -333,7 +333,7 @@ test('with ?workers=1&readSize=256, a Cancel while a file read whole is parsed s
     const page = await b.page();
     await page.goto(`${server.url}?workers=1&readSize=256&${STOP_WAIT}`);
     assert.ok((await engineThreads(page)) > 1, 'the isolated page runs the threaded engine');
-    const watch = watchWorkers(page);
+    const watch = await watchStop(page);
     // The one worker reads the ranks one after the other: stop as rank 0's memory_record.csv
     // (one read) has been read and its rows are being parsed.
     const first = upToRecords(ROWS, 0);
@@ -406,7 +406,7 @@ async function cancelWhen(url, dir, cancelled) {
     // Every worker of the page now (the engine's, and its threads) is watched from before the
     // drop, and must have closed STOP_MS after the Cancel (not after the drop: the read and the
     // parse before the Cancel take their time).
-    const watch = watchWorkers(page);
+    const watch = await watchStop(page);
     await page.setInputFiles('input[data-testid="folder-input"]', dir);
     const seen = await page.waitForFunction(cancelled, null, { timeout: 240000, polling: 5 });
     const closed = watch.closedWithin('the Cancel');

@@ -78,6 +78,50 @@ function watchConsole(page, sink) {
   });
 }
 
+/** How often `watchWorkers` asks the browser which workers still run. */
+const WORKER_POLL_MS = 10;
+
+/**
+ * The page's dedicated workers as the browser lists them (`Target.getTargets`, workers started by
+ * workers included), by target id, with their URLs.
+ */
+async function workerTargets(cdp) {
+  const { targetInfos } = await cdp.send('Target.getTargets');
+  return new Map(targetInfos.filter((t) => t.type === 'worker').map((t) => [t.targetId, t.url]));
+}
+
+/**
+ * Watches the workers `page` runs now (the engine's, the threads it started, any readers), as the
+ * browser lists them. `closes(limitMs)` asks the browser every `WORKER_POLL_MS` until none of them
+ * is listed, or `limitMs` after the call, and resolves with each one's `{ url, closed }`: the
+ * `performance.now()` of the first ask that found it gone, null if it still ran.
+ *
+ * Playwright's `close` event of a worker is not used: Playwright learns that a worker started by
+ * another worker closed through its parent's session, and drops what arrives on that session once
+ * the parent has closed, so a nested worker (a thread of the threaded engine) can close without
+ * the event. A clean-clone run and a CI run each waited 30 s for a `close` that never came.
+ */
+export async function watchWorkers(page) {
+  const cdp = await page.context().newCDPSession(page);
+  const watched = await workerTargets(cdp);
+  return {
+    size: watched.size,
+    async closes(limitMs) {
+      const from = performance.now();
+      const gone = new Map();
+      for (;;) {
+        const running = await workerTargets(cdp);
+        const now = performance.now();
+        for (const id of watched.keys()) if (!gone.has(id) && !running.has(id)) gone.set(id, now);
+        if (gone.size === watched.size || now - from > limitMs) {
+          return [...watched].map(([id, url]) => ({ url, closed: gone.get(id) ?? null }));
+        }
+        await new Promise((r) => setTimeout(r, WORKER_POLL_MS));
+      }
+    },
+  };
+}
+
 /** Serves www/ on a free port. */
 export async function startServer({ isolate = true } = {}) {
   const { server, url } = await serve({ port: 0, host: '127.0.0.1', isolate });
