@@ -376,6 +376,9 @@ export function tableGeometry(page, container) {
   }, container);
 }
 
+/** How long a scroll may wait for its `scroll` event (a frame, on a loaded machine: a few). */
+const SCROLL_EVENT_MS = 30000;
+
 /**
  * Scrolls the VirtualTable inside `container` to its far right and asserts that it scrolled inside
  * its box (not the page), that its last column came into view over its cells, and that its first
@@ -389,8 +392,14 @@ export async function assertKeysStay(page, container, keys) {
   assert.ok(before.pageOverflowX <= 0, `${container}: the page itself does not scroll sideways (${before.pageOverflowX} px)`);
   const last = before.heads.length - 1;
   assert.ok(!boxInside(before.heads[last].box, before.table), `${container}: the last column starts out of view`);
-  await page.$eval(`${container} .vt-viewport`, (vp) => { vp.scrollLeft = vp.scrollWidth; });
-  await page.waitForTimeout(100);
+  // The header follows the rows in the table's own `scroll` listener, and the browser dispatches
+  // that event at its next frame, which a busy machine can hold back well past any fixed wait.
+  // So the scroll is awaited as its event: a listener added now runs after the table's.
+  await page.$eval(`${container} .vt-viewport`, (vp, limit) => new Promise((resolve, reject) => {
+    const late = setTimeout(() => reject(new Error(`no scroll event ${limit} ms after scrolling sideways`)), limit);
+    vp.addEventListener('scroll', () => { clearTimeout(late); resolve(); }, { once: true });
+    vp.scrollLeft = vp.scrollWidth;
+  }), SCROLL_EVENT_MS);
   const after = await tableGeometry(page, container);
   assert.ok(boxInside(after.heads[last].box, after.table), `${container}: "${after.heads[last].name}" ${JSON.stringify(after.heads[last].box)} in view after scrolling`);
   assert.ok(Math.abs(after.heads[last].box.x - after.cells[last].x) <= 1, `${container}: the header moved with the rows`);
