@@ -57,7 +57,8 @@ for (const size of SIZES) {
         const box = document.querySelector('[data-testid="live-groups"]');
         return box.dataset.state === 'ready' && box.dataset.time !== t;
       }, before);
-      await page.waitForTimeout(150);
+      // The panel is brought into view in the same task that marks its groups ready (at their
+      // size): no wait beyond that one.
       assert.ok(await inside(page, '#ascend-live .panel-head'), 'the live-set head is in view after the chart click');
       assert.match(await page.textContent('#ascend-live .panel-head'), /^.*Live at/);
 
@@ -67,14 +68,23 @@ for (const size of SIZES) {
       const t = await page.locator('[data-testid="timeline-canvas"]').boundingBox();
       let row = null;
       // The bars are packed from the top of the plot: the first click that lands on one selects it.
+      // Each click is answered by the worker (the canvas counts the answers and says what it hit);
+      // the next click waits for that answer, else it would replace a hit still on its way.
+      const canvas = '[data-testid="timeline-canvas"]';
       for (const fy of [0.08, 0.15, 0.25, 0.35]) {
         for (const fx of [0.1, 0.3, 0.5, 0.7, 0.9]) {
           const y = t.y + 8 + (t.height - 40) * fy;
           if (y > size.height - 4) continue;
+          const answered = Number((await page.getAttribute(canvas, 'data-clicks')) || 0);
           await page.mouse.click(t.x + 72 + (t.width - 86) * fx, y);
-          await page.waitForTimeout(120);
-          row = await page.getAttribute('[data-testid="ascend-stack"]', 'data-row');
-          if (row) break;
+          await page.waitForFunction(([sel, n]) => Number(document.querySelector(sel).dataset.clicks || 0) > n, [canvas, answered], { timeout: 30000 });
+          const hit = await page.getAttribute(canvas, 'data-click-row');
+          if (hit !== '-1') {
+            // The stack view fetches the row's stack in its turn, then comes into view.
+            await page.waitForFunction((id) => document.querySelector('[data-testid="ascend-stack"]').dataset.row === id, hit, { timeout: 30000 });
+            row = hit;
+            break;
+          }
           if (!(await inside(page, '#ascend-timeline'))) await scrollToTop(page, '#ascend-timeline');
         }
         if (row) break;
@@ -82,7 +92,7 @@ for (const size of SIZES) {
       assert.ok(row, 'a click on the timeline selected an allocation');
       const rank = Number(await page.getAttribute('[data-testid="ascend"]', 'data-rank'));
       assert.ok(Number(row) >= 0 && Number(row) < cli.ranks[rank].rows, `row ${row} is one of the rank's ${cli.ranks[rank].rows} rows`);
-      await page.waitForTimeout(150);
+      // Brought into view in the same task that filled the stack view (its data-row).
       assert.ok(await inside(page, '#ascend-stack .panel-head'), 'the call-stack head is in view after the timeline click');
       assert.deepEqual(foreignRequests(b.requests, server.origin), []);
       assert.deepEqual(b.consoleErrors, []);

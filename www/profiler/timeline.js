@@ -24,6 +24,7 @@ export function timeline({ client, store, ranks, report, show }) {
   let selected = null; // [x0, x1, y0, y1]
   let applying = false;
   let lastPointer = null;
+  let clicks = 0;
   const rowCache = new Map();
 
   const plot = new Plot(body, {
@@ -99,6 +100,11 @@ export function timeline({ client, store, ranks, report, show }) {
     },
     ({ id, row }, a) => {
       if (!a.hover) {
+        // What the last click hit (an allocation's row, -1 for none) and how many clicks were
+        // answered: the answer comes from the worker after the click, so the tests wait for it
+        // here instead of for a time.
+        plot.canvas.dataset.clicks = String(++clicks);
+        plot.canvas.dataset.clickRow = String(id);
         if (id >= 0) {
           store.set({ row: id });
           // The answer (the row's call stack) is a view below: it comes into view.
