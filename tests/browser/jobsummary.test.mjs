@@ -354,8 +354,12 @@ test('a rank the pointer rests on is shown by the click itself; repainting only 
     for (const rank of [5, 8, 11]) {
       const box = await cellBox(page, actorRow, rank);
       await page.mouse.move(box.x, box.y);
-      await page.waitForTimeout(400);
-      const hovered = await page.getAttribute(GRID, 'data-hover-rank-index');
+      // The rank under the pointer, once its answer, fetched while the pointer rests, is at hand
+      // (the detail panel says which rank it fetched ahead last).
+      const hovered = await (await page.waitForFunction((grid) => {
+        const h = document.querySelector(grid).dataset.hoverRankIndex;
+        return h !== undefined && h !== '-1' && document.querySelector('[data-testid="jobsummary-rank"]').dataset.aheadRankIndex === h ? h : null;
+      }, GRID, { timeout: 30000 })).jsonValue();
       await page.mouse.click(box.x, box.y);
       const at = (await page.evaluate(() => window.__atClick)).at(-1);
       assert.deepEqual({ rank: at.rank, state: at.state }, { rank: hovered, state: 'ready' }, `rank ${rank}: the panel at the click`);

@@ -314,7 +314,15 @@ function rankDetail(report, client) {
       warnList.replaceChildren(...s.warnings.map((w) => el('li', { class: 'warning' }, el('span', { class: 'msg', text: w }))));
     }
   }
-  return { node, show, fetchRank: (i) => { fetchRank(i); } };
+  // A rank fetched ahead (the pointer rests on it) says so once its answer is at hand, for the
+  // tests: its click then shows it at once, and they wait for that answer, not for a time.
+  const ahead = (i) => {
+    const entry = fetchRank(i);
+    entry.promise.then(() => {
+      if (entry.answer) node.dataset.aheadRankIndex = String(i);
+    });
+  };
+  return { node, show, fetchRank: ahead };
 }
 
 /** Rank answers the selected rank's panel keeps (see `rankDetail`). */
