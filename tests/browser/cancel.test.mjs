@@ -7,24 +7,28 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
-import { rmSync, readdirSync, statSync, renameSync, mkdirSync } from 'node:fs';
+import { rmSync, readdirSync, statSync, renameSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { root, CLI, openBrowser, startServer, settled, engineThreads, watchWorkers } from './harness.mjs';
 
 const TEXT = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
+// The generated inputs live in a folder of this run's own (a name by process id could meet the
+// leftover of an earlier run that was killed before its clean-up: `mkdirSync` then fails). The
+// folders keep their names: the pages see them, and a test checks that none of them is read.
+const TMP = mkdtempSync(path.join(tmpdir(), 'memlens-cancel-'));
 // Large enough that reading it takes well over the moment the test needs to act while it runs.
-const BIG = path.join(tmpdir(), `memlens-cancel-${process.pid}`);
+const BIG = path.join(TMP, 'memlens-cancel');
 // A job of two ranks: rank 0 of 500,000 operator rows, whose memory_record.csv (~160 MB) is one
 // read with `?readSize=256` and whose rows take seconds to parse — without a stop check inside the
 // parse, a Cancel right after that read is learnt only when the parse is done and the next file's
 // read is refused (`endings()` tells which) —, and rank 1 of 20,000 rows, which a second reader
 // of the pool has read long before (so that only the parse is under way then).
-const ROWS = path.join(tmpdir(), `memlens-cancel-rows-${process.pid}`);
-const SMALL = path.join(tmpdir(), `memlens-cancel-small-${process.pid}`);
+const ROWS = path.join(TMP, 'memlens-cancel-rows');
+const SMALL = path.join(TMP, 'memlens-cancel-small');
 // A SOMAS plan of 200,000 nodes (~110 MB, with its ~55 MB task-info file) and a snapshot pickle
 // of ~180 MB: each parses and analyses for seconds in the page's engine after its last read, so
 // a Cancel then is learnt by the parse's stop question or, without one, not at all.
-const PLAN = path.join(tmpdir(), `memlens-cancel-somas-${process.pid}`);
-const SNAP = path.join(tmpdir(), `memlens-cancel-snapshot-${process.pid}`);
+const PLAN = path.join(TMP, 'memlens-cancel-somas');
+const SNAP = path.join(TMP, 'memlens-cancel-snapshot');
 let server;
 
 before(async () => {
@@ -43,11 +47,7 @@ before(async () => {
   server = await startServer({ isolate: true });
 });
 after(async () => {
-  rmSync(BIG, { recursive: true, force: true });
-  rmSync(ROWS, { recursive: true, force: true });
-  rmSync(SMALL, { recursive: true, force: true });
-  rmSync(PLAN, { recursive: true, force: true });
-  rmSync(SNAP, { recursive: true, force: true });
+  rmSync(TMP, { recursive: true, force: true });
   if (server) await server.close();
 });
 

@@ -8,10 +8,12 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
-import { rmSync, statSync } from 'node:fs';
+import { rmSync, statSync, mkdtempSync } from 'node:fs';
 import { CLI, openBrowser, startServer, settled, engineThreads } from './harness.mjs';
 
-const JOB = path.join(tmpdir(), `memlens-read-size-${process.pid}`);
+// In a folder of this run's own: a name by process id could meet an earlier run's leftover.
+const TMP = mkdtempSync(path.join(tmpdir(), 'memlens-read-size-'));
+const JOB = path.join(TMP, 'job');
 let server;
 
 before(async () => {
@@ -19,7 +21,7 @@ before(async () => {
   server = await startServer({ isolate: false });
 });
 after(async () => {
-  rmSync(JOB, { recursive: true, force: true });
+  rmSync(TMP, { recursive: true, force: true });
   if (server) await server.close();
 });
 
