@@ -478,7 +478,10 @@ test('names with HTML and script payloads render as text and nothing executes', 
     shown += await page.textContent('[data-testid="somas-query-result"]');
     await query(page, '%6T', 'tensor');
     await page.click('button[data-table="tensors"]');
-    await page.waitForTimeout(300);
+    // The click puts the tensors table's box in place at once; its rows come from the worker.
+    // The names below are read once its first rows are drawn (a row with data has an index).
+    await page.waitForFunction(() => document.querySelector('button[data-table="tensors"]').getAttribute('aria-selected') === 'true'
+      && document.querySelector('#somas-tables .vt-rows .vt-row[data-index]'), null, { timeout: 30000 });
     shown += await page.textContent('[data-testid="somas"]');
     for (const p of payloads) assert.ok(shown.includes(p), `payload shown as text: ${p}`);
     // Table cells show the end of scoped names, the whole name on hover.
