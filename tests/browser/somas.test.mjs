@@ -79,11 +79,21 @@ async function frameOf(page, index) {
   return ids ? ids.split(',').map(Number) : [];
 }
 
-/** Types a query into the search box and waits for an answer of `kind`. */
+/**
+ * Types a query into the search box and waits for the answer of that search, of `kind`. The
+ * result says how many searches had been answered when it was asked for (`data-searches`): the
+ * answer shown before (often of the same kind, say the peak node) does not count, and neither does
+ * one that was on its way when the search was answered.
+ */
 async function query(page, text, kind) {
+  const result = '[data-testid="somas-query-result"]';
+  const before = Number((await page.getAttribute(result, 'data-searches')) || 0);
   await page.fill('[data-testid="somas-search"]', text);
   await page.press('[data-testid="somas-search"]', 'Enter');
-  await page.waitForFunction((k) => document.querySelector('[data-testid="somas-query-result"]').dataset.kind === k, kind, { timeout: 20000 });
+  await page.waitForFunction(([sel, n, k]) => {
+    const r = document.querySelector(sel);
+    return Number(r.dataset.searches || 0) > n && r.dataset.kind === k;
+  }, [result, before, kind], { timeout: 20000 });
 }
 
 const ids = (s) => (s ? s.split(',').map(Number) : []);

@@ -36,6 +36,8 @@ export class QueryView {
     });
     this.sel = app.store.get();
     this.seq = 0;
+    // Searches answered so far: what the result shows says which search it follows (data-searches).
+    this.searches = 0;
     this.hint();
     app.store.on((st, changed) => {
       this.sel = st;
@@ -64,8 +66,10 @@ export class QueryView {
     this.note.replaceChildren();
     this.app.focusView('query');
     const res = await this.app.call('search', { text });
+    this.searches += 1;
     if (res.error) {
       this.result.dataset.kind = 'error';
+      this.result.dataset.searches = String(this.searches);
       this.result.replaceChildren(el('div', { class: 'error-state', data: { testid: 'somas-query-error' }, text: res.error }));
       this.gridBox.hidden = true;
       return;
@@ -92,6 +96,9 @@ export class QueryView {
 
   async show(q) {
     const seq = ++this.seq;
+    // The searches answered when this answer was asked for: once shown, the result follows them
+    // (for the tests: a result shown before a search's answer does not speak for that search).
+    const searches = this.searches;
     try {
       let body;
       if (q.kind === 'node') body = await this.node(q.index);
@@ -101,8 +108,8 @@ export class QueryView {
       if (!this.app.info.placed && q.kind !== 'node') body.nodes.unshift(UNPLACED());
       else if (!this.app.info.placed && body.data.alive) body.nodes.splice(1, 0, UNPLACED());
       this.result.replaceChildren(...body.nodes);
-      Object.assign(this.result.dataset, body.data);
-      for (const k of Object.keys(this.result.dataset)) if (!(k in body.data) && k !== 'testid') delete this.result.dataset[k];
+      Object.assign(this.result.dataset, body.data, { searches: String(searches) });
+      for (const k of Object.keys(this.result.dataset)) if (!(k in body.data) && k !== 'testid' && k !== 'searches') delete this.result.dataset[k];
       this.gridBox.hidden = !body.grid;
       if (body.grid) {
         await this.grid.query({ rows: { tensors: body.grid } });
@@ -111,6 +118,7 @@ export class QueryView {
     } catch (err) {
       if (seq !== this.seq) return;
       this.result.dataset.kind = 'error';
+      this.result.dataset.searches = String(searches);
       this.result.replaceChildren(el('div', { class: 'error-state', text: err.message }));
       this.gridBox.hidden = true;
     }
