@@ -35,15 +35,29 @@ after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-/** Waits until the table inside `container` shows `table` with a drawn row. */
+// The hash key of the selection a SOMAS table scrolls to once its rows are in (tables.js
+// `keyFor`): the peak node is selected from the start, so the nodes table scrolls to its row.
+const SELECTED_BY = { nodes: 's.node', tensors: 's.tensor', conflicts: 's.pair' };
+
+/**
+ * Waits until the table inside `container` shows `table` with drawn rows and no row still waiting
+ * for its data, and, when the page has a selection the table scrolls to, until that row is drawn
+ * inside the table's viewport: the scroll to it comes after the first rows, and would otherwise
+ * move the rows while a test measures them.
+ */
 async function tableShown(page, container, table) {
   await page.click(`${container} [data-table="${table}"]`);
-  await page.waitForFunction(([sel, t]) => {
+  await page.waitForFunction(([sel, t, key]) => {
     const tab = document.querySelector(`${sel} [data-table="${t}"]`);
     const heads = document.querySelectorAll(`${sel} .vt-head [role="columnheader"]`).length;
-    return tab && tab.getAttribute('aria-selected') === 'true' && heads > 0
-      && [...document.querySelectorAll(`${sel} .vt-rows .vt-row`)].some((r) => r.children.length === heads && r.textContent.trim());
-  }, [container, table], { timeout: 30000 });
+    const rows = [...document.querySelectorAll(`${sel} .vt-rows .vt-row`)];
+    if (!tab || tab.getAttribute('aria-selected') !== 'true' || heads === 0) return false;
+    if (!rows.some((r) => r.children.length === heads && r.textContent.trim()) || rows.some((r) => r.children.length !== heads)) return false;
+    if (!key || !new URLSearchParams(location.hash.slice(1)).get(key)) return true;
+    const vp = document.querySelector(`${sel} .vt-viewport`).getBoundingClientRect();
+    const picked = document.querySelector(`${sel} .vt-rows .vt-row.selected`)?.getBoundingClientRect();
+    return !!picked && picked.top >= vp.top - 0.5 && picked.bottom <= vp.bottom + 0.5;
+  }, [container, table, SELECTED_BY[table] || null], { timeout: 30000 });
   await page.locator(container).scrollIntoViewIfNeeded();
 }
 
