@@ -14,6 +14,13 @@
 // Dying: a worker that runs out of memory may end without an `error` event. Each worker holds a Web
 // Lock of its own name for its whole life; the page asks for the same lock, and is granted it when
 // the worker is gone. A worker the page did not end that is gone is reported dead.
+//
+// Record: every step of a worker's life is a performance mark `memlens:worker-STEP` whose detail
+// names the worker by a number of the page's own (`id`, also sent to the worker): `watched`,
+// `locked` (it holds its lock), `end` (the page ends it), `stopped` (its word came), `forced` (it
+// did not come in time), `terminate` (with `why`), `gone` (its lock was granted: the browser has
+// ended its context) and `died`. A test that finds a worker still running long after a Cancel
+// prints them: what the page did and what the browser did.
 
 import { isolated } from './worker-isolated.js';
 import { stopReadsOn, stopTold } from './file-reads.js';
@@ -47,11 +54,18 @@ function stopWait() {
 export function watchWorker(worker, died) {
   const flag = stopFlag();
   const lock = typeof navigator !== 'undefined' && navigator.locks ? `memlens-worker-${Math.random().toString(36).slice(2)}-${Date.now()}` : null;
+  const id = ++watched;
+  mark('watched', id);
   let ended = false;
+  const terminate = (why) => {
+    mark('terminate', id, { why });
+    worker.terminate();
+  };
   const fail = (message) => {
     if (ended) return;
     ended = true;
-    worker.terminate();
+    terminate('died');
+    mark('died', id, { message });
     died(message);
   };
   worker.addEventListener('error', (ev) => {
@@ -62,29 +76,42 @@ export function watchWorker(worker, died) {
   worker.addEventListener('message', (ev) => {
     // The worker holds its lock: asking for it now resolves when the worker is gone.
     if (ev.data?.type === 'life-locked' && lock) {
-      navigator.locks.request(lock, () => fail('the analysis worker ended without an answer: it most likely ran out of memory')).catch(() => {});
+      mark('locked', id);
+      navigator.locks.request(lock, () => {
+        mark('gone', id);
+        fail('the analysis worker ended without an answer: it most likely ran out of memory');
+      }).catch(() => {});
     }
   });
-  worker.postMessage({ type: 'life', flag: flag ? flag.buffer : null, lock });
+  worker.postMessage({ type: 'life', flag: flag ? flag.buffer : null, lock, id });
   return function end() {
     if (ended) return;
     ended = true;
-    if (!flag) return worker.terminate();
+    mark('end', id, { flag: Boolean(flag) });
+    if (!flag) return terminate('ended');
     Atomics.store(flag, 0, 1);
     Atomics.notify(flag, 0);
     // Marks for the tests and the benchmark: how each worker was ended, and, of one that stopped
     // on its word, how its engine learnt of the stop (`told`: see installLife).
     const timer = setTimeout(() => {
-      performance.mark('memlens:worker-forced');
-      worker.terminate();
+      mark('forced', id);
+      terminate('forced');
     }, stopWait());
     worker.addEventListener('message', (ev) => {
       if (ev.data?.type !== 'stopped') return;
       clearTimeout(timer);
-      performance.mark('memlens:worker-stopped', { detail: { told: ev.data.told ?? null } });
-      worker.terminate();
+      mark('stopped', id, { told: ev.data.told ?? null });
+      terminate('stopped');
     });
   };
+}
+
+// The number of the last worker watched on this page (the `id` of the marks).
+let watched = 0;
+
+/** Marks step `step` of the life of worker `id` (see the record, at the top). */
+function mark(step, id, detail = {}) {
+  performance.mark(`memlens:worker-${step}`, { detail: { id, ...detail } });
 }
 
 /**
@@ -94,7 +121,10 @@ export function watchWorker(worker, died) {
  * with how the engine call under way learnt of the stop (`told`: 'asked' by a parse's stop
  * question, 'refused' a read, or null when none was under way or it was never told).
  */
-export function installLife({ flag, lock }, stopThreads) {
+export function installLife({ flag, lock, id }, stopThreads) {
+  // What this worker knows of its life, for a test that finds it still running: its number on the
+  // page's marks, and when (its `performance.now()`) it saw its stop flag and said `stopped`.
+  self.memlensLife = { id, seen: null, said: null };
   if (lock && self.navigator?.locks) {
     self.navigator.locks.request(lock, () => {
       self.postMessage({ type: 'life-locked' });
@@ -105,11 +135,13 @@ export function installLife({ flag, lock }, stopThreads) {
   const raised = new Int32Array(flag);
   stopReadsOn(raised);
   const stop = () => {
+    self.memlensLife.seen = performance.now();
     // Runs from the event loop, so no wasm call is under way: the threads can go safely.
     try {
       stopThreads();
     } finally {
       self.postMessage({ type: 'stopped', told: stopTold() });
+      self.memlensLife.said = performance.now();
     }
   };
   if (typeof Atomics.waitAsync === 'function') {
