@@ -153,10 +153,12 @@ async function watchStop(page) {
   return {
     closedWithin(what) {
       const from = performance.now();
-      const closed = watch.closes(STOP_MS).then((each) => {
+      const closed = watch.closes(STOP_MS).then(async (each) => {
         const open = each.filter((w) => w.closed === null);
         if (open.length) {
-          throw new Error(`the workers of the stopped load still run ${STOP_MS / 1000} s after ${what}: ${open.length} of ${each.length} (${open.map((w) => w.url).join(', ')})`);
+          // What the page did to each worker and what the browser says of those left.
+          const report = await watch.report(open.map((w) => w.id));
+          throw new Error(`the workers of the stopped load still run ${STOP_MS / 1000} s after ${what}: ${open.length} of ${each.length} (${open.map((w) => w.url).join(', ')})\n${report}`);
         }
         const last = Math.max(...each.map((w) => w.closed));
         console.log(`the workers had closed ${Math.round(last - from)} ms after the test heard of ${what}`);

@@ -3,7 +3,7 @@
 // makes, and the native CLI to compare answers with.
 import { chromium } from 'playwright-core';
 import { mkdtempSync, rmSync, readdirSync, statSync, readFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, loadavg } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { deflateRawSync, inflateRawSync, inflateSync } from 'node:zlib';
@@ -114,12 +114,52 @@ export async function watchWorkers(page) {
         const now = performance.now();
         for (const id of watched.keys()) if (!gone.has(id) && !running.has(id)) gone.set(id, now);
         if (gone.size === watched.size || now - from > limitMs) {
-          return [...watched].map(([id, url]) => ({ url, closed: gone.get(id) ?? null }));
+          return [...watched].map(([id, url]) => ({ id, url, closed: gone.get(id) ?? null }));
         }
         await new Promise((r) => setTimeout(r, WORKER_POLL_MS));
       }
     },
+    /** What is known of the workers `targetIds` (still listed): see `workerReport`. */
+    report: (targetIds) => workerReport(page, cdp, targetIds),
   };
+}
+
+/** `promise`'s value, or `fallback` if it has not settled within `ms` (or failed). */
+function within(promise, ms, fallback) {
+  let timer;
+  const late = new Promise((r) => (timer = setTimeout(() => r(fallback), ms)));
+  return Promise.race([promise.catch((e) => `${fallback}: ${String(e?.message ?? e).split('\n')[0]}`), late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Text for a failure that finds workers still running: the browser's facts of each target in
+ * `targetIds` (as `Target.getTargets` lists it now, or that it no longer does), what each worker
+ * the page still has answers about itself (its `memlensLife`, www/worker-life.js: its number,
+ * when it saw its stop flag and said `stopped`; a worker busy in a long call answers nothing),
+ * the page's record of every worker's life (the `memlens:worker-*` marks, ms on the page's clock,
+ * and the clock now) and the load.
+ */
+export async function workerReport(page, cdp, targetIds) {
+  const lines = [`load ${loadavg().map((x) => x.toFixed(1)).join(' ')}`];
+  const listed = await within(cdp.send('Target.getTargets').then((r) => r.targetInfos), 3000, null);
+  for (const targetId of targetIds) {
+    const info = Array.isArray(listed) ? (listed.find((t) => t.targetId === targetId) ?? 'not listed any more') : listed;
+    lines.push(`target ${targetId}: ${JSON.stringify(info)}`);
+  }
+  for (const w of page.workers()) {
+    const answer = await within(w.evaluate(() => ({ name: self.name, life: self.memlensLife ?? null, now: performance.now() })), 3000, 'no answer in 3 s');
+    lines.push(`worker ${w.url()}: ${JSON.stringify(answer)}`);
+  }
+  const marks = await within(
+    page.evaluate(() => ({
+      now: performance.now(),
+      marks: performance.getEntriesByType('mark').filter((m) => m.name.startsWith('memlens:worker-')).map((m) => `${Math.round(m.startTime)} ${m.name.slice(15)} ${JSON.stringify(m.detail)}`),
+    })),
+    3000,
+    'the page did not answer in 3 s',
+  );
+  lines.push(`page ${typeof marks === 'string' ? marks : `now ${Math.round(marks.now)}:\n  ${marks.marks.join('\n  ')}`}`);
+  return lines.join('\n');
 }
 
 /** Serves www/ on a free port. */
