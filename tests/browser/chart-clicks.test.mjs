@@ -67,6 +67,7 @@ for (const size of SIZES) {
       assert.equal(await inside(page, '#ascend-stack .panel-head'), false, 'the call-stack head starts out of view');
       const t = await page.locator('[data-testid="timeline-canvas"]').boundingBox();
       let row = null;
+      let at = null;
       // The bars are packed from the top of the plot: the first click that lands on one selects it.
       // Each click is answered by the worker (the canvas counts the answers and says what it hit);
       // the next click waits for that answer, else it would replace a hit still on its way.
@@ -76,13 +77,15 @@ for (const size of SIZES) {
           const y = t.y + 8 + (t.height - 40) * fy;
           if (y > size.height - 4) continue;
           const answered = Number((await page.getAttribute(canvas, 'data-clicks')) || 0);
-          await page.mouse.click(t.x + 72 + (t.width - 86) * fx, y);
+          const x = t.x + 72 + (t.width - 86) * fx;
+          await page.mouse.click(x, y);
           await page.waitForFunction(([sel, n]) => Number(document.querySelector(sel).dataset.clicks || 0) > n, [canvas, answered], { timeout: 30000 });
           const hit = await page.getAttribute(canvas, 'data-click-row');
           if (hit !== '-1') {
             // The stack view fetches the row's stack in its turn, then comes into view.
             await page.waitForFunction((id) => document.querySelector('[data-testid="ascend-stack"]').dataset.row === id, hit, { timeout: 30000 });
             row = hit;
+            at = { dx: x - t.x, dy: y - t.y };
             break;
           }
           if (!(await inside(page, '#ascend-timeline'))) await scrollToTop(page, '#ascend-timeline');
@@ -94,6 +97,22 @@ for (const size of SIZES) {
       assert.ok(Number(row) >= 0 && Number(row) < cli.ranks[rank].rows, `row ${row} is one of the rank's ${cli.ranks[rank].rows} rows`);
       // Brought into view in the same task that filled the stack view (its data-row).
       assert.ok(await inside(page, '#ascend-stack .panel-head'), 'the call-stack head is in view after the timeline click');
+
+      // A pointer that moves on while a click's answer is on its way does not lose the click: the
+      // click, then a move elsewhere on the plot, in one task of the page (so the move certainly
+      // comes before the worker's answer to the click).
+      const clicked = Number(await page.getAttribute(canvas, 'data-clicks'));
+      // (Placed from the canvas's box now: the stack view below has scrolled the page since.)
+      await page.$eval(canvas, (c, { dx, dy }) => {
+        const box = c.getBoundingClientRect();
+        const [x, y] = [box.left + dx, box.top + dy];
+        const at = (type, cx, cy, buttons) => c.dispatchEvent(new PointerEvent(type, { clientX: cx, clientY: cy, button: 0, buttons, pointerId: 1, pointerType: 'mouse', isPrimary: true, bubbles: true }));
+        at('pointerdown', x, y, 1);
+        at('pointerup', x, y, 0);
+        at('pointermove', x, y + 40, 0);
+      }, at);
+      await page.waitForFunction(([sel, n]) => Number(document.querySelector(sel).dataset.clicks) > n, [canvas, clicked], { timeout: 10000 });
+      assert.equal(await page.getAttribute(canvas, 'data-click-row'), row, 'the click answered though the pointer moved on before its answer');
       assert.deepEqual(foreignRequests(b.requests, server.origin), []);
       assert.deepEqual(b.consoleErrors, []);
     } finally {

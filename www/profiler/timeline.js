@@ -42,13 +42,13 @@ export function timeline({ client, store, ranks, report, show }) {
     onBrush: (range) => store.set({ window: range ? [Math.round(range[0] * 1e6), Math.round(range[1] * 1e6)] : null, group: null }),
     onHover: (x, y, ev) => {
       lastPointer = ev;
-      hit({ rank: store.get().rank, x: x * 1e6, y, hover: true });
+      hover({ rank: store.get().rank, x: x * 1e6, y });
     },
     onLeave: () => {
       lastPointer = null;
       hideTooltip();
     },
-    onClick: (x, y) => hit({ rank: store.get().rank, x: x * 1e6, y, hover: false }),
+    onClick: (x, y) => click({ rank: store.get().rank, x: x * 1e6, y }),
     draw: (g, p) => draw(g, p),
   });
   plot.canvas.dataset.testid = 'timeline-canvas';
@@ -83,53 +83,55 @@ export function timeline({ client, store, ranks, report, show }) {
     });
   }
 
-  const hit = latest(
-    async (a) => {
-      const id = await client.call('ascend.hit', { rank: a.rank, x: a.x, y: a.y });
-      let row = null;
-      if (id >= 0) {
-        const key = `${a.rank}:${id}`;
-        row = rowCache.get(key);
-        if (!row) {
-          row = await client.call('ascend.row', { rank: a.rank, row: id });
-          if (rowCache.size > 500) rowCache.clear();
-          rowCache.set(key, row);
-        }
+  /** The allocation under a point, with its row (cached): the answer to a hover or a click. */
+  async function fetchHit(a) {
+    const id = await client.call('ascend.hit', { rank: a.rank, x: a.x, y: a.y });
+    let row = null;
+    if (id >= 0) {
+      const key = `${a.rank}:${id}`;
+      row = rowCache.get(key);
+      if (!row) {
+        row = await client.call('ascend.row', { rank: a.rank, row: id });
+        if (rowCache.size > 500) rowCache.clear();
+        rowCache.set(key, row);
       }
-      return { id, row };
-    },
-    ({ id, row }, a) => {
-      if (!a.hover) {
-        // What the last click hit (an allocation's row, -1 for none) and how many clicks were
-        // answered: the answer comes from the worker after the click, so the tests wait for it
-        // here instead of for a time.
-        plot.canvas.dataset.clicks = String(++clicks);
-        plot.canvas.dataset.clickRow = String(id);
-        if (id >= 0) {
-          store.set({ row: id });
-          // The answer (the row's call stack) is a view below: it comes into view.
-          if (show) show('stack');
-        }
-        return;
-      }
-      if (!lastPointer) return;
-      if (id < 0 || !row) {
-        hideTooltip();
-        return;
-      }
-      const lines = [
-        row.name || '(no name)',
-        ['size', `${bytes(row.size)} (${exactBytes(row.size)})`],
-        ['allocated', `${ms(row.alloc)} since the capture start`],
-        ['', absolute(ranks[a.rank].origin_ns, row.alloc)],
-        ['released', row.release === null ? 'not released in the capture' : `${ms(row.release)} (after ${duration(row.duration ?? row.release - row.alloc)})`],
-        ['top user frame', row.top_frame || '(no stack)'],
-        ['stack', row.stack_source],
-        'click to select',
-      ];
-      showTooltip(lastPointer.clientX, lastPointer.clientY, lines);
-    },
-  );
+    }
+    return { id, row };
+  }
+
+  // Clicks and hovers queue apart: a newer request replaces one waiting in its own queue only, so
+  // a pointer that moves while a click's answer is on its way does not lose the click.
+  const click = latest(fetchHit, ({ id }) => {
+    // What the last click hit (an allocation's row, -1 for none) and how many clicks were
+    // answered: the answer comes from the worker after the click, so the tests wait for it here
+    // instead of for a time.
+    plot.canvas.dataset.clicks = String(++clicks);
+    plot.canvas.dataset.clickRow = String(id);
+    if (id >= 0) {
+      store.set({ row: id });
+      // The answer (the row's call stack) is a view below: it comes into view.
+      if (show) show('stack');
+    }
+  });
+
+  const hover = latest(fetchHit, ({ id, row }, a) => {
+    if (!lastPointer) return;
+    if (id < 0 || !row) {
+      hideTooltip();
+      return;
+    }
+    const lines = [
+      row.name || '(no name)',
+      ['size', `${bytes(row.size)} (${exactBytes(row.size)})`],
+      ['allocated', `${ms(row.alloc)} since the capture start`],
+      ['', absolute(ranks[a.rank].origin_ns, row.alloc)],
+      ['released', row.release === null ? 'not released in the capture' : `${ms(row.release)} (after ${duration(row.duration ?? row.release - row.alloc)})`],
+      ['top user frame', row.top_frame || '(no stack)'],
+      ['stack', row.stack_source],
+      'click to select',
+    ];
+    showTooltip(lastPointer.clientX, lastPointer.clientY, lines);
+  });
 
   /** What the selection shows before the timeline is laid out: its title. */
   function preview(s) {
