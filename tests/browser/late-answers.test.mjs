@@ -1,5 +1,6 @@
 // Late answers do not override the user. An action the worker answers and that then selects (the
-// SOMAS search box, its c and n keys) selects only if the user picked nothing in the meantime: the
+// SOMAS search box, its c and n keys, a click on the profiler's allocation timeline) selects only
+// if the user picked nothing in the meantime: the
 // user's pick stays, in every view. Each browser test takes the action and the user's pick in one
 // task of the page, so the worker's answer certainly comes after the pick, however quick the
 // worker or loaded the machine; the old page then moved the selection to the late answer's.
@@ -10,7 +11,7 @@ import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { CLI, openBrowser, startServer, engineThreads, dropFiles, foreignRequests } from './harness.mjs';
+import { root, CLI, openBrowser, openSample, startServer, engineThreads, dropFiles, filesUnder, foreignRequests } from './harness.mjs';
 
 // ---- the rule, in Node --------------------------------------------------------------------------
 
@@ -133,7 +134,8 @@ test('SOMAS: a search answered after the user picked a node keeps the pick, and 
     // answer for the pick comes after the search's answer.
     assert.equal(await frameShows(page, [next, wanted]), next, 'the node the user picked while the search was answered stays selected');
     const late = page.locator('[data-testid="somas-query-late"]');
-    assert.match(await late.textContent(), new RegExp(`node \\$${wanted} .*not selected`));
+    const name = named.node_name;
+    assert.equal(await late.textContent(), `“${name}” names node $${wanted} ${name}: not selected, since you selected something else before the answer came.`);
     // The query panel, which follows the selection, speaks for the pick.
     await page.waitForFunction((m) => document.querySelector('[data-testid="somas-query-result"]').dataset.node === String(m), next, { timeout: 30000 });
     // What the search named is one click away.
@@ -191,6 +193,64 @@ test('SOMAS: n (the selected tensor’s producer) answered after the user picked
     // With nothing picked after it, n selects the producer.
     await page.evaluate(() => document.body.dispatchEvent(new KeyboardEvent('keydown', { key: 'n', bubbles: true, cancelable: true })));
     assert.equal(await frameShows(page, [producer]), producer);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+// ---- the profiler's allocation timeline ---------------------------------------------------------
+
+test('profiler: a timeline click answered after the user picked a table row keeps the pick', async () => {
+  const text = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
+  const { browser: b, page } = await openSample(server, filesUnder(text), { viewport: { width: 1440, height: 900 }, view: 'ascend' });
+  try {
+    const canvas = '[data-testid="timeline-canvas"]';
+    await page.locator(canvas).scrollIntoViewIfNeeded();
+    const t = await page.locator(canvas).boundingBox();
+    // A point on a bar: the bars are packed from the top of the plot; the canvas counts the clicks
+    // the worker answered and names the row the last one hit.
+    let at = null;
+    let hit = null;
+    for (const fy of [0.08, 0.15, 0.25, 0.35]) {
+      for (const fx of [0.1, 0.3, 0.5, 0.7, 0.9]) {
+        const answered = Number((await page.getAttribute(canvas, 'data-clicks')) || 0);
+        const [x, y] = [t.x + 72 + (t.width - 86) * fx, t.y + 8 + (t.height - 40) * fy];
+        await page.mouse.click(x, y);
+        await page.waitForFunction(([sel, n]) => Number(document.querySelector(sel).dataset.clicks || 0) > n, [canvas, answered], { timeout: 30000 });
+        hit = await page.getAttribute(canvas, 'data-click-row');
+        if (hit !== '-1') {
+          at = { dx: x - t.x, dy: y - t.y };
+          break;
+        }
+      }
+      if (at) break;
+    }
+    assert.ok(at, 'a click on the timeline hit an allocation');
+    const chip = '[data-testid="chip-row"]';
+    await page.waitForFunction(([sel, r]) => document.querySelector(sel)?.textContent.startsWith(`allocation #${r}`), [chip, hit], { timeout: 30000 });
+    // Another allocation of the table, the user's pick.
+    await page.waitForSelector('[data-testid="alloc-row"]');
+    const pick = await page.$$eval('[data-testid="alloc-row"]', (rows, h) => rows.map((r) => r.dataset.row).find((r) => r !== h), hit);
+    assert.ok(pick !== undefined, 'the table shows another allocation');
+
+    // In one task of the page: a click on the bar (its hit is the worker's answer), then a click
+    // on the table's row.
+    const clicked = Number(await page.getAttribute(canvas, 'data-clicks'));
+    await page.evaluate(([sel, { dx, dy }, row]) => {
+      const c = document.querySelector(sel);
+      const box = c.getBoundingClientRect();
+      const [x, y] = [box.left + dx, box.top + dy];
+      const at = (type, buttons) => c.dispatchEvent(new PointerEvent(type, { clientX: x, clientY: y, button: 0, buttons, pointerId: 1, pointerType: 'mouse', isPrimary: true, bubbles: true }));
+      at('pointerdown', 1);
+      at('pointerup', 0);
+      document.querySelector(`[data-testid="alloc-row"][data-row="${row}"]`).click();
+    }, [canvas, at, pick]);
+    await page.waitForFunction(([sel, n]) => Number(document.querySelector(sel).dataset.clicks) > n, [canvas, clicked], { timeout: 30000 });
+    assert.equal(await page.getAttribute(canvas, 'data-click-row'), hit, 'the click was answered: it hit the bar');
+    // The old page selected the bar's allocation again when the answer came.
+    assert.match(await page.textContent(chip), new RegExp(`^allocation #${pick}\\b`), 'the row the user picked stays selected');
+    assert.deepEqual(foreignRequests(b.requests, server.origin), []);
     assert.deepEqual(b.consoleErrors, []);
   } finally {
     await b.close();
