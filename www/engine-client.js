@@ -11,10 +11,23 @@ export class Cancelled extends Error {
   }
 }
 
+/**
+ * The test-only `?answerDelay=MS` of the page: each answer to a request (its result or its error)
+ * is handed to the page MS ms after the worker gave it, as a busy worker would give it late. The
+ * browser tests run with it (`MEMLENS_ANSWER_DELAY`, tests/browser/harness.mjs) to find the races
+ * a quick worker hides (docs/hardening.md). Without it (or with 0 or no number) answers are handed
+ * on at once; progress and the engine announcement never wait.
+ */
+function answerDelay() {
+  const ms = Number(new URLSearchParams(globalThis.location?.search ?? '').get('answerDelay'));
+  return Number.isFinite(ms) && ms > 0 ? ms : 0;
+}
+
 export class EngineClient {
   /** `params` go to each worker it starts (see `spawnWorker`). */
   constructor(params = {}) {
     this.params = params;
+    this.delay = answerDelay();
     this.nextId = 1;
     this.pending = new Map();
     this.engine = new Promise((resolve, reject) => {
@@ -34,7 +47,11 @@ export class EngineClient {
     this.worker = worker;
     this.dead = null;
     worker.onmessage = (ev) => {
-      if (worker === this.worker) this.onMessage(ev.data);
+      if (worker !== this.worker) return;
+      const msg = ev.data;
+      // A late answer finds its request gone if a restart cancelled it meanwhile (ids are unique).
+      if (this.delay && msg.id !== undefined && !msg.progress) setTimeout(() => this.onMessage(msg), this.delay);
+      else this.onMessage(msg);
     };
     this.end = watchWorker(worker, (message) => {
       if (worker !== this.worker) return;

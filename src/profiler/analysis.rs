@@ -620,26 +620,25 @@ fn records_aside(memory: &[Series], file: String) -> RecordsAside {
 /// which is dropped after the join).
 fn keep_joined_ops(a: &mut RankAnalysis, attr: &[Attribution], ops: &trace::Ops) {
     // Each op's place in `joined_ops` by op id (`NO_OP`: not kept yet): ids are dense, and a
-    // hash map of them was ~2 % of a rank's instructions (`callgrind`).
-    let mut seen = vec![NO_OP; ops.len()];
+    // hash map of them was ~2 % of a rank's instructions (`callgrind`). One slot more, at
+    // `ops.len()`, stands for every id past the ops: such a row names an op with no columns,
+    // kept once as the empty op rather than once per row.
+    let mut seen = vec![NO_OP; ops.len() + 1];
     let mut keep = |op: Option<u32>, out: &mut Vec<JoinedOp>| -> u32 {
         let Some(i) = op else { return NO_OP };
-        let k = i as usize;
-        if let Some(&at) = seen.get(k).filter(|&&at| at != NO_OP) {
-            return at;
+        let k = (i as usize).min(ops.len());
+        let slot = &mut seen[k];
+        if *slot == NO_OP {
+            out.push(JoinedOp {
+                name: ops.name.get(k).copied().unwrap_or(0),
+                tid: ops.tid.get(k).copied().unwrap_or(0),
+                ts: ops.ts.get(k).copied().unwrap_or(0),
+                dur: ops.dur.get(k).copied().unwrap_or(0),
+                seq: ops.seq.get(k).copied().unwrap_or(-1),
+            });
+            *slot = u32::try_from(out.len() - 1).unwrap_or(NO_OP);
         }
-        out.push(JoinedOp {
-            name: ops.name.get(k).copied().unwrap_or(0),
-            tid: ops.tid.get(k).copied().unwrap_or(0),
-            ts: ops.ts.get(k).copied().unwrap_or(0),
-            dur: ops.dur.get(k).copied().unwrap_or(0),
-            seq: ops.seq.get(k).copied().unwrap_or(-1),
-        });
-        let at = u32::try_from(out.len() - 1).unwrap_or(NO_OP);
-        if let Some(slot) = seen.get_mut(k) {
-            *slot = at;
-        }
-        at
+        *slot
     };
     for at in attr {
         let op = keep(at.op, &mut a.joined_ops);
@@ -1049,5 +1048,52 @@ mod tests {
         }
         assert_eq!(a.joined_ops, want_ops);
         assert_eq!(a.row_ops, want_rows);
+    }
+
+    /// An op id past the run's ops (a join that named an op the trace does not hold) gets the
+    /// empty op, kept once however many rows name such ids, next to the real ops kept as usual.
+    #[test]
+    fn op_ids_past_the_ops_share_one_empty_op() {
+        let mut ops = trace::Ops::default();
+        for k in 0..3i64 {
+            ops.name.push(k as u32 + 7);
+            ops.pid.push(1);
+            ops.tid.push(k);
+            ops.ts.push(50 + k);
+            ops.dur.push(2);
+            ops.seq.push(k);
+            ops.fwd_tid.push(0);
+            ops.stack.push(0);
+        }
+        let row = |op: Option<u32>, stack_op: Option<u32>| Attribution {
+            op,
+            stack_op,
+            stack: 0,
+            source: StackSource::None,
+        };
+        let attr = [
+            row(Some(3), Some(1)),
+            row(Some(1), Some(9)),
+            row(Some(u32::MAX), None),
+            row(None, Some(3)),
+        ];
+        let mut a = RankAnalysis::default();
+        keep_joined_ops(&mut a, &attr, &ops);
+        let empty = JoinedOp {
+            name: 0,
+            tid: 0,
+            ts: 0,
+            dur: 0,
+            seq: -1,
+        };
+        let one = JoinedOp {
+            name: 8,
+            tid: 1,
+            ts: 51,
+            dur: 2,
+            seq: 1,
+        };
+        assert_eq!(a.joined_ops, vec![empty, one]);
+        assert_eq!(a.row_ops, vec![(0, 1), (1, 0), (0, NO_OP), (NO_OP, 0)]);
     }
 }

@@ -54,6 +54,8 @@ export async function openBrowser({ serviceWorkers = 'block', colorScheme = 'lig
   const consoleErrors = [];
   context.on('page', (p) => watchConsole(p, consoleErrors));
   for (const p of context.pages()) watchConsole(p, consoleErrors);
+  context.on('page', delayAnswers);
+  for (const p of context.pages()) delayAnswers(p);
   return {
     context,
     // The profile folder: the browser's processes name it (the benchmarks find them by it).
@@ -76,6 +78,23 @@ function watchConsole(page, sink) {
   page.on('console', (msg) => {
     if (msg.type() === 'error') sink.push(`console: ${msg.text()}`);
   });
+}
+
+/**
+ * With `MEMLENS_ANSWER_DELAY=MS` in the environment, every page URL a test opens (`page.goto`)
+ * carries the test-only `answerDelay=MS` (www/engine-client.js): each engine answer then comes MS
+ * ms late, as from a busy worker, and a test that passes only because the worker is quick fails
+ * (docs/hardening.md). Without it, nothing changes.
+ */
+function delayAnswers(page) {
+  const ms = process.env.MEMLENS_ANSWER_DELAY;
+  if (!ms) return;
+  const goto = page.goto.bind(page);
+  page.goto = (url, options) => {
+    const u = new URL(url);
+    if (u.protocol === 'http:' || u.protocol === 'https:') u.searchParams.set('answerDelay', ms);
+    return goto(u.href, options);
+  };
 }
 
 /** How often `watchWorkers` asks the browser which workers still run. */

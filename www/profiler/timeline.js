@@ -48,7 +48,9 @@ export function timeline({ client, store, ranks, report, show }) {
       lastPointer = null;
       hideTooltip();
     },
-    onClick: (x, y) => click({ rank: store.get().rank, x: x * 1e6, y }),
+    // The hit comes from the worker: it selects only if the user picked no allocation and no
+    // rank meanwhile (ui/store.js `ask`), else a late answer would move the user's pick.
+    onClick: (x, y) => click({ rank: store.get().rank, x: x * 1e6, y, current: store.ask(['rank', 'row']) }),
     draw: (g, p) => draw(g, p),
   });
   plot.canvas.dataset.testid = 'timeline-canvas';
@@ -101,13 +103,13 @@ export function timeline({ client, store, ranks, report, show }) {
 
   // Clicks and hovers queue apart: a newer request replaces one waiting in its own queue only, so
   // a pointer that moves while a click's answer is on its way does not lose the click.
-  const click = latest(fetchHit, ({ id }) => {
+  const click = latest(fetchHit, ({ id }, a) => {
     // What the last click hit (an allocation's row, -1 for none) and how many clicks were
     // answered: the answer comes from the worker after the click, so the tests wait for it here
     // instead of for a time.
     plot.canvas.dataset.clicks = String(++clicks);
     plot.canvas.dataset.clickRow = String(id);
-    if (id >= 0) {
+    if (id >= 0 && a.current()) {
       store.set({ row: id });
       // The answer (the row's call stack) is a view below: it comes into view.
       if (show) show('stack');

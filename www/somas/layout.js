@@ -175,8 +175,10 @@ export class Layout {
   /** Selects the producer node of the selected tensor (n). */
   async selectProducer() {
     if (this.sel.tensor === null) return;
+    const current = this.app.ask();
     const t = await this.info(this.sel.tensor);
-    if (t.node_index !== null) this.app.select({ node: t.node_index });
+    // Not if the user selected something meanwhile: the answer is about the tensor selected before.
+    if (current() && t.node_index !== null) this.app.select({ node: t.node_index });
   }
 
   /** Zooms to the selected conflict pair, tensor, address range or node (z). */

@@ -44,6 +44,9 @@ export function pairedTask(dump, tasks) {
   return tasks.findIndex((t) => t.graph_id === dump.graph_id);
 }
 
+// The keys of the linked selection: a node, a tensor, an address range, a conflict pair.
+const SELECTION = ['node', 'tensor', 'range', 'pair'];
+
 /** The linked selection the views share (the page's store, ui/store.js), mirrored in the hash. */
 function selectionStore() {
   return createStore({ node: null, tensor: null, range: null, pair: null }, {
@@ -252,6 +255,10 @@ class SomasPage {
       info: this.info,
       restore,
       select: (patch) => store.set(patch),
+      // For an action answered later that then selects (a search, c, n): `current()` turns false
+      // once anything is selected or another such action is taken, and the late answer then
+      // selects nothing (see ui/store.js `ask`).
+      ask: () => store.ask(SELECTION),
       search: (text) => this.search(text),
       focusView: (id) => this.focusView(id),
       // Brings a view into view after an action changed it (see ui/reveal.js).

@@ -36,6 +36,8 @@ export class QueryView {
     });
     this.sel = app.store.get();
     this.seq = 0;
+    // Searches asked so far: only the last one's answer may select.
+    this.asked = 0;
     // Searches answered so far: what the result shows says which search it follows (data-searches).
     this.searches = 0;
     this.hint();
@@ -61,12 +63,20 @@ export class QueryView {
     );
   }
 
-  /** Runs the search box text: resolves it in the worker and selects the first thing it names. */
+  /**
+   * Runs the search box text: resolves it in the worker and selects the first thing it names —
+   * unless the user selected something meanwhile (the answer then only says what it names, with
+   * links to select it: see `late`), or searched again (the newer search answers).
+   */
   async run(text) {
     this.note.replaceChildren();
     this.app.focusView('query');
+    const mine = ++this.asked;
+    const current = this.app.ask();
     const res = await this.app.call('search', { text });
     this.searches += 1;
+    if (mine !== this.asked) return;
+    if (!current()) return this.late(text, res);
     if (res.error) {
       this.result.dataset.kind = 'error';
       this.result.dataset.searches = String(this.searches);
@@ -82,6 +92,25 @@ export class QueryView {
       );
     }
     this.apply(first);
+  }
+
+  /**
+   * The answer of a search that came after the user selected something else: what the views show
+   * stays the user's pick (every view follows one selection, this panel too), and the note says
+   * what the search names, each a link that selects it, or why it failed.
+   */
+  late(text, res) {
+    const what = `“${text.trim()}”`;
+    const line = el('p', { class: 'somas-query-late', data: { testid: 'somas-query-late', searches: String(this.searches) } });
+    if (res.error) line.append(el('span', { class: 'muted', text: `${what}: ${res.error}` }));
+    else {
+      line.append(
+        el('span', { class: 'muted', text: `${what} names ` }),
+        ...res.targets.flatMap((t, i) => [...(i ? [', '] : []), button(describe(t), () => this.apply(t), { class: 'link', title: 'select it' })]),
+        el('span', { class: 'muted', text: ': not selected, since you selected something else before the answer came.' }),
+      );
+    }
+    this.note.replaceChildren(line);
   }
 
   apply(t) {
@@ -108,8 +137,9 @@ export class QueryView {
       if (!this.app.info.placed && q.kind !== 'node') body.nodes.unshift(UNPLACED());
       else if (!this.app.info.placed && body.data.alive) body.nodes.splice(1, 0, UNPLACED());
       this.result.replaceChildren(...body.nodes);
-      Object.assign(this.result.dataset, body.data, { searches: String(searches) });
-      for (const k of Object.keys(this.result.dataset)) if (!(k in body.data) && k !== 'testid' && k !== 'searches') delete this.result.dataset[k];
+      const data = { ...body.data, searches: String(searches) };
+      Object.assign(this.result.dataset, data);
+      for (const k of Object.keys(this.result.dataset)) if (!(k in data) && k !== 'testid') delete this.result.dataset[k];
       this.gridBox.hidden = !body.grid;
       if (body.grid) {
         await this.grid.query({ rows: { tensors: body.grid } });

@@ -152,6 +152,9 @@ export class Tables {
   async stepConflict(d) {
     const n = this.app.summary.conflicts.length;
     if (!n) return;
+    // The pair comes from the worker: if the user selects something (or steps again) meanwhile,
+    // this step selects nothing.
+    const current = this.app.ask();
     // Right after the drop the table's first query may still be running: wait for its total.
     const counted = this.grids.conflicts && Number.isInteger(this.grids.conflicts.total);
     if (this.current !== 'conflicts' || !counted) await this.show('conflicts');
@@ -159,6 +162,7 @@ export class Tables {
     this.conflictIndex = (this.conflictIndex + d + g.total) % g.total;
     const page = await this.app.call('page', { view: 'table-conflicts', offset: this.conflictIndex, limit: 1 });
     const rows = rowsByName(page);
+    if (!current()) return;
     if (rows.length) this.selectPair(rows[0]);
     // The answer is the pair on the layout, wherever the key or the overview's link was used.
     this.app.reveal('layout');

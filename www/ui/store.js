@@ -17,6 +17,10 @@ export function createStore(initial, { toHash = null, hashDelay = 0 } = {}) {
   let state = { ...initial };
   const listeners = new Set();
   let timer = null;
+  // When each key was last named by `set` or `ask`, on a counter of those calls: what an answer
+  // still on its way checks before it sets anything (see `ask`).
+  let clock = 0;
+  const named = new Map();
 
   function write() {
     if (!toHash) return;
@@ -33,6 +37,9 @@ export function createStore(initial, { toHash = null, hashDelay = 0 } = {}) {
      * changed. Returns whether anything changed.
      */
     set(patch) {
+      const tick = ++clock;
+      // Named counts, changed or not: the user who picks again what is picked has picked it.
+      for (const k of Object.keys(patch)) named.set(k, tick);
       const changed = new Set();
       for (const [k, v] of Object.entries(patch)) {
         if (!same(state[k], v)) changed.add(k);
@@ -45,6 +52,17 @@ export function createStore(initial, { toHash = null, hashDelay = 0 } = {}) {
       } else write();
       for (const fn of listeners) fn(state, changed);
       return true;
+    },
+    /**
+     * For an action of the user whose answer comes later from the worker and then sets some of
+     * `keys` (a search, a click the worker resolves): returns `current()`, true until a later
+     * `set` or `ask` names one of `keys`. An answer no longer current sets nothing: the user has
+     * picked something else meanwhile (even what was picked already), or a newer action asked.
+     */
+    ask(keys) {
+      const tick = ++clock;
+      for (const k of keys) named.set(k, tick);
+      return () => keys.every((k) => named.get(k) === tick);
     },
     /** Calls `fn(state, changed)` after each change; returns the function that stops it. */
     on(fn) {

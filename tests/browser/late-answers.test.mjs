@@ -1,0 +1,258 @@
+// Late answers do not override the user. An action the worker answers and that then selects (the
+// SOMAS search box, its c and n keys, a click on the profiler's allocation timeline) selects only
+// if the user picked nothing in the meantime: the
+// user's pick stays, in every view. Each browser test takes the action and the user's pick in one
+// task of the page, so the worker's answer certainly comes after the pick, however quick the
+// worker or loaded the machine; the old page then moved the selection to the late answer's.
+// The rule itself (ui/store.js `ask`) is checked first, in Node.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { root, CLI, openBrowser, openSample, startServer, engineThreads, dropFiles, filesUnder, foreignRequests } from './harness.mjs';
+
+// ---- the rule, in Node --------------------------------------------------------------------------
+
+test('store.ask: an answer is current until a later set or ask names one of its keys', async () => {
+  // ui/store.js mirrors into the hash through ui/hash-state.js, which reads `location` and listens
+  // on `window` when loaded; a store without `toHash` writes nothing there.
+  globalThis.location ??= { hash: '' };
+  globalThis.window ??= { addEventListener() {} };
+  const { createStore } = await import('../../www/ui/store.js');
+  const store = createStore({ node: 1, tensor: null, zoom: 0 });
+  const keys = ['node', 'tensor'];
+
+  const quiet = store.ask(keys);
+  store.set({ zoom: 3 });
+  assert.equal(quiet(), true, 'a key the action does not set changes nothing');
+
+  const picked = store.ask(keys);
+  store.set({ tensor: 5 });
+  assert.equal(picked(), false, 'the user picked a tensor meanwhile');
+
+  const again = store.ask(keys);
+  assert.equal(store.set({ node: 1 }), false, 'the node picked again is no change of state');
+  assert.equal(again(), false, 'but the user picked it: the late answer keeps away');
+
+  const older = store.ask(keys);
+  const newer = store.ask(['node']);
+  assert.equal(older(), false, 'a newer action asked for the node');
+  assert.equal(newer(), true);
+  store.set(newer() ? { node: 9 } : {});
+  assert.equal(store.get().node, 9);
+  assert.equal(newer(), false, 'its own answer, once set, makes it past');
+});
+
+// ---- the SOMAS tab ------------------------------------------------------------------------------
+
+let server;
+let tmp;
+let gen; // the generated dump: { dump, task, j }
+
+/** `memlens somas DUMP --task-info TASK --json [args]`, parsed. */
+function cli(args = []) {
+  const r = spawnSync(CLI, ['somas', gen.dump, '--task-info', gen.task, '--json', ...args], { encoding: 'utf8', nextBuffer: 1 << 28 });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+before(async () => {
+  server = await startServer({ isolate: true });
+  tmp = mkdtempSync(path.join(tmpdir(), 'memlens-late-answers-'));
+  const dump = path.join(tmp, 'Ascend_somas_tensor_offset_1.ir');
+  const task = path.join(tmp, 'task_info_graph_1.ir');
+  execFileSync(CLI, ['generate', 'somas', '--flavor', 'v2.4', '--nodes', '3000', '--seed', '11', '--inject-conflicts', '3', '--out', dump, '--task-info-out', task], { encoding: 'utf8' });
+  gen = { dump, task };
+  gen.j = cli();
+});
+
+after(async () => {
+  await server.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+const FRAME = '[data-testid="somas-frame"]';
+
+/** Opens the page, drops the generated dump and waits for the tab and the peak node's frame. */
+async function openSomas(b) {
+  const page = await b.page();
+  await page.goto(server.url);
+  await engineThreads(page);
+  const file = (rel, full) => ({ path: rel, base64: readFileSync(full).toString('base64') });
+  await dropFiles(page, [file('gen/Ascend_somas_tensor_offset_1.ir', gen.dump), file('gen/task_info_graph_1.ir', gen.task)]);
+  await page.waitForFunction(() => document.querySelector('[data-testid="somas"]')?.dataset.state === 'ready', null, { timeout: 120000 });
+  await frameShows(page, [gen.j.peak.node_index]);
+  return page;
+}
+
+/** Waits until the frame shows one of the nodes `indices`; returns the one it shows. */
+async function frameShows(page, indices) {
+  await page.waitForFunction(([sel, want]) => want.includes(Number(document.querySelector(sel)?.dataset.node)), [FRAME, indices], { timeout: 30000 });
+  return Number(await page.getAttribute(FRAME, 'data-node'));
+}
+
+/**
+ * In one task of the page: `action` (a search, a key), then a click on the frame's next-node
+ * button (▶), the user's pick. Every answer the action waits for comes in a later task.
+ */
+function actThenPick(page, action) {
+  return page.evaluate((act) => {
+    const search = document.querySelector('[data-testid="somas-search"]');
+    if (act.search !== undefined) {
+      search.value = act.search;
+      search.form.requestSubmit();
+    } else {
+      search.blur();
+      document.body.dispatchEvent(new KeyboardEvent('keydown', { key: act.key, bubbles: true, cancelable: true }));
+    }
+    document.querySelector('[data-testid="somas-frame"] button[aria-label="next node"]').click();
+  }, action);
+}
+
+/** The peak node (shown first), and the node after it, which the user picks (▶). */
+function nodes() {
+  const peak = gen.j.peak.node_index;
+  assert.ok(peak + 1 < gen.j.nodes, 'the peak node is not the last');
+  return { peak, next: peak + 1 };
+}
+
+test('SOMAS: a search answered after the user picked a node keeps the pick, and offers what it names', async () => {
+  const b = await openBrowser();
+  try {
+    const page = await openSomas(b);
+    const { peak, next } = nodes();
+    // A node neither the peak nor the next one, searched by its name.
+    const wanted = [peak + 7, peak - 7, peak + 11].find((i) => i >= 0 && i < gen.j.nodes && i !== next);
+    const named = cli(['--node', String(wanted)]).node_query;
+    assert.equal(named.node_index, wanted);
+
+    await actThenPick(page, { search: named.node_name });
+    // The frame follows the one selection: the old page moved it to the search's node, since its
+    // answer came after the pick. Answers come in the order asked (one worker), so the frame's
+    // answer for the pick comes after the search's answer.
+    assert.equal(await frameShows(page, [next, wanted]), next, 'the node the user picked while the search was answered stays selected');
+    const late = page.locator('[data-testid="somas-query-late"]');
+    const name = named.node_name;
+    assert.equal(await late.textContent(), `“${name}” names node $${wanted} ${name}: not selected, since you selected something else before the answer came.`);
+    // The query panel, which follows the selection, speaks for the pick.
+    await page.waitForFunction((m) => document.querySelector('[data-testid="somas-query-result"]').dataset.node === String(m), next, { timeout: 30000 });
+    // What the search named is one click away.
+    await late.locator('button').first().click();
+    assert.equal(await frameShows(page, [wanted]), wanted);
+    assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('SOMAS: c (next conflict) answered after the user picked a node selects no pair', async () => {
+  const b = await openBrowser();
+  try {
+    const page = await openSomas(b);
+    const { next } = nodes();
+    // The conflicts table is shown first and counted, so c asks for its row at once.
+    await page.waitForSelector('[data-testid="conflict-row"]');
+    await actThenPick(page, { key: 'c' });
+    // The old page selected the pair (written to the hash) and its first shared node.
+    await page.waitForFunction(
+      ([sel, m]) => document.querySelector(sel).dataset.node === String(m) || /(^|&)s\.pair=/.test(location.hash.slice(1)),
+      [FRAME, next],
+      { timeout: 30000 },
+    );
+    assert.equal(Number(await page.getAttribute(FRAME, 'data-node')), next, 'the node the user picked stays selected');
+    assert.equal(await page.locator('[data-testid="conflict-row"].selected').count(), 0, 'no conflict row is selected');
+    assert.ok(!/(^|&)s\.pair=/.test(await page.evaluate(() => location.hash.slice(1))), 'no pair in the hash');
+    // And c, with nothing picked after it, steps to a conflict.
+    await page.evaluate(() => document.body.dispatchEvent(new KeyboardEvent('keydown', { key: 'c', bubbles: true, cancelable: true })));
+    await page.waitForFunction(() => /(^|&)s\.pair=/.test(location.hash.slice(1)), null, { timeout: 30000 });
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('SOMAS: n (the selected tensor’s producer) answered after the user picked a node keeps the pick', async () => {
+  const b = await openBrowser();
+  try {
+    const page = await openSomas(b);
+    const { peak, next } = nodes();
+    // A tensor an ordinary node writes (its first output), selected from the search box.
+    const producer = [peak + 5, peak - 5, peak + 9].find((i) => i >= 0 && i < gen.j.nodes && i !== next);
+    const out = cli(['--node', String(producer)]).node_query.io.find((x) => x.role === 'output' && x.kind === 'tensor');
+    assert.ok(out, 'the node writes a tensor');
+    await page.fill('[data-testid="somas-search"]', `%${out.id}T`);
+    await page.press('[data-testid="somas-search"]', 'Enter');
+    await page.waitForFunction((id) => document.querySelector('[data-testid="somas-query-result"]').dataset.tensor === String(id), out.id, { timeout: 30000 });
+    assert.equal(Number(await page.getAttribute(FRAME, 'data-node')), peak, 'a tensor search leaves the node');
+
+    await actThenPick(page, { key: 'n' });
+    assert.equal(await frameShows(page, [next, producer]), next, 'the node the user picked stays selected');
+    // With nothing picked after it, n selects the producer.
+    await page.evaluate(() => document.body.dispatchEvent(new KeyboardEvent('keydown', { key: 'n', bubbles: true, cancelable: true })));
+    assert.equal(await frameShows(page, [producer]), producer);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+// ---- the profiler's allocation timeline ---------------------------------------------------------
+
+test('profiler: a timeline click answered after the user picked a table row keeps the pick', async () => {
+  const text = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text');
+  const { browser: b, page } = await openSample(server, filesUnder(text), { viewport: { width: 1440, height: 900 }, view: 'ascend' });
+  try {
+    const canvas = '[data-testid="timeline-canvas"]';
+    await page.locator(canvas).scrollIntoViewIfNeeded();
+    const t = await page.locator(canvas).boundingBox();
+    // A point on a bar: the bars are packed from the top of the plot; the canvas counts the clicks
+    // the worker answered and names the row the last one hit.
+    let at = null;
+    let hit = null;
+    for (const fy of [0.08, 0.15, 0.25, 0.35]) {
+      for (const fx of [0.1, 0.3, 0.5, 0.7, 0.9]) {
+        const answered = Number((await page.getAttribute(canvas, 'data-clicks')) || 0);
+        const [x, y] = [t.x + 72 + (t.width - 86) * fx, t.y + 8 + (t.height - 40) * fy];
+        await page.mouse.click(x, y);
+        await page.waitForFunction(([sel, n]) => Number(document.querySelector(sel).dataset.clicks || 0) > n, [canvas, answered], { timeout: 30000 });
+        hit = await page.getAttribute(canvas, 'data-click-row');
+        if (hit !== '-1') {
+          at = { dx: x - t.x, dy: y - t.y };
+          break;
+        }
+      }
+      if (at) break;
+    }
+    assert.ok(at, 'a click on the timeline hit an allocation');
+    const chip = '[data-testid="chip-row"]';
+    await page.waitForFunction(([sel, r]) => document.querySelector(sel)?.textContent.startsWith(`allocation #${r}`), [chip, hit], { timeout: 30000 });
+    // Another allocation of the table, the user's pick.
+    await page.waitForSelector('[data-testid="alloc-row"]');
+    const pick = await page.$$eval('[data-testid="alloc-row"]', (rows, h) => rows.map((r) => r.dataset.row).find((r) => r !== h), hit);
+    assert.ok(pick !== undefined, 'the table shows another allocation');
+
+    // In one task of the page: a click on the bar (its hit is the worker's answer), then a click
+    // on the table's row.
+    const clicked = Number(await page.getAttribute(canvas, 'data-clicks'));
+    await page.evaluate(([sel, { dx, dy }, row]) => {
+      const c = document.querySelector(sel);
+      const box = c.getBoundingClientRect();
+      const [x, y] = [box.left + dx, box.top + dy];
+      const at = (type, buttons) => c.dispatchEvent(new PointerEvent(type, { clientX: x, clientY: y, button: 0, buttons, pointerId: 1, pointerType: 'mouse', isPrimary: true, bubbles: true }));
+      at('pointerdown', 1);
+      at('pointerup', 0);
+      document.querySelector(`[data-testid="alloc-row"][data-row="${row}"]`).click();
+    }, [canvas, at, pick]);
+    await page.waitForFunction(([sel, n]) => Number(document.querySelector(sel).dataset.clicks) > n, [canvas, clicked], { timeout: 30000 });
+    assert.equal(await page.getAttribute(canvas, 'data-click-row'), hit, 'the click was answered: it hit the bar');
+    // The old page selected the bar's allocation again when the answer came.
+    assert.match(await page.textContent(chip), new RegExp(`^allocation #${pick}\\b`), 'the row the user picked stays selected');
+    assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
