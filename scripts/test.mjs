@@ -13,6 +13,18 @@ const browserOnly = process.argv.includes('--browser-only');
 const pythonOnly = process.argv.includes('--python-only');
 const t0 = performance.now();
 
+/**
+ * The most one browser test file may take before it fails: 45 minutes. A hung test (a wait with
+ * no limit, a browser that stops answering) then fails the run with its file's name, after the
+ * spec reporter has printed the file's tests that passed (the hung one is the next), instead of
+ * hanging CI; the file's browser is closed with its process. Node 20's runner applies
+ * `--test-timeout` to each file as a whole (each runs in a process of its own), its `before`
+ * hooks included, not to each test. The longest file measured, cancel.test.mjs, took 741 s at
+ * load 9.7–18.4 (2026-12-05, beside a clean-clone `npm test`, another engineer's browser tests
+ * and CPU hogs), most of it making its inputs with the debug CLI: the limit is 3.6× that.
+ */
+const BROWSER_FILE_TIMEOUT_MS = 45 * 60 * 1000;
+
 /** Builds the wheel (cargo's dev profile, sharing the test build's dependencies) into .venv/. */
 async function pythonTests() {
   const wheels = path.join(root, 'target', 'wheels');
@@ -65,7 +77,7 @@ main(async () => {
   const dir = path.join(root, 'tests', 'browser');
   const files = readdirSync(dir).filter((f) => f.endsWith('.test.mjs')).sort().map((f) => path.join(dir, f));
   await step('browser tests (headless chromium)', () =>
-    run(process.execPath, ['--test', '--test-concurrency=1', '--test-reporter=spec', ...files]),
+    run(process.execPath, ['--test', '--test-concurrency=1', `--test-timeout=${BROWSER_FILE_TIMEOUT_MS}`, '--test-reporter=spec', ...files]),
   );
   console.log(`\nnpm test passed in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 });
