@@ -170,10 +170,13 @@ export async function workerReport(page, cdp, targetIds) {
     lines.push(`worker ${w.url()}: ${JSON.stringify(answer)}`);
   }
   const marks = await within(
-    page.evaluate(() => ({
+    page.evaluate((prefix) => ({
       now: performance.now(),
-      marks: performance.getEntriesByType('mark').filter((m) => m.name.startsWith('memlens:worker-')).map((m) => `${Math.round(m.startTime)} ${m.name.slice(15)} ${JSON.stringify(m.detail)}`),
-    })),
+      marks: performance
+        .getEntriesByType('mark')
+        .filter((m) => m.name.startsWith(prefix))
+        .map((m) => `${Math.round(m.startTime)} ${m.name.slice(prefix.length)} ${JSON.stringify(m.detail)}`),
+    }), 'memlens:worker-'),
     3000,
     'the page did not answer in 3 s',
   );

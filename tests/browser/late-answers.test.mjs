@@ -53,7 +53,7 @@ let gen; // the generated dump: { dump, task, j }
 
 /** `memlens somas DUMP --task-info TASK --json [args]`, parsed. */
 function cli(args = []) {
-  const r = spawnSync(CLI, ['somas', gen.dump, '--task-info', gen.task, '--json', ...args], { encoding: 'utf8', nextBuffer: 1 << 28 });
+  const r = spawnSync(CLI, ['somas', gen.dump, '--task-info', gen.task, '--json', ...args], { encoding: 'utf8', maxBuffer: 1 << 28 });
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout);
 }
