@@ -46,7 +46,7 @@ export function stateView({ client, store, info, onError, place }) {
     status.textContent = `${plural(d.segments, 'segment')} in ${plural(d.state_rows, 'row')}; ${plural(r.visible, 'segment')} and blocks in view (${r.ms.toFixed(1)} ms in the engine)`;
     node.dataset.rendered = String(Number(node.dataset.rendered || 0) + 1);
     plot.redraw();
-  }, onError);
+  }, null, onError);
 
   const hoverReq = latest(async ({ x, y, dx, ev }) => {
     const b = await client.call('snapshot.stateHit', { device: device(), x, y, dx, dy: 0 });
@@ -61,7 +61,7 @@ export function stateView({ client, store, info, onError, place }) {
         ['allocated', bytes(b.allocated)], ['largest free block', bytes(b.largest_free_block)], ['stream', String(b.stream)],
         ['reserved by', b.group_label]];
     showTooltip(ev.clientX, ev.clientY, lines);
-  }, onError);
+  }, null, onError);
 
   function build() {
     const d = dinfo();

@@ -56,7 +56,7 @@ export function timelineView({ client, store, info, onError, place }) {
     status.textContent = `${plural(r.visible, 'band')} in view: ${plural(r.individual, 'allocation')} drawn one by one, ${int(r.merged)} runs of thinner ones merged (${r.ms.toFixed(1)} ms in the engine)`;
     node.dataset.rendered = String(Number(node.dataset.rendered || 0) + 1);
     plot.redraw();
-  }, onError);
+  }, null, onError);
 
   const hoverReq = latest(async ({ x, y, ev }) => {
     const a = await client.call('snapshot.timelineHit', { device: device(), x, y });
@@ -73,7 +73,7 @@ export function timelineView({ client, store, info, onError, place }) {
       'click to select',
     ];
     showTooltip(ev.clientX, ev.clientY, lines);
-  }, onError);
+  }, null, onError);
 
   function build() {
     const d = dinfo();
