@@ -1,10 +1,12 @@
 // Late answers do not override the user. An action the worker answers and that then selects (the
 // SOMAS search box, its c and n keys, a click on the profiler's allocation timeline) selects only
-// if the user picked nothing in the meantime: the
-// user's pick stays, in every view. Each browser test takes the action and the user's pick in one
-// task of the page, so the worker's answer certainly comes after the pick, however quick the
-// worker or loaded the machine; the old page then moved the selection to the late answer's.
-// The rule itself (ui/store.js `ask`) is checked first, in Node.
+// if the user picked nothing in the meantime, and one that follows a pick without selecting (the
+// layout's zoom to a conflict row's pair) follows it only while that pick is current: the user's
+// pick stays, in every view. Each browser test takes the action and the user's pick in one task
+// of the page, so the worker's answer certainly comes after the pick, however quick the worker or
+// loaded the machine; the old page then moved the selection (or the view) to the late answer's.
+// A c kept from selecting does not move c's place in the conflicts list.
+// The rule itself (ui/store.js `ask`, `since`) is checked first, in Node.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -43,6 +45,17 @@ test('store.ask: an answer is current until a later set or ask names one of its 
   store.set(newer() ? { node: 9 } : {});
   assert.equal(store.get().node, 9);
   assert.equal(newer(), false, 'its own answer, once set, makes it past');
+
+  // `since`: an answer that follows the pick of the moment, without selecting (a zoom).
+  const zoom = store.since(keys);
+  store.set({ zoom: 4 });
+  assert.equal(zoom(), true, 'a key it does not follow changes nothing');
+  const search = store.ask(keys);
+  assert.equal(zoom(), false, 'an action that will select was taken');
+  assert.equal(search(), true, 'and `since` named nothing: that action may still select');
+  const follows = store.since(keys);
+  store.set({ tensor: 5 });
+  assert.equal(follows(), false, 'the user picked again what was picked: a pick');
 });
 
 // ---- the SOMAS tab ------------------------------------------------------------------------------
@@ -251,6 +264,107 @@ test('profiler: a timeline click answered after the user picked a table row keep
     // The old page selected the bar's allocation again when the answer came.
     assert.match(await page.textContent(chip), new RegExp(`^allocation #${pick}\\b`), 'the row the user picked stays selected');
     assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+// ---- SOMAS: the zoom to a conflict row's pair, c's place ----------------------------------------
+
+const LAYOUT = '[data-testid="somas-layout"]';
+const NEXT_NODE = '[data-testid="somas-frame"] button[aria-label="next node"]';
+
+/** The conflict pair of each row of the conflicts table, in its order: [[a, b], …]. */
+function conflictRows(page) {
+  return page.$$eval('[data-testid="conflict-row"]', (rs) => rs.map((r) => [Number(r.dataset.a), Number(r.dataset.b)]));
+}
+
+/** The pairs of the conflict rows marked selected (one at most: the selection's). */
+function selectedPairs(page) {
+  return page.$$eval('[data-testid="conflict-row"].selected', (rs) => rs.map((x) => [Number(x.dataset.a), Number(x.dataset.b)]));
+}
+
+test('SOMAS: a conflict row clicked, then a node picked before the pair’s boxes came: the layout does not zoom to the pair', async () => {
+  const b = await openBrowser();
+  try {
+    const page = await openSomas(b);
+    await page.waitForSelector('[data-testid="conflict-row"]');
+    await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.view, LAYOUT);
+    const view = await page.getAttribute(LAYOUT, 'data-view');
+    const zooms = Number((await page.getAttribute(LAYOUT, 'data-zooms')) || 0);
+    const [pair] = await conflictRows(page);
+    // In one task of the page: the row's click (it selects the pair; the zoom waits for the two
+    // tensors' boxes from the worker), then the user's pick of the next node (▶).
+    await page.evaluate((sel) => {
+      document.querySelector('[data-testid="conflict-row"]').click();
+      document.querySelector(sel).click();
+    }, NEXT_NODE);
+    // The old page zoomed once the boxes came; the page now counts the boxes' answer, and leaves
+    // the view to the user's pick.
+    await page.waitForFunction(
+      ([sel, v, n]) => document.querySelector(sel).dataset.view !== v || Number(document.querySelector(sel).dataset.zooms || 0) > n,
+      [LAYOUT, view, zooms],
+      { timeout: 30000 },
+    );
+    assert.equal(await page.getAttribute(LAYOUT, 'data-view'), view, 'the layout keeps its view: the pick the zoom was for is gone');
+    assert.deepEqual(await selectedPairs(page), [pair], 'the pair stays selected (only the node moved on)');
+
+    // With nothing picked before its boxes come, a row's click zooms to its pair.
+    await page.locator('[data-testid="conflict-row"]').first().click();
+    await page.waitForFunction(([sel, v]) => document.querySelector(sel).dataset.view !== v, [LAYOUT, view], { timeout: 30000 });
+    const [x0, x1] = (await page.getAttribute(LAYOUT, 'data-view')).split(',').map(Number);
+    const [v0, v1] = view.split(',').map(Number);
+    assert.ok(x1 - x0 < v1 - v0, `zoomed in: ${x0}–${x1} within ${v0}–${v1}`);
+    assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('SOMAS: c kept from selecting by a pick leaves c’s place: the next c selects the first conflict, and c goes on from a row picked in the table', async () => {
+  const b = await openBrowser();
+  try {
+    const page = await openSomas(b);
+    const { next } = nodes();
+    await page.waitForSelector('[data-testid="conflict-row"]');
+    const rows = await conflictRows(page);
+    assert.deepEqual(rows, gen.j.conflicts, 'the table lists the CLI’s conflicts in its order');
+    assert.ok(rows.length >= 3, 'three conflicts were injected');
+    const zooms = async () => Number((await page.getAttribute(LAYOUT, 'data-zooms')) || 0);
+    const key = (k) => page.evaluate((x) => document.body.dispatchEvent(new KeyboardEvent('keydown', { key: x, bubbles: true, cancelable: true })), k);
+
+    // c and a pick in one task: c's answer selects nothing (late-answers' c test above).
+    await actThenPick(page, { key: 'c' });
+    assert.equal(await frameShows(page, [next]), next);
+    // Once that answer is in (answers come in the order asked, and the frame's for the pick was
+    // asked after c's page), c again: it selects the first conflict, which no c has selected yet.
+    // The old page had moved c's place to the first already, and selected the second.
+    let z = await zooms();
+    await key('c');
+    await page.waitForFunction(([sel, n]) => Number(document.querySelector(sel).dataset.zooms || 0) > n, [LAYOUT, z], { timeout: 30000 });
+    assert.deepEqual(await selectedPairs(page), [rows[0]], 'the first conflict, none skipped');
+
+    // A row picked in the table is where c goes on from: the one after it, here round to the
+    // first. (The row's click zooms to its pair: that zoom is waited for first.)
+    const lastRow = rows.length - 1;
+    z = await zooms();
+    await page.locator('[data-testid="conflict-row"]').nth(lastRow).click();
+    await page.waitForFunction(([sel, n]) => Number(document.querySelector(sel).dataset.zooms || 0) > n, [LAYOUT, z], { timeout: 30000 });
+    assert.deepEqual(await selectedPairs(page), [rows[lastRow]]);
+    z = await zooms();
+    await key('c');
+    await page.waitForFunction(([sel, n]) => Number(document.querySelector(sel).dataset.zooms || 0) > n, [LAYOUT, z], { timeout: 30000 });
+    // The row clicked is marked no more once c selected another (the old table marked both).
+    assert.deepEqual(await selectedPairs(page), [rows[0]], 'the conflict after the row picked, alone marked');
+    // Two c in one task: two conflicts on.
+    z = await zooms();
+    await page.evaluate(() => {
+      for (let i = 0; i < 2; i++) document.body.dispatchEvent(new KeyboardEvent('keydown', { key: 'c', bubbles: true, cancelable: true }));
+    });
+    await page.waitForFunction(([sel, n]) => Number(document.querySelector(sel).dataset.zooms || 0) > n, [LAYOUT, z], { timeout: 30000 });
+    assert.deepEqual(await selectedPairs(page), [rows[2 % rows.length]], 'c c steps twice');
     assert.deepEqual(b.consoleErrors, []);
   } finally {
     await b.close();
