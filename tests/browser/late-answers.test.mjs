@@ -1,11 +1,12 @@
 // Late answers do not override the user. An action the worker answers and that then selects (the
-// SOMAS search box, its c and n keys, a click on the profiler's allocation timeline) selects only
-// if the user picked nothing in the meantime, and one that follows a pick without selecting (the
-// layout's zoom to a conflict row's pair) follows it only while that pick is current: the user's
-// pick stays, in every view. Each browser test takes the action and the user's pick in one task
-// of the page, so the worker's answer certainly comes after the pick, however quick the worker or
-// loaded the machine; the old page then moved the selection (or the view) to the late answer's.
-// A c kept from selecting does not move c's place in the conflicts list.
+// SOMAS search box, its c and n keys, a click on the profiler's allocation timeline or on the
+// SOMAS layout) selects only if the user picked nothing in the meantime, and one that follows a
+// pick without selecting (the layout's zoom to a conflict row's pair) follows it only while that
+// pick is current: the user's pick stays, in every view. Each browser test takes the action and
+// the user's pick in one task of the page, so the worker's answer certainly comes after the pick,
+// however quick the worker or loaded the machine; the old page then moved the selection (or the
+// view) to the late answer's. A c kept from selecting does not move c's place in the conflicts
+// list, and a click selects what is under its own point, not what the last answered hover found.
 // The rule itself (ui/store.js `ask`, `since`) is checked first, in Node.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +14,7 @@ import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { root, CLI, openBrowser, openSample, startServer, engineThreads, dropFiles, filesUnder, foreignRequests } from './harness.mjs';
+import { root, CLI, openBrowser, openSample, startServer, engineThreads, dropFiles, filesUnder, foreignRequests, pointerTask, hoverAt, twoItems } from './harness.mjs';
 
 // ---- the rule, in Node --------------------------------------------------------------------------
 
@@ -270,9 +271,10 @@ test('profiler: a timeline click answered after the user picked a table row keep
   }
 });
 
-// ---- SOMAS: the zoom to a conflict row's pair, c's place ----------------------------------------
+// ---- SOMAS: the zoom to a conflict row's pair, c's place, clicks at their own point -------------
 
 const LAYOUT = '[data-testid="somas-layout"]';
+const STRIP = '[data-testid="somas-frame-strip"]';
 const NEXT_NODE = '[data-testid="somas-frame"] button[aria-label="next node"]';
 
 /** The conflict pair of each row of the conflicts table, in its order: [[a, b], …]. */
@@ -283,6 +285,18 @@ function conflictRows(page) {
 /** The pairs of the conflict rows marked selected (one at most: the selection's). */
 function selectedPairs(page) {
   return page.$$eval('[data-testid="conflict-row"].selected', (rs) => rs.map((x) => [Number(x.dataset.a), Number(x.dataset.b)]));
+}
+
+/** The tensor in the URL hash (the store writes it 120 ms after a pick), or null. */
+async function hashTensor(page) {
+  const t = new URLSearchParams((await page.evaluate(() => location.hash)).slice(1)).get('s.tensor');
+  return t === null ? null : Number(t);
+}
+
+/** Waits until the hash names one of the tensors `ids`; returns it. */
+async function tensorPicked(page, ids) {
+  await page.waitForFunction((want) => want.includes(Number(new URLSearchParams(location.hash.slice(1)).get('s.tensor'))), ids, { timeout: 30000 });
+  return hashTensor(page);
 }
 
 test('SOMAS: a conflict row clicked, then a node picked before the pair’s boxes came: the layout does not zoom to the pair', async () => {
@@ -365,6 +379,61 @@ test('SOMAS: c kept from selecting by a pick leaves c’s place: the next c sele
     });
     await page.waitForFunction(([sel, n]) => Number(document.querySelector(sel).dataset.zooms || 0) > n, [LAYOUT, z], { timeout: 30000 });
     assert.deepEqual(await selectedPairs(page), [rows[2 % rows.length]], 'c c steps twice');
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('SOMAS layout: a click selects the tensor under its own point, not the one the last hover found', async () => {
+  const b = await openBrowser();
+  try {
+    const page = await openSomas(b);
+    assert.equal(await hashTensor(page), null, 'no tensor is selected yet');
+    const [a, other] = await twoItems(page, LAYOUT, 'data-hover-tensor');
+    // The hover at the other tensor answered: the old page's click selected what it found.
+    assert.equal(await hoverAt(page, LAYOUT, other, 'data-hover-tensor'), other.id);
+    // In one task of the page: the pointer moves to a, clicks there, and moves back on (its hover
+    // answers come after the click, as on a page whose worker is busy).
+    await pointerTask(page, LAYOUT, [['pointermove', a.x, a.y], ['pointerdown', a.x, a.y], ['pointerup', a.x, a.y], ['pointermove', other.x, other.y]]);
+    assert.equal(await tensorPicked(page, [a.id, other.id]), a.id, `the click at %${a.id}T selects it (the last hover had found %${other.id}T)`);
+    assert.equal(await page.getAttribute(LAYOUT, 'data-click-tensor'), String(a.id));
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('SOMAS frame: a click (a tap: no move before it) selects the tensor under its own point, not the one last hovered', async () => {
+  const b = await openBrowser();
+  try {
+    const page = await openSomas(b);
+    assert.equal(await hashTensor(page), null, 'no tensor is selected yet');
+    const strip = page.locator(STRIP);
+    await strip.scrollIntoViewIfNeeded();
+    const box = await strip.boundingBox();
+    const y = box.height / 2;
+    // The strip finds the tensor under the pointer itself (its frame is at hand): the tooltip names
+    // it at once. Two different tensors, each also under the points 2 px either side.
+    const at = async (x) => {
+      await page.mouse.move(box.x + x, box.y + y);
+      const tip = page.locator('[data-testid="tooltip"]');
+      if (await tip.isHidden()) return -1;
+      const m = /^%(\d+)T/.exec(await tip.textContent());
+      return m ? Number(m[1]) : -1;
+    };
+    const found = [];
+    for (let k = 1; k < 40 && found.length < 2; k++) {
+      const x = (box.width * k) / 40;
+      const id = await at(x);
+      if (id < 0 || found.some((f) => f.id === id)) continue;
+      if ((await at(x - 2)) === id && (await at(x + 2)) === id) found.push({ x, id });
+    }
+    assert.equal(found.length, 2, `two tensors on the strip: ${JSON.stringify(found)}`);
+    const [a, other] = found;
+    assert.equal(await at(other.x), other.id, 'the pointer rests on the other tensor');
+    await pointerTask(page, STRIP, [['click', a.x, y]]);
+    assert.equal(await tensorPicked(page, [a.id, other.id]), a.id, `the click at %${a.id}T selects it (the pointer had last been over %${other.id}T)`);
     assert.deepEqual(b.consoleErrors, []);
   } finally {
     await b.close();

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, dropFiles, pageUnits, cliUnits, sorted, readTree } from './harness.mjs';
+import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, dropFiles, pageUnits, cliUnits, sorted, readTree, pointerTask, hoverAt, twoItems } from './harness.mjs';
 
 const FIX = path.join(root, 'fixtures', 'snapshots');
 const TINY = 'cs336_tiny_mem_snapshot.pickle';
@@ -231,6 +231,35 @@ test('hover shows size and stack; a click selects; a group row highlights its al
     await page.waitForFunction(() => document.querySelectorAll('[data-testid="snapshot-frame"]').length > 0);
     const grouping = await page.textContent('[data-testid="snapshot-frame"].top-frame');
     assert.match(grouping, /optimizer\.py:\d+ step/);
+    assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('a click on either chart selects what is under its own point, not what the last hover found there', async () => {
+  const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
+  try {
+    const page = await b.page();
+    await fresh(page, isolated.url);
+    await dropFiles(page, [entry(`snaps/${MEDIUM}`, path.join(tmp, 'snaps', MEDIUM))]);
+    assert.equal(await snapSettled(page), 'ready');
+    await drawn(page);
+    const hashed = async (key) => new URLSearchParams((await page.evaluate(() => location.hash)).slice(1)).get(key);
+    // The timeline's allocations (n.el in the hash), then the allocator state's blocks (n.bl).
+    for (const [sel, attr, key] of [['[data-testid="snapshot-timeline"]', 'data-hover-element', 'n.el'], ['[data-testid="snapshot-state"]', 'data-hover-block', 'n.bl']]) {
+      assert.equal(await hashed(key), null, `nothing of ${key} is selected yet`);
+      const [a, other] = await twoItems(page, sel, attr);
+      // The hover at the other item answered: the old page's click selected what it found.
+      assert.equal(await hoverAt(page, sel, other, attr), other.id);
+      // In one task of the page: the pointer moves to a, clicks there and moves back on, so the
+      // worker answers the hover at a only after the click.
+      await pointerTask(page, sel, [['pointermove', a.x, a.y], ['pointerdown', a.x, a.y], ['pointerup', a.x, a.y], ['pointermove', other.x, other.y]]);
+      await page.waitForFunction(([k, ids]) => ids.includes(Number(new URLSearchParams(location.hash.slice(1)).get(k))), [key, [a.id, other.id]], { timeout: 30000 });
+      assert.equal(Number(await hashed(key)), a.id, `${sel}: the click at ${a.id} selects it (the last hover had found ${other.id})`);
+      await page.mouse.move(0, 0);
+    }
     assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
     assert.deepEqual(b.consoleErrors, []);
   } finally {

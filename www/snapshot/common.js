@@ -33,6 +33,9 @@ export function createStore(devices) {
 /** Request coalescing, shared by every view (ui/latest.js): `latest(fetch, apply, onError)`. */
 export { latest } from '../ui/latest.js';
 
+/** The keys of a pick: a click the worker answers asks the store for them (ui/store.js `ask`). */
+export const PICK = ['device', 'group', 'element', 'block'];
+
 /** A titled panel section with a toolbar; returns { section, body, tools }. */
 export function section(id, title, help) {
   const tools = el('div', { class: 'toolbar' });

@@ -8,7 +8,7 @@ import { Plot } from '../ui/plot.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { downloadCanvas } from '../ui/download.js';
 import { bytes, exactBytes, int, plural } from '../format.js';
-import { section, button, latest, palette, stackLines, stateLine } from './common.js';
+import { section, button, latest, palette, stackLines, stateLine, PICK } from './common.js';
 
 const CLASSES = 12;
 
@@ -26,6 +26,7 @@ export function timelineView({ client, store, info, onError, place }) {
   let data = null;
   let curve = null;
   let hover = null;
+  let hovers = 0;
   let selected = null;
   let frames = 0;
   let destroyed = false;
@@ -58,10 +59,15 @@ export function timelineView({ client, store, info, onError, place }) {
     plot.redraw();
   }, null, onError);
 
+  // The allocation under a point of the chart, on the device shown when it was pointed at.
+  const hit = (a) => client.call('snapshot.timelineHit', { device: a.device, x: a.x, y: a.y });
   const hoverReq = latest(async ({ x, y, ev }) => {
-    const a = await client.call('snapshot.timelineHit', { device: device(), x, y });
-    if (destroyed) return;
+    const a = await hit({ device: device(), x, y });
+    if (destroyed || !plot) return;
     hover = a;
+    // How many hovers were answered and what the last one found (-1: nothing), for the tests.
+    plot.canvas.dataset.hovers = String(++hovers);
+    plot.canvas.dataset.hoverElement = a ? String(a.element) : '-1';
     plot.redraw();
     if (!a) return hideTooltip();
     const lines = [
@@ -74,6 +80,18 @@ export function timelineView({ client, store, info, onError, place }) {
     ];
     showTooltip(ev.clientX, ev.clientY, lines);
   }, null, onError);
+  // A click selects the allocation under its own point, not the last hover's answer (which can lag
+  // a pointer that moved). Clicks queue apart from hovers, so a pointer moving on does not replace
+  // a click waiting for its answer; the answer selects only if nothing was picked since the click
+  // (ui/store.js ask). The canvas counts the answered clicks and names the allocation the last one
+  // hit (-1: none), for the tests to wait on.
+  let clicks = 0;
+  const clickReq = latest(hit, (a, args) => {
+    if (destroyed || !plot) return;
+    plot.canvas.dataset.clicks = String(++clicks);
+    plot.canvas.dataset.clickElement = a ? String(a.element) : '-1';
+    if (a && args.current()) store.set({ element: a.element, group: a.group, block: null });
+  }, onError);
 
   function build() {
     const d = dinfo();
@@ -101,9 +119,7 @@ export function timelineView({ client, store, info, onError, place }) {
         hideTooltip();
         plot.redraw();
       },
-      onClick: () => {
-        if (hover) store.set({ element: hover.element, group: hover.group, block: null });
-      },
+      onClick: (x, y) => clickReq({ device: device(), x, y, current: store.ask(PICK) }),
       onFrame: (ms, start) => {
         if (!data) return;
         if (!frames++) performance.mark('snapshot-timeline-first-draw');

@@ -72,14 +72,36 @@ export class Layout {
       if (this.plot) request({ ...this.plot.view });
     };
     matchMedia('(prefers-color-scheme: dark)').addEventListener('change', this.onScheme);
-    const hoverReq = latest(async ({ x, y, dx, dy, ev }) => {
-      const t = await app.call('hit', { x, y, dx, dy });
-      if (!this.hoverPoint || this.hoverPoint.x !== x || this.hoverPoint.y !== y) return;
+    // A point of the chart and the tolerance around it (3 px in the view of the moment it was
+    // pointed at): what the worker's hit test takes, for a hover and for a click alike.
+    const near = (x, y) => {
+      const p = this.plot;
+      return { x, y, dx: (3 * (p.view.x1 - p.view.x0)) / p.width, dy: (3 * (p.view.y1 - p.view.y0)) / p.height };
+    };
+    const hit = ({ x, y, dx, dy }) => app.call('hit', { x, y, dx, dy });
+    const hoverReq = latest(async (a) => {
+      const t = await hit(a);
+      if (!this.hoverPoint || this.hoverPoint.x !== a.x || this.hoverPoint.y !== a.y) return;
       this.hover = t;
+      // How many hovers were answered and the tensor the last one found (-1: none), for the tests.
+      const d = this.plot.canvas.dataset;
+      d.hovers = String(Number(d.hovers || 0) + 1);
+      d.hoverTensor = t ? String(t.id) : '-1';
       this.plot.redraw();
-      if (t) this.tooltip(t, ev);
+      if (t) this.tooltip(t, a.ev);
       else hideTooltip();
     }, null, app.error);
+    // A click selects the tensor under its own point, not the last hover's answer (which can lag a
+    // pointer that moved). Clicks queue apart from hovers, so a pointer moving on does not replace
+    // a click waiting for its answer; the answer selects only if nothing was selected since the
+    // click (ui/store.js ask). The canvas counts the answered clicks and names the tensor the last
+    // one hit (-1: none), for the tests to wait on.
+    let clicks = 0;
+    const clickReq = latest(hit, (t, a) => {
+      this.plot.canvas.dataset.clicks = String(++clicks);
+      this.plot.canvas.dataset.clickTensor = t ? String(t.id) : '-1';
+      if (t && a.current()) app.select({ tensor: t.id });
+    }, app.error);
 
     let hashTimer = null;
     const base = this.base;
@@ -99,11 +121,8 @@ export class Layout {
         hashTimer = setTimeout(() => this.saveView(v), 300);
       },
       onHover: (x, y, ev) => {
-        const p = this.plot;
-        const dx = (3 * (p.view.x1 - p.view.x0)) / p.width;
-        const dy = (3 * (p.view.y1 - p.view.y0)) / p.height;
         this.hoverPoint = { x, y };
-        hoverReq({ x, y, dx, dy, ev: { clientX: ev.clientX, clientY: ev.clientY } });
+        hoverReq({ ...near(x, y), ev: { clientX: ev.clientX, clientY: ev.clientY } });
       },
       onLeave: () => {
         this.hoverPoint = null;
@@ -111,9 +130,7 @@ export class Layout {
         hideTooltip();
         this.plot.redraw();
       },
-      onClick: () => {
-        if (this.hover) app.select({ tensor: this.hover.id });
-      },
+      onClick: (x, y) => clickReq({ ...near(x, y), current: app.ask() }),
       onFrame: (ms, start) => {
         if (!this.data) return;
         if (!this.frames++) performance.mark('somas-layout-first-draw');
