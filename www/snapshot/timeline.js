@@ -209,14 +209,24 @@ export function timelineView({ client, store, info, onError, place }) {
     }
   }
 
+  // The selected allocation's alloc and free entries, marked on the chart. Its answer is drawn only
+  // while it is still the selection's: an allocation picked and then left (another device chosen
+  // before the answer came) would mark entries of another device's trace. The section names the
+  // allocation it marks (data-marked, '' for none), for the tests.
   async function loadSelected(st) {
     selected = null;
+    node.dataset.marked = '';
     if (st.element !== null) {
+      let a = null;
       try {
-        selected = await client.call('snapshot.allocation', { device: st.device, element: st.element });
+        a = await client.call('snapshot.allocation', { device: st.device, element: st.element });
       } catch {
-        selected = null;
+        a = null;
       }
+      const now = store.get();
+      if (now.element !== st.element || now.device !== st.device) return;
+      selected = a;
+      node.dataset.marked = a ? String(st.element) : '';
     }
     if (plot) plot.redraw();
   }
