@@ -267,6 +267,39 @@ test('a click on either chart selects what is under its own point, not what the 
   }
 });
 
+test('a hover answered after the pointer left either chart shows no tooltip', async () => {
+  const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
+  try {
+    const page = await b.page();
+    await fresh(page, isolated.url);
+    await dropFiles(page, [entry(`snaps/${MEDIUM}`, path.join(tmp, 'snaps', MEDIUM))]);
+    assert.equal(await snapSettled(page), 'ready');
+    await drawn(page);
+    const tipShown = () => page.evaluate(() => {
+      const t = document.querySelector('[data-testid="tooltip"]');
+      return !!t && !t.hidden;
+    });
+    for (const [sel, attr] of [['[data-testid="snapshot-state"]', 'data-hover-block'], ['[data-testid="snapshot-timeline"]', 'data-hover-element']]) {
+      const [a] = await twoItems(page, sel, attr);
+      // A hover there shows a tooltip (the point is over an item), and leaving hides it.
+      assert.equal(await hoverAt(page, sel, a, attr), a.id);
+      assert.equal(await tipShown(), true, `${sel}: a hover over ${a.id} shows its tooltip`);
+      await page.mouse.move(0, 0);
+      assert.equal(await tipShown(), false);
+      // In one task of the page: the pointer moves over the item and leaves the chart, so the
+      // worker answers the hover only after the leave. The old allocator-state chart showed the
+      // answer's tooltip then, for a pointer no longer there.
+      const n = Number((await page.getAttribute(sel, 'data-hovers')) || 0);
+      await pointerTask(page, sel, [['pointermove', a.x, a.y], ['pointerleave', a.x, a.y]]);
+      await page.waitForFunction(([s, k]) => Number(document.querySelector(s).dataset.hovers || 0) > k, [sel, n], { timeout: 30000 });
+      assert.equal(await tipShown(), false, `${sel}: no tooltip after the pointer left (the late answer was about ${a.id})`);
+    }
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
 test('a table row clicked, then another allocation picked on the timeline: only the pick is marked; the segments table marks its clicked row', async () => {
   const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
   try {
