@@ -7,7 +7,8 @@
 //! for once per piece (`"cpu_op"`, `queue"`); an event that mentions neither anywhere (nine in
 //! ten) is ended by the structural scan (64-byte blocks) and nothing else, its members never
 //! walked. An event that does is walked: this reader reads its `cat` value among its first members
-//! (where torch_npu writes it, before `args`) and skips it from there unless the category is kept;
+//! (where torch_npu writes it, before `args`) and skips it from there unless the category is kept
+//! (a kept event's parse then goes on after the members already walked, not from its start);
 //! one without a top-level `cat` is walked member by member to its end, its nested values skipped
 //! by blocks; only damaged or unusual events fall back to parsing whatever mentions a kept
 //! category. Both ways give the same answer on any input ([`EventWalk`]).
@@ -1132,8 +1133,8 @@ mod tests {
     /// A kept event's parse that goes on after the members the category's walk read gives what
     /// the parse from the event's first byte gives (answer, warnings, kept values): for every
     /// event of a generated trace, the real fixture traces and events of unusual shapes (members
-    /// repeated, `args` or nested values before `cat`, more members than are kept, damage after
-    /// `cat`), then on the first events damaged at every offset and cut at every length.
+    /// repeated, `args` or nested values before `cat`, as many members up to it as are kept and
+    /// more, damage after `cat`), then on the first events damaged at every offset and cut at every length.
     #[test]
     fn a_kept_event_read_on_from_its_category_as_from_its_start() {
         let mut texts = generated_and_fixture_traces(64 << 10, 21);
@@ -1143,7 +1144,7 @@ mod tests {
             {"args": {"Call stack": "p.py(1): f"}, "name": "d", "ts": 5, "cat": "cpu_op", "args": {"Sequence number": 9}},
             {"name": "e", "v": [1, 2], "ts": 6, "cat": "enqueue", "args": {"correlation_id": 4}},
             {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": 7, "name": "f", "ts": 7, "cat": "cpu_op"},
-            {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "name": "g", "ts": 8, "cat": "cpu_op"},
+            {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "name": "g", "ts": 8, "cat": "cpu_op"},
             {"ph": "B", "name": "h", "ts": 9, "cat": "cpu_op", "args": {}},
             {"ph": "X", "name": "i", "ts": true, "cat": "dequeue", "args": {}},
             {"ph": "X", "name": "j", "ts": 10, "cat": "cpu_op" "args": {}},
