@@ -372,6 +372,58 @@ export function assertClean(browser, origin) {
   assert.deepEqual(browser.consoleErrors, []);
 }
 
+/**
+ * Dispatches pointer events on the element `selector` matches, all in one task of the page, so no
+ * answer of the worker can come between them: `steps` are [type, x, y] with x, y from the
+ * element's top left. 'pointermove' moves the mouse, 'pointerdown' presses its primary button,
+ * 'pointerup' releases it (with a pointerdown at the same point: a click as ui/plot.js reads one),
+ * 'click' is a bare click event (a tap: no move before it).
+ */
+export function pointerTask(page, selector, steps) {
+  return page.$eval(selector, (node, list) => {
+    const box = node.getBoundingClientRect();
+    for (const [type, x, y] of list) {
+      const at = { clientX: box.left + x, clientY: box.top + y, button: 0, bubbles: true, cancelable: true };
+      if (type === 'click') node.dispatchEvent(new MouseEvent('click', at));
+      else node.dispatchEvent(new PointerEvent(type, { ...at, buttons: type === 'pointerdown' ? 1 : 0, pointerId: 1, pointerType: 'mouse', isPrimary: true }));
+    }
+  }, steps);
+}
+
+/**
+ * Hovers the chart `sel` at `p` ({x, y} from its top left) from outside it, and waits for the
+ * hover's answer (the canvas counts them); returns what the canvas says it found (`attr`).
+ */
+export async function hoverAt(page, sel, p, attr) {
+  await page.mouse.move(0, 0);
+  const n = Number((await page.getAttribute(sel, 'data-hovers')) || 0);
+  const box = await page.locator(sel).boundingBox();
+  await page.mouse.move(box.x + p.x, box.y + p.y);
+  await page.waitForFunction(([s, k]) => Number(document.querySelector(s).dataset.hovers || 0) > k, [sel, n], { timeout: 30000 });
+  return Number(await page.getAttribute(sel, attr));
+}
+
+/**
+ * Two points of the chart `sel` (a ui/plot.js canvas whose hovers the worker answers) over two
+ * different items, found by hovering points of its plot area: [{x, y, id}, {x, y, id}], with the
+ * id the hover's answer names in `attr` (-1: nothing there).
+ */
+export async function twoItems(page, sel, attr) {
+  // In the middle of the viewport: clear of the bars that stay at its top.
+  await page.$eval(sel, (n) => n.scrollIntoView({ block: 'center', behavior: 'instant' }));
+  const [left, top, w, h] = (await page.getAttribute(sel, 'data-area')).split(',').map(Number);
+  const found = [];
+  for (const fy of [0.9, 0.75, 0.6, 0.45, 0.3, 0.15]) {
+    for (const fx of [0.5, 0.2, 0.8, 0.35, 0.65, 0.05, 0.95]) {
+      const p = { x: left + w * fx, y: top + h * fy };
+      const id = await hoverAt(page, sel, p, attr);
+      if (id >= 0 && !found.some((f) => f.id === id)) found.push({ ...p, id });
+      if (found.length === 2) return found;
+    }
+  }
+  assert.fail(`two items under the points of ${sel}: found ${JSON.stringify(found)}`);
+}
+
 /** The box of the first element `selector` matches, in viewport coordinates (null if none shows). */
 export function boxOf(page, selector) {
   return page.locator(selector).first().boundingBox();

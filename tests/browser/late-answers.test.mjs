@@ -1,17 +1,20 @@
 // Late answers do not override the user. An action the worker answers and that then selects (the
-// SOMAS search box, its c and n keys, a click on the profiler's allocation timeline) selects only
-// if the user picked nothing in the meantime: the
-// user's pick stays, in every view. Each browser test takes the action and the user's pick in one
-// task of the page, so the worker's answer certainly comes after the pick, however quick the
-// worker or loaded the machine; the old page then moved the selection to the late answer's.
-// The rule itself (ui/store.js `ask`) is checked first, in Node.
+// SOMAS search box, its c and n keys, a click on the profiler's allocation timeline or on the
+// SOMAS layout) selects only if the user picked nothing in the meantime, and one that follows a
+// pick without selecting (the layout's zoom to a conflict row's pair) follows it only while that
+// pick is current: the user's pick stays, in every view. Each browser test takes the action and
+// the user's pick in one task of the page, so the worker's answer certainly comes after the pick,
+// however quick the worker or loaded the machine; the old page then moved the selection (or the
+// view) to the late answer's. A c kept from selecting does not move c's place in the conflicts
+// list, and a click selects what is under its own point, not what the last answered hover found.
+// The rule itself (ui/store.js `ask`, `since`) is checked first, in Node.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { root, CLI, openBrowser, openSample, startServer, engineThreads, dropFiles, filesUnder, foreignRequests } from './harness.mjs';
+import { root, CLI, openBrowser, openSample, startServer, engineThreads, dropFiles, filesUnder, foreignRequests, pointerTask, hoverAt, twoItems } from './harness.mjs';
 
 // ---- the rule, in Node --------------------------------------------------------------------------
 
@@ -43,6 +46,17 @@ test('store.ask: an answer is current until a later set or ask names one of its 
   store.set(newer() ? { node: 9 } : {});
   assert.equal(store.get().node, 9);
   assert.equal(newer(), false, 'its own answer, once set, makes it past');
+
+  // `since`: an answer that follows the pick of the moment, without selecting (a zoom).
+  const zoom = store.since(keys);
+  store.set({ zoom: 4 });
+  assert.equal(zoom(), true, 'a key it does not follow changes nothing');
+  const search = store.ask(keys);
+  assert.equal(zoom(), false, 'an action that will select was taken');
+  assert.equal(search(), true, 'and `since` named nothing: that action may still select');
+  const follows = store.since(keys);
+  store.set({ tensor: 5 });
+  assert.equal(follows(), false, 'the user picked again what was picked: a pick');
 });
 
 // ---- the SOMAS tab ------------------------------------------------------------------------------
@@ -251,6 +265,175 @@ test('profiler: a timeline click answered after the user picked a table row keep
     // The old page selected the bar's allocation again when the answer came.
     assert.match(await page.textContent(chip), new RegExp(`^allocation #${pick}\\b`), 'the row the user picked stays selected');
     assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+// ---- SOMAS: the zoom to a conflict row's pair, c's place, clicks at their own point -------------
+
+const LAYOUT = '[data-testid="somas-layout"]';
+const STRIP = '[data-testid="somas-frame-strip"]';
+const NEXT_NODE = '[data-testid="somas-frame"] button[aria-label="next node"]';
+
+/** The conflict pair of each row of the conflicts table, in its order: [[a, b], …]. */
+function conflictRows(page) {
+  return page.$$eval('[data-testid="conflict-row"]', (rs) => rs.map((r) => [Number(r.dataset.a), Number(r.dataset.b)]));
+}
+
+/** The pairs of the conflict rows marked selected (one at most: the selection's). */
+function selectedPairs(page) {
+  return page.$$eval('[data-testid="conflict-row"].selected', (rs) => rs.map((x) => [Number(x.dataset.a), Number(x.dataset.b)]));
+}
+
+/** The tensor in the URL hash (the store writes it 120 ms after a pick), or null. */
+async function hashTensor(page) {
+  const t = new URLSearchParams((await page.evaluate(() => location.hash)).slice(1)).get('s.tensor');
+  return t === null ? null : Number(t);
+}
+
+/** Waits until the hash names one of the tensors `ids`; returns it. */
+async function tensorPicked(page, ids) {
+  await page.waitForFunction((want) => want.includes(Number(new URLSearchParams(location.hash.slice(1)).get('s.tensor'))), ids, { timeout: 30000 });
+  return hashTensor(page);
+}
+
+test('SOMAS: a conflict row clicked, then a node picked before the pair’s boxes came: the layout does not zoom to the pair', async () => {
+  const b = await openBrowser();
+  try {
+    const page = await openSomas(b);
+    await page.waitForSelector('[data-testid="conflict-row"]');
+    await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.view, LAYOUT);
+    const view = await page.getAttribute(LAYOUT, 'data-view');
+    const zooms = Number((await page.getAttribute(LAYOUT, 'data-zooms')) || 0);
+    const [pair] = await conflictRows(page);
+    // In one task of the page: the row's click (it selects the pair; the zoom waits for the two
+    // tensors' boxes from the worker), then the user's pick of the next node (▶).
+    await page.evaluate((sel) => {
+      document.querySelector('[data-testid="conflict-row"]').click();
+      document.querySelector(sel).click();
+    }, NEXT_NODE);
+    // The old page zoomed once the boxes came; the page now counts the boxes' answer, and leaves
+    // the view to the user's pick.
+    await page.waitForFunction(
+      ([sel, v, n]) => document.querySelector(sel).dataset.view !== v || Number(document.querySelector(sel).dataset.zooms || 0) > n,
+      [LAYOUT, view, zooms],
+      { timeout: 30000 },
+    );
+    assert.equal(await page.getAttribute(LAYOUT, 'data-view'), view, 'the layout keeps its view: the pick the zoom was for is gone');
+    assert.deepEqual(await selectedPairs(page), [pair], 'the pair stays selected (only the node moved on)');
+
+    // With nothing picked before its boxes come, a row's click zooms to its pair.
+    await page.locator('[data-testid="conflict-row"]').first().click();
+    await page.waitForFunction(([sel, v]) => document.querySelector(sel).dataset.view !== v, [LAYOUT, view], { timeout: 30000 });
+    const [x0, x1] = (await page.getAttribute(LAYOUT, 'data-view')).split(',').map(Number);
+    const [v0, v1] = view.split(',').map(Number);
+    assert.ok(x1 - x0 < v1 - v0, `zoomed in: ${x0}–${x1} within ${v0}–${v1}`);
+    assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('SOMAS: c kept from selecting by a pick leaves c’s place: the next c selects the first conflict, and c goes on from a row picked in the table', async () => {
+  const b = await openBrowser();
+  try {
+    const page = await openSomas(b);
+    const { next } = nodes();
+    await page.waitForSelector('[data-testid="conflict-row"]');
+    const rows = await conflictRows(page);
+    assert.deepEqual(rows, gen.j.conflicts, 'the table lists the CLI’s conflicts in its order');
+    assert.ok(rows.length >= 3, 'three conflicts were injected');
+    const zooms = async () => Number((await page.getAttribute(LAYOUT, 'data-zooms')) || 0);
+    const key = (k) => page.evaluate((x) => document.body.dispatchEvent(new KeyboardEvent('keydown', { key: x, bubbles: true, cancelable: true })), k);
+
+    // c and a pick in one task: c's answer selects nothing (late-answers' c test above).
+    await actThenPick(page, { key: 'c' });
+    assert.equal(await frameShows(page, [next]), next);
+    // Once that answer is in (answers come in the order asked, and the frame's for the pick was
+    // asked after c's page), c again: it selects the first conflict, which no c has selected yet.
+    // The old page had moved c's place to the first already, and selected the second.
+    let z = await zooms();
+    await key('c');
+    await page.waitForFunction(([sel, n]) => Number(document.querySelector(sel).dataset.zooms || 0) > n, [LAYOUT, z], { timeout: 30000 });
+    assert.deepEqual(await selectedPairs(page), [rows[0]], 'the first conflict, none skipped');
+
+    // A row picked in the table is where c goes on from: the one after it, here round to the
+    // first. (The row's click zooms to its pair: that zoom is waited for first.)
+    const lastRow = rows.length - 1;
+    z = await zooms();
+    await page.locator('[data-testid="conflict-row"]').nth(lastRow).click();
+    await page.waitForFunction(([sel, n]) => Number(document.querySelector(sel).dataset.zooms || 0) > n, [LAYOUT, z], { timeout: 30000 });
+    assert.deepEqual(await selectedPairs(page), [rows[lastRow]]);
+    z = await zooms();
+    await key('c');
+    await page.waitForFunction(([sel, n]) => Number(document.querySelector(sel).dataset.zooms || 0) > n, [LAYOUT, z], { timeout: 30000 });
+    // The row clicked is marked no more once c selected another (the old table marked both).
+    assert.deepEqual(await selectedPairs(page), [rows[0]], 'the conflict after the row picked, alone marked');
+    // Two c in one task: two conflicts on.
+    z = await zooms();
+    await page.evaluate(() => {
+      for (let i = 0; i < 2; i++) document.body.dispatchEvent(new KeyboardEvent('keydown', { key: 'c', bubbles: true, cancelable: true }));
+    });
+    await page.waitForFunction(([sel, n]) => Number(document.querySelector(sel).dataset.zooms || 0) > n, [LAYOUT, z], { timeout: 30000 });
+    assert.deepEqual(await selectedPairs(page), [rows[2 % rows.length]], 'c c steps twice');
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('SOMAS layout: a click selects the tensor under its own point, not the one the last hover found', async () => {
+  const b = await openBrowser();
+  try {
+    const page = await openSomas(b);
+    assert.equal(await hashTensor(page), null, 'no tensor is selected yet');
+    const [a, other] = await twoItems(page, LAYOUT, 'data-hover-tensor');
+    // The hover at the other tensor answered: the old page's click selected what it found.
+    assert.equal(await hoverAt(page, LAYOUT, other, 'data-hover-tensor'), other.id);
+    // In one task of the page: the pointer moves to a, clicks there, and moves back on (its hover
+    // answers come after the click, as on a page whose worker is busy).
+    await pointerTask(page, LAYOUT, [['pointermove', a.x, a.y], ['pointerdown', a.x, a.y], ['pointerup', a.x, a.y], ['pointermove', other.x, other.y]]);
+    assert.equal(await tensorPicked(page, [a.id, other.id]), a.id, `the click at %${a.id}T selects it (the last hover had found %${other.id}T)`);
+    assert.equal(await page.getAttribute(LAYOUT, 'data-click-tensor'), String(a.id));
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('SOMAS frame: a click (a tap: no move before it) selects the tensor under its own point, not the one last hovered', async () => {
+  const b = await openBrowser();
+  try {
+    const page = await openSomas(b);
+    assert.equal(await hashTensor(page), null, 'no tensor is selected yet');
+    const strip = page.locator(STRIP);
+    await strip.scrollIntoViewIfNeeded();
+    const box = await strip.boundingBox();
+    const y = box.height / 2;
+    // The strip finds the tensor under the pointer itself (its frame is at hand): the tooltip names
+    // it at once. Two different tensors, each also under the points 2 px either side.
+    const at = async (x) => {
+      await page.mouse.move(box.x + x, box.y + y);
+      const tip = page.locator('[data-testid="tooltip"]');
+      if (await tip.isHidden()) return -1;
+      const m = /^%(\d+)T/.exec(await tip.textContent());
+      return m ? Number(m[1]) : -1;
+    };
+    const found = [];
+    for (let k = 1; k < 40 && found.length < 2; k++) {
+      const x = (box.width * k) / 40;
+      const id = await at(x);
+      if (id < 0 || found.some((f) => f.id === id)) continue;
+      if ((await at(x - 2)) === id && (await at(x + 2)) === id) found.push({ x, id });
+    }
+    assert.equal(found.length, 2, `two tensors on the strip: ${JSON.stringify(found)}`);
+    const [a, other] = found;
+    assert.equal(await at(other.x), other.id, 'the pointer rests on the other tensor');
+    await pointerTask(page, STRIP, [['click', a.x, y]]);
+    assert.equal(await tensorPicked(page, [a.id, other.id]), a.id, `the click at %${a.id}T selects it (the pointer had last been over %${other.id}T)`);
     assert.deepEqual(b.consoleErrors, []);
   } finally {
     await b.close();

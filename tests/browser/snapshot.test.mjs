@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, dropFiles, pageUnits, cliUnits, sorted, readTree } from './harness.mjs';
+import { root, CLI, SHOTS, openBrowser, startServer, foreignRequests, engineThreads, dropFiles, pageUnits, cliUnits, sorted, readTree, pointerTask, hoverAt, twoItems } from './harness.mjs';
 
 const FIX = path.join(root, 'fixtures', 'snapshots');
 const TINY = 'cs336_tiny_mem_snapshot.pickle';
@@ -232,6 +232,82 @@ test('hover shows size and stack; a click selects; a group row highlights its al
     const grouping = await page.textContent('[data-testid="snapshot-frame"].top-frame');
     assert.match(grouping, /optimizer\.py:\d+ step/);
     assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('a click on either chart selects what is under its own point, not what the last hover found there', async () => {
+  const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
+  try {
+    const page = await b.page();
+    await fresh(page, isolated.url);
+    await dropFiles(page, [entry(`snaps/${MEDIUM}`, path.join(tmp, 'snaps', MEDIUM))]);
+    assert.equal(await snapSettled(page), 'ready');
+    await drawn(page);
+    const hashed = async (key) => new URLSearchParams((await page.evaluate(() => location.hash)).slice(1)).get(key);
+    // The timeline's allocations (n.el in the hash), then the allocator state's blocks (n.bl).
+    for (const [sel, attr, key] of [['[data-testid="snapshot-timeline"]', 'data-hover-element', 'n.el'], ['[data-testid="snapshot-state"]', 'data-hover-block', 'n.bl']]) {
+      assert.equal(await hashed(key), null, `nothing of ${key} is selected yet`);
+      const [a, other] = await twoItems(page, sel, attr);
+      // The hover at the other item answered: the old page's click selected what it found.
+      assert.equal(await hoverAt(page, sel, other, attr), other.id);
+      // In one task of the page: the pointer moves to a, clicks there and moves back on, so the
+      // worker answers the hover at a only after the click.
+      await pointerTask(page, sel, [['pointermove', a.x, a.y], ['pointerdown', a.x, a.y], ['pointerup', a.x, a.y], ['pointermove', other.x, other.y]]);
+      await page.waitForFunction(([k, ids]) => ids.includes(Number(new URLSearchParams(location.hash.slice(1)).get(k))), [key, [a.id, other.id]], { timeout: 30000 });
+      assert.equal(Number(await hashed(key)), a.id, `${sel}: the click at ${a.id} selects it (the last hover had found ${other.id})`);
+      await page.mouse.move(0, 0);
+    }
+    assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('an allocation picked, then another device chosen before its answer came: the new device’s timeline marks nothing', async () => {
+  const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
+  try {
+    const page = await b.page();
+    await fresh(page, isolated.url);
+    await dropFiles(page, [entry('snaps/gen.pickle', gen)]);
+    assert.equal(await snapSettled(page), 'ready');
+    await drawn(page);
+    const devices = await page.$$eval('[data-testid="snapshot-device"] option', (os) => os.map((o) => o.value));
+    assert.equal(devices.length, 2, 'the generated snapshot has two devices');
+    await page.click('#snap-tables [data-table="allocations"]');
+    await page.waitForFunction(() => document.getElementById('snap-tables').dataset.table === 'allocations');
+    await page.waitForSelector('#snap-tables [data-testid="snapshot-row"]');
+    // Picked with nothing else after it, an allocation's entries are marked.
+    // (Its group is highlighted too: the timeline is drawn again, which is waited for.)
+    const rendered = () => page.getAttribute('#snap-timeline', 'data-rendered').then(Number);
+    const r0 = await rendered();
+    const first = page.locator('#snap-tables [data-testid="snapshot-row"]').first();
+    const element = await first.getAttribute('data-id');
+    await first.click();
+    await page.waitForFunction(([e, n]) => {
+      const t = document.getElementById('snap-timeline').dataset;
+      return t.marked === e && Number(t.rendered) > n;
+    }, [element, r0], { timeout: 30000 });
+    // In one task of the page: another allocation's row, then the other device. The answer about
+    // the allocation comes before the new device's timeline is drawn (answers keep their order;
+    // a new group is drawn first), and the old page marked that allocation's entries on it.
+    const r1 = await rendered();
+    const { picked, draws } = await page.evaluate((dev) => {
+      const row = document.querySelectorAll('#snap-tables [data-testid="snapshot-row"]')[1];
+      const group = new URLSearchParams(location.hash.slice(1)).get('n.g');
+      row.click();
+      const sel = document.querySelector('[data-testid="snapshot-device"]');
+      sel.value = dev;
+      sel.dispatchEvent(new Event('change', { bubbles: true }));
+      return { picked: row.dataset.id, draws: row.dataset.group === group ? 1 : 2 };
+    }, devices[1]);
+    assert.notEqual(picked, element);
+    await page.waitForFunction((n) => Number(document.getElementById('snap-timeline').dataset.rendered) >= n, r1 + draws, { timeout: 30000 });
+    assert.equal(await page.getAttribute('#snap-timeline', 'data-marked'), '', `no allocation is marked on device ${devices[1]} (the old page marked ${picked} of device ${devices[0]})`);
+    assert.equal(new URLSearchParams((await page.evaluate(() => location.hash)).slice(1)).get('n.el'), null, 'nothing is selected');
     assert.deepEqual(b.consoleErrors, []);
   } finally {
     await b.close();

@@ -2,6 +2,7 @@
 // only, never names from the user's files), request coalescing, section frames, class colours.
 import { el, cssVar } from '../ui/dom.js';
 import * as hash from '../ui/hash-state.js';
+import { createStore as createViewStore } from '../ui/store.js';
 import { plural } from '../format.js';
 
 /** The hash keys of the selection within one snapshot file (cleared when another file opens). */
@@ -14,60 +15,26 @@ const num = (v) => (v === undefined || v === null || v === '' || !Number.isFinit
 /**
  * The selection every snapshot view shares: `device`, `group` (frame id of a group, highlighted
  * everywhere), `element` (an allocation of the timeline), `block` (a block of the allocator
- * state). `get()`, `set(patch)`, `on(fn(state, changedKeys))`.
+ * state), restored from the hash. The page's one store (ui/store.js: `get()`, `set(patch)`,
+ * `ask(keys)`), but `on(fn(state, changedKeys))` hears the changed keys as an array.
  */
 export function createStore(devices) {
   const h = hash.getState();
   const dev = num(h['n.dev']);
-  let state = {
+  const store = createViewStore({
     device: devices.some((d) => d.device === dev) ? dev : devices[0].device,
     group: num(h['n.g']),
     element: num(h['n.el']),
     block: num(h['n.bl']),
-  };
-  const fns = new Set();
-  return {
-    get: () => state,
-    set(patch) {
-      const changed = Object.keys(patch).filter((k) => state[k] !== patch[k]);
-      if (!changed.length) return;
-      state = { ...state, ...patch };
-      hash.update({ 'n.dev': state.device, 'n.g': state.group, 'n.el': state.element, 'n.bl': state.block });
-      for (const f of fns) f(state, changed);
-    },
-    on(fn) {
-      fns.add(fn);
-      return () => fns.delete(fn);
-    },
-  };
+  }, { toHash: (s) => ({ 'n.dev': s.device, 'n.g': s.group, 'n.el': s.element, 'n.bl': s.block }) });
+  return { ...store, on: (fn) => store.on((state, changed) => fn(state, [...changed])) };
 }
 
-/**
- * Wraps an async `fn(arg)` so at most one call runs at a time and, while one runs, only the
- * newest argument waits: a burst of viewport changes costs at most two worker round trips.
- */
-export function latest(fn, onError = () => {}) {
-  let running = false;
-  let waiting = false;
-  let next;
-  return (arg) => {
-    next = arg;
-    waiting = true;
-    if (running) return;
-    running = true;
-    (async () => {
-      while (waiting) {
-        waiting = false;
-        try {
-          await fn(next);
-        } catch (err) {
-          onError(err);
-        }
-      }
-      running = false;
-    })();
-  };
-}
+/** Request coalescing, shared by every view (ui/latest.js): `latest(fetch, apply, onError)`. */
+export { latest } from '../ui/latest.js';
+
+/** The keys of a pick: a click the worker answers asks the store for them (ui/store.js `ask`). */
+export const PICK = ['device', 'group', 'element', 'block'];
 
 /** A titled panel section with a toolbar; returns { section, body, tools }. */
 export function section(id, title, help) {

@@ -7,7 +7,7 @@ import { Plot } from '../ui/plot.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { downloadCanvas } from '../ui/download.js';
 import { bytes, exactBytes, int, plural } from '../format.js';
-import { section, button, latest, palette, stackLines, stateLine } from './common.js';
+import { section, button, latest, palette, stackLines, stateLine, PICK } from './common.js';
 
 const CLASSES = 5;
 const ROW = 10;
@@ -24,8 +24,8 @@ export function stateView({ client, store, info, onError, place }) {
     el('span', { class: 'legend-item' }, el('span', { class: 'swatch snap-s4' }), 'selected group'));
   let plot = null;
   let data = null;
-  let hover = null;
   let destroyed = false;
+  let hovers = 0;
   const device = () => store.get().device;
   const dinfo = () => info.devices.find((d) => d.device === device());
 
@@ -46,12 +46,19 @@ export function stateView({ client, store, info, onError, place }) {
     status.textContent = `${plural(d.segments, 'segment')} in ${plural(d.state_rows, 'row')}; ${plural(r.visible, 'segment')} and blocks in view (${r.ms.toFixed(1)} ms in the engine)`;
     node.dataset.rendered = String(Number(node.dataset.rendered || 0) + 1);
     plot.redraw();
-  }, onError);
+  }, null, onError);
 
-  const hoverReq = latest(async ({ x, y, dx, ev }) => {
-    const b = await client.call('snapshot.stateHit', { device: device(), x, y, dx, dy: 0 });
-    if (destroyed) return;
-    hover = b;
+  // The segment or block under a point of the chart (within 2 px of the view it was pointed in),
+  // on the device shown then.
+  const near = (x, y) => ({ device: device(), x, y, dx: (2 * (plot.view.x1 - plot.view.x0)) / plot.width });
+  const hit = (a) => client.call('snapshot.stateHit', { device: a.device, x: a.x, y: a.y, dx: a.dx, dy: 0 });
+  const hoverReq = latest(async (a) => {
+    const b = await hit(a);
+    const ev = a.ev;
+    if (destroyed || !plot) return;
+    // How many hovers were answered and the block the last one found (-1: none), for the tests.
+    plot.canvas.dataset.hovers = String(++hovers);
+    plot.canvas.dataset.hoverBlock = b && b.kind === 'block' && b.block !== null ? String(b.block) : '-1';
     if (!b) return hideTooltip();
     const lines = b.kind === 'block'
       ? [`${b.state} block: ${bytes(b.size)} (${exactBytes(b.size)}) at ${b.address}`,
@@ -61,6 +68,16 @@ export function stateView({ client, store, info, onError, place }) {
         ['allocated', bytes(b.allocated)], ['largest free block', bytes(b.largest_free_block)], ['stream', String(b.stream)],
         ['reserved by', b.group_label]];
     showTooltip(ev.clientX, ev.clientY, lines);
+  }, null, onError);
+  // A click selects the block under its own point, not the last hover's answer: as the timeline
+  // does (timeline.js), with the block the last answered click hit (-1: none) on the canvas.
+  let clicks = 0;
+  const clickReq = latest(hit, (b, args) => {
+    if (destroyed || !plot) return;
+    const block = b && b.kind === 'block' && b.block !== null ? b : null;
+    plot.canvas.dataset.clicks = String(++clicks);
+    plot.canvas.dataset.clickBlock = block ? String(block.block) : '-1';
+    if (block && args.current()) store.set({ block: block.block, group: block.group, element: null });
   }, onError);
 
   function build() {
@@ -83,17 +100,11 @@ export function stateView({ client, store, info, onError, place }) {
       yFormat: (v) => `row ${Math.floor(v / ROW)}`,
       label: 'Allocator state: segments by bytes',
       onView: (v) => request(v),
-      onHover: (x, y, ev) => {
-        const dx = (2 * (plot.view.x1 - plot.view.x0)) / plot.width;
-        hoverReq({ x, y, dx, ev: { clientX: ev.clientX, clientY: ev.clientY } });
-      },
+      onHover: (x, y, ev) => hoverReq({ ...near(x, y), ev: { clientX: ev.clientX, clientY: ev.clientY } }),
       onLeave: () => {
-        hover = null;
         hideTooltip();
       },
-      onClick: () => {
-        if (hover && hover.kind === 'block' && hover.block !== null) store.set({ block: hover.block, group: hover.group, element: null });
-      },
+      onClick: (x, y) => clickReq({ ...near(x, y), current: store.ask(PICK) }),
       draw: (ctx, p) => {
         if (!data) return;
         const v = p.view;

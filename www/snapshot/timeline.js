@@ -8,7 +8,7 @@ import { Plot } from '../ui/plot.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { downloadCanvas } from '../ui/download.js';
 import { bytes, exactBytes, int, plural } from '../format.js';
-import { section, button, latest, palette, stackLines, stateLine } from './common.js';
+import { section, button, latest, palette, stackLines, stateLine, PICK } from './common.js';
 
 const CLASSES = 12;
 
@@ -26,6 +26,7 @@ export function timelineView({ client, store, info, onError, place }) {
   let data = null;
   let curve = null;
   let hover = null;
+  let hovers = 0;
   let selected = null;
   let frames = 0;
   let destroyed = false;
@@ -56,12 +57,17 @@ export function timelineView({ client, store, info, onError, place }) {
     status.textContent = `${plural(r.visible, 'band')} in view: ${plural(r.individual, 'allocation')} drawn one by one, ${int(r.merged)} runs of thinner ones merged (${r.ms.toFixed(1)} ms in the engine)`;
     node.dataset.rendered = String(Number(node.dataset.rendered || 0) + 1);
     plot.redraw();
-  }, onError);
+  }, null, onError);
 
+  // The allocation under a point of the chart, on the device shown when it was pointed at.
+  const hit = (a) => client.call('snapshot.timelineHit', { device: a.device, x: a.x, y: a.y });
   const hoverReq = latest(async ({ x, y, ev }) => {
-    const a = await client.call('snapshot.timelineHit', { device: device(), x, y });
-    if (destroyed) return;
+    const a = await hit({ device: device(), x, y });
+    if (destroyed || !plot) return;
     hover = a;
+    // How many hovers were answered and what the last one found (-1: nothing), for the tests.
+    plot.canvas.dataset.hovers = String(++hovers);
+    plot.canvas.dataset.hoverElement = a ? String(a.element) : '-1';
     plot.redraw();
     if (!a) return hideTooltip();
     const lines = [
@@ -73,6 +79,18 @@ export function timelineView({ client, store, info, onError, place }) {
       'click to select',
     ];
     showTooltip(ev.clientX, ev.clientY, lines);
+  }, null, onError);
+  // A click selects the allocation under its own point, not the last hover's answer (which can lag
+  // a pointer that moved). Clicks queue apart from hovers, so a pointer moving on does not replace
+  // a click waiting for its answer; the answer selects only if nothing was picked since the click
+  // (ui/store.js ask). The canvas counts the answered clicks and names the allocation the last one
+  // hit (-1: none), for the tests to wait on.
+  let clicks = 0;
+  const clickReq = latest(hit, (a, args) => {
+    if (destroyed || !plot) return;
+    plot.canvas.dataset.clicks = String(++clicks);
+    plot.canvas.dataset.clickElement = a ? String(a.element) : '-1';
+    if (a && args.current()) store.set({ element: a.element, group: a.group, block: null });
   }, onError);
 
   function build() {
@@ -101,9 +119,7 @@ export function timelineView({ client, store, info, onError, place }) {
         hideTooltip();
         plot.redraw();
       },
-      onClick: () => {
-        if (hover) store.set({ element: hover.element, group: hover.group, block: null });
-      },
+      onClick: (x, y) => clickReq({ device: device(), x, y, current: store.ask(PICK) }),
       onFrame: (ms, start) => {
         if (!data) return;
         if (!frames++) performance.mark('snapshot-timeline-first-draw');
@@ -193,14 +209,24 @@ export function timelineView({ client, store, info, onError, place }) {
     }
   }
 
+  // The selected allocation's alloc and free entries, marked on the chart. Its answer is drawn only
+  // while it is still the selection's: an allocation picked and then left (another device chosen
+  // before the answer came) would mark entries of another device's trace. The section names the
+  // allocation it marks (data-marked, '' for none), for the tests.
   async function loadSelected(st) {
     selected = null;
+    node.dataset.marked = '';
     if (st.element !== null) {
+      let a = null;
       try {
-        selected = await client.call('snapshot.allocation', { device: st.device, element: st.element });
+        a = await client.call('snapshot.allocation', { device: st.device, element: st.element });
       } catch {
-        selected = null;
+        a = null;
       }
+      const now = store.get();
+      if (now.element !== st.element || now.device !== st.device) return;
+      selected = a;
+      node.dataset.marked = a ? String(st.element) : '';
     }
     if (plot) plot.redraw();
   }

@@ -52,8 +52,11 @@ export class Frame {
       hideTooltip();
       this.draw();
     });
-    this.canvas.addEventListener('click', () => {
-      if (this.hoverId !== null && this.hoverId !== undefined) app.select({ tensor: this.hoverId });
+    // A click selects the tensor under its own point, found as a hover finds it: the last hover
+    // may have been elsewhere (a tap, a click without a move before it).
+    this.canvas.addEventListener('click', (ev) => {
+      const i = this.tensorAt(ev.clientX);
+      if (i >= 0) app.select({ tensor: this.data.ids[i] });
     });
     this.canvas.addEventListener('keydown', (ev) => {
       // Left/right walk the frame's tensors in offset order.
@@ -127,12 +130,13 @@ export class Frame {
     return ((clientX - r.left) / Math.max(1, r.width)) * this.extent;
   }
 
-  hover(ev) {
+  /** The frame's index of the tensor at a client x on the strip (within 3 px), or -1. */
+  tensorAt(clientX) {
     const d = this.data;
-    if (!d) return;
+    if (!d) return -1;
     const r = this.canvas.getBoundingClientRect();
     const tol = (3 / Math.max(1, r.width)) * this.extent;
-    const x = this.offsetAt(ev.clientX);
+    const x = this.offsetAt(clientX);
     // Frames are sorted by offset; tensors of one frame do not overlap unless in conflict or union.
     let best = -1;
     let bestDist = Infinity;
@@ -143,7 +147,14 @@ export class Frame {
         bestDist = dist;
       }
     }
-    if (best < 0 || bestDist > tol) {
+    return bestDist > tol ? -1 : best;
+  }
+
+  hover(ev) {
+    const d = this.data;
+    if (!d) return;
+    const best = this.tensorAt(ev.clientX);
+    if (best < 0) {
       this.hoverId = null;
       hideTooltip();
       this.draw();

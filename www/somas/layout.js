@@ -72,14 +72,36 @@ export class Layout {
       if (this.plot) request({ ...this.plot.view });
     };
     matchMedia('(prefers-color-scheme: dark)').addEventListener('change', this.onScheme);
-    const hoverReq = latest(async ({ x, y, dx, dy, ev }) => {
-      const t = await app.call('hit', { x, y, dx, dy });
-      if (!this.hoverPoint || this.hoverPoint.x !== x || this.hoverPoint.y !== y) return;
+    // A point of the chart and the tolerance around it (3 px in the view of the moment it was
+    // pointed at): what the worker's hit test takes, for a hover and for a click alike.
+    const near = (x, y) => {
+      const p = this.plot;
+      return { x, y, dx: (3 * (p.view.x1 - p.view.x0)) / p.width, dy: (3 * (p.view.y1 - p.view.y0)) / p.height };
+    };
+    const hit = ({ x, y, dx, dy }) => app.call('hit', { x, y, dx, dy });
+    const hoverReq = latest(async (a) => {
+      const t = await hit(a);
+      if (!this.hoverPoint || this.hoverPoint.x !== a.x || this.hoverPoint.y !== a.y) return;
       this.hover = t;
+      // How many hovers were answered and the tensor the last one found (-1: none), for the tests.
+      const d = this.plot.canvas.dataset;
+      d.hovers = String(Number(d.hovers || 0) + 1);
+      d.hoverTensor = t ? String(t.id) : '-1';
       this.plot.redraw();
-      if (t) this.tooltip(t, ev);
+      if (t) this.tooltip(t, a.ev);
       else hideTooltip();
     }, null, app.error);
+    // A click selects the tensor under its own point, not the last hover's answer (which can lag a
+    // pointer that moved). Clicks queue apart from hovers, so a pointer moving on does not replace
+    // a click waiting for its answer; the answer selects only if nothing was selected since the
+    // click (ui/store.js ask). The canvas counts the answered clicks and names the tensor the last
+    // one hit (-1: none), for the tests to wait on.
+    let clicks = 0;
+    const clickReq = latest(hit, (t, a) => {
+      this.plot.canvas.dataset.clicks = String(++clicks);
+      this.plot.canvas.dataset.clickTensor = t ? String(t.id) : '-1';
+      if (t && a.current()) app.select({ tensor: t.id });
+    }, app.error);
 
     let hashTimer = null;
     const base = this.base;
@@ -93,15 +115,14 @@ export class Layout {
       label: 'Tensor layout: execution index by offset',
       onView: (v) => {
         request(v);
+        // The view shown, for the tests that check what moves it.
+        if (this.plot) this.plot.canvas.dataset.view = [v.x0, v.x1, v.y0, v.y1].join(',');
         clearTimeout(hashTimer);
         hashTimer = setTimeout(() => this.saveView(v), 300);
       },
       onHover: (x, y, ev) => {
-        const p = this.plot;
-        const dx = (3 * (p.view.x1 - p.view.x0)) / p.width;
-        const dy = (3 * (p.view.y1 - p.view.y0)) / p.height;
         this.hoverPoint = { x, y };
-        hoverReq({ x, y, dx, dy, ev: { clientX: ev.clientX, clientY: ev.clientY } });
+        hoverReq({ ...near(x, y), ev: { clientX: ev.clientX, clientY: ev.clientY } });
       },
       onLeave: () => {
         this.hoverPoint = null;
@@ -109,9 +130,7 @@ export class Layout {
         hideTooltip();
         this.plot.redraw();
       },
-      onClick: () => {
-        if (this.hover) app.select({ tensor: this.hover.id });
-      },
+      onClick: (x, y) => clickReq({ ...near(x, y), current: app.ask() }),
       onFrame: (ms, start) => {
         if (!this.data) return;
         if (!this.frames++) performance.mark('somas-layout-first-draw');
@@ -181,22 +200,30 @@ export class Layout {
     if (current() && t.node_index !== null) this.app.select({ node: t.node_index });
   }
 
-  /** Zooms to the selected conflict pair, tensor, address range or node (z). */
+  /**
+   * Zooms to the selected conflict pair, tensor, address range or node (z, a conflict row). A
+   * tensor's box comes from the worker: if anything is selected before it comes, the zoom was for
+   * a pick no longer current and does not happen (ui/store.js `since`), so it cannot take the
+   * chart away from what the user picked meanwhile. The canvas counts the zooms whose boxes came,
+   * done or not, for the tests to wait on.
+   */
   async zoomToSelection() {
     if (!this.plot) return;
     const s = this.sel;
+    const current = this.app.since();
     let box = null;
     const add = (b) => {
       box = box ? { x0: Math.min(box.x0, b.x0), x1: Math.max(box.x1, b.x1), y0: Math.min(box.y0, b.y0), y1: Math.max(box.y1, b.y1) } : b;
     };
     const ids = s.pair ? s.pair : s.tensor !== null ? [s.tensor] : [];
-    for (const id of ids) {
-      try {
-        const t = await this.info(id);
-        add({ x0: t.alive[0], x1: t.alive[1] + 1, y0: t.range[0], y1: t.range[1] });
-      } catch {
-        // ignore unknown ids
-      }
+    if (ids.length) {
+      // Both tensors of a pair asked at once; an unknown id (from the URL) adds nothing.
+      const tensors = await Promise.all(ids.map((id) => this.info(id).catch(() => null)));
+      if (this.destroyed) return;
+      const d = this.plot.canvas.dataset;
+      d.zooms = String(Number(d.zooms || 0) + 1);
+      if (!current()) return;
+      for (const t of tensors) if (t) add({ x0: t.alive[0], x1: t.alive[1] + 1, y0: t.range[0], y1: t.range[1] });
     }
     if (!box && s.range) {
       const a = Number(BigInt(s.range.start) - BigInt(this.base));

@@ -259,6 +259,9 @@ class SomasPage {
       // once anything is selected or another such action is taken, and the late answer then
       // selects nothing (see ui/store.js `ask`).
       ask: () => store.ask(SELECTION),
+      // For an answer that follows the current selection without selecting (the layout's zoom to
+      // it): `current()` turns false once anything is selected or a selecting action is taken.
+      since: () => store.since(SELECTION),
       search: (text) => this.search(text),
       focusView: (id) => this.focusView(id),
       // Brings a view into view after an action changed it (see ui/reveal.js).

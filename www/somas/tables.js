@@ -109,7 +109,11 @@ export class Tables {
       opts.rowTestId = 'conflict-row';
       opts.rowData = (row) => ({ a: Math.min(row.TensorA, row.TensorB), b: Math.max(row.TensorA, row.TensorB) });
       opts.isSelected = (row) => !!this.sel.pair && row.TensorA === this.sel.pair[0] && row.TensorB === this.sel.pair[1];
-      opts.onRowClick = (row) => this.selectPair(row);
+      opts.onRowClick = (row) => {
+        // c and C go on from the conflict picked here (the table's cursor is the clicked row).
+        this.conflictIndex = this.grids.conflicts.vt.cursor;
+        this.selectPair(row);
+      };
     }
     const g = new Grid(box, opts);
     g.box = box;
@@ -148,21 +152,36 @@ export class Tables {
     this.app.zoomToSelection && this.app.zoomToSelection();
   }
 
-  /** Selects the next (d = 1) or previous (d = -1) conflict in the conflicts table's order (c / C). */
+  /**
+   * Selects the next (d = 1) or previous (d = -1) conflict in the conflicts table's order (c / C).
+   * The place in the list (`conflictIndex`: the last conflict a step selected, or the row picked
+   * in the table) moves only when a step's answer selects: a step kept from selecting because the
+   * user picked something meanwhile leaves it, so the next c goes to the conflict after the last
+   * one selected, none skipped. Steps taken before the previous one's answer go on from where it
+   * is headed (c c: two conflicts on).
+   */
   async stepConflict(d) {
     const n = this.app.summary.conflicts.length;
     if (!n) return;
+    // From the place the last step is headed while its answer may still select, else from the
+    // place. Positions are kept unreduced until the table's total is known.
+    const last = this.stepping;
+    const at = (last && last.current() ? last.at : this.conflictIndex) + d;
     // The pair comes from the worker: if the user selects something (or steps again) meanwhile,
     // this step selects nothing.
-    const current = this.app.ask();
+    const step = { at, current: this.app.ask() };
+    this.stepping = step;
     // Right after the drop the table's first query may still be running: wait for its total.
     const counted = this.grids.conflicts && Number.isInteger(this.grids.conflicts.total);
     if (this.current !== 'conflicts' || !counted) await this.show('conflicts');
     const g = this.grids.conflicts;
-    this.conflictIndex = (this.conflictIndex + d + g.total) % g.total;
-    const page = await this.app.call('page', { view: 'table-conflicts', offset: this.conflictIndex, limit: 1 });
+    // A filter may leave no conflict row: nothing to step to.
+    if (!g.total) return;
+    const offset = ((at % g.total) + g.total) % g.total;
+    const page = await this.app.call('page', { view: 'table-conflicts', offset, limit: 1 });
     const rows = rowsByName(page);
-    if (!current()) return;
+    if (!step.current()) return;
+    this.conflictIndex = offset;
     if (rows.length) this.selectPair(rows[0]);
     // The answer is the pair on the layout, wherever the key or the overview's link was used.
     this.app.reveal('layout');

@@ -64,6 +64,15 @@ export function createStore(initial, { toHash = null, hashDelay = 0 } = {}) {
       for (const k of keys) named.set(k, tick);
       return () => keys.every((k) => named.get(k) === tick);
     },
+    /**
+     * For an answer that follows the current pick without selecting (a zoom to it): returns
+     * `current()`, true until a later `set` or `ask` names one of `keys`. It names nothing
+     * itself, so it keeps no other answer from selecting.
+     */
+    since(keys) {
+      const at = clock;
+      return () => keys.every((k) => !(named.get(k) > at));
+    },
     /** Calls `fn(state, changed)` after each change; returns the function that stops it. */
     on(fn) {
       listeners.add(fn);
