@@ -225,10 +225,25 @@ pub type OnMember<'a> = dyn FnMut(&[u8], usize, Option<usize>) -> Option<usize> 
 /// `on(key, value_start, None)` is called first, and may return where the value ends; otherwise
 /// the value is skipped and `on(key, value_start, Some(value_end))` is called.
 pub fn scan_object_with(b: &[u8], i: usize, on: &mut OnMember<'_>) -> Scan {
-    let mut j = skip_ws(b, i + 1);
+    let j = skip_ws(b, i + 1);
     if b.get(j) == Some(&b'}') {
         return Scan::Done(j + 1);
     }
+    members_from(b, j, on)
+}
+
+/// [`scan_object_with`] going on after a member whose value ends at `vend`, for a reader that
+/// walked the members up to there itself (and called `on` for each as this walk would have).
+pub fn scan_object_after(b: &[u8], vend: usize, on: &mut OnMember<'_>) -> Scan {
+    match next_member(b, vend) {
+        Ok(j) => members_from(b, j, on),
+        Err(end) => end,
+    }
+}
+
+/// The members of an object from the member name at `j` to the object's end.
+#[inline(always)]
+fn members_from(b: &[u8], mut j: usize, on: &mut OnMember<'_>) -> Scan {
     loop {
         match b.get(j) {
             None => return Scan::Cut,
@@ -256,13 +271,23 @@ pub fn scan_object_with(b: &[u8], i: usize, on: &mut OnMember<'_>) -> Scan {
                 other => return other,
             },
         };
-        j = skip_ws(b, vend);
-        match b.get(j) {
-            None => return Scan::Cut,
-            Some(b',') => j = skip_ws(b, j + 1),
-            Some(b'}') => return Scan::Done(j + 1),
-            Some(_) => return Scan::Bad(j, "expected ',' or '}' after a member"),
+        match next_member(b, vend) {
+            Ok(next) => j = next,
+            Err(end) => return end,
         }
+    }
+}
+
+/// After a member's value ending at `vend`: the next member name's place (`Ok`), or the object's
+/// end, its cut or its damage (`Err`).
+#[inline(always)]
+fn next_member(b: &[u8], vend: usize) -> Result<usize, Scan> {
+    let j = skip_ws(b, vend);
+    match b.get(j) {
+        None => Err(Scan::Cut),
+        Some(b',') => Ok(skip_ws(b, j + 1)),
+        Some(b'}') => Err(Scan::Done(j + 1)),
+        Some(_) => Err(Scan::Bad(j, "expected ',' or '}' after a member")),
     }
 }
 

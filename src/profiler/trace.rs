@@ -7,7 +7,8 @@
 //! for once per piece (`"cpu_op"`, `queue"`); an event that mentions neither anywhere (nine in
 //! ten) is ended by the structural scan (64-byte blocks) and nothing else, its members never
 //! walked. An event that does is walked: this reader reads its `cat` value among its first members
-//! (where torch_npu writes it, before `args`) and skips it from there unless the category is kept;
+//! (where torch_npu writes it, before `args`) and skips it from there unless the category is kept
+//! (a kept event's parse then goes on after the members already walked, not from its start);
 //! one without a top-level `cat` is walked member by member to its end, its nested values skipped
 //! by blocks; only damaged or unusual events fall back to parsing whatever mentions a kept
 //! category. Both ways give the same answer on any input ([`EventWalk`]).
@@ -32,7 +33,8 @@ use crate::diag::Diagnostic;
 use crate::jsonscan::blocks::Cursor;
 use crate::jsonscan::either::Either;
 use crate::jsonscan::lex::{
-    is_ws, scan_object, scan_object_with, scan_string, skip_ws, str_lossy, unquote,
+    is_ws, scan_object, scan_object_after, scan_object_with, scan_string, skip_ws, str_lossy,
+    unquote,
 };
 use crate::jsonscan::{scan_stream, EventSink, Found, Scan, StreamOptions};
 use crate::source::Source;
@@ -246,13 +248,16 @@ impl TorchSink {
         // place, and skip the events of other categories without searching their bytes. Events
         // without a `cat` (counters, device kernels: about a quarter of them) are walked member by
         // member to their end, their nested values skipped by blocks, which tells they have none.
-        match head_category(b, i, skip) {
+        let mut walked = HeadMembers::default();
+        match head_category(b, i, skip, &mut walked) {
             Head::Cat(cat, after) => {
                 if !matches!(unquote(cat), b"cpu_op" | b"enqueue" | b"dequeue") {
                     // The members up to the category were read: the scan goes on from there.
                     return skip.skip_rest(b, i, after);
                 }
-                return scan_event(b, i, self, found);
+                // A kept event: its parse goes on after the members walked.
+                let from = walked.list().map(|m| (m, after));
+                return scan_event(b, i, self, found, from);
             }
             Head::NoCat(end) => return Scan::Done(end),
             Head::Unsure => {}
@@ -262,14 +267,14 @@ impl TorchSink {
         // parse such an event directly instead of skipping it first and parsing it again (a wrong
         // guess only costs a full parse of one small event).
         if self.cands.hit(b, i, i.saturating_add(CANDIDATE_WINDOW)) {
-            return scan_event(b, i, self, found);
+            return scan_event(b, i, self, found, None);
         }
         let end = match skip.skip_nested(b, i) {
             Scan::Done(e) => e,
             other => return other,
         };
         if self.cands.hit(b, i, end) {
-            scan_event(b, i, self, found)
+            scan_event(b, i, self, found, None)
         } else {
             Scan::Done(end)
         }
@@ -327,12 +332,53 @@ enum Head<'a> {
     Unsure,
 }
 
+/// The members [`head_category`] walked up to and with the category, as `[key start, key end,
+/// value start, value end]`: a kept event's parse ([`scan_event`]) goes on from there instead of
+/// walking them again. Only members whose values are strings, numbers or literals are given (the
+/// walk reads those exactly as [`scan_object_with`] does); a nested value among them, or more than
+/// [`HeadMembers::MAX`] members, and the parse starts from the event's first byte.
+#[derive(Default)]
+struct HeadMembers {
+    /// How many of `at` hold members, or [`HeadMembers::NONE`].
+    n: usize,
+    at: [[usize; 4]; HeadMembers::MAX],
+}
+
+impl HeadMembers {
+    /// Members kept: torch_npu writes seven up to `cat` (`ph`, `name`, `pid`, `tid`, `ts`, `dur`).
+    const MAX: usize = 8;
+    /// Not to be used: a nested value or too many members.
+    const NONE: usize = usize::MAX;
+
+    #[inline(always)]
+    fn push(&mut self, m: [usize; 4]) {
+        match self.at.get_mut(self.n) {
+            Some(slot) => {
+                *slot = m;
+                self.n += 1;
+            }
+            None => self.n = Self::NONE,
+        }
+    }
+
+    /// The members walked, if the parse may go on after them.
+    fn list(&self) -> Option<&[[usize; 4]]> {
+        self.at.get(..self.n)
+    }
+}
+
 /// Walks the top-level members of the event at `b[i]` up to its first `cat` or its end, skipping
 /// nested values with `skip`. The first `cat` decides, here and in [`scan_event`], should an
 /// event hold two. The walk takes only what the structural scan reads the same way (strings,
 /// nested values ended by the scan itself, numbers and literals of plain characters, a closing
 /// `}`), so [`Head::NoCat`] ends where the scan would.
-fn head_category<'a>(b: &'a [u8], i: usize, skip: &mut Cursor) -> Head<'a> {
+fn head_category<'a>(
+    b: &'a [u8],
+    i: usize,
+    skip: &mut Cursor,
+    walked: &mut HeadMembers,
+) -> Head<'a> {
+    walked.n = 0;
     let mut j = skip_ws(b, i + 1);
     loop {
         if b.get(j) != Some(&b'"') {
@@ -345,6 +391,7 @@ fn head_category<'a>(b: &'a [u8], i: usize, skip: &mut Cursor) -> Head<'a> {
             return Head::Unsure;
         };
         let is_cat = key == b"cat";
+        let key_at = j + 1;
         j = skip_ws(b, kend);
         if b.get(j) != Some(&b':') {
             return Head::Unsure;
@@ -357,7 +404,11 @@ fn head_category<'a>(b: &'a [u8], i: usize, skip: &mut Cursor) -> Head<'a> {
             },
             _ if is_cat => return Head::Unsure,
             Some(b'{' | b'[') => match skip.skip_nested(b, j) {
-                Scan::Done(e) => e,
+                Scan::Done(e) => {
+                    // Not given to the parse: it reads nested values its own way.
+                    walked.n = HeadMembers::NONE;
+                    e
+                }
                 _ => return Head::Unsure,
             },
             _ => match plain_value_end(b, j) {
@@ -365,6 +416,7 @@ fn head_category<'a>(b: &'a [u8], i: usize, skip: &mut Cursor) -> Head<'a> {
                 None => return Head::Unsure,
             },
         };
+        walked.push([key_at, kend - 1, j, vend]);
         if is_cat {
             return b.get(j..vend).map_or(Head::Unsure, |v| Head::Cat(v, vend));
         }
@@ -555,8 +607,16 @@ fn intern_stack(b: &[u8], span: (usize, usize), out: &mut TorchSink, found: &mut
 const BAD_STRING: &str = "a string that is not valid UTF-8 or has a bad escape; kept with the \
                           bad bytes shown as U+FFFD";
 
-/// Scans one event at `i`, keeping it if it is a `cpu_op` or a queue event.
-fn scan_event(b: &[u8], i: usize, out: &mut TorchSink, found: &mut Found) -> Scan {
+/// Scans one event at `i`, keeping it if it is a `cpu_op` or a queue event. With `from`, the
+/// members [`head_category`] walked and where the last of them ends: they are taken as the walk
+/// would have met them, and the walk goes on from there.
+fn scan_event(
+    b: &[u8],
+    i: usize,
+    out: &mut TorchSink,
+    found: &mut Found,
+    from: Option<(&[[usize; 4]], usize)>,
+) -> Scan {
     let mut name = (0, 0);
     let mut cat = (0, 0);
     let mut ph = (0, 0);
@@ -572,7 +632,7 @@ fn scan_event(b: &[u8], i: usize, out: &mut TorchSink, found: &mut Found) -> Sca
     let mut fwd = 0i64;
     let mut corr = None;
     let mut stack_span = (0, 0);
-    let r = scan_object_with(b, i, &mut |k, s, e| {
+    let mut on = |k: &[u8], s: usize, e: Option<usize>| {
         let Some(e) = e else {
             // Before the value: `args` is read here, in place.
             if k != b"args" {
@@ -607,7 +667,21 @@ fn scan_event(b: &[u8], i: usize, out: &mut TorchSink, found: &mut Found) -> Sca
             _ => {}
         }
         None
-    });
+    };
+    let r = match from {
+        None => scan_object_with(b, i, &mut on),
+        Some((walked, after)) => {
+            // Each member as `scan_object_with` gives it: first before its value (a string or
+            // plain value here, which `on` leaves to be skipped), then with its end.
+            for &[ks, ke, vs, ve] in walked {
+                let key = b.get(ks..ke).unwrap_or(&[]);
+                if on(key, vs, None).is_none() {
+                    on(key, vs, Some(ve));
+                }
+            }
+            scan_object_after(b, after, &mut on)
+        }
+    };
     let Scan::Done(end) = r else { return r };
     if end - i > MAX_EVENT_BYTES {
         return Scan::Done(end);
@@ -778,7 +852,12 @@ mod tests {
 
     #[test]
     fn the_category_is_read_at_its_place_or_searched_for() {
-        let head = |t: &str| match head_category(t.as_bytes(), 0, &mut Cursor::default()) {
+        let head = |t: &str| match head_category(
+            t.as_bytes(),
+            0,
+            &mut Cursor::default(),
+            &mut HeadMembers::default(),
+        ) {
             Head::Cat(v, _) => format!("cat {}", String::from_utf8_lossy(v)),
             Head::NoCat(e) => format!("end {e}"),
             Head::Unsure => "unsure".to_string(),
@@ -844,7 +923,8 @@ mod tests {
             if b.get(i) != Some(&b'{') {
                 return;
             }
-            if let Head::Cat(_, after) = head_category(b, i, &mut cur) {
+            if let Head::Cat(_, after) = head_category(b, i, &mut cur, &mut HeadMembers::default())
+            {
                 let want = skip_nested_scalar(b, i);
                 assert_eq!(
                     cur.skip_rest(b, i, after),
@@ -906,6 +986,11 @@ mod tests {
         } else {
             sink.event(b, i, cur, &mut found)
         };
+        described(r, &found, sink)
+    }
+
+    /// The scan's answer, the warnings and notes, and what the sink kept (ids resolved).
+    fn described(r: Scan, found: &Found, sink: &TorchSink) -> String {
         let ops: Vec<String> = sink
             .ops
             .iter()
@@ -1022,6 +1107,90 @@ mod tests {
             }
         }
         assert!(damaged > 5000, "{damaged} damaged events");
+    }
+
+    /// A kept event read with [`scan_event`] from its first byte, or going on after the members
+    /// [`head_category`] walked (`resume`); `None` when the walk finds no kept category or, with
+    /// `resume`, gives no members to go on from.
+    fn parse_kept(b: &[u8], i: usize, resume: bool) -> Option<String> {
+        let mut walked = HeadMembers::default();
+        let Head::Cat(cat, after) = head_category(b, i, &mut Cursor::default(), &mut walked) else {
+            return None;
+        };
+        if !matches!(unquote(cat), b"cpu_op" | b"enqueue" | b"dequeue") {
+            return None;
+        }
+        let from = if resume {
+            Some((walked.list()?, after))
+        } else {
+            None
+        };
+        let (mut sink, mut found) = (TorchSink::default(), Found::default());
+        let r = scan_event(b, i, &mut sink, &mut found, from);
+        Some(described(r, &found, &sink))
+    }
+
+    /// A kept event's parse that goes on after the members the category's walk read gives what
+    /// the parse from the event's first byte gives (answer, warnings, kept values): for every
+    /// event of a generated trace, the real fixture traces and events of unusual shapes (members
+    /// repeated, `args` or nested values before `cat`, as many members up to it as are kept and
+    /// more, damage after `cat`), then on the first events damaged at every offset and cut at every length.
+    #[test]
+    fn a_kept_event_read_on_from_its_category_as_from_its_start() {
+        let mut texts = generated_and_fixture_traces(64 << 10, 21);
+        let shapes = r#"[{"cat": "cpu_op", "name": "a", "ts": 1, "dur": 2, "args": {"Sequence number": 3}},
+            {"name": "b", "name": "b2", "ts": "2.5", "ts": 3, "cat": "cpu_op", "cat": "other", "args": {}},
+            {"args": "x", "name": "c", "ts": 4, "cat": "cpu_op"},
+            {"args": {"Call stack": "p.py(1): f"}, "name": "d", "ts": 5, "cat": "cpu_op", "args": {"Sequence number": 9}},
+            {"name": "e", "v": [1, 2], "ts": 6, "cat": "enqueue", "args": {"correlation_id": 4}},
+            {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": 7, "name": "f", "ts": 7, "cat": "cpu_op"},
+            {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "name": "g", "ts": 8, "cat": "cpu_op"},
+            {"ph": "B", "name": "h", "ts": 9, "cat": "cpu_op", "args": {}},
+            {"ph": "X", "name": "i", "ts": true, "cat": "dequeue", "args": {}},
+            {"ph": "X", "name": "j", "ts": 10, "cat": "cpu_op" "args": {}},
+            {"ph": "X", "name": "k", "ts": 11, "cat": "cpu_op", "args": {"Sequence number": 1,}},
+            {"ph": "X", "name": "l", "ts": 12, "cat": "cpu_op", "dur": ,"args": {}},
+            {"ph": "X", "name": "m\u0041", "ts": 13, "cat": "cpu_op"}]"#;
+        texts.push(shapes.as_bytes().to_vec());
+        let check = |b: &[u8], i: usize, resumed: &mut usize| {
+            if let Some(want) = parse_kept(b, i, false) {
+                if let Some(got) = parse_kept(b, i, true) {
+                    assert_eq!(
+                        got,
+                        want,
+                        "event at {i}: {}",
+                        String::from_utf8_lossy(&b[i..b.len().min(i + 300)])
+                    );
+                    *resumed += 1;
+                }
+            }
+        };
+        let mut resumed = 0;
+        for b in &texts {
+            for i in event_starts(b) {
+                check(b, i, &mut resumed);
+            }
+        }
+        let whole = resumed;
+        assert!(
+            whole > 1000,
+            "{whole} kept events read on from their category"
+        );
+        for b in [&texts[0], texts.last().unwrap()] {
+            let starts = event_starts(b);
+            for w in starts.windows(2).take(12) {
+                let (i, next) = (w[0], w[1]);
+                for k in i + 1..next {
+                    for c in [b'"', b'\\', b'{', b'}', b']', b',', b':', b'x', b' '] {
+                        let mut d = b[..(next + 300).min(b.len())].to_vec();
+                        d[k] = c;
+                        check(&d, i, &mut resumed);
+                    }
+                    check(&b[..k], i, &mut resumed);
+                }
+            }
+        }
+        assert!(resumed > whole + 2000, "{} damaged events", resumed - whole);
     }
 
     /// Numbers read where they lie give what the text path gives (and, for plain integers, what

@@ -267,6 +267,90 @@ test('a click on either chart selects what is under its own point, not what the 
   }
 });
 
+test('a hover answered after the pointer left either chart shows no tooltip', async () => {
+  const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
+  try {
+    const page = await b.page();
+    await fresh(page, isolated.url);
+    await dropFiles(page, [entry(`snaps/${MEDIUM}`, path.join(tmp, 'snaps', MEDIUM))]);
+    assert.equal(await snapSettled(page), 'ready');
+    await drawn(page);
+    const tipShown = () => page.evaluate(() => {
+      const t = document.querySelector('[data-testid="tooltip"]');
+      return !!t && !t.hidden;
+    });
+    for (const [sel, attr] of [['[data-testid="snapshot-state"]', 'data-hover-block'], ['[data-testid="snapshot-timeline"]', 'data-hover-element']]) {
+      const [a] = await twoItems(page, sel, attr);
+      // A hover there shows a tooltip (the point is over an item), and leaving hides it.
+      assert.equal(await hoverAt(page, sel, a, attr), a.id);
+      assert.equal(await tipShown(), true, `${sel}: a hover over ${a.id} shows its tooltip`);
+      await page.mouse.move(0, 0);
+      assert.equal(await tipShown(), false);
+      // In one task of the page: the pointer moves over the item and leaves the chart, so the
+      // worker answers the hover only after the leave. The old allocator-state chart showed the
+      // answer's tooltip then, for a pointer no longer there.
+      const n = Number((await page.getAttribute(sel, 'data-hovers')) || 0);
+      await pointerTask(page, sel, [['pointermove', a.x, a.y], ['pointerleave', a.x, a.y]]);
+      await page.waitForFunction(([s, k]) => Number(document.querySelector(s).dataset.hovers || 0) > k, [sel, n], { timeout: 30000 });
+      assert.equal(await tipShown(), false, `${sel}: no tooltip after the pointer left (the late answer was about ${a.id})`);
+    }
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('a table row clicked, then another allocation picked on the timeline: only the pick is marked; the segments table marks its clicked row', async () => {
+  const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
+  try {
+    const page = await b.page();
+    await fresh(page, isolated.url);
+    await dropFiles(page, [entry(`snaps/${MEDIUM}`, path.join(tmp, 'snaps', MEDIUM))]);
+    assert.equal(await snapSettled(page), 'ready');
+    await drawn(page);
+    const hashed = async (key) => new URLSearchParams((await page.evaluate(() => location.hash)).slice(1)).get(key);
+    const marked = () => page.$$eval('#snap-tables [data-testid="snapshot-row"].selected', (rows) => rows.map((r) => r.dataset.id));
+    const line = '[data-testid="snapshot-timeline"]';
+    // Two allocations on the timeline, found before any is picked.
+    const items = await twoItems(page, line, 'data-hover-element');
+    await page.mouse.move(0, 0);
+    await page.click('#snap-tables [data-table="allocations"]');
+    await page.waitForFunction(() => document.getElementById('snap-tables').dataset.table === 'allocations');
+    await page.waitForSelector('#snap-tables [data-testid="snapshot-row"]');
+    // A row of the allocations table that is neither timeline item is clicked: it alone is marked.
+    const ids = await page.$$eval('#snap-tables [data-testid="snapshot-row"]', (rows) => rows.map((r) => r.dataset.id));
+    const clicked = ids.find((id) => !items.some((it) => String(it.id) === id));
+    await page.click(`#snap-tables [data-testid="snapshot-row"][data-id="${clicked}"]`);
+    await page.waitForFunction((e) => new URLSearchParams(location.hash.slice(1)).get('n.el') === e, clicked, { timeout: 30000 });
+    assert.deepEqual(await marked(), [clicked]);
+    // Then an allocation is picked on the timeline: the clicked row is no longer marked (the old
+    // page kept it marked beside the pick's row), and the pick's row is, if it is in view.
+    const pick = items[0];
+    await page.$eval(line, (n) => n.scrollIntoView({ block: 'center', behavior: 'instant' }));
+    const box = await page.locator(line).boundingBox();
+    await page.mouse.click(box.x + pick.x, box.y + pick.y);
+    await page.waitForFunction((e) => new URLSearchParams(location.hash.slice(1)).get('n.el') === e, String(pick.id), { timeout: 30000 });
+    assert.equal(await hashed('n.el'), String(pick.id));
+    const shown = await page.$$eval('#snap-tables [data-testid="snapshot-row"]', (rows) => rows.map((r) => r.dataset.id));
+    assert.deepEqual(await marked(), shown.includes(String(pick.id)) ? [String(pick.id)] : [], `only the timeline's pick ${pick.id} is marked, not the row clicked before (${clicked})`);
+    // The segments have no selection of their own: the row clicked last is marked, and only it.
+    await page.click('#snap-tables [data-table="segments"]');
+    await page.waitForFunction(() => document.getElementById('snap-tables').dataset.table === 'segments');
+    await page.waitForSelector('#snap-tables [data-testid="snapshot-row"]');
+    const segs = page.locator('#snap-tables [data-testid="snapshot-row"]');
+    assert.ok((await segs.count()) >= 2, 'two segments at least');
+    for (const k of [1, 0]) {
+      const id = await segs.nth(k).getAttribute('data-id');
+      await segs.nth(k).click();
+      await page.waitForFunction((i) => document.querySelector(`#snap-tables [data-testid="snapshot-row"][data-id="${i}"]`)?.classList.contains('selected'), id, { timeout: 30000 });
+      assert.deepEqual(await marked(), [id], `the segment row clicked (${id}) is marked`);
+    }
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
 test('an allocation picked, then another device chosen before its answer came: the new device’s timeline marks nothing', async () => {
   const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
   try {

@@ -42,7 +42,7 @@ export function timeline({ client, store, ranks, report, show }) {
     onBrush: (range) => store.set({ window: range ? [Math.round(range[0] * 1e6), Math.round(range[1] * 1e6)] : null, group: null }),
     onHover: (x, y, ev) => {
       lastPointer = ev;
-      hover({ rank: store.get().rank, x: x * 1e6, y });
+      hover({ rank: store.get().rank, x: x * 1e6, y, at: { x, y } });
     },
     onLeave: () => {
       lastPointer = null;
@@ -117,7 +117,8 @@ export function timeline({ client, store, ranks, report, show }) {
   });
 
   const hover = latest(fetchHit, ({ id, row }, a) => {
-    if (!lastPointer) return;
+    // An answer for a point the pointer has left (or left the chart) shows nothing (ui/plot.js).
+    if (!lastPointer || !plot.hovering(a.at.x, a.at.y)) return;
     if (id < 0 || !row) {
       hideTooltip();
       return;

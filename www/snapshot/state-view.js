@@ -58,6 +58,8 @@ export function stateView({ client, store, info, onError, place }) {
     if (destroyed || !plot) return;
     // How many hovers were answered and the block the last one found (-1: none), for the tests.
     plot.canvas.dataset.hovers = String(++hovers);
+    // An answer for a point the pointer has left (or left the chart) shows nothing (ui/plot.js).
+    if (!plot.hovering(a.x, a.y)) return;
     plot.canvas.dataset.hoverBlock = b && b.kind === 'block' && b.block !== null ? String(b.block) : '-1';
     if (!b) return hideTooltip();
     const lines = b.kind === 'block'

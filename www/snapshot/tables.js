@@ -16,6 +16,8 @@ const TABS = [
   { id: 'ooms', label: 'OOMs', sort: null, empty: 'No OOM was recorded on this device.' },
 ];
 const WIDE = new Set(['frame', 'file']);
+// The tables whose rows are a selection of the tab's (a group of allocations, an allocation).
+const SELECTS = new Set(['peak', 'snapshot', 'allocations']);
 
 export function tablesView({ client, store, info, onError, place }) {
   const { section: node, body, tools } = section('tables', 'Who holds the memory',
@@ -82,12 +84,15 @@ export function tablesView({ client, store, info, onError, place }) {
       // The key (frame, address or entry) stays in view while the table scrolls sideways.
       sticky: 1,
       sort,
-      isSelected: (row, rid) => {
+      // The tables whose rows are the tab's selection (an allocation, a group) mark that
+      // selection, wherever it was made; the segments and the OOMs, which have none, mark the row
+      // clicked last (ui/virtual-table.js decides).
+      isSelected: SELECTS.has(id) ? (row, rid) => {
         const st = store.get();
         if (current === 'allocations') return st.element === rid;
         const g = groupOf.get(rid);
-        return g !== undefined && st.group === g && (current === 'peak' || current === 'snapshot');
-      },
+        return g !== undefined && st.group === g;
+      } : undefined,
       fetchPage: async (offset, limit) => {
         const a = await client.call('snapshot.table', { ...query(), offset, limit });
         a.page.ids.forEach((rid, i) => groupOf.set(rid, a.groups[i]));

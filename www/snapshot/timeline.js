@@ -64,9 +64,11 @@ export function timelineView({ client, store, info, onError, place }) {
   const hoverReq = latest(async ({ x, y, ev }) => {
     const a = await hit({ device: device(), x, y });
     if (destroyed || !plot) return;
-    hover = a;
     // How many hovers were answered and what the last one found (-1: nothing), for the tests.
     plot.canvas.dataset.hovers = String(++hovers);
+    // An answer for a point the pointer has left (or left the chart) shows nothing (ui/plot.js).
+    if (!plot.hovering(x, y)) return;
+    hover = a;
     plot.canvas.dataset.hoverElement = a ? String(a.element) : '-1';
     plot.redraw();
     if (!a) return hideTooltip();

@@ -65,9 +65,10 @@ export class Curves {
       this.data = r;
       this.rescale();
     }, null, app.error);
-    const hoverReq = latest(async ({ index, ev }) => {
+    const hoverReq = latest(async ({ index, x, y, ev }) => {
       const n = await app.call('nodeAt', { index });
-      if (!this.hover || this.hover.index !== index) return;
+      // An answer for a point the pointer has left (or left the chart) shows nothing (ui/plot.js).
+      if (!this.plot.hovering(x, y)) return;
       this.tooltip(n, ev);
     }, null, app.error);
 
@@ -89,7 +90,7 @@ export class Curves {
         const index = Math.max(0, Math.min(app.info.max_index, Math.floor(x)));
         this.hover = { index, x };
         this.plot.redraw();
-        hoverReq({ index, ev: { clientX: ev.clientX, clientY: ev.clientY } });
+        hoverReq({ index, x, y, ev: { clientX: ev.clientX, clientY: ev.clientY } });
       },
       onLeave: () => {
         this.hover = null;

@@ -94,9 +94,6 @@ export class Grid {
   /** Re-renders (the selection changed) and scrolls to the row of `key` when it is in the view. */
   async reveal(key) {
     if (!this.vt) return;
-    // The view's selection (`isSelected`) marks the rows: the row clicked last, which the table
-    // marks itself, may have been followed by a pick elsewhere (c after a conflict row's click).
-    if (this.opts.isSelected) this.vt.selectedId = null;
     this.vt.render();
     if (key === null || key === undefined) return;
     const pos = await this.app.call('position', { view: this.opts.view, key });

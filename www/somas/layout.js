@@ -81,7 +81,7 @@ export class Layout {
     const hit = ({ x, y, dx, dy }) => app.call('hit', { x, y, dx, dy });
     const hoverReq = latest(async (a) => {
       const t = await hit(a);
-      if (!this.hoverPoint || this.hoverPoint.x !== a.x || this.hoverPoint.y !== a.y) return;
+      if (!this.plot.hovering(a.x, a.y)) return;
       this.hover = t;
       // How many hovers were answered and the tensor the last one found (-1: none), for the tests.
       const d = this.plot.canvas.dataset;
@@ -121,11 +121,9 @@ export class Layout {
         hashTimer = setTimeout(() => this.saveView(v), 300);
       },
       onHover: (x, y, ev) => {
-        this.hoverPoint = { x, y };
         hoverReq({ ...near(x, y), ev: { clientX: ev.clientX, clientY: ev.clientY } });
       },
       onLeave: () => {
-        this.hoverPoint = null;
         this.hover = null;
         hideTooltip();
         this.plot.redraw();

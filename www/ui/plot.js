@@ -77,6 +77,8 @@ export class Plot {
     this.domain = { x0: 0, x1: 1, y0: 0, y1: 1 };
     this.view = { ...this.domain };
     this.brushRange = null;
+    // The data point the pointer hovers (as last given to onHover), null once it has left.
+    this.pointer = null;
     this.canvas = el('canvas', { class: 'plot-canvas', tabindex: '0', role: 'img', 'aria-label': this.opts.label || 'chart' });
     this.box = el('div', { class: 'plot' }, this.canvas);
     container.append(this.box);
@@ -273,6 +275,15 @@ export class Plot {
     return p.x >= 0 && p.x <= this.width && p.y >= 0 && p.y <= this.height;
   }
 
+  /**
+   * Whether the pointer still hovers the data point (x, y) given to onHover. The rule for every
+   * hover answered later (by the worker): it may show a tooltip only while this holds, else an
+   * answer arriving after onLeave would show one for a pointer that has gone.
+   */
+  hovering(x, y) {
+    return !!this.pointer && this.pointer.x === x && this.pointer.y === y;
+  }
+
   bind() {
     const c = this.canvas;
     c.addEventListener(
@@ -309,8 +320,13 @@ export class Plot {
         }
         return;
       }
-      if (this.inside(p) && this.opts.onHover) this.opts.onHover(this.dataX(p.x), this.dataY(p.y), ev);
-      else if (this.opts.onLeave) this.opts.onLeave();
+      if (this.inside(p)) {
+        this.pointer = { x: this.dataX(p.x), y: this.dataY(p.y) };
+        if (this.opts.onHover) this.opts.onHover(this.pointer.x, this.pointer.y, ev);
+      } else {
+        this.pointer = null;
+        if (this.opts.onLeave) this.opts.onLeave();
+      }
     });
     c.addEventListener('pointerup', (ev) => {
       const p = this.local(ev);
@@ -326,6 +342,7 @@ export class Plot {
       }
     });
     c.addEventListener('pointerleave', () => {
+      this.pointer = null;
       if (this.opts.onLeave) this.opts.onLeave();
     });
     c.addEventListener('dblclick', () => this.reset());

@@ -43,7 +43,9 @@ export class VirtualTable {
    *     column key; see rowsByName)
    *   onRowClick(id, row), onSortChange({ col, desc }), rowTestId, rowData(row, id) → {attr: value}
    *   sort: { col, desc } (initial), rowHeight, label (aria-label)
-   *   isSelected(row, id) → bool (highlight rows by content, besides select(id))
+   *   isSelected(row, id) → bool (the view's selection: when given, it alone marks the rows, so a
+   *     row clicked before a pick made elsewhere is not left marked beside the pick; a table
+   *     without it marks the row clicked or passed to select(id) last)
    *   minWidth (px: wider tables scroll sideways, the header with them)
    *   sticky (how many leading columns stay in view while the table scrolls sideways)
    *   unit (what a row is, for the count under the table: 'row' unless given)
@@ -55,6 +57,8 @@ export class VirtualTable {
     this.blocks = new Map();
     this.generation = 0;
     this.selectedId = null;
+    // The row each built row element shows ({id, row}), for restyling marks without a rebuild.
+    this.shown = new WeakMap();
     this.cursor = -1;
     // The viewport's scroll offset and height as last seen (by its scroll events, its resize
     // observer and our own scrolls): reading them from the element in the middle of a selection
@@ -226,7 +230,7 @@ export class VirtualTable {
       const old = before.get(i);
       if (old && (hit ? old.dataset.id === String(hit.id) : old.dataset.id === undefined)) {
         if (hit) {
-          old.classList.toggle('selected', hit.id === this.selectedId || !!(this.opts.isSelected && this.opts.isSelected(hit.row, hit.id)));
+          old.classList.toggle('selected', this.marked(hit.row, hit.id));
           old.classList.toggle('cursor', i === this.cursor);
         }
         kept.set(i, old);
@@ -244,8 +248,9 @@ export class VirtualTable {
         if (this.opts.rowTestId) tr.dataset.testid = this.opts.rowTestId;
         tr.dataset.id = String(id);
         tr.dataset.index = String(i);
+        this.shown.set(tr, hit);
         if (this.opts.rowData) for (const [k, v] of Object.entries(this.opts.rowData(row, id))) tr.dataset[k] = String(v);
-        if (id === this.selectedId || (this.opts.isSelected && this.opts.isSelected(row, id))) tr.classList.add('selected');
+        if (this.marked(row, id)) tr.classList.add('selected');
         if (i === this.cursor) tr.classList.add('cursor');
         columns.forEach((c, k) => {
           const f = c.format ? c.format(row[c.key], row) : formatCell(c.kind, row[c.key]);
@@ -274,14 +279,19 @@ export class VirtualTable {
     });
   }
 
-  /** Highlights row `id` (if shown). */
+  /**
+   * Whether a row is marked selected. One rule for every table: a table with a selection of its
+   * view (`isSelected`) marks what that selection holds, whichever view made it; only a table
+   * without one marks the row clicked last (`selectedId`).
+   */
+  marked(row, id) {
+    return this.opts.isSelected ? !!this.opts.isSelected(row, id) : id === this.selectedId;
+  }
+
+  /** Highlights row `id` (if shown; a table with `isSelected` marks by its view's selection). */
   select(id) {
     this.selectedId = id;
-    if (this.opts.isSelected) {
-      this.built = null;
-      this.render();
-    }
-    else this.restyle();
+    this.restyle();
   }
 
   /**
@@ -291,7 +301,8 @@ export class VirtualTable {
   restyle() {
     for (const tr of this.rowsBox.children) {
       if (tr.dataset.id === undefined) continue;
-      tr.classList.toggle('selected', tr.dataset.id === String(this.selectedId));
+      const hit = this.shown.get(tr);
+      tr.classList.toggle('selected', !!hit && this.marked(hit.row, hit.id));
       tr.classList.toggle('cursor', Number(tr.dataset.index) === this.cursor);
     }
   }
