@@ -70,10 +70,11 @@ pub struct Interner {
     strings: Vec<Box<str>>,
 }
 
-/// The hash of an interned string.
-fn intern_hash(s: &str) -> u64 {
+/// The hash of an interned string, from its bytes (so that bytes not yet checked as UTF-8 can be
+/// looked up: [`Interner::lookup_bytes`]).
+fn intern_hash(s: &[u8]) -> u64 {
     use std::hash::BuildHasher;
-    foldhash::fast::FixedState::with_seed(0x1e7e_5eed).hash_one(s.as_bytes())
+    foldhash::fast::FixedState::with_seed(0x1e7e_5eed).hash_one(s)
 }
 
 impl Default for Interner {
@@ -86,7 +87,7 @@ impl Interner {
     /// An interner holding only the empty string (id 0).
     pub fn new() -> Self {
         let mut ids = hashbrown::HashTable::new();
-        ids.insert_unique(intern_hash(""), 0, |_| intern_hash(""));
+        ids.insert_unique(intern_hash(b""), 0, |_| intern_hash(b""));
         Interner {
             ids,
             strings: vec![Box::from("")],
@@ -95,8 +96,8 @@ impl Interner {
 
     /// The id of `s`, adding it if new.
     pub fn intern(&mut self, s: &str) -> u32 {
-        let h = intern_hash(s);
-        if let Some(id) = self.find(h, s) {
+        let h = intern_hash(s.as_bytes());
+        if let Some(id) = self.find(h, s.as_bytes()) {
             return id;
         }
         // More than 4 billion distinct strings cannot come from real input within memory limits;
@@ -105,25 +106,33 @@ impl Interner {
         self.strings.push(Box::from(s));
         let strings = &self.strings;
         self.ids.insert_unique(h, id, |&id| {
-            intern_hash(strings.get(id as usize).map_or("", |t| t))
+            intern_hash(strings.get(id as usize).map_or("", |t| t).as_bytes())
         });
         id
     }
 
     /// The id of `s` if it was interned.
     pub fn lookup(&self, s: &str) -> Option<u32> {
-        self.find(intern_hash(s), s)
+        self.lookup_bytes(s.as_bytes())
+    }
+
+    /// The id of the interned string whose bytes are `b`, if there is one. Bytes equal to an
+    /// interned string are that string's UTF-8, so a reader holding a field's raw bytes finds its
+    /// id without checking them first (`callgrind`: the check and its call were ~180 instructions
+    /// of an `operator_memory.csv` row's name, which nearly always repeats one already read).
+    pub fn lookup_bytes(&self, b: &[u8]) -> Option<u32> {
+        self.find(intern_hash(b), b)
     }
 
     /// The id of `s`, whose hash is `h`, if it was interned. Compared with
     /// [`crate::bytes::same_bytes`]: interned call stacks are kilobytes long, and `==` compares them
     /// a byte at a time on wasm32.
-    fn find(&self, h: u64, s: &str) -> Option<u32> {
+    fn find(&self, h: u64, s: &[u8]) -> Option<u32> {
         self.ids
             .find(h, |&id| {
                 self.strings
                     .get(id as usize)
-                    .is_some_and(|t| crate::bytes::same_bytes(t.as_bytes(), s.as_bytes()))
+                    .is_some_and(|t| crate::bytes::same_bytes(t.as_bytes(), s))
             })
             .copied()
     }
@@ -234,6 +243,55 @@ mod tests {
         assert_eq!(i.intern("aten::add"), a);
         assert_eq!(i.get(a), "aten::add");
         assert_eq!(i.get(99), "");
+    }
+
+    /// `lookup_bytes` finds exactly the strings interned, by their bytes, with the ids `intern`
+    /// gave (held in a map of the bytes written as the independent expectation), and nothing for
+    /// bytes that were never interned: prefixes, extensions, one byte changed at every place,
+    /// same-length neighbours, bytes that are not UTF-8 and their lossy texts.
+    #[test]
+    fn bytes_find_the_strings_interned_and_nothing_else() {
+        let mut rng = fastrand::Rng::with_seed(16);
+        let mut i = Interner::new();
+        let mut want: std::collections::HashMap<Vec<u8>, u32> = Default::default();
+        want.insert(Vec::new(), 0);
+        let alphabet = "ab:_9.é漢";
+        for _ in 0..2_000 {
+            let t: String = (0..rng.usize(0..24))
+                .map(|_| {
+                    alphabet
+                        .chars()
+                        .nth(rng.usize(..alphabet.chars().count()))
+                        .unwrap()
+                })
+                .collect();
+            let id = i.intern(&t);
+            assert_eq!(*want.entry(t.into_bytes()).or_insert(id), id);
+        }
+        let names: Vec<Vec<u8>> = want.keys().cloned().collect();
+        for b in &names {
+            assert_eq!(i.lookup_bytes(b), want.get(b).copied(), "{b:?}");
+            let mut probes = vec![
+                [b.as_slice(), b"x"].concat(),
+                [b.as_slice(), b"\xff"].concat(),
+                b.get(..b.len().saturating_sub(1)).unwrap_or(&[]).to_vec(),
+            ];
+            for k in 0..b.len() {
+                let mut c = b.clone();
+                c[k] ^= 1 << rng.u32(0..8);
+                probes.push(c);
+            }
+            for p in probes {
+                assert_eq!(i.lookup_bytes(&p), want.get(&p).copied(), "{p:?}");
+            }
+        }
+        let bad = b"aten::\xffop";
+        i.intern(&String::from_utf8_lossy(bad));
+        assert_eq!(i.lookup_bytes(bad), None);
+        assert_eq!(
+            i.lookup_bytes(String::from_utf8_lossy(bad).as_bytes()),
+            i.lookup(&String::from_utf8_lossy(bad))
+        );
     }
 
     /// The texts as they were first written, with `format!` and 128-bit arithmetic: the
