@@ -243,8 +243,10 @@ test('profiler: a timeline click answered after the user picked a table row keep
     assert.ok(at, 'a click on the timeline hit an allocation');
     const chip = '[data-testid="chip-row"]';
     await page.waitForFunction(([sel, r]) => document.querySelector(sel)?.textContent.startsWith(`allocation #${r}`), [chip, hit], { timeout: 30000 });
-    // Another allocation of the table, the user's pick.
-    await page.waitForSelector('[data-testid="alloc-row"]');
+    // Another allocation of the table, the user's pick, chosen once the table has scrolled to the
+    // bar's row: the table reveals a selection after its own answer, and a row chosen before that
+    // scroll may have left the DOM by the time it is clicked.
+    await page.waitForSelector(`[data-testid="alloc-row"].selected[data-row="${hit}"]`, { timeout: 30000 });
     const pick = await page.$$eval('[data-testid="alloc-row"]', (rows, h) => rows.map((r) => r.dataset.row).find((r) => r !== h), hit);
     assert.ok(pick !== undefined, 'the table shows another allocation');
 

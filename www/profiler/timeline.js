@@ -117,8 +117,9 @@ export function timeline({ client, store, ranks, report, show }) {
   });
 
   const hover = latest(fetchHit, ({ id, row }, a) => {
-    // An answer for a point the pointer has left (or left the chart) shows nothing (ui/plot.js).
-    if (!lastPointer || !plot.hovering(a.at.x, a.at.y)) return;
+    // An answer for a point the pointer has left (or left the chart) shows nothing (ui/plot.js);
+    // while the point is hovered, onHover has kept the pointer's event for the tooltip's place.
+    if (!plot.hovering(a.at.x, a.at.y)) return;
     if (id < 0 || !row) {
       hideTooltip();
       return;
