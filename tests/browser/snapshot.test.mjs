@@ -351,6 +351,77 @@ test('a table row clicked, then another allocation picked on the timeline: only 
   }
 });
 
+test('a table row clicked, then another allocation picked on the timeline: the keyboard cursor leaves the clicked row, the arrows go on from the pick, the cursor is drawn only while the table has the focus', async () => {
+  const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
+  try {
+    const page = await b.page();
+    await fresh(page, isolated.url);
+    await dropFiles(page, [entry(`snaps/${MEDIUM}`, path.join(tmp, 'snaps', MEDIUM))]);
+    assert.equal(await snapSettled(page), 'ready');
+    await drawn(page);
+    const ROW = '#snap-tables [data-testid="snapshot-row"]';
+    const elementIs = (e) => page.waitForFunction((x) => new URLSearchParams(location.hash.slice(1)).get('n.el') === x, e, { timeout: 30000 });
+    const cursors = () => page.$$eval(`${ROW}.cursor`, (rows) => rows.map((r) => ({ id: r.dataset.id, index: Number(r.dataset.index) })));
+    const idAt = (index) => page.$eval(`${ROW}[data-index="${index}"]`, (r) => r.dataset.id);
+    const outline = (id) => page.$eval(`${ROW}[data-id="${id}"]`, (r) => getComputedStyle(r).outlineStyle);
+    // The allocation picked: the lowest on the timeline (a block held from before the trace, early
+    // in the table's order, so among the rows the table fetched first, though not in its view).
+    const line = '[data-testid="snapshot-timeline"]';
+    await page.$eval(line, (n) => n.scrollIntoView({ block: 'center', behavior: 'instant' }));
+    const [left, top, w, h] = (await page.getAttribute(line, 'data-area')).split(',').map(Number);
+    let pick = null;
+    for (const fy of [0.97, 0.93, 0.9, 0.85]) {
+      const p = { x: left + w * 0.5, y: top + h * fy };
+      const id = await hoverAt(page, line, p, 'data-hover-element');
+      if (id >= 0) {
+        pick = { ...p, id: String(id) };
+        break;
+      }
+    }
+    assert.ok(pick, 'an allocation along the bottom of the timeline');
+    await page.mouse.move(0, 0);
+    await page.click('#snap-tables [data-table="allocations"]');
+    await page.waitForFunction(() => document.getElementById('snap-tables').dataset.table === 'allocations');
+    await page.waitForSelector(ROW);
+    // A row in the table's view that is not the pick is clicked: the cursor is on it.
+    const clicked = await page.$eval(ROW, (r) => r.dataset.id);
+    assert.notEqual(clicked, pick.id);
+    await page.click(`${ROW}[data-id="${clicked}"]`);
+    await elementIs(clicked);
+    assert.deepEqual((await cursors()).map((c) => c.id), [clicked]);
+    // Then the allocation is picked on the timeline: the cursor leaves the row clicked before (the
+    // old page left it there, so the arrows went on from that row).
+    await page.$eval(line, (n) => n.scrollIntoView({ block: 'center', behavior: 'instant' }));
+    const box = await page.locator(line).boundingBox();
+    await page.mouse.click(box.x + pick.x, box.y + pick.y);
+    await elementIs(pick.id);
+    await page.waitForFunction((s) => !document.querySelector(s)?.classList.contains('selected'), `${ROW}[data-id="${clicked}"]`, { timeout: 30000 });
+    assert.deepEqual((await cursors()).filter((c) => c.id !== pick.id), [], `the cursor is on the timeline's pick ${pick.id} if anywhere, not on the row clicked before (${clicked})`);
+    // The keys go on from the pick: ArrowDown moves to the row after it (the table scrolls there),
+    // Enter selects that row; ArrowUp and Enter select the pick again.
+    await page.focus('#snap-tables .vt-viewport');
+    await page.keyboard.press('ArrowDown');
+    await page.waitForFunction((s) => document.querySelector(`${s}.cursor`), ROW);
+    const [next] = await cursors();
+    assert.equal(await idAt(next.index - 1), pick.id, `ArrowDown went to position ${next.index}, the row after the pick's`);
+    await page.keyboard.press('Enter');
+    await elementIs(next.id);
+    await page.keyboard.press('ArrowUp');
+    assert.deepEqual(await cursors(), [{ id: pick.id, index: next.index - 1 }]);
+    await page.keyboard.press('Enter');
+    await elementIs(pick.id);
+    // The dashed cursor is drawn while the table has the focus, not once the focus went elsewhere
+    // (the row keeps its selected fill).
+    assert.equal(await outline(pick.id), 'dashed', 'the cursor is drawn while the table has the focus');
+    await page.focus('[data-testid="snapshot-table-filter"]');
+    assert.equal(await outline(pick.id), 'none', 'no cursor drawn while the table has no focus');
+    assert.ok(await page.$eval(`${ROW}[data-id="${pick.id}"]`, (r) => r.classList.contains('selected')));
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
 test('an allocation picked, then another device chosen before its answer came: the new device’s timeline marks nothing', async () => {
   const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
   try {

@@ -364,20 +364,14 @@ export function rankTable(summaries, ranks, onSelect, soon = null) {
   function show(i) {
     ready.then(() => showNow(i));
   }
-  // Touches the rows only when something changed (a click on a row has highlighted it already),
-  // and builds them again only when the row must be scrolled into view.
+  // Touches the rows only when something changed (a click on a row has highlighted it already);
+  // the table builds them again only when the row must be scrolled into view.
   function showNow(i) {
     const has = !none(i) && i >= 0 && i < summaries.length;
-    const changed = table.selectedId !== (has ? i : null);
-    table.selectedId = has ? i : null;
-    if (!has) {
-      if (changed) table.restyle();
-      return;
-    }
-    const moved = table.cursor !== at[i];
-    table.cursor = at[i];
-    if (!table.inView(at[i])) table.scrollToIndex(at[i]);
-    else if (changed || moved) table.restyle();
+    const id = has ? i : null;
+    const index = has ? at[i] : -1;
+    if (table.selectedId === id && table.cursor === index && (!has || table.inView(index))) return;
+    table.follow({ id, index });
   }
   return { node, show };
 }

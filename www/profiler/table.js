@@ -230,9 +230,7 @@ export function allocationsTable({ client, store, ranks, report, show }) {
     const s = store.get();
     const pos = await client.call('ascend.position', { rank: s.rank, query: currentQuery, row: id });
     if (store.get().row !== id) return;
-    vt.cursor = pos;
-    vt.select(id);
-    if (pos >= 0) vt.scrollToIndex(pos);
+    vt.follow({ id, index: pos });
     box.dataset.selectedPosition = String(pos);
   }
 
@@ -285,7 +283,7 @@ export function allocationsTable({ client, store, ranks, report, show }) {
     }
     if (changed.has('window')) renderChips(s);
     if (changed.has('row') && s.row !== null) reveal(s.row);
-    if (changed.has('row') && s.row === null) vt.select(null);
+    if (changed.has('row') && s.row === null) vt.follow({ id: null, index: -1 });
   }
 
   const ready = refresh();

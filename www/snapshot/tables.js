@@ -137,7 +137,7 @@ export function tablesView({ client, store, info, onError, place }) {
       if (changed.includes('device')) {
         counts();
         show(current).catch(onError);
-      } else if (vt && (changed.includes('group') || changed.includes('element'))) vt.render();
+      } else if (vt && (changed.includes('group') || changed.includes('element'))) vt.follow();
     },
     destroy() {},
   };

@@ -47,6 +47,8 @@ export class Grid {
     this.sort = opts.sort || null;
     this.vt = null;
     this.specs = null;
+    // Reveals asked so far: only the latest one's answer moves the cursor.
+    this.reveals = 0;
   }
 
   /** Runs `request` (without sort: the grid keeps its own) and shows the first rows. */
@@ -91,16 +93,19 @@ export class Grid {
     return this.columns ? this.columns.findIndex((c) => c.name === name) : -1;
   }
 
-  /** Re-renders (the selection changed) and scrolls to the row of `key` when it is in the view. */
+  /**
+   * The selection changed: the table marks it at once and, once the worker says where the row of
+   * `key` is, scrolls to it with the cursor on it (no row when the view does not hold it).
+   */
   async reveal(key) {
     if (!this.vt) return;
-    this.vt.render();
-    if (key === null || key === undefined) return;
+    const mine = ++this.reveals;
+    if (key === null || key === undefined) return this.vt.follow({ index: -1 });
+    this.vt.follow();
+    const vt = this.vt;
     const pos = await this.app.call('position', { view: this.opts.view, key });
-    if (pos >= 0 && this.vt) {
-      this.vt.cursor = pos;
-      this.vt.scrollToIndex(pos);
-    }
+    // Only the latest reveal moves the cursor, and only in the table it asked about.
+    if (mine === this.reveals && vt === this.vt) vt.follow({ index: pos });
   }
 }
 

@@ -158,10 +158,14 @@ export class VirtualTable {
     });
   }
 
-  /** Drops cached pages and fetches again (after the query changed). Resolves when shown. */
+  /**
+   * Drops cached pages and fetches again (after the query changed). Resolves when shown. The
+   * cursor goes: its position named a row of the old order (the view follows its selection again).
+   */
   async refresh({ keepScroll = false } = {}) {
     this.generation += 1;
     this.blocks.clear();
+    this.cursor = -1;
     if (!keepScroll) this.scrollTo(0);
     const gen = this.generation;
     let first;
@@ -295,6 +299,40 @@ export class VirtualTable {
   }
 
   /**
+   * The view's selection changed elsewhere (a pick on a chart, a search, a key step in another
+   * view): the marks follow it and so does the keyboard cursor, so the arrows go on from what the
+   * user sees selected, not from a row clicked before. One rule for every table:
+   *   id: the row now selected, for a table without `isSelected` (null: none; left out: as is)
+   *   index: the selected row's view position when the view knows it (-1: the table does not
+   *     hold it); the row is scrolled into view. Left out: the cursor stays on its row if that row
+   *     is still marked, else goes to the first marked row among the rows fetched, else nowhere.
+   */
+  follow({ id, index } = {}) {
+    if (id !== undefined) this.selectedId = id;
+    const known = index !== undefined;
+    this.cursor = known ? index : this.isMarkedAt(this.cursor) ? this.cursor : this.markedIndex();
+    if (known && index >= 0 && !this.inView(index)) this.scrollToIndex(index);
+    else this.restyle();
+  }
+
+  /** Whether the row at view position `index` is fetched and marked. */
+  isMarkedAt(index) {
+    const hit = index >= 0 ? this.rowAt(index) : null;
+    return !!hit && this.marked(hit.row, hit.id);
+  }
+
+  /** The view position of the first marked row among the rows fetched, or -1. */
+  markedIndex() {
+    let best = -1;
+    for (const page of this.blocks.values()) {
+      if (!page || (best >= 0 && page.offset > best)) continue;
+      const k = page.ids.findIndex((id, j) => this.marked(page.rows[j], id));
+      if (k >= 0 && (best < 0 || page.offset + k < best)) best = page.offset + k;
+    }
+    return best;
+  }
+
+  /**
    * Moves the `selected` and `cursor` marks over the rows in the DOM without building them again:
    * a selection restyles two rows instead of laying out every row in view.
    */
@@ -339,6 +377,8 @@ export class VirtualTable {
     const moves = { ArrowDown: 1, ArrowUp: -1, PageDown: page, PageUp: -page, Home: -Infinity, End: Infinity };
     if (ev.key in moves) {
       ev.preventDefault();
+      // Without a cursor the keys start from the selected row, if it is fetched.
+      if (this.cursor < 0) this.cursor = this.markedIndex();
       const next = Math.max(0, Math.min(this.total - 1, (this.cursor < 0 ? -1 : this.cursor) + moves[ev.key]));
       if (!Number.isFinite(next)) return;
       this.cursor = ev.key === 'Home' ? 0 : ev.key === 'End' ? this.total - 1 : next;
