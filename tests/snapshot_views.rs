@@ -401,3 +401,25 @@ fn the_state_view_draws_each_segment_and_block_where_the_snapshot_says() {
     assert_eq!(bars, segs.len());
     assert!(blocks > 100, "{blocks} blocks drawn on their own");
 }
+
+/// The timed open reads the same snapshot as the plain one, and gives each of its three steps the
+/// span of the clock between them: a clock that advances 1 ms per question is asked three times
+/// for the read (its start, the parse's end, the model's end) and twice for the analysis, so every
+/// step took exactly 1 ms.
+#[test]
+fn a_timed_open_times_each_step_by_the_callers_clock_and_reads_the_same() {
+    let ticks = std::cell::Cell::new(0.0);
+    let clock = || {
+        let t = ticks.get();
+        ticks.set(t + 1.0);
+        t
+    };
+    let src = PathSource::open(&dir().join(TINY), TINY).unwrap();
+    let timed = SnapshotView::open_timed(&src, &clock).unwrap_or_else(|d| panic!("{d}"));
+    let t = timed.timings();
+    assert_eq!((t.parse_ms, t.model_ms, t.analyse_ms), (1.0, 1.0, 1.0));
+    assert_eq!(ticks.get(), 5.0);
+    assert_eq!(timed.summary_json(), open(TINY).summary_json());
+    // The plain open has no clock: its steps say nothing.
+    assert_eq!(open(TINY).timings().parse_ms, 0.0);
+}

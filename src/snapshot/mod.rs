@@ -36,12 +36,32 @@ use crate::source::Source;
 /// Recoverable oddities (unknown words, fields of the wrong type, missing fields) become counted
 /// warnings in [`Snapshot::warnings`].
 pub fn read(source: &dyn Source) -> Result<Snapshot, Diagnostic> {
+    read_timed(source, &|| 0.0).map(|(snap, _)| snap)
+}
+
+/// Where [`read_timed`] spent its time (ms, by the caller's clock).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct ReadTimings {
+    /// The pickle machine: reading the source and folding each value into its record.
+    pub parse_ms: f64,
+    /// Building the model from the finished records.
+    pub model_ms: f64,
+}
+
+/// [`read`], timing its two steps with `clock()` (ms): only the front end knows the time (a
+/// wasm32 build has no clock of its own).
+pub fn read_timed(
+    source: &dyn Source,
+    clock: &dyn Fn() -> f64,
+) -> Result<(Snapshot, ReadTimings), Diagnostic> {
+    let t0 = clock();
     let mut builder = build::Builder::new(source.name());
     let mut machine = pickle::Machine::new(source);
     let top = machine.run(&mut builder).map_err(|e| *e)?;
     let end = machine.offset();
     // Building the model from the pickle's values is a long step of its own for a large file.
     source.check_stop(end)?;
+    let t1 = clock();
     let protocol = machine.protocol;
     let mut snap = builder
         .finish(top, protocol, source.len())
@@ -58,7 +78,11 @@ pub fn read(source: &dyn Source) -> Result<Snapshot, Diagnostic> {
             .at_byte(end),
         );
     }
-    Ok(snap)
+    let timings = ReadTimings {
+        parse_ms: t1 - t0,
+        model_ms: clock() - t1,
+    };
+    Ok((snap, timings))
 }
 
 /// What [`sniff`] recognised.

@@ -381,6 +381,18 @@ pub struct SnapshotView {
     cache: Vec<DeviceCache>,
     tables: HashMap<(usize, String), (Table<'static>, Vec<u32>)>,
     views: HashMap<(usize, String), (String, TableView)>,
+    timings: OpenTimings,
+}
+
+/// Where opening a snapshot spent its time (ms, by the front end's clock).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct OpenTimings {
+    /// The pickle machine, the source's reads included (see [`super::ReadTimings`]).
+    pub parse_ms: f64,
+    /// Building the model from the pickle's records.
+    pub model_ms: f64,
+    /// The analysis and the summary.
+    pub analyse_ms: f64,
 }
 
 fn hex(v: u64) -> String {
@@ -398,7 +410,16 @@ impl SnapshotView {
     /// each device's analysis ([`analysis::analyse_with`]) and the summary, and ends with the
     /// stop error at the file's end rather than going on with the next step.
     pub fn open(source: &dyn Source) -> Result<SnapshotView, Diagnostic> {
-        let snap = super::read(source)?;
+        Self::open_timed(source, &|| 0.0)
+    }
+
+    /// [`SnapshotView::open`], timing its steps with `clock()` (ms; see [`Self::timings`]).
+    pub fn open_timed(
+        source: &dyn Source,
+        clock: &dyn Fn() -> f64,
+    ) -> Result<SnapshotView, Diagnostic> {
+        let (snap, read) = super::read_timed(source, clock)?;
+        let t0 = clock();
         let stop = || source.check_stop(source.len()).map_err(Diagnostic::from);
         stop()?;
         let analysis = if source.may_stop() {
@@ -407,7 +428,18 @@ impl SnapshotView {
             analysis::analyse(&snap)
         };
         stop()?;
-        Ok(SnapshotView::analysed(snap, analysis))
+        let mut view = SnapshotView::analysed(snap, analysis);
+        view.timings = OpenTimings {
+            parse_ms: read.parse_ms,
+            model_ms: read.model_ms,
+            analyse_ms: clock() - t0,
+        };
+        Ok(view)
+    }
+
+    /// Where [`Self::open_timed`] spent its time (zeros after [`Self::open`]).
+    pub fn timings(&self) -> OpenTimings {
+        self.timings
     }
 
     /// Analyses an already read snapshot.
@@ -431,6 +463,7 @@ impl SnapshotView {
             cache,
             tables: HashMap::new(),
             views: HashMap::new(),
+            timings: OpenTimings::default(),
         }
     }
 

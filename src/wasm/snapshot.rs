@@ -45,17 +45,23 @@ impl SnapshotSession {
         };
         let opener = CountingOpener::new(session.set(), &report);
         let src = opener.open(path).map_err(err)?;
-        let view = SnapshotView::open(&*src).map_err(err)?;
+        let view = SnapshotView::open_timed(&*src, &js_sys::Date::now).map_err(err)?;
         Ok(SnapshotSession {
             view,
             read_ms: js_sys::Date::now() - t0,
         })
     }
 
-    /// The overview (summary and devices) as JSON, with the time reading took.
+    /// The overview (summary and devices) as JSON, with the time reading took and where it went
+    /// (`timings`: the core's steps and the overview's own time, ms).
     pub fn overview(&mut self) -> Result<String, JsError> {
-        let mut v = serde_json::to_value(self.view.overview()).map_err(err)?;
+        let t0 = js_sys::Date::now();
+        let overview = self.view.overview();
+        let overview_ms = js_sys::Date::now() - t0;
+        let mut v = serde_json::to_value(overview).map_err(err)?;
         v["read_ms"] = self.read_ms.into();
+        v["timings"] = serde_json::to_value(self.view.timings()).map_err(err)?;
+        v["timings"]["overview_ms"] = overview_ms.into();
         Ok(v.to_string())
     }
 

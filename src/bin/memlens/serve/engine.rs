@@ -422,7 +422,8 @@ impl Engine {
                     let opened = {
                         let opener = CountingOpener::new(&guard.set, &report);
                         let source = opener.open(&path).map_err(|d| d.to_string())?;
-                        SnapshotView::open(&*source).map_err(|d| d.to_string())?
+                        let clock = || start.elapsed().as_secs_f64() * 1000.0;
+                        SnapshotView::open_timed(&*source, &clock).map_err(|d| d.to_string())?
                     };
                     let ms = start.elapsed().as_secs_f64() * 1000.0;
                     guard.views.insert(id, View::Snapshot(Box::new(opened), ms));
@@ -470,9 +471,14 @@ impl Engine {
         }
         match name {
             "snapshot.overview" => {
-                let mut overview =
-                    serde_json::to_value(v.overview()).map_err(|e| Failure::Bad(e.to_string()))?;
+                let start = Instant::now();
+                let answer = v.overview();
+                let overview_ms = start.elapsed().as_secs_f64() * 1000.0;
+                let bad = |e: serde_json::Error| Failure::Bad(e.to_string());
+                let mut overview = serde_json::to_value(answer).map_err(bad)?;
                 overview["read_ms"] = (*read_ms).into();
+                overview["timings"] = serde_json::to_value(v.timings()).map_err(bad)?;
+                overview["timings"]["overview_ms"] = overview_ms.into();
                 Ok(Answer::Json(overview.to_string()))
             }
             "snapshot.summaryJson" => Ok(Answer::Json(v.summary_json())),
