@@ -442,6 +442,24 @@ impl SnapshotView {
         self.timings
     }
 
+    /// The overview as every front end answers it (JSON): [`Self::overview`] with the open's
+    /// `read_ms` and its `timings` ([`Self::timings`] and the overview's own `overview_ms`, timed
+    /// by `clock()`, ms).
+    pub fn overview_answer(
+        &mut self,
+        read_ms: f64,
+        clock: &dyn Fn() -> f64,
+    ) -> Result<String, serde_json::Error> {
+        let t0 = clock();
+        let overview = self.overview();
+        let overview_ms = clock() - t0;
+        let mut v = serde_json::to_value(overview)?;
+        v["read_ms"] = read_ms.into();
+        v["timings"] = serde_json::to_value(self.timings)?;
+        v["timings"]["overview_ms"] = overview_ms.into();
+        Ok(v.to_string())
+    }
+
     /// Analyses an already read snapshot.
     pub fn new(snap: Snapshot) -> SnapshotView {
         let analysis = analysis::analyse(&snap);

@@ -55,14 +55,9 @@ impl SnapshotSession {
     /// The overview (summary and devices) as JSON, with the time reading took and where it went
     /// (`timings`: the core's steps and the overview's own time, ms).
     pub fn overview(&mut self) -> Result<String, JsError> {
-        let t0 = js_sys::Date::now();
-        let overview = self.view.overview();
-        let overview_ms = js_sys::Date::now() - t0;
-        let mut v = serde_json::to_value(overview).map_err(err)?;
-        v["read_ms"] = self.read_ms.into();
-        v["timings"] = serde_json::to_value(self.view.timings()).map_err(err)?;
-        v["timings"]["overview_ms"] = overview_ms.into();
-        Ok(v.to_string())
+        self.view
+            .overview_answer(self.read_ms, &js_sys::Date::now)
+            .map_err(err)
     }
 
     /// `summary.json`, byte for byte what `memlens snapshot --json` prints.

@@ -472,14 +472,10 @@ impl Engine {
         match name {
             "snapshot.overview" => {
                 let start = Instant::now();
-                let answer = v.overview();
-                let overview_ms = start.elapsed().as_secs_f64() * 1000.0;
-                let bad = |e: serde_json::Error| Failure::Bad(e.to_string());
-                let mut overview = serde_json::to_value(answer).map_err(bad)?;
-                overview["read_ms"] = (*read_ms).into();
-                overview["timings"] = serde_json::to_value(v.timings()).map_err(bad)?;
-                overview["timings"]["overview_ms"] = overview_ms.into();
-                Ok(Answer::Json(overview.to_string()))
+                let clock = || start.elapsed().as_secs_f64() * 1000.0;
+                v.overview_answer(*read_ms, &clock)
+                    .map(Answer::Json)
+                    .map_err(|e| Failure::Bad(e.to_string()))
             }
             "snapshot.summaryJson" => Ok(Answer::Json(v.summary_json())),
             "snapshot.curve" => {
