@@ -346,7 +346,7 @@ fn a_run_folder_found_by_its_files_leaves_other_families_files_alone() {
     );
     put("x_1_20250101120000000_ascend_pt/readme.txt", b"kept\n");
 
-    let inv = classify_paths(&[d.clone()]);
+    let inv = classify_paths(&[d]);
     assert_eq!(inv.files, 7);
     let r = run(&inv, "d");
     assert_eq!(
