@@ -200,3 +200,56 @@ fn bad_input_is_named() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("different families"));
     let _ = std::fs::remove_dir_all(&t);
 }
+
+/// Every file named `name` under `dir`, recursively.
+fn files_named(dir: &Path, name: &str, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            files_named(&p, name, out);
+        } else if p.file_name().is_some_and(|n| n == name) {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn the_gate_does_not_pass_a_side_whose_files_could_not_be_used() {
+    let t = tmp("unusable");
+    let (a, b) = (t.join("a"), t.join("b"));
+    gen_profiler(&a, &[]);
+    gen_profiler(&b, &[]);
+    // The candidate's first rank loses its operator_memory.csv's body: the file is cut inside
+    // its header, which the reader cannot use (its figures leave it out, so its peak falls).
+    let mut found = Vec::new();
+    files_named(&b, "operator_memory.csv", &mut found);
+    found.sort();
+    let broken = &found[0];
+    std::fs::write(broken, b"").unwrap();
+    let (a, b) = (a.display().to_string(), b.display().to_string());
+
+    // Without a gate the comparison is a result (exit 0) whose notes name the file.
+    let o = run(&["compare", &a, &b, "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let unusable = v["unusable_files"].as_array().unwrap();
+    assert_eq!(unusable.len(), 1, "{unusable:?}");
+    assert!(
+        unusable[0].as_str().unwrap().contains("the candidate"),
+        "{unusable:?}"
+    );
+
+    // With a gate, however loose, it cannot judge: bad input (exit 2), the file named.
+    let o = run(&["compare", &a, &b, "--fail-if-peak-grows", "1000"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let name = broken.strip_prefix(&b).unwrap().display().to_string();
+    assert!(
+        err.contains("cannot judge") && err.contains(name.trim_start_matches('/')),
+        "{err}"
+    );
+    // The same gate on the untouched pair passes.
+    let o = run(&["compare", &a, &a, "--fail-if-peak-grows", "1000"]);
+    assert_eq!(o.status.code(), Some(0));
+    let _ = std::fs::remove_dir_all(&t);
+}

@@ -42,6 +42,15 @@ impl Comparison {
             Comparison::Somas(c) => c.differences,
         }
     }
+
+    /// The files a side could not use, in words (see [`ProfilerComparison::unusable_files`]); a
+    /// SOMAS dump that cannot be read fails the whole comparison instead, so it has none.
+    pub fn unusable_files(&self) -> &[String] {
+        match self {
+            Comparison::Profiler(c) => &c.unusable_files,
+            Comparison::Somas(_) => &[],
+        }
+    }
 }
 
 /// `candidate − base` as a signed byte count (saturating at the `i64` range).

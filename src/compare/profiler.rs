@@ -165,6 +165,10 @@ pub struct ProfilerComparison {
     pub only_candidate_ranks: Vec<RankKey>,
     /// What could not be compared, in words (a step missing on one side, a rank without curve).
     pub notes: Vec<String>,
+    /// Files of a paired rank that a side could not use, each as `role R rank N: the baseline |
+    /// the candidate: <the reader's error>`: their figures leave them out, so a peak compared
+    /// beside them says nothing (a gate must not pass on it).
+    pub unusable_files: Vec<String>,
     /// Sum of the pairs' differences plus the unmatched ranks.
     pub differences: u64,
 }
@@ -555,6 +559,7 @@ pub fn compare_jobs(
     opts: &CompareOptions,
 ) -> ProfilerComparison {
     let mut notes = Vec::new();
+    let mut unusable_files = Vec::new();
     let (matched, only_base_ranks, only_candidate_ranks) = match_ranks(base, candidate, &mut notes);
     let mut pairs = Vec::new();
     for (key, b, c) in matched {
@@ -566,6 +571,7 @@ pub fn compare_jobs(
                     "{}: {which} could not use a file, its figures leave it out: {d}",
                     describe(&key)
                 ));
+                unusable_files.push(format!("{}: {which}: {d}", describe(&key)));
             }
         }
         let (Some(sb), Some(sc)) = (
@@ -601,6 +607,7 @@ pub fn compare_jobs(
         only_base_ranks,
         only_candidate_ranks,
         notes,
+        unusable_files,
         differences,
     }
 }

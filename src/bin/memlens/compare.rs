@@ -2,7 +2,8 @@
 //! or jobs (folders, archives), two steps, or two SOMAS dumps — printing what grew and where.
 //!
 //! Exit codes: 0 success (differences are results), 1 a side holds nothing to compare, 2 bad
-//! input, 3 with `--fail-if-peak-grows` when a peak grew by more than the given percentage.
+//! input (with `--fail-if-peak-grows` also a paired rank's file that a side could not use), 3 with
+//! `--fail-if-peak-grows` when a peak grew by more than the given percentage.
 
 use crate::ui::{self, Ui};
 use memlens::compare::load::{compare_sides, load_side, LoadError, Side};
@@ -314,6 +315,18 @@ pub fn run(args: &Args, ui: Ui) -> Result<ExitCode, String> {
         print_text(&c, &mut stdout).map_err(|e| e.to_string())?;
     }
     if let Some(pct) = args.fail_if_peak_grows {
+        // A peak compared without some of its files says nothing either way: the gate fails as
+        // for any input it cannot read, rather than pass a candidate whose files are broken.
+        let unusable = c.unusable_files();
+        if !unusable.is_empty() {
+            ui::error(&format!(
+                "--fail-if-peak-grows {pct}: cannot judge the peaks, {} file(s) could not be \
+                 used:\n  {}",
+                unusable.len(),
+                unusable.join("\n  ")
+            ));
+            return Ok(ExitCode::from(2));
+        }
         if let Some(msg) = gate(&c, pct) {
             ui::error(&msg);
             return Ok(ExitCode::from(3));
