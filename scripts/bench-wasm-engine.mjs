@@ -293,8 +293,10 @@ for (let run = 1; run <= runs; run++) {
       // The snapshot's summary.json, which every build must give byte for byte.
       if (part.file) summaries[i] ??= nat.out;
       add('native wall', nat.wall / part.bytes);
-      add('native cpu', nat.cpu / part.bytes);
-      line.push(`native 1 thread ${nat.wall.toFixed(0)} ms wall, ${nat.cpu.toFixed(0)} ms CPU = ${mbps(part.bytes, nat.cpu)} MB/s per CPU second`);
+      // GNU time counts CPU in 10 ms steps: a small file's may read 0, which says nothing.
+      if (nat.cpu > 0) add('native cpu', nat.cpu / part.bytes);
+      else nat = { ...nat, cpu: NaN };
+      line.push(`native 1 thread ${nat.wall.toFixed(0)} ms wall, ${nat.cpu > 0 ? `${nat.cpu.toFixed(0)} ms CPU = ${mbps(part.bytes, nat.cpu)} MB/s per CPU second` : 'CPU below GNU time\'s 10 ms'}`);
     }
     for (const { b, s } of sessions) {
       const profiling = inspector && b === builds[0];
@@ -309,7 +311,7 @@ for (let run = 1; run <= runs; run++) {
       const phase = run === 1 && i === 0 ? 'first' : 'warm';
       add(`${b.name} ${phase} parse`, m.parse / part.bytes);
       add(`${b.name} ${phase} cpu`, m.cpu / part.bytes);
-      const vs = nat ? ` (CPU ${(m.cpu / nat.cpu).toFixed(2)}× native's)` : '';
+      const vs = nat && nat.cpu > 0 ? ` (CPU ${(m.cpu / nat.cpu).toFixed(2)}× native's)` : '';
       const same = m.summary === (summaries[i] ??= m.summary) ? 'same summary' : `SUMMARY DIFFERS from the ${part.file && native ? "CLI's" : 'first build\'s'}`;
       line.push(`${b.name}: parse ${m.parse.toFixed(0)} ms = ${mbps(part.bytes, m.parse)} MB/s, CPU less reads ${m.cpu.toFixed(0)} ms = ${mbps(part.bytes, m.cpu)} MB/s${vs}, reads ${m.read.toFixed(0)} ms (${m.reads} of ${(m.readBytes / m.reads / 1048576).toFixed(2)} MiB avg), ${m.progress} progress calls, ${same}`);
     }
@@ -365,7 +367,7 @@ for (const phase of ['first', 'warm', 'fresh']) {
   for (const b of builds) {
     const p = med(results[`${b.name} ${phase} parse${g}`]);
     const c = med(results[`${b.name} ${phase} cpu${g}`]);
-    const factor = native ? `; CPU ${(c / nativeCpu).toFixed(2)}× native's, wall ${(p / nativeWall).toFixed(2)}× native's` : '';
+    const factor = native && nativeCpu ? `; CPU ${(c / nativeCpu).toFixed(2)}× native's, wall ${(p / nativeWall).toFixed(2)}× native's` : '';
     console.log(`    ${b.name}: parse ${(1e-3 / p).toFixed(0)} MB/s wall, ${(1e-3 / c).toFixed(0)} MB/s per CPU second${factor}; ${(p / first).toFixed(2)}× ${builds[0].name}'s wall, ${(c / firstCpu).toFixed(2)}× its CPU`);
   }
 }
