@@ -5,7 +5,9 @@
 // Reads files on disk (or uses native-only parts of the library): not built for wasm32.
 #![cfg(not(target_arch = "wasm32"))]
 
-use memlens::snapshot::view::{CurveRequest, HitRequest, SnapshotView, TableRequest, ViewRequest};
+use memlens::snapshot::view::{
+    CurveRequest, HitRequest, PositionRequest, SnapshotView, TableRequest, ViewRequest,
+};
 use memlens::source::PathSource;
 use memlens::table::{Query, TextFilter};
 use serde_json::Value;
@@ -266,7 +268,6 @@ fn the_state_view_finds_every_block_and_the_tables_list_the_groups() {
             },
             offset: 0,
             limit: 3,
-            locate: None,
         })
         .unwrap();
     let groups = &e["live_at_peak_by_frame"];
@@ -296,7 +297,6 @@ fn the_state_view_finds_every_block_and_the_tables_list_the_groups() {
             },
             offset: 0,
             limit: 10,
-            locate: None,
         })
         .unwrap();
     let total = a.page.total as u64;
@@ -308,7 +308,6 @@ fn the_state_view_finds_every_block_and_the_tables_list_the_groups() {
             query: Query::default(),
             offset: 0,
             limit: 10,
-            locate: None,
         })
         .is_err());
     assert_eq!(
@@ -422,4 +421,166 @@ fn a_timed_open_times_each_step_by_the_callers_clock_and_reads_the_same() {
     assert_eq!(timed.summary_json(), open(TINY).summary_json());
     // The plain open has no clock: its steps say nothing.
     assert_eq!(open(TINY).timings().parse_ms, 0.0);
+}
+
+/// Every row of table `name` of device 0, unsorted and unfiltered, as the table answers it: the
+/// row ids (in row order), one column's numbers and the text of the `frame` column.
+fn rows_of(v: &mut SnapshotView, name: &str, column: &str) -> Vec<(u32, u64, String)> {
+    let mut out = Vec::new();
+    loop {
+        let t = v
+            .table(&TableRequest {
+                device: 0,
+                table: name.into(),
+                query: Query::default(),
+                offset: out.len(),
+                limit: 5000,
+            })
+            .unwrap();
+        let nums = t.page.column(column).unwrap();
+        let frames = t.page.column("frame").unwrap();
+        for (k, &id) in t.page.ids.iter().enumerate() {
+            let n = serde_json::to_value(nums[k]).unwrap().as_u64().unwrap();
+            let f = serde_json::to_value(frames[k]).unwrap();
+            out.push((id, n, f.as_str().unwrap().to_string()));
+        }
+        if out.len() >= t.page.total {
+            return out;
+        }
+    }
+}
+
+fn at(table: &str, query: Query, row: Option<u32>, group: Option<u32>) -> PositionRequest {
+    PositionRequest {
+        device: 0,
+        table: table.into(),
+        query,
+        row,
+        group,
+    }
+}
+
+/// Where a selection sits in a table, against the table's own rows ordered in the test: sorted by
+/// size both ways (ties in row order), filtered by a frame's file (a hidden row has none), a group
+/// in the table of groups at the peak (and one that is not at the peak); unknown devices, rows and
+/// group questions to the OOMs are errors. (Seen failing with a position read off the unsorted
+/// rows: the first sorted position checked differed.)
+#[test]
+fn a_selected_row_is_found_where_the_sorted_filtered_table_shows_it() {
+    let mut v = open(MEDIUM);
+    let rows = rows_of(&mut v, "allocations", "size");
+    assert!(rows.len() > 1000, "{} allocations", rows.len());
+    // A selection far down the table (the page fetches 200 rows at a time).
+    let sizes: Vec<u64> = rows.iter().map(|r| r.1).collect();
+    assert!(
+        sizes.windows(2).any(|w| w[0] != w[1]),
+        "sizes differ, so the sort moves rows"
+    );
+    for desc in [false, true] {
+        let mut want: Vec<&(u32, u64, String)> = rows.iter().collect();
+        // A stable sort: equal sizes keep their row order, in both directions.
+        want.sort_by(|a, b| if desc { b.1.cmp(&a.1) } else { a.1.cmp(&b.1) });
+        let query = Query {
+            sort: vec![("size".into(), desc)],
+            ..Default::default()
+        };
+        let step = (want.len() / 300).max(1);
+        for (i, r) in want.iter().enumerate().step_by(step) {
+            let got = v
+                .position(&at("allocations", query.clone(), Some(r.0), None))
+                .unwrap();
+            assert_eq!(got, Some(i), "row {} sorted by size, desc {desc}", r.0);
+        }
+    }
+    // Filtered: the rows whose frame names optimizer.py, in row order; the others are hidden.
+    let query = Query {
+        text: vec![TextFilter {
+            pattern: "optimizer.py".into(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let shown: Vec<u32> = rows
+        .iter()
+        .filter(|r| r.2.to_lowercase().contains("optimizer.py"))
+        .map(|r| r.0)
+        .collect();
+    assert!(!shown.is_empty() && shown.len() < rows.len());
+    let mut hidden = 0;
+    for r in rows.iter().step_by(7) {
+        let got = v
+            .position(&at("allocations", query.clone(), Some(r.0), None))
+            .unwrap();
+        let want = shown.iter().position(|&id| id == r.0);
+        assert_eq!(got, want, "row {} filtered", r.0);
+        hidden += usize::from(want.is_none());
+    }
+    assert!(hidden > 0, "some rows checked are hidden");
+
+    // Groups at the peak, largest first: a group is found at its row of the sorted groups.
+    let peak = rows_of(&mut v, "peak", "bytes");
+    let peak_groups = v
+        .table(&TableRequest {
+            device: 0,
+            table: "peak".into(),
+            query: Query::default(),
+            offset: 0,
+            limit: peak.len(),
+        })
+        .unwrap()
+        .groups;
+    let mut want: Vec<(usize, u64)> = peak.iter().map(|r| (r.0 as usize, r.1)).collect();
+    want.sort_by_key(|r| std::cmp::Reverse(r.1));
+    let by_bytes = Query {
+        sort: vec![("bytes".into(), true)],
+        ..Default::default()
+    };
+    for (i, &(id, _)) in want.iter().enumerate() {
+        let g = peak_groups[id];
+        let got = v.position(&at("peak", by_bytes.clone(), None, Some(g)));
+        assert_eq!(got, Ok(Some(i)), "group {g}");
+    }
+    // A group of an allocation that is not alive at the peak is not in the table.
+    let all_groups = v
+        .table(&TableRequest {
+            device: 0,
+            table: "allocations".into(),
+            query: Query::default(),
+            offset: 0,
+            limit: 10_000,
+        })
+        .unwrap()
+        .groups;
+    let absent = all_groups
+        .iter()
+        .copied()
+        .find(|g| !peak_groups.contains(g))
+        .expect("a group not alive at the peak");
+    assert_eq!(
+        v.position(&at("peak", by_bytes.clone(), None, Some(absent))),
+        Ok(None)
+    );
+
+    // Errors: an unknown device, a row past the table, a group of the OOMs, neither or both.
+    let mut bad = at("allocations", Query::default(), Some(0), None);
+    bad.device = 7;
+    assert!(v.position(&bad).unwrap_err().contains("device"));
+    let past = rows.len() as u32;
+    let e = v
+        .position(&at("allocations", Query::default(), Some(past), None))
+        .unwrap_err();
+    assert!(e.contains(&format!("no row {past}")), "{e}");
+    assert!(v
+        .position(&at("ooms", Query::default(), None, Some(0)))
+        .unwrap_err()
+        .contains("no groups"));
+    assert!(v
+        .position(&at("allocations", Query::default(), None, None))
+        .is_err());
+    assert!(v
+        .position(&at("allocations", Query::default(), Some(0), Some(0)))
+        .is_err());
+    assert!(v
+        .position(&at("nope", Query::default(), Some(0), None))
+        .is_err());
 }

@@ -236,6 +236,10 @@ class SnapshotSession extends View {
     return this.call('snapshot.table', { request });
   }
 
+  position(request) {
+    return this.call('snapshot.position', { request });
+  }
+
   export(name) {
     return new Uint8Array(this.call('snapshot.export', { name }, true));
   }

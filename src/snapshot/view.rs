@@ -7,9 +7,10 @@
 //! (min/max envelopes per pixel column), the stacked allocation timeline ([`super::timeline`]),
 //! the allocator state at the snapshot ([`super::state`]), hit tests that return an allocation or
 //! block with its stack, tables (groups by frame at the peak and at the snapshot, allocations,
-//! segments, OOMs) through [`crate::table`], and the export files.
+//! segments, OOMs) through [`crate::table`] with the position of a selected row in them, and the
+//! export files.
 //!
-//! Why one file of ~980 lines: about 270 are the request and answer types with their doc
+//! Why one file of ~1,090 lines: about 260 are the request and answer types with their doc
 //! comments; the rest is one [`SnapshotView`] whose methods share its per-device caches.
 
 use super::analysis::{self, Analysis, DeviceAnalysis, Origin, NONE};
@@ -245,13 +246,30 @@ pub struct TableRequest {
     /// Rows of the page.
     #[serde(default = "default_limit")]
     pub limit: usize,
-    /// Also say where this row id sits in the sorted, filtered view.
-    #[serde(default)]
-    pub locate: Option<u32>,
 }
 
 fn default_limit() -> usize {
     100
+}
+
+/// Where a selection sits in a table: the table and query of a [`TableRequest`] and the selected
+/// row or group (exactly one of them).
+#[derive(Debug, Clone, Deserialize)]
+pub struct PositionRequest {
+    /// Device id.
+    pub device: i64,
+    /// The table, as in [`TableRequest::table`].
+    pub table: String,
+    /// Sort, text filters and ranges, as the table's pages are asked with.
+    #[serde(flatten)]
+    pub query: Query,
+    /// A row id: an allocation (its element index) in `allocations`, else the row's index in the
+    /// unsorted table.
+    #[serde(default)]
+    pub row: Option<u32>,
+    /// A group (frame id): its first row in the view (`peak` and `snapshot` hold one row per group).
+    #[serde(default)]
+    pub group: Option<u32>,
 }
 
 /// A page of a table.
@@ -261,8 +279,6 @@ pub struct TableAnswer<'a> {
     pub specs: Vec<&'a ColumnSpec>,
     /// The rows asked for: cells by column name.
     pub page: Page<'a>,
-    /// Where `locate` sits in the view, if asked and matched.
-    pub located: Option<usize>,
     /// Per row of the page: the group (frame id) it belongs to, for linked selection.
     pub groups: Vec<u32>,
 }
@@ -371,6 +387,9 @@ struct DeviceCache {
     bars: Option<(Option<u32>, Arc<RectIndex>)>,
 }
 
+/// A table as built for a device, with each row's group (`None`: the rows have none).
+type Built = (Table<'static>, Option<Vec<u32>>);
+
 /// An opened snapshot and what its views have asked so far.
 pub struct SnapshotView {
     /// The model.
@@ -379,7 +398,7 @@ pub struct SnapshotView {
     pub analysis: Analysis,
     summary: Summary,
     cache: Vec<DeviceCache>,
-    tables: HashMap<(usize, String), (Table<'static>, Vec<u32>)>,
+    tables: HashMap<(usize, String), Built>,
     views: HashMap<(usize, String), (String, TableView)>,
     timings: OpenTimings,
 }
@@ -838,8 +857,8 @@ impl SnapshotView {
         }
     }
 
-    /// Builds table `name` of device `k`: the table and each row's group.
-    fn build_table(&self, k: usize, name: &str) -> Result<(Table<'static>, Vec<u32>), String> {
+    /// Builds table `name` of device `k`: the table and each row's group (none for the OOMs).
+    fn build_table(&self, k: usize, name: &str) -> Result<Built, String> {
         let snap = &self.snap;
         let d = &self.analysis.devices[k];
         let label = |g: u32| -> Box<str> { group_label(snap, g).into() };
@@ -871,7 +890,7 @@ impl SnapshotView {
                     "text",
                     Column::Text(gs.iter().map(|g| file(g.frame)).collect()),
                 );
-            (t, gs.iter().map(|g| g.frame).collect())
+            (t, Some(gs.iter().map(|g| g.frame).collect()))
         };
         Ok(match name {
             "peak" => groups_table(&d.live_at_peak),
@@ -905,7 +924,7 @@ impl SnapshotView {
                         "text",
                         Column::Text(es.iter().map(|e| label(self.group_of(e.stack))).collect()),
                     );
-                (t, es.iter().map(|e| self.group_of(e.stack)).collect())
+                (t, Some(es.iter().map(|e| self.group_of(e.stack)).collect()))
             }
             "segments" => {
                 let fr = &d.fragmentation;
@@ -952,7 +971,10 @@ impl SnapshotView {
                         "text",
                         Column::Text((0..n).map(|i| label(self.group_of(seg(i).stack))).collect()),
                     );
-                (t, (0..n).map(|i| self.group_of(seg(i).stack)).collect())
+                (
+                    t,
+                    Some((0..n).map(|i| self.group_of(seg(i).stack)).collect()),
+                )
             }
             "ooms" => {
                 let os = &d.ooms;
@@ -977,7 +999,8 @@ impl SnapshotView {
                         "int",
                         Column::OptI64(os.iter().map(|o| o.time_us).collect()),
                     );
-                (t, vec![NONE; os.len()])
+                // OOMs belong to no group.
+                (t, None)
             }
             other => {
                 return Err(format!(
@@ -987,34 +1010,70 @@ impl SnapshotView {
         })
     }
 
-    /// A page of a table, sorted and filtered as asked.
-    pub fn table(&mut self, req: &TableRequest) -> Result<TableAnswer<'_>, String> {
-        let k = self.device(req.device)?;
-        let key = (k, req.table.clone());
+    /// Table `name` of device `device` under `query`: the table, each row's group (`None`: the
+    /// rows have none) and the view (the matching rows in display order). Built once per
+    /// table and ordered once per query; [`Self::table`] and [`Self::position`] both read it, so a
+    /// position is always where the pages show the row.
+    fn table_view(
+        &mut self,
+        device: i64,
+        name: &str,
+        query: &Query,
+    ) -> Result<(&Table<'static>, Option<&[u32]>, &TableView), String> {
+        let k = self.device(device)?;
+        let key = (k, name.to_string());
         if !self.tables.contains_key(&key) {
-            let t = self.build_table(k, &req.table)?;
+            let t = self.build_table(k, name)?;
             self.tables.insert(key.clone(), t);
         }
-        let qkey = format!("{:?}", req.query);
-        let (table, groups) = &self.tables[&key];
-        let fresh = match self.views.get(&key) {
-            Some((k2, _)) => *k2 != qkey,
-            None => true,
-        };
-        if fresh {
-            let v = table.view(&req.query)?;
+        let qkey = format!("{query:?}");
+        if self.views.get(&key).is_none_or(|(q, _)| *q != qkey) {
+            let v = self.tables[&key].0.view(query)?;
             self.views.insert(key.clone(), (qkey, v));
         }
-        let (_, view) = &self.views[&key];
+        let (table, groups) = &self.tables[&key];
+        Ok((table, groups.as_deref(), &self.views[&key].1))
+    }
+
+    /// A page of a table, sorted and filtered as asked.
+    pub fn table(&mut self, req: &TableRequest) -> Result<TableAnswer<'_>, String> {
+        let (table, groups, view) = self.table_view(req.device, &req.table, &req.query)?;
         let page = view.page(table, req.offset, req.limit.min(10_000));
-        let located = req.locate.and_then(|id| view.position(id));
-        let row_groups = page.ids.iter().map(|&i| groups[i as usize]).collect();
+        let row_groups = page
+            .ids
+            .iter()
+            .map(|&i| groups.and_then(|g| g.get(i as usize)).map_or(NONE, |&g| g))
+            .collect();
         Ok(TableAnswer {
             specs: table.specs(),
             page,
-            located,
             groups: row_groups,
         })
+    }
+
+    /// Where the selected row or group sits in a table under the query (its index in the order
+    /// [`Self::table`] pages through), `None` when the query's filters hide it or, for a group,
+    /// when the table holds none of its rows. A row the table does not have, or a group asked of a
+    /// table without groups, is an error.
+    pub fn position(&mut self, req: &PositionRequest) -> Result<Option<usize>, String> {
+        let (table, groups, view) = self.table_view(req.device, &req.table, &req.query)?;
+        let name = &req.table;
+        match (req.row, req.group) {
+            (Some(row), None) if (row as usize) < table.rows() => Ok(view.position(row)),
+            (Some(row), None) => Err(format!(
+                "no row {row} in table {name} of device {}: it has {} rows",
+                req.device,
+                table.rows()
+            )),
+            (None, Some(g)) => {
+                let groups = groups.ok_or_else(|| format!("table {name} has no groups"))?;
+                Ok(view
+                    .ids()
+                    .iter()
+                    .position(|&r| groups.get(r as usize) == Some(&g)))
+            }
+            _ => Err("a position asks for a row or a group (one of them)".to_string()),
+        }
     }
 
     /// The export file `name` (see [`crate::export::snapshot::FILES`]).

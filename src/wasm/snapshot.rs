@@ -6,7 +6,9 @@
 use super::session::Session;
 use super::{bulk_object, err};
 use crate::input::{CountingOpener, FileOpener};
-use crate::snapshot::view::{CurveRequest, HitRequest, SnapshotView, TableRequest, ViewRequest};
+use crate::snapshot::view::{
+    CurveRequest, HitRequest, PositionRequest, SnapshotView, TableRequest, ViewRequest,
+};
 use js_sys::{Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
@@ -113,6 +115,13 @@ impl SnapshotSession {
         let r: TableRequest = request(req)?;
         let a = self.view.table(&r).map_err(err)?;
         json(&a)
+    }
+
+    /// Where a selected row or group sits in a table under a query (JSON: its index, or `null`
+    /// when the query hides it).
+    pub fn position(&mut self, req: JsValue) -> Result<String, JsError> {
+        let r: PositionRequest = request(req)?;
+        json(&self.view.position(&r).map_err(err)?)
     }
 
     /// The export file `name`'s bytes.

@@ -422,6 +422,96 @@ test('a table row clicked, then another allocation picked on the timeline: the k
   }
 });
 
+test('an allocation picked on the timeline far down the allocations table: the table scrolls to it with the cursor on it, sorted or not; the keys go on from it; a filter that hides it says so', async () => {
+  const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
+  try {
+    const page = await b.page();
+    await fresh(page, isolated.url);
+    await dropFiles(page, [entry(`snaps/${MEDIUM}`, path.join(tmp, 'snaps', MEDIUM))]);
+    assert.equal(await snapSettled(page), 'ready');
+    await drawn(page);
+    const ROW = '#snap-tables [data-testid="snapshot-row"]';
+    const line = '[data-testid="snapshot-timeline"]';
+    const elementIs = (e) => page.waitForFunction((x) => new URLSearchParams(location.hash.slice(1)).get('n.el') === x, e, { timeout: 30000 });
+    // The row of `id`, once it is fetched, marked and has the cursor: its view position, and
+    // whether it lies wholly inside the table's viewport.
+    const revealed = async (id) => {
+      await page.waitForFunction((s) => document.querySelector(s)?.classList.contains('cursor'), `${ROW}[data-id="${id}"].selected`, { timeout: 30000 });
+      return page.$eval(`${ROW}[data-id="${id}"]`, (r) => {
+        const v = r.closest('.vt').querySelector('.vt-viewport').getBoundingClientRect();
+        const b = r.getBoundingClientRect();
+        return { index: Number(r.dataset.index), inside: b.top >= v.top && b.bottom <= v.bottom };
+      });
+    };
+    const cursors = () => page.$$eval(`${ROW}.cursor`, (rows) => rows.map((r) => r.dataset.id));
+    const status = () => page.$eval('#snap-tables .vt-status', (n) => n.textContent);
+    // An allocation late in the trace: high on the stack towards the right of the timeline. The
+    // table lists the allocations in element order, 200 rows a page: its row is far past the rows
+    // fetched.
+    await page.$eval(line, (n) => n.scrollIntoView({ block: 'center', behavior: 'instant' }));
+    const [left, top, w, h] = (await page.getAttribute(line, 'data-area')).split(',').map(Number);
+    let pick = null;
+    for (const fx of [0.9, 0.8, 0.7, 0.6, 0.5]) {
+      for (const fy of [0.15, 0.3, 0.45, 0.6]) {
+        const p = { x: left + w * fx, y: top + h * fy };
+        const id = await hoverAt(page, line, p, 'data-hover-element');
+        if (id >= 1000) pick = { ...p, id: String(id) };
+        if (pick) break;
+      }
+      if (pick) break;
+    }
+    assert.ok(pick, 'an allocation past the first 1000 elements on the timeline');
+    await page.mouse.move(0, 0);
+    await page.click('#snap-tables [data-table="allocations"]');
+    await page.waitForFunction(() => document.getElementById('snap-tables').dataset.table === 'allocations');
+    await page.waitForSelector(ROW);
+    assert.equal(await page.$(`${ROW}[data-id="${pick.id}"]`), null, 'the pick\'s row is not among the rows shown before the pick');
+    // The pick: the table scrolls to its row (the old page stayed at the top, the row unfetched).
+    await page.$eval(line, (n) => n.scrollIntoView({ block: 'center', behavior: 'instant' }));
+    const box = await page.locator(line).boundingBox();
+    await page.mouse.click(box.x + pick.x, box.y + pick.y);
+    await elementIs(pick.id);
+    const at = await revealed(pick.id);
+    assert.deepEqual(at, { index: Number(pick.id), inside: true }, `element ${pick.id} at its own position in the unsorted table, in view`);
+    assert.deepEqual(await cursors(), [pick.id]);
+    // The keys go on from the pick: ArrowDown is the next row, Enter selects it.
+    await page.focus('#snap-tables .vt-viewport');
+    await page.keyboard.press('ArrowDown');
+    await page.waitForFunction((s) => document.querySelector(s)?.dataset.id !== undefined, `${ROW}.cursor`);
+    const next = await page.$eval(`${ROW}.cursor`, (r) => ({ id: r.dataset.id, index: Number(r.dataset.index) }));
+    assert.equal(next.index, at.index + 1, 'ArrowDown moved to the row after the pick');
+    await page.keyboard.press('Enter');
+    await elementIs(next.id);
+    await page.keyboard.press('ArrowUp');
+    await page.keyboard.press('Enter');
+    await elementIs(pick.id);
+    // Sorted by size, largest first: the table, made again, shows the pick where the sort puts it.
+    await page.click('#snap-tables .vt-head [role="columnheader"]:nth-child(2)');
+    await page.waitForFunction(() => document.querySelector('#snap-tables .vt-head [aria-sort="descending"]'));
+    const sorted = await revealed(pick.id);
+    assert.ok(sorted.inside, 'the pick is in view in the sorted table');
+    await page.focus('#snap-tables .vt-viewport');
+    await page.keyboard.press('ArrowDown');
+    await page.waitForFunction((i) => document.querySelector(`#snap-tables [data-testid="snapshot-row"].cursor[data-index="${i}"]`), sorted.index + 1, { timeout: 30000 });
+    await page.keyboard.press('ArrowUp');
+    // A filter that hides the pick: the status line says so; cleared, the pick is shown again.
+    const frame = await page.$eval(`${ROW}[data-id="${pick.id}"]`, (r) => r.children[r.children.length - 1].textContent.toLowerCase());
+    const others = await page.$$eval(ROW, (rows) => rows.map((r) => r.children[r.children.length - 1].textContent));
+    const hide = others.find((f) => f && !frame.includes(f.toLowerCase()));
+    assert.ok(hide, `a frame among the rows shown that the pick's (${frame}) does not contain`);
+    await page.fill('[data-testid="snapshot-table-filter"]', hide);
+    await page.waitForFunction(() => /hidden by the filter/.test(document.querySelector('#snap-tables .vt-status')?.textContent || ''), null, { timeout: 30000 });
+    assert.match(await status(), /^[\d,]+ rows? · the selected allocation is hidden by the filter$/);
+    assert.equal(await page.$(`${ROW}[data-id="${pick.id}"]`), null);
+    await page.fill('[data-testid="snapshot-table-filter"]', '');
+    assert.ok((await revealed(pick.id)).inside);
+    assert.doesNotMatch(await status(), /hidden/);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
 test('an allocation picked, then another device chosen before its answer came: the new device’s timeline marks nothing', async () => {
   const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
   try {

@@ -2,7 +2,9 @@
 // view), blocks allocated at the snapshot by frame (leak candidates), every allocation of the
 // timeline, the segments with their free space, and the OOM entries. Sorted and filtered in Rust,
 // paged on demand. A group row selects its group (highlighted in the charts); an allocation row
-// selects the allocation.
+// selects the allocation. A selection made elsewhere (a pick on the timeline or the allocator
+// state) is revealed: the worker says where its row sits under the table's query, and the table
+// scrolls there with the keyboard cursor on it, or says that its filter hides it.
 import { el } from '../ui/dom.js';
 import { VirtualTable, rowsByName } from '../ui/virtual-table.js';
 import { int } from '../format.js';
@@ -18,6 +20,15 @@ const TABS = [
 const WIDE = new Set(['frame', 'file']);
 // The tables whose rows are a selection of the tab's (a group of allocations, an allocation).
 const SELECTS = new Set(['peak', 'snapshot', 'allocations']);
+// What the status line says when the table's query does not show the selection.
+const NOT_SHOWN = {
+  allocations: 'the selected allocation is hidden by the filter',
+  peak: 'the selected group holds nothing at the peak',
+  snapshot: 'the selected group holds nothing at the snapshot',
+};
+const FILTERED = 'the selected group is not among the rows the filter shows';
+// The keys with which the user moves the cursor: a reveal still on its way must not undo them.
+const MOVES = new Set(['ArrowDown', 'ArrowUp', 'PageDown', 'PageUp', 'Home', 'End']);
 
 export function tablesView({ client, store, info, onError, place }) {
   const { section: node, body, tools } = section('tables', 'Who holds the memory',
@@ -33,6 +44,13 @@ export function tablesView({ client, store, info, onError, place }) {
   let current = 'peak';
   let vt = null;
   let sort = null;
+  // The query the table on screen was made with: its pages and the positions asked for it use
+  // this one, not the filter box as typed since (a new filter applies 150 ms later).
+  let shownQuery = null;
+  // The status line without a note about the selection.
+  let status = '';
+  let shows = 0;
+  let reveals = 0;
   let groupOf = new Map();
   const buttons = {};
   for (const t of TABS) {
@@ -48,23 +66,29 @@ export function tablesView({ client, store, info, onError, place }) {
   });
 
   async function show(id, keepSort = false) {
+    const mine = ++shows;
     current = id;
     const tab = TABS.find((t) => t.id === id);
     if (!keepSort) sort = tab.sort;
     for (const t of TABS) buttons[t.id].setAttribute('aria-selected', String(t.id === id));
     error.hidden = true;
     let first;
+    let q;
     try {
       // The columns first (sort keys are column names), then the sorted first page.
       if (!specs.length || !keepSort) {
         specs = (await client.call('snapshot.table', { device: store.get().device, table: id, offset: 0, limit: 0 })).specs;
       }
-      first = await client.call('snapshot.table', { ...query(), offset: 0, limit: 1 });
+      q = query();
+      first = await client.call('snapshot.table', { ...q, offset: 0, limit: 1 });
     } catch (err) {
+      if (mine !== shows) return;
       error.hidden = false;
       error.textContent = err.message;
       return;
     }
+    // A later show (another tab, sort or filter) speaks for the table.
+    if (mine !== shows) return;
     groupOf = new Map();
     box.replaceChildren();
     const columns = first.specs.map((c) => ({
@@ -94,7 +118,7 @@ export function tablesView({ client, store, info, onError, place }) {
         return g !== undefined && st.group === g;
       } : undefined,
       fetchPage: async (offset, limit) => {
-        const a = await client.call('snapshot.table', { ...query(), offset, limit });
+        const a = await client.call('snapshot.table', { ...q, offset, limit });
         a.page.ids.forEach((rid, i) => groupOf.set(rid, a.groups[i]));
         return { total: a.page.total, offset: a.page.offset, ids: a.page.ids, rows: rowsByName(a.page) };
       },
@@ -108,10 +132,59 @@ export function tablesView({ client, store, info, onError, place }) {
         show(current, true).catch(onError);
       },
     });
-    await vt.refresh();
+    shownQuery = q;
+    status = '';
+    vt.viewport.addEventListener('keydown', (ev) => {
+      if (MOVES.has(ev.key)) reveals += 1;
+    }, true);
+    const made = vt;
+    await made.refresh();
+    if (made !== vt) return;
     node.dataset.table = id;
     node.dataset.total = String(first.page.total);
     if (!first.page.total) vt.status.textContent = tab.empty;
+    status = vt.status.textContent;
+    await reveal();
+  }
+
+  /** The tab's selection as table `table` holds it: `{row}`, `{group}` or null (none it holds). */
+  function selected(table) {
+    const st = store.get();
+    if (table === 'allocations') return st.element === null ? null : { row: st.element };
+    if (table === 'peak' || table === 'snapshot') return st.group === null ? null : { group: st.group };
+    return null;
+  }
+
+  /**
+   * Shows the selection in the table: marked at once, then, once the worker says where its row
+   * sits under the table's query, scrolled into view with the cursor on it; or the status line
+   * says the query does not show it. Only the latest reveal moves the cursor (a slow answer for an
+   * earlier pick, or one the user has since moved away from with the keys, does not), and only in
+   * the table it asked about.
+   */
+  async function reveal() {
+    const t = vt;
+    const q = shownQuery;
+    if (!t) return;
+    const mine = ++reveals;
+    const key = selected(q.table);
+    t.follow();
+    if (status) t.status.textContent = status;
+    if (!key) {
+      delete node.dataset.selectedPosition;
+      return;
+    }
+    let pos;
+    try {
+      pos = await client.call('snapshot.position', { ...q, ...key });
+    } catch (err) {
+      if (mine === reveals && t === vt) onError(err);
+      return;
+    }
+    if (mine !== reveals || t !== vt) return;
+    t.follow({ index: pos ?? -1 });
+    node.dataset.selectedPosition = String(pos ?? -1);
+    if (pos === null) t.status.textContent = `${status} · ${key.group !== undefined && q.text.length ? FILTERED : NOT_SHOWN[q.table]}`;
   }
 
   let timer = null;
@@ -137,7 +210,7 @@ export function tablesView({ client, store, info, onError, place }) {
       if (changed.includes('device')) {
         counts();
         show(current).catch(onError);
-      } else if (vt && (changed.includes('group') || changed.includes('element'))) vt.follow();
+      } else if (vt && (changed.includes('group') || changed.includes('element'))) reveal().catch(onError);
     },
     destroy() {},
   };

@@ -82,6 +82,10 @@ export default function snapshotRequests(ctx) {
     'snapshot.table'(params) {
       return JSON.parse(need().table(params));
     },
+    /** Where a selected `row` or `group` sits in a table under its query: an index, or null (hidden). */
+    'snapshot.position'(params) {
+      return JSON.parse(need().position(params));
+    },
     /** An export file's bytes (summary.json is what `memlens snapshot --json` prints). */
     'snapshot.export'({ name }) {
       return ctx.transfer(need().export(name));

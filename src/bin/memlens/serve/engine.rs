@@ -16,7 +16,9 @@ use memlens::input::roots::{Refusal, ServedRoots};
 use memlens::input::{CountingOpener, FileOpener, InputSet};
 use memlens::profiler::summary_view::SummaryView;
 use memlens::profiler::view::JobView;
-use memlens::snapshot::view::{CurveRequest, HitRequest, SnapshotView, TableRequest, ViewRequest};
+use memlens::snapshot::view::{
+    CurveRequest, HitRequest, PositionRequest, SnapshotView, TableRequest, ViewRequest,
+};
 use memlens::somas::view::{ExportRequest, SomasSession};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -497,6 +499,7 @@ impl Engine {
             }
             "snapshot.block" => json_of(v.block(arg(call, "device")?, arg(call, "block")?)),
             "snapshot.table" => json_of(v.table(&arg::<TableRequest>(call, "request")?)),
+            "snapshot.position" => json_of(v.position(&arg::<PositionRequest>(call, "request")?)),
             "snapshot.export" => v
                 .export(&arg::<String>(call, "name")?)
                 .map(Answer::Bytes)
