@@ -309,3 +309,60 @@ fn the_somas_cache_json_is_a_dump_and_a_json_of_that_name_that_is_not_a_cache_is
     let u = unknown(inv, "somas_graph_2_99.json");
     assert!(u.reason.contains("not a SOMAS cache"), "{}", u.reason);
 }
+
+/// A folder is a run folder when it directly holds a memory file, whatever its name; the other
+/// families' files beside that file (a memory snapshot, a SOMAS dump) and unrelated files are not
+/// the run's: they are classified on their own, so a snapshot dropped next to operator_memory.csv
+/// is analysed and a notes file is listed as not analysed. Seen failing before the run claimed
+/// only its own files: `d` swallowed all five files (one unit), and a drop whose top held a memory
+/// file swallowed every folder under it. A `-wal` beside the database stays the run's (it is read
+/// with it), and a folder named like a run folder keeps all its files.
+#[test]
+fn a_run_folder_found_by_its_files_leaves_other_families_files_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("d");
+    let put = |rel: &str, bytes: &[u8]| {
+        let p = d.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    };
+    let om = std::fs::read(fixture(
+        "fixtures/torch_npu/msinsight-level0/text/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_memory.csv",
+    ))
+    .unwrap();
+    let snap = std::fs::read(fixture("fixtures/snapshots/cs336_tiny_mem_snapshot.pickle")).unwrap();
+    let dump = std::fs::read(fixture(
+        "fixtures/examples/somas-toy/Ascend_somas_tensor_offset_7.ir",
+    ))
+    .unwrap();
+    put("operator_memory.csv", &om);
+    put("ascend_pytorch_profiler_0.db-wal", b"");
+    put("snap.pickle", &snap);
+    put("notes.txt", b"what I changed\n");
+    put("graphs/Ascend_somas_tensor_offset_7.ir", &dump);
+    put(
+        "x_1_20250101120000000_ascend_pt/profiler_info_3.json",
+        b"{}",
+    );
+    put("x_1_20250101120000000_ascend_pt/readme.txt", b"kept\n");
+
+    let inv = classify_paths(&[d]);
+    assert_eq!(inv.files, 7);
+    let r = run(&inv, "d");
+    assert_eq!(
+        r.files.operator_memory.as_deref(),
+        Some("d/operator_memory.csv")
+    );
+    assert_eq!(r.file_count, 2, "the CSV and the -wal: {:#?}", inv.units);
+    assert_eq!(kind_of(&inv, "d/snap.pickle").kind(), "snapshot");
+    assert_eq!(
+        somas(&inv, "d/graphs/Ascend_somas_tensor_offset_7.ir").family,
+        SomasFamily::SomasInfo
+    );
+    assert!(unknown(&inv, "d/notes.txt")
+        .reason
+        .starts_with("not a file of"));
+    let named = run(&inv, "d/x_1_20250101120000000_ascend_pt");
+    assert_eq!((named.rank, named.file_count), (Some(3), 2));
+    assert_eq!(inv.units.len(), 5, "{:#?}", inv.units);
+}

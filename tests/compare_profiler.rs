@@ -414,3 +414,49 @@ fn a_rank_pair_points_at_its_rank_in_each_side() {
     assert_eq!(pair_positions(&sb, &sc, &other), None);
     assert_eq!(pair_positions(&sc, &sb, &key), Some((0, in_base)));
 }
+
+/// A side whose memory file could not be read compares as a peak of 0: the comparison's notes
+/// must name that file and its error, as the single-run analysis does, or a broken candidate
+/// reads as a run whose memory fell by 100 %. The candidate is the real sample with rank 0's
+/// operator_memory.csv and memory_record.csv emptied (the error text is the CSV reader's, found
+/// by analysing the candidate alone). Seen failing before the notes carried the errors: no note
+/// named either file.
+#[test]
+fn a_side_with_an_unreadable_file_names_it_in_the_notes() {
+    let base = real_sample();
+    let mut cand = base.clone();
+    for (p, b) in &mut cand {
+        if p.starts_with("rank0_ascend_pt/")
+            && (p.ends_with("/operator_memory.csv") || p.ends_with("/memory_record.csv"))
+        {
+            b.clear();
+        }
+    }
+    let cand_alone = analyze(&cand);
+    let errors: Vec<String> = cand_alone
+        .ranks
+        .iter()
+        .flat_map(|r| &r.warnings)
+        .filter(|d| d.severity == memlens::diag::Severity::Error)
+        .map(|d| d.to_string())
+        .collect();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    let c = compare_jobs(&analyze(&base), &cand_alone, &CompareOptions::default());
+    for e in &errors {
+        assert!(
+            c.notes
+                .iter()
+                .any(|n| n.contains("the candidate") && n.ends_with(e.as_str())),
+            "no note names {e}: {:?}",
+            c.notes
+        );
+    }
+    // The untouched rank 1 adds no such note, and the baseline none at all.
+    assert!(
+        c.notes
+            .iter()
+            .all(|n| !n.contains("the baseline") && !n.contains("rank 1:")),
+        "{:?}",
+        c.notes
+    );
+}

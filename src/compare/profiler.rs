@@ -10,6 +10,7 @@
 //! (op name, frame, size) for unreleased blocks, counted.
 
 use super::{delta, growth_percent};
+use crate::diag::Severity;
 use crate::profiler::analysis::{JobAnalysis, RankAnalysis};
 use crate::profiler::memory_record::Metric;
 use crate::profiler::queries::RowFilter;
@@ -557,6 +558,16 @@ pub fn compare_jobs(
     let (matched, only_base_ranks, only_candidate_ranks) = match_ranks(base, candidate, &mut notes);
     let mut pairs = Vec::new();
     for (key, b, c) in matched {
+        // A file a side could not read is missing from its figures: without its error beside
+        // them, a candidate whose files are broken reads as a run whose memory fell.
+        for (which, r) in [("the baseline", b), ("the candidate", c)] {
+            for d in r.warnings.iter().filter(|d| d.severity == Severity::Error) {
+                notes.push(format!(
+                    "{}: {which} could not use a file, its figures leave it out: {d}",
+                    describe(&key)
+                ));
+            }
+        }
         let (Some(sb), Some(sc)) = (
             side(b, opts.base_step, "baseline", &mut notes),
             side(c, opts.candidate_step, "candidate", &mut notes),

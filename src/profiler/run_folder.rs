@@ -328,16 +328,44 @@ fn run_root_of(path: &str, extra_roots: &BTreeMap<String, ()>) -> Option<String>
             return Some(comps[..i].join("/"));
         }
     }
-    // Folders that directly hold profiler_info*.json or a memory file.
+    // Folders that directly hold profiler_info*.json or a memory file. Nothing in their name or
+    // layout says the rest of what they hold is the profiler's (a snapshot or a SOMAS dump beside
+    // a copied operator_memory.csv, or the whole drop when its top holds one): they claim only
+    // the files of a run folder they hold directly, and torch_npu's raw-data folders.
     let mut dir = parent(path);
     loop {
         if extra_roots.contains_key(dir) {
-            return Some(dir.to_string());
+            let rel = path
+                .strip_prefix(dir)
+                .unwrap_or(path)
+                .trim_start_matches('/');
+            return is_run_file_of_content_root(rel).then(|| dir.to_string());
         }
         if dir.is_empty() {
             return None;
         }
         dir = parent(dir);
+    }
+}
+
+/// Whether `rel` (a path below a folder that is a run folder only by what it directly holds) is
+/// one of that run's files: a file a run folder holds directly (profiler_info*.json,
+/// profiler_metadata.json, a memory file, the database export and its `-wal`, `-shm` or
+/// `-journal`), or one under the raw-data folders torch_npu writes beside them (`PROF_*`,
+/// `FRAMEWORK`, `logs`).
+fn is_run_file_of_content_root(rel: &str) -> bool {
+    match rel.split_once('/') {
+        Some((top, _)) => is_raw_data_folder_name(top) || top == "FRAMEWORK" || top == "logs",
+        None => {
+            let db = ["-wal", "-shm", "-journal"]
+                .iter()
+                .find_map(|s| rel.strip_suffix(s))
+                .unwrap_or(rel);
+            is_profiler_info_name(rel)
+                || rel == "profiler_metadata.json"
+                || MEMORY_FILES.contains(&rel)
+                || is_db_name(db)
+        }
     }
 }
 

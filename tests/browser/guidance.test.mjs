@@ -198,6 +198,35 @@ test('two garbage CSVs: an error state that counts 2 rejected files, not a dashb
   }
 });
 
+test('a run folder with a trace but no memory file: the empty state does not say the trace is missing', async () => {
+  // The old sentence listed trace_view.json among the files no run folder held, beside a folder
+  // that held one (seen on the page: "No run folder … holds … trace_view.json").
+  const run = path.join(TEXT, 'rank0_ascend_pt');
+  const files = [
+    { path: 'rank0_ascend_pt/profiler_info_0.json', base64: readFileSync(path.join(run, 'profiler_info_0.json')).toString('base64') },
+    { path: 'rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json', base64: readFileSync(path.join(run, 'ASCEND_PROFILER_OUTPUT', 'trace_view.json')).toString('base64') },
+  ];
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(server.url);
+    await engineThreads(page);
+    await dropFiles(page, files);
+    await settled(page, 60000);
+    await page.waitForFunction(() => ['ready', 'empty', 'error'].includes(document.querySelector('[data-testid="ascend"]')?.dataset.state), null, { timeout: 60000 });
+    assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-state'), 'empty');
+    const why = await page.textContent('[data-testid="ascend-empty"] p:first-child');
+    assert.match(why, /operator_memory\.csv, memory_record\.csv or ascend_pytorch_profiler_\*\.db/);
+    assert.match(why, /trace_view\.json alone holds none/);
+    // The core's hint says what to do.
+    assert.match(await page.textContent('[data-testid="ascend-empty"]'), /profile_memory=True/);
+    assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
 test('the landing page says what to drop and how to produce it', async () => {
   for (const size of SIZES) {
     const b = await openBrowser({ viewport: size });
