@@ -19,6 +19,12 @@
 // `--fresh N --warm-up engine --warm-up-for NAMES [--warm-up-size TRACE_BYTES,ROWS]
 // [--warm-up-wait MS]`: the fresh engines of the builds NAMES first read the page's warm-up job
 // (the engine's `warmUpJob`, www/warm-up.js) and wait MS ms; `--warm-up DIR` reads a job folder.
+// `--snapshot FILE` (repeatable) measures memory snapshots instead of the job: each file, in memory,
+// opened as the page's snapshot worker opens it (`Session.addFile`, `SnapshotSession.open`), the
+// pickle parse being the engine's own `parse_ms` less the time inside the reads, and the CPU time
+// of the whole open (parse, model, analysis) less the reads; against `memlens -q snapshot FILE
+// --json` on one thread, whose output each build's `summaryJson()` must equal byte for byte.
+// `--fresh` and the warm-up options are for the job only.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -38,8 +44,10 @@ const builds = args
   .filter(Boolean)
   .map(([name, ...p]) => ({ name, dir: path.resolve(p.join('=')) }));
 if (!builds.length) builds.push({ name: 'this', dir: path.join(root, 'www') });
+const snapshots = args.filter((a, i) => args[i - 1] === '--snapshot').map((a) => path.resolve(a));
+if (snapshots.length && (opt('--fresh', null) || opt('--warm-up', null))) throw new Error('--fresh and --warm-up measure the job, not --snapshot files');
 
-if (!existsSync(job)) {
+if (!snapshots.length && !existsSync(job)) {
   if (!existsSync(CLI)) throw new Error(`no job at ${job} and no CLI to generate it: cargo build --release --bin memlens`);
   mkdirSync(path.dirname(job), { recursive: true });
   execFileSync(CLI, ['-q', 'generate', 'profiler', '--out', job, '--roles', '2', '--ranks', '2', '--trace-mb', '100',
@@ -96,9 +104,11 @@ globalThis.memlensReadSlice = (file, start, end) => new Uint8Array(new FileReade
 // it parses, as on the page (an engine before that question never calls it).
 globalThis.memlensStopped = () => false;
 
-const files = filesUnder(job);
+const files = snapshots.length
+  ? snapshots.map((p) => ({ rel: path.basename(p), dir: path.dirname(p), bytes: new Uint8Array(readFileSync(p)) }))
+  : filesUnder(job);
 const total = files.reduce((n, f) => n + f.bytes.length, 0);
-console.log(`job ${job}: ${files.length} files, ${(total / 1e6).toFixed(1)} MB, all in memory`);
+console.log(`${snapshots.length ? 'snapshots' : `job ${job}`}: ${files.length} files, ${(total / 1e6).toFixed(1)} MB, all in memory`);
 
 for (const b of builds) {
   const glue = path.join(b.dir, 'pkg', 'memlens.js');
@@ -151,18 +161,56 @@ function analyzeRank(b, s, part) {
   };
 }
 
-/** The native CLI on the rank's run folders, on one thread: wall and CPU (s). */
-function cliRank(part) {
-  const dirs = part.run_dirs.map((d) => path.join(path.dirname(job), d));
+/** A snapshot opened by build `b` as the page's snapshot worker opens it; times in ms. */
+function openSnapshot(b, f) {
+  const s = new b.mod.Session();
+  s.addFile(f.rel, new MemoryFile(f.bytes));
+  let progress = 0;
+  const r0 = { ...reads };
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const snap = b.mod.SnapshotSession.open(s, f.rel, () => {
+    progress += 1;
+  });
+  const wall = performance.now() - t0;
+  const cpu = process.cpuUsage(c0);
+  const { timings } = JSON.parse(snap.overview());
+  const summary = snap.summaryJson();
+  snap.free();
+  s.free();
+  const read = reads.ms - r0.ms;
+  if (reads.bytes === r0.bytes) throw new Error(`${b.name}: the engine read none of ${f.rel}`);
+  return {
+    wall,
+    read,
+    // The engine's parse includes its reads (by the engine's clock, whole ms).
+    parse: timings.parse_ms - read,
+    cpu: (cpu.user + cpu.system) / 1000 - (reads.cpu - r0.cpu),
+    reads: reads.n - r0.n,
+    readBytes: reads.bytes - r0.bytes,
+    progress,
+    summary,
+  };
+}
+
+/** The native CLI on one thread, `args` after `-q`, in `cwd`: wall and CPU (ms), stdout. */
+function cli(args, cwd) {
   const t = performance.now();
-  const r = spawnSync('/usr/bin/time', ['-f', '%U %S %M', CLI, '-q', 'profiler', ...dirs, '--json'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
+  const r = spawnSync('/usr/bin/time', ['-f', '%U %S %M', CLI, '-q', ...args, '--json'], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, RAYON_NUM_THREADS: '1' },
+    maxBuffer: 1 << 30,
   });
   if (r.status !== 0) throw new Error(`${CLI} failed: ${r.stderr}`);
   const wall = performance.now() - t;
   const [u, sys, kb] = r.stderr.toString().trim().split('\n').pop().split(/\s+/).map(Number);
-  return { wall, cpu: (u + sys) * 1000, rss: kb / 1024 };
+  return { wall, cpu: (u + sys) * 1000, rss: kb / 1024, out: r.stdout.toString() };
+}
+
+/** The native CLI on the rank's run folders, on one thread: wall and CPU (ms). */
+function cliRank(part) {
+  return cli(['profiler', ...part.run_dirs.map((d) => path.join(path.dirname(job), d))]);
 }
 
 const mbps = (bytes, ms) => (bytes / 1e6 / (ms / 1000)).toFixed(0);
@@ -181,9 +229,15 @@ if (!args.includes('--child')) {
   console.log(`copy into wasm memory alone: 96 MiB in 8 MiB slices in ${(performance.now() - t).toFixed(1)} ms`);
 }
 
-const sessions = builds.map((b) => ({ b, ...session(b) }));
-const ranks = sessions[0].parts;
-console.log(`ranks: ${ranks.map((p) => `${p.run_dirs.join('+')} (${(p.bytes / 1e6).toFixed(1)} MB)`).join(', ')}`);
+const sessions = snapshots.length ? builds.map((b) => ({ b })) : builds.map((b) => ({ b, ...session(b) }));
+// What each run measures: the job's ranks, or the snapshot files.
+const ranks = snapshots.length
+  ? files.map((f) => ({ label: f.rel, bytes: f.bytes.length, file: f }))
+  : sessions[0].parts.map((p) => ({ ...p, label: p.run_dirs.join('+') }));
+console.log(`${snapshots.length ? 'snapshots' : 'ranks'}: ${ranks.map((p) => `${p.label} (${(p.bytes / 1e6).toFixed(1)} MB)`).join(', ')}`);
+/** The native side of one item, and the build's side (the `s` of `session` for the job). */
+const nativeRun = (part) => (part.file ? cli(['snapshot', part.file.rel], part.file.dir) : cliRank(part));
+const wasmRun = (b, s, part) => (part.file ? openSnapshot(b, part.file) : analyzeRank(b, s, part));
 let inspector = null;
 if (profileOut) {
   const { Session } = await import('node:inspector');
@@ -226,22 +280,28 @@ if (args.includes('--child')) {
 const results = {};
 /** Each rank's summary from the first build, which the others must give byte for byte. */
 const summaries = [];
-const add = (k, x) => (results[k] ||= []).push(x);
+/** Snapshots of different sizes run at different speeds: their medians are kept apart. */
+const groups = snapshots.length ? ranks.map((p) => ` ${p.label}`) : [''];
 for (let run = 1; run <= runs; run++) {
   for (const [i, part] of ranks.entries()) {
+    const add = (k, x) => (results[`${k}${groups[i] ?? ''}`] ||= []).push(x);
     const load = loadavg()[0].toFixed(1);
-    const line = [`run ${run} rank ${i} (${(part.bytes / 1e6).toFixed(1)} MB, load ${load})`];
+    const line = [`run ${run} ${part.file ? part.label : `rank ${i}`} (${(part.bytes / 1e6).toFixed(1)} MB, load ${load})`];
     let nat = null;
     if (native) {
-      nat = cliRank(part);
+      nat = nativeRun(part);
+      // The snapshot's summary.json, which every build must give byte for byte.
+      if (part.file) summaries[i] ??= nat.out;
       add('native wall', nat.wall / part.bytes);
-      add('native cpu', nat.cpu / part.bytes);
-      line.push(`native 1 thread ${nat.wall.toFixed(0)} ms wall, ${nat.cpu.toFixed(0)} ms CPU = ${mbps(part.bytes, nat.cpu)} MB/s per CPU second`);
+      // GNU time counts CPU in 10 ms steps: a small file's may read 0, which says nothing.
+      if (nat.cpu > 0) add('native cpu', nat.cpu / part.bytes);
+      else nat = { ...nat, cpu: NaN };
+      line.push(`native 1 thread ${nat.wall.toFixed(0)} ms wall, ${nat.cpu > 0 ? `${nat.cpu.toFixed(0)} ms CPU = ${mbps(part.bytes, nat.cpu)} MB/s per CPU second` : 'CPU below GNU time\'s 10 ms'}`);
     }
     for (const { b, s } of sessions) {
       const profiling = inspector && b === builds[0];
       if (profiling) await inspector.call('Profiler.start');
-      const m = analyzeRank(b, s, part);
+      const m = wasmRun(b, s, part);
       if (profiling) {
         const { profile } = await inspector.call('Profiler.stop');
         (results.profiles ||= []).push(profile);
@@ -251,8 +311,8 @@ for (let run = 1; run <= runs; run++) {
       const phase = run === 1 && i === 0 ? 'first' : 'warm';
       add(`${b.name} ${phase} parse`, m.parse / part.bytes);
       add(`${b.name} ${phase} cpu`, m.cpu / part.bytes);
-      const vs = nat ? ` (CPU ${(m.cpu / nat.cpu).toFixed(2)}× native's)` : '';
-      const same = m.summary === (summaries[i] ??= m.summary) ? 'same summary' : 'SUMMARY DIFFERS from the first build';
+      const vs = nat && nat.cpu > 0 ? ` (CPU ${(m.cpu / nat.cpu).toFixed(2)}× native's)` : '';
+      const same = m.summary === (summaries[i] ??= m.summary) ? 'same summary' : `SUMMARY DIFFERS from the ${part.file && native ? "CLI's" : 'first build\'s'}`;
       line.push(`${b.name}: parse ${m.parse.toFixed(0)} ms = ${mbps(part.bytes, m.parse)} MB/s, CPU less reads ${m.cpu.toFixed(0)} ms = ${mbps(part.bytes, m.cpu)} MB/s${vs}, reads ${m.read.toFixed(0)} ms (${m.reads} of ${(m.readBytes / m.reads / 1048576).toFixed(2)} MiB avg), ${m.progress} progress calls, ${same}`);
     }
     console.log(line.join('\n  '));
@@ -262,6 +322,7 @@ for (let run = 1; run <= runs; run++) {
 // --fresh N: N more rounds in which each build reads the first rank in a new process, as a page
 // load does (a fresh engine whose code V8 has not tiered up yet), alternated with the native CLI.
 const fresh = Number(opt('--fresh', '0'));
+const add = (k, x) => (results[k] ||= []).push(x);
 for (let run = 1; run <= fresh; run++) {
   const part = ranks[0];
   const line = [`fresh run ${run} rank 0 (load ${loadavg()[0].toFixed(1)})`];
@@ -284,15 +345,17 @@ for (let run = 1; run <= fresh; run++) {
   console.log(line.join('\n  '));
 }
 
-console.log(`\nmedians over ${runs} run(s) × ${ranks.length} ranks, MB/s (load now ${loadavg().map((x) => x.toFixed(1)).join(' ')}, ${new Date().toISOString()}):`);
-const ref = native && results['native cpu'] ? med(results['native cpu']) : null;
+console.log(`\nmedians over ${runs} run(s) × ${ranks.length} ${snapshots.length ? 'snapshots' : 'ranks'}, MB/s (load now ${loadavg().map((x) => x.toFixed(1)).join(' ')}, ${new Date().toISOString()}):`);
+for (const g of groups) {
+if (g) console.log(` ${g} (parse: the pickle machine less the reads; CPU: the whole open, less the reads, against the whole CLI):`);
+const ref = native && results[`native cpu${g}`] ? med(results[`native cpu${g}`]) : null;
 if (ref) {
-  console.log(`  native CLI, 1 thread: ${(1e-3 / med(results['native wall'])).toFixed(0)} MB/s wall, ${(1e-3 / ref).toFixed(0)} MB/s per CPU second`);
+  console.log(`  native CLI, 1 thread: ${(1e-3 / med(results[`native wall${g}`])).toFixed(0)} MB/s wall, ${(1e-3 / ref).toFixed(0)} MB/s per CPU second`);
 }
 for (const phase of ['first', 'warm', 'fresh']) {
-  if (!results[`${builds[0].name} ${phase} parse`]) continue;
-  const first = med(results[`${builds[0].name} ${phase} parse`]);
-  const firstCpu = med(results[`${builds[0].name} ${phase} cpu`]);
+  if (!results[`${builds[0].name} ${phase} parse${g}`]) continue;
+  const first = med(results[`${builds[0].name} ${phase} parse${g}`]);
+  const firstCpu = med(results[`${builds[0].name} ${phase} cpu${g}`]);
   const titles = {
     first: '  the first analysis of each build in this process (code still tiering up):',
     warm: '  the later analyses (warm):',
@@ -300,13 +363,14 @@ for (const phase of ['first', 'warm', 'fresh']) {
   };
   console.log(titles[phase]);
   const nativeCpu = phase === 'fresh' ? med(results['native fresh cpu']) : ref;
-  const nativeWall = phase === 'fresh' ? med(results['native fresh wall']) : med(results['native wall'] || [1]);
+  const nativeWall = phase === 'fresh' ? med(results['native fresh wall']) : med(results[`native wall${g}`] || [1]);
   for (const b of builds) {
-    const p = med(results[`${b.name} ${phase} parse`]);
-    const c = med(results[`${b.name} ${phase} cpu`]);
-    const factor = native ? `; CPU ${(c / nativeCpu).toFixed(2)}× native's, wall ${(p / nativeWall).toFixed(2)}× native's` : '';
+    const p = med(results[`${b.name} ${phase} parse${g}`]);
+    const c = med(results[`${b.name} ${phase} cpu${g}`]);
+    const factor = native && nativeCpu ? `; CPU ${(c / nativeCpu).toFixed(2)}× native's, wall ${(p / nativeWall).toFixed(2)}× native's` : '';
     console.log(`    ${b.name}: parse ${(1e-3 / p).toFixed(0)} MB/s wall, ${(1e-3 / c).toFixed(0)} MB/s per CPU second${factor}; ${(p / first).toFixed(2)}× ${builds[0].name}'s wall, ${(c / firstCpu).toFixed(2)}× its CPU`);
   }
+}
 }
 console.log('');
 

@@ -355,3 +355,91 @@ fn a_frame_memo_entry_overwritten_between_equal_frame_lists_is_read_anew() {
     assert_eq!(names, [["fa"], ["fa"], ["fa"], ["fb"], ["fb"]]);
     assert!(snap.warnings.is_empty(), "{:?}", snap.warnings);
 }
+
+#[test]
+fn frame_lists_made_of_a_cached_run_and_more_keep_every_frame() {
+    // Protocol 2 with explicit memo indices. The first entry defines the frames fa (memo 11) and
+    // fb (memo 12); then lists whose batch is the run `BINGET 11 BINGET 12`, read from the cache
+    // of runs (which also remembers the stack a list of that run alone made), alone or with items
+    // before or after it: an APPEND before, a second batch after, an APPEND after. Python's
+    // `pickle.loads` of these bytes gives the same lists of frame names (checked when written).
+    fn s(b: &mut Vec<u8>, text: &str) {
+        b.push(b'U');
+        b.push(text.len() as u8);
+        b.extend_from_slice(text.as_bytes());
+    }
+    fn frame(b: &mut Vec<u8>, name: &str, memo: u8) {
+        b.extend_from_slice(&[b'}', b'q', memo, b'(']);
+        s(b, "name");
+        s(b, name);
+        s(b, "filename");
+        s(b, "x.py");
+        s(b, "line");
+        b.extend_from_slice(b"K\x01u");
+    }
+    fn entry(b: &mut Vec<u8>, frames: &dyn Fn(&mut Vec<u8>)) {
+        b.extend_from_slice(b"}(");
+        s(b, "action");
+        s(b, "alloc");
+        s(b, "addr");
+        b.extend_from_slice(b"K\x10");
+        s(b, "size");
+        b.extend_from_slice(b"K\x08");
+        s(b, "frames");
+        b.extend_from_slice(b"]");
+        frames(b);
+        b.extend_from_slice(b"u");
+    }
+    let run = b"(h\x0bh\x0ce";
+    let mut b = b"\x80\x02}(".to_vec();
+    s(&mut b, "segments");
+    b.extend_from_slice(b"]");
+    s(&mut b, "device_traces");
+    b.extend_from_slice(b"]](");
+    entry(&mut b, &|b| {
+        b.push(b'(');
+        frame(b, "fa", 11);
+        frame(b, "fb", 12);
+        b.push(b'e');
+    });
+    entry(&mut b, &|b| b.extend_from_slice(run));
+    entry(&mut b, &|b| b.extend_from_slice(run));
+    entry(&mut b, &|b| {
+        b.extend_from_slice(b"h\x0ba");
+        b.extend_from_slice(run);
+    });
+    entry(&mut b, &|b| {
+        b.extend_from_slice(run);
+        b.extend_from_slice(b"(h\x0be");
+    });
+    entry(&mut b, &|b| {
+        b.extend_from_slice(run);
+        b.extend_from_slice(b"h\x0ca");
+    });
+    entry(&mut b, &|b| b.extend_from_slice(run));
+    b.extend_from_slice(b"eau.");
+    let snap = read(&b).expect("reads");
+    let names: Vec<Vec<&str>> = snap.traces[0]
+        .stack
+        .iter()
+        .map(|&st| {
+            snap.stack_frames(st)
+                .map(|f| snap.strings.get(f.name))
+                .collect()
+        })
+        .collect();
+    let ab = vec!["fa", "fb"];
+    assert_eq!(
+        names,
+        [
+            ab.clone(),
+            ab.clone(),
+            ab.clone(),
+            vec!["fa", "fa", "fb"],
+            vec!["fa", "fb", "fa"],
+            vec!["fa", "fb", "fb"],
+            ab
+        ]
+    );
+    assert!(snap.warnings.is_empty(), "{:?}", snap.warnings);
+}

@@ -14,6 +14,7 @@
 //! parent — and the two halves are the two sides of every match; split, each change to a field
 //! would touch two files.
 
+use super::batches::{Batches, RunRef};
 use super::intern::{Frame, Frames, Stacks, Strings};
 use super::model::{
     Action, Annotation, Block, BlockState, Layout, Segment, SegmentType, Snapshot, Trace, NO_TIME,
@@ -276,6 +277,9 @@ struct Slot {
     fresh: bool,
     memo: u32,
     state: State,
+    /// A frame list whose items so far are exactly one cached run of references: its stack id
+    /// may be known already ([`Batches::stack`]).
+    run: Option<RunRef>,
 }
 
 /// A finished item on its way into its parent.
@@ -346,6 +350,8 @@ pub(crate) struct Builder {
     ctx: Ctx,
     slots: Vec<Slot>,
     free: Vec<u32>,
+    /// Frame-list batches read before (the pickle machine's fast path fills and reads it).
+    batches: Batches,
 }
 
 fn key_id(key: Option<Val>) -> Option<u32> {
@@ -827,7 +833,13 @@ impl Builder {
             },
             slots: Vec::new(),
             free: Vec::new(),
+            batches: Batches::default(),
         }
+    }
+
+    /// The frame-list batches read before.
+    pub fn batches(&mut self) -> &mut Batches {
+        &mut self.batches
     }
 
     #[cold]
@@ -927,6 +939,7 @@ impl Builder {
             dict,
             fresh: true,
             memo: NO_MEMO,
+            run: None,
             state: match kind {
                 Kind::Frames => State::Frames(self.ctx.spare_lists.pop().unwrap_or_default()),
                 Kind::TraceEntry => State::TraceEntry(match self.ctx.spare_entries.pop() {
@@ -984,6 +997,7 @@ impl Builder {
             _ => 0,
         }));
         s.fresh = false;
+        s.run = None;
         true
     }
 
@@ -1003,6 +1017,20 @@ impl Builder {
         if let Some(s) = self.slots.get_mut(slot as usize) {
             if let State::Frames(list) = &mut s.state {
                 list.extend_from_slice(ids);
+                s.fresh = false;
+                s.run = None;
+            }
+        }
+    }
+
+    /// Appends the frame ids of the cached run `r` to the frame list in `slot`; an empty list
+    /// remembers the run, so that it may take the run's stack id when it is finished.
+    pub fn extend_from_run(&mut self, slot: u32, r: RunRef) {
+        let Builder { slots, batches, .. } = self;
+        if let Some(s) = slots.get_mut(slot as usize) {
+            if let State::Frames(list) = &mut s.state {
+                s.run = list.is_empty().then_some(r);
+                list.extend_from_slice(batches.ids(r));
                 s.fresh = false;
             }
         }
@@ -1062,6 +1090,7 @@ impl Builder {
         };
         let kind = s.kind;
         let memo = s.memo;
+        let run = s.run.take();
         let state = std::mem::replace(&mut s.state, State::Empty);
         self.free.push(slot);
         let fin = match state {
@@ -1070,7 +1099,17 @@ impl Builder {
                 None => return Err(self.limit(at, "frames")),
             },
             State::Frames(mut list) => {
-                let id = self.ctx.stacks.intern(&list);
+                // A list of one cached run is the stack the run made before, if it made one.
+                let id = match run.and_then(|r| self.batches.stack(r)) {
+                    Some(id) => Some(id),
+                    None => {
+                        let id = self.ctx.stacks.intern(&list);
+                        if let (Some(r), Some(id)) = (run, id) {
+                            self.batches.set_stack(r, id);
+                        }
+                        id
+                    }
+                };
                 if self.ctx.spare_lists.len() < MAX_SPARES && list.capacity() <= MAX_SPARE_LIST {
                     list.clear();
                     self.ctx.spare_lists.push(list);
@@ -1118,6 +1157,7 @@ impl Builder {
             return Ok(());
         };
         p.fresh = false;
+        p.run = None;
         if p.dict != key.is_some() {
             let what = if p.dict { "SETITEM" } else { "APPEND" };
             return Err(Box::new(

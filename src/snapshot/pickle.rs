@@ -447,8 +447,6 @@ pub(crate) struct Machine<'a> {
     scratch: Vec<Val>,
     /// Frame ids of the frame-list batch being read (reused).
     frame_ids: Vec<u32>,
-    /// Frame-list batches read before, by their bytes.
-    batches: Batches,
     /// The pickle protocol from the `PROTO` opcode.
     pub protocol: u8,
     /// The offset at which the next opcode asks whether the load was stopped
@@ -467,7 +465,6 @@ impl<'a> Machine<'a> {
             memo: Memo::default(),
             scratch: Vec::with_capacity(1024),
             frame_ids: Vec::with_capacity(512),
-            batches: Batches::default(),
             protocol: 0,
             next_check: if src.may_stop() {
                 STOP_CHECK_BYTES
@@ -600,13 +597,14 @@ impl<'a> Machine<'a> {
         };
         let mut key = None;
         if let Some(e) = run_end {
-            self.batches.check(self.memo.frame_overwrites);
+            let batches = b.batches();
+            batches.check(self.memo.frame_overwrites);
             let h = Batches::hash(&buf[start..e]);
-            if let Some(ids) = self.batches.find(h, &buf[start..e]) {
+            if let Some(r) = batches.find(h, &buf[start..e]) {
                 self.input.pos = e + 1;
                 self.marks.pop();
                 self.stack.pop();
-                b.extend_frame_ids(slot, ids);
+                b.extend_from_run(slot, r);
                 return;
             }
             key = Some((h, e));
@@ -633,14 +631,17 @@ impl<'a> Machine<'a> {
             pos += len;
         };
         if done {
-            if let Some((h, e)) = key.filter(|&(_, e)| e == pos) {
-                self.batches.insert(h, &buf[start..e], &ids);
-            }
+            let cached = key
+                .filter(|&(_, e)| e == pos)
+                .and_then(|(h, e)| b.batches().insert(h, &buf[start..e], &ids));
             // APPENDS: the mark and the batch are consumed here.
             self.input.pos = pos + 1;
             self.marks.pop();
             self.stack.pop();
-            b.extend_frame_ids(slot, &ids);
+            match cached {
+                Some(r) => b.extend_from_run(slot, r),
+                None => b.extend_frame_ids(slot, &ids),
+            }
         } else if self.stack.len() + ids.len() < MAX_STACK {
             self.input.pos = pos;
             self.stack.extend(ids.iter().map(|&id| Val::Frame(id)));
