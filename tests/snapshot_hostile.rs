@@ -296,79 +296,17 @@ fn a_missing_memo_entry_is_named() {
     );
 }
 
-#[test]
-fn a_frame_memo_entry_overwritten_between_equal_frame_lists_is_read_anew() {
-    // Protocol 2 with explicit memo indices. Trace entries whose frame lists are the same bytes
-    // (`MARK BINGET 11 APPENDS`) are read from a cache of such runs; between them the pickle
-    // stores another frame dict at memo 11 (`BINPUT 11`), as Python's unpickler allows. By
-    // pickle's rules a `BINGET 11` after that store is the second frame, so the entries' stacks
-    // are: fa (defines it), fa, fa, fb (defines it and overwrites memo 11), fb.
-    fn s(b: &mut Vec<u8>, text: &str) {
+/// Builders of protocol-2 snapshots with explicit memo indices, for the frame-list tests.
+mod p2 {
+    /// A short string (`SHORT_BINSTRING`).
+    pub fn s(b: &mut Vec<u8>, text: &str) {
         b.push(b'U');
         b.push(text.len() as u8);
         b.extend_from_slice(text.as_bytes());
     }
-    fn frame(b: &mut Vec<u8>, name: &str) {
-        b.extend_from_slice(b"}q\x0b(");
-        s(b, "name");
-        s(b, name);
-        s(b, "filename");
-        s(b, "x.py");
-        s(b, "line");
-        b.extend_from_slice(b"K\x01u");
-    }
-    fn entry(b: &mut Vec<u8>, frames: impl Fn(&mut Vec<u8>)) {
-        b.extend_from_slice(b"}(");
-        s(b, "action");
-        s(b, "alloc");
-        s(b, "addr");
-        b.extend_from_slice(b"K\x10");
-        s(b, "size");
-        b.extend_from_slice(b"K\x08");
-        s(b, "frames");
-        b.extend_from_slice(b"](");
-        frames(b);
-        b.extend_from_slice(b"eu");
-    }
-    let mut b = b"\x80\x02}(".to_vec();
-    s(&mut b, "segments");
-    b.extend_from_slice(b"]");
-    s(&mut b, "device_traces");
-    b.extend_from_slice(b"]](");
-    let again = |b: &mut Vec<u8>| b.extend_from_slice(b"h\x0b");
-    entry(&mut b, |b| frame(b, "fa"));
-    entry(&mut b, again);
-    entry(&mut b, again);
-    entry(&mut b, |b| frame(b, "fb"));
-    entry(&mut b, again);
-    b.extend_from_slice(b"eau.");
-    let snap = read(&b).expect("reads");
-    let names: Vec<Vec<&str>> = snap.traces[0]
-        .stack
-        .iter()
-        .map(|&st| {
-            snap.stack_frames(st)
-                .map(|f| snap.strings.get(f.name))
-                .collect()
-        })
-        .collect();
-    assert_eq!(names, [["fa"], ["fa"], ["fa"], ["fb"], ["fb"]]);
-    assert!(snap.warnings.is_empty(), "{:?}", snap.warnings);
-}
 
-#[test]
-fn frame_lists_made_of_a_cached_run_and_more_keep_every_frame() {
-    // Protocol 2 with explicit memo indices. The first entry defines the frames fa (memo 11) and
-    // fb (memo 12); then lists whose batch is the run `BINGET 11 BINGET 12`, read from the cache
-    // of runs (which also remembers the stack a list of that run alone made), alone or with items
-    // before or after it: an APPEND before, a second batch after, an APPEND after. Python's
-    // `pickle.loads` of these bytes gives the same lists of frame names (checked when written).
-    fn s(b: &mut Vec<u8>, text: &str) {
-        b.push(b'U');
-        b.push(text.len() as u8);
-        b.extend_from_slice(text.as_bytes());
-    }
-    fn frame(b: &mut Vec<u8>, name: &str, memo: u8) {
+    /// A frame dict stored at memo `memo` (`BINPUT`).
+    pub fn frame(b: &mut Vec<u8>, name: &str, memo: u8) {
         b.extend_from_slice(&[b'}', b'q', memo, b'(']);
         s(b, "name");
         s(b, name);
@@ -377,7 +315,9 @@ fn frame_lists_made_of_a_cached_run_and_more_keep_every_frame() {
         s(b, "line");
         b.extend_from_slice(b"K\x01u");
     }
-    fn entry(b: &mut Vec<u8>, frames: &dyn Fn(&mut Vec<u8>)) {
+
+    /// A trace entry whose `frames` list is empty but for what `frames` writes after it.
+    pub fn entry(b: &mut Vec<u8>, frames: &dyn Fn(&mut Vec<u8>)) {
         b.extend_from_slice(b"}(");
         s(b, "action");
         s(b, "alloc");
@@ -390,36 +330,23 @@ fn frame_lists_made_of_a_cached_run_and_more_keep_every_frame() {
         frames(b);
         b.extend_from_slice(b"u");
     }
-    let run = b"(h\x0bh\x0ce";
-    let mut b = b"\x80\x02}(".to_vec();
-    s(&mut b, "segments");
-    b.extend_from_slice(b"]");
-    s(&mut b, "device_traces");
-    b.extend_from_slice(b"]](");
-    entry(&mut b, &|b| {
-        b.push(b'(');
-        frame(b, "fa", 11);
-        frame(b, "fb", 12);
-        b.push(b'e');
-    });
-    entry(&mut b, &|b| b.extend_from_slice(run));
-    entry(&mut b, &|b| b.extend_from_slice(run));
-    entry(&mut b, &|b| {
-        b.extend_from_slice(b"h\x0ba");
-        b.extend_from_slice(run);
-    });
-    entry(&mut b, &|b| {
-        b.extend_from_slice(run);
-        b.extend_from_slice(b"(h\x0be");
-    });
-    entry(&mut b, &|b| {
-        b.extend_from_slice(run);
-        b.extend_from_slice(b"h\x0ca");
-    });
-    entry(&mut b, &|b| b.extend_from_slice(run));
-    b.extend_from_slice(b"eau.");
-    let snap = read(&b).expect("reads");
-    let names: Vec<Vec<&str>> = snap.traces[0]
+
+    /// A snapshot of no segments and one device whose trace is the entries `entries` writes.
+    pub fn snapshot(entries: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+        let mut b = b"\x80\x02}(".to_vec();
+        s(&mut b, "segments");
+        b.extend_from_slice(b"]");
+        s(&mut b, "device_traces");
+        b.extend_from_slice(b"]](");
+        entries(&mut b);
+        b.extend_from_slice(b"eau.");
+        b
+    }
+}
+
+/// The frame names of each trace entry's stack on the first device.
+fn stack_names(snap: &snapshot::Snapshot) -> Vec<Vec<&str>> {
+    snap.traces[0]
         .stack
         .iter()
         .map(|&st| {
@@ -427,10 +354,71 @@ fn frame_lists_made_of_a_cached_run_and_more_keep_every_frame() {
                 .map(|f| snap.strings.get(f.name))
                 .collect()
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn a_frame_memo_entry_overwritten_between_equal_frame_lists_is_read_anew() {
+    // Trace entries whose frame lists are the same bytes (`MARK BINGET 11 APPENDS`) are read from
+    // a cache of such runs; between them the pickle stores another frame dict at memo 11
+    // (`BINPUT 11`), as Python's unpickler allows. By pickle's rules a `BINGET 11` after that
+    // store is the second frame, so the entries' stacks are: fa (defines it), fa, fa, fb (defines
+    // it and overwrites memo 11), fb.
+    use p2::{entry, frame};
+    let list = |b: &mut Vec<u8>, items: &dyn Fn(&mut Vec<u8>)| {
+        b.push(b'(');
+        items(b);
+        b.push(b'e');
+    };
+    let again = |b: &mut Vec<u8>| list(b, &|b| b.extend_from_slice(b"h\x0b"));
+    let b = p2::snapshot(|b| {
+        entry(b, &|b| list(b, &|b| frame(b, "fa", 11)));
+        entry(b, &again);
+        entry(b, &again);
+        entry(b, &|b| list(b, &|b| frame(b, "fb", 11)));
+        entry(b, &again);
+    });
+    let snap = read(&b).expect("reads");
+    assert_eq!(stack_names(&snap), [["fa"], ["fa"], ["fa"], ["fb"], ["fb"]]);
+    assert!(snap.warnings.is_empty(), "{:?}", snap.warnings);
+}
+
+#[test]
+fn frame_lists_made_of_a_cached_run_and_more_keep_every_frame() {
+    // The first entry defines the frames fa (memo 11) and fb (memo 12); then lists whose batch is
+    // the run `BINGET 11 BINGET 12`, read from the cache of runs (which also remembers the stack a
+    // list of that run alone made), alone or with items before or after it: an APPEND before, a
+    // second batch after, an APPEND after. Python's `pickle.loads` of these bytes gives the same
+    // lists of frame names (checked when written).
+    use p2::{entry, frame};
+    let run = b"(h\x0bh\x0ce";
+    let b = p2::snapshot(|b| {
+        entry(b, &|b| {
+            b.push(b'(');
+            frame(b, "fa", 11);
+            frame(b, "fb", 12);
+            b.push(b'e');
+        });
+        entry(b, &|b| b.extend_from_slice(run));
+        entry(b, &|b| b.extend_from_slice(run));
+        entry(b, &|b| {
+            b.extend_from_slice(b"h\x0ba");
+            b.extend_from_slice(run);
+        });
+        entry(b, &|b| {
+            b.extend_from_slice(run);
+            b.extend_from_slice(b"(h\x0be");
+        });
+        entry(b, &|b| {
+            b.extend_from_slice(run);
+            b.extend_from_slice(b"h\x0ca");
+        });
+        entry(b, &|b| b.extend_from_slice(run));
+    });
+    let snap = read(&b).expect("reads");
     let ab = vec!["fa", "fb"];
     assert_eq!(
-        names,
+        stack_names(&snap),
         [
             ab.clone(),
             ab.clone(),
