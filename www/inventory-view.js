@@ -101,6 +101,21 @@ export function confirmVersion(unit, version) {
   }
 }
 
+/**
+ * A path's cell: the path as text with a line-break opportunity after each `/`, so that a narrow
+ * column wraps a path between its folders rather than inside a name (`stuff/sub/confi` `g.json`).
+ */
+function pathCell(path) {
+  const td = el('td', { class: 'path' });
+  const parts = path.split('/');
+  parts.forEach((part, i) => {
+    const last = i === parts.length - 1;
+    td.append(document.createTextNode(last ? part : `${part}/`));
+    if (!last) td.append(document.createElement('wbr'));
+  });
+  return td;
+}
+
 /** Renders `inventory` into the inputs section. */
 export function renderInventory(inventory) {
   const section = document.getElementById('inventory');
@@ -119,7 +134,7 @@ export function renderInventory(inventory) {
     if (unit.kind === 'ascend-run') sizeCell.title += ` in ${plural(unit.file_count, 'file')}`;
     tr.append(
       el('td', {}, el('span', { class: `kind kind-${unit.kind}`, text: kindLabel(unit) })),
-      el('td', { class: 'path', text: unit.path || '(top level)' }),
+      pathCell(unit.path || '(top level)'),
       details(unit),
       sizeCell,
     );
