@@ -9,7 +9,7 @@
 
 use crate::diag::Diagnostic;
 use crate::export;
-use crate::input::{InputSet, NothingToAnalyse, Recognizer};
+use crate::input::{InputSet, NothingToAnalyse};
 use crate::profiler::analysis::{analyze_job_parallel, AnalyzeOptions};
 use crate::profiler::discover::job_of;
 use crate::profiler::run_folder::ProfilerRun;
@@ -199,8 +199,7 @@ fn snapshot(set: &InputSet, file: &SnapshotFile, progress: &(dyn Fn(u64) + Sync)
 /// Classifies `set` and runs every unit's family analysis; `progress(bytes)` hears of the bytes
 /// read (their total is [`bytes_to_read`]).
 pub fn summarise(set: &mut InputSet, progress: &(dyn Fn(u64) + Sync)) -> Summaries {
-    let looking_for: Vec<&dyn Recognizer> = set.recognizers().to_vec();
-    if let Some(nothing) = set.nothing_to_analyse(&looking_for, &|u| u.body().analysable()) {
+    if let Some(nothing) = set.nothing_analysable() {
         return Summaries {
             summaries: Vec::new(),
             nothing_to_analyse: Some(nothing),

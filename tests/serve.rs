@@ -299,7 +299,8 @@ fn a_job_picked_under_the_root_gives_the_clis_report_and_export_bytes() {
     let classify =
         s.call(json!({ "call": "session.classify", "session": session, "files": ["job"] }));
     assert_eq!(classify.status, 200, "{}", classify.text());
-    s.wait(&classify.json()["job"]);
+    let inventory = s.wait(&classify.json()["job"]);
+    assert!(inventory.get("nothing_to_analyse").is_none(), "{inventory}");
     let view = s
         .call(json!({ "call": "profiler.open", "session": session }))
         .json()["view"]
@@ -683,4 +684,33 @@ fn a_burst_of_kept_alive_connections_is_answered_on_each() {
             assert_eq!(answered, vec![Some(200); 12], "round {round}");
         }
     }
+}
+
+#[test]
+fn a_folder_with_nothing_to_analyse_is_said_in_the_clis_words() {
+    // Files memlens does not read: the classify answer carries what the CLI says of them.
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("stuff");
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("notes.txt"), "hi\n").unwrap();
+    std::fs::write(dir.join("data.csv"), "a,b\n1,2\n").unwrap();
+    std::fs::write(dir.join("sub/config.json"), "{}\n").unwrap();
+    let cli = Command::new(env!("CARGO_BIN_EXE_memlens"))
+        .arg("stuff")
+        .current_dir(root.path())
+        .output()
+        .unwrap();
+    assert_eq!(cli.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&cli.stderr);
+    let said = said.trim_end().strip_prefix("memlens: stuff: ").unwrap();
+
+    let s = serve(&[&dir], &[]);
+    let session = s.call(json!({ "call": "session.new" })).json()["session"].clone();
+    let classify =
+        s.call(json!({ "call": "session.classify", "session": session, "files": ["stuff"] }));
+    assert_eq!(classify.status, 200, "{}", classify.text());
+    let inventory = s.wait(&classify.json()["job"]);
+    assert_eq!(inventory["units"].as_array().map(Vec::len), Some(3));
+    assert_eq!(inventory["nothing_to_analyse"]["text"], said);
+    assert_eq!(inventory["nothing_to_analyse"]["files"], 3);
 }

@@ -199,7 +199,9 @@ async function load(items) {
 
 /**
  * Shows an analysed drop — its inputs table and one tab per analysis — with the "compare these"
- * offer for `pair` (or none) and `problems`; the status is ready when every tab is.
+ * offer for `pair` (or none) and `problems`; the status is ready when every tab is. A drop with
+ * nothing to analyse says so, in the CLI's words (what was looked for, how deep, the closest
+ * things found: the core's `nothing_to_analyse`), rather than a bare inputs table that is "ready".
  */
 async function present(seq, inventory, pair, problems, items = null) {
   renderInventory(inventory);
@@ -207,14 +209,17 @@ async function present(seq, inventory, pair, problems, items = null) {
   compactDropZone();
   mountAnalyses(inventory, items);
   showOffer($('compare-offer'), pair, (base, candidate) => openCompare().compare(base, candidate));
-  showErrors(problems);
+  const nothing = inventory.nothing_to_analyse ? [inventory.nothing_to_analyse.text] : [];
+  showErrors([...nothing, ...problems]);
   // The analyses read their files after mounting; the page is ready when they all are.
   setStatus('loading', 'analysing');
   const outcomes = await Promise.allSettled(mounted.map((m) => m.handle && m.handle.ready));
   if (seq !== loadSeq) return;
   const failed = outcomes.filter((o) => o.status === 'rejected').map((o) => (o.reason && o.reason.message) || String(o.reason));
-  showErrors([...problems, ...failed]);
-  setStatus(failed.length ? 'error' : 'ready', failed.length ? 'error' : 'ready');
+  showErrors([...nothing, ...problems, ...failed]);
+  if (failed.length) setStatus('error', 'error');
+  else if (nothing.length) setStatus('error', 'nothing to analyse');
+  else setStatus('ready', 'ready');
 }
 
 /**

@@ -338,6 +338,34 @@ impl InputSet {
         )
     }
 
+    /// [`InputSet::nothing_to_analyse`] for every family this set classifies with and any unit
+    /// that can be analysed: what `memlens PATH...` and the page say when a drop holds nothing
+    /// they analyse.
+    pub fn nothing_analysable(&mut self) -> Option<super::explain::NothingToAnalyse> {
+        let looking_for: &[&dyn Recognizer] = self.recognizers;
+        self.nothing_to_analyse(looking_for, &|u| u.body().analysable())
+    }
+
+    /// A front end's answer to classifying the set (the page's worker, `memlens serve`): the
+    /// inventory as JSON (the shape `memlens inspect --json` prints) with, when no unit can be
+    /// analysed, `nothing_to_analyse`: what was looked for and the closest things found, and
+    /// `text`, the words the CLI prints for them.
+    pub fn classify_answer(&mut self, step: &mut dyn FnMut(LoadStep)) -> Result<String, String> {
+        self.classify_with(step);
+        let nothing = self.nothing_analysable();
+        let mut answer = serde_json::to_value(self.inventory.as_ref())
+            .map_err(|e| format!("cannot serialise the inventory: {e}"))?;
+        if let (Some(n), Some(object)) = (nothing, answer.as_object_mut()) {
+            let mut v = serde_json::to_value(&n)
+                .map_err(|e| format!("cannot serialise the inventory: {e}"))?;
+            if let Some(o) = v.as_object_mut() {
+                o.insert("text".into(), n.to_string().into());
+            }
+            object.insert("nothing_to_analyse".into(), v);
+        }
+        serde_json::to_string(&answer).map_err(|e| format!("cannot serialise the inventory: {e}"))
+    }
+
     /// The families' recognizers this set classifies with.
     pub fn recognizers(&self) -> &'static [&'static dyn Recognizer] {
         self.recognizers

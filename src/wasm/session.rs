@@ -47,7 +47,8 @@ impl Session {
     }
 
     /// Expands the archives and classifies the files (once); returns the inventory as JSON (the
-    /// shape `memlens inspect --json` prints). `progress(done, total, label)` follows archives
+    /// shape `memlens inspect --json` prints, with `nothing_to_analyse` when no unit can be
+    /// analysed: see `InputSet::classify_answer`). `progress(done, total, label)` follows archives
     /// (bytes) and file headers (files).
     pub fn classify(&mut self, progress: &js_sys::Function) -> String {
         let mut step = |s: LoadStep| {
@@ -63,11 +64,9 @@ impl Session {
             };
             let _ = progress.call3(&JsValue::NULL, &done.into(), &total.into(), &label.into());
         };
-        let inventory = self.set.classify_with(&mut step);
-        serde_json::to_string(inventory).unwrap_or_else(|e| {
-            serde_json::json!({ "error": format!("cannot serialise the inventory: {e}") })
-                .to_string()
-        })
+        self.set
+            .classify_answer(&mut step)
+            .unwrap_or_else(|e| serde_json::json!({ "error": e }).to_string())
     }
 }
 

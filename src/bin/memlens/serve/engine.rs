@@ -534,16 +534,14 @@ impl Engine {
                     .set
                     .add_unreadable(&u.path, u.size.max(0.0) as u64, &u.reason);
             }
-            let inventory = guard.set.classify_with(&mut |step| match step {
+            guard.set.classify_answer(&mut |step| match step {
                 memlens::input::LoadStep::Expanding { path, done, total } => {
                     job.report(&format!("expanding {path}"), done as f64, total as f64)
                 }
                 memlens::input::LoadStep::Heads { done, total } => {
                     job.report("reading file headers", done as f64, total as f64)
                 }
-            });
-            serde_json::to_string(inventory)
-                .map_err(|e| format!("cannot serialise the inventory: {e}"))
+            })
         }))
     }
 }
