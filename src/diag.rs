@@ -5,11 +5,11 @@
 //! rows, ignored files) are collected and shown next to the results, with counts, so nothing is
 //! dropped silently.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// How serious a diagnostic is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// Something was skipped or guessed; the rest of the file was used.
@@ -18,8 +18,10 @@ pub enum Severity {
     Error,
 }
 
-/// One problem found in an input.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+/// One problem found in an input. Its JSON form (the keys below, `line`, `byte` and `field` left
+/// out when unknown) is read back as well as written: the job summary file keeps a rank's
+/// diagnostics in it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Diagnostic {
     /// Error or warning.
     pub severity: Severity,
@@ -37,7 +39,48 @@ pub struct Diagnostic {
     /// What was found and what was expected.
     pub message: String,
     /// How many rows or items this diagnostic stands for (e.g. skipped rows of one kind), at least 1.
+    #[serde(default = "one")]
     pub count: u64,
+}
+
+fn one() -> u64 {
+    1
+}
+
+/// How many diagnostics of each level a list holds: what a front end says ("1 error, 2
+/// warnings") instead of counting errors as warnings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Levels {
+    /// Diagnostics of severity error.
+    pub errors: usize,
+    /// Diagnostics of severity warning.
+    pub warnings: usize,
+}
+
+impl Levels {
+    /// The counts of `diags`.
+    pub fn of<'a>(diags: impl IntoIterator<Item = &'a Diagnostic>) -> Levels {
+        diags.into_iter().fold(Levels::default(), |mut l, d| {
+            match d.severity {
+                Severity::Error => l.errors += 1,
+                Severity::Warning => l.warnings += 1,
+            }
+            l
+        })
+    }
+}
+
+impl fmt::Display for Levels {
+    /// "1 error, 2 warnings"; "no errors or warnings" when both are 0.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let word = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+        match (self.errors, self.warnings) {
+            (0, 0) => write!(f, "no errors or warnings"),
+            (e, 0) => write!(f, "{}", word(e, "error")),
+            (0, w) => write!(f, "{}", word(w, "warning")),
+            (e, w) => write!(f, "{}, {}", word(e, "error"), word(w, "warning")),
+        }
+    }
 }
 
 impl Diagnostic {
@@ -90,6 +133,53 @@ impl Diagnostic {
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
+
+    /// A diagnostic read back from its printed line (its `Display`:
+    /// `file[:line][ (byte N)]: error|warning: message[ (N times)]`), as version 1 of the job
+    /// summary file kept them. A field named before the message stays part of the message (the
+    /// line cannot tell it apart); a line without a level is a warning with no file.
+    pub fn from_line(text: &str) -> Diagnostic {
+        let marks = [
+            (": error: ", Severity::Error),
+            (": warning: ", Severity::Warning),
+        ];
+        let Some((at, mark, severity)) = marks
+            .iter()
+            .filter_map(|(m, s)| text.find(m).map(|at| (at, *m, *s)))
+            .min_by_key(|(at, _, _)| *at)
+        else {
+            return Diagnostic::warning("", text);
+        };
+        let (mut place, mut message) = (&text[..at], &text[at + mark.len()..]);
+        let mut d = Diagnostic::warning("", "");
+        d.severity = severity;
+        if let Some((rest, n)) = message
+            .strip_suffix(" times)")
+            .and_then(|m| m.rsplit_once(" ("))
+            .and_then(|(m, n)| Some((m, n.parse::<u64>().ok()?)))
+        {
+            message = rest;
+            d.count = n.max(1);
+        }
+        if let Some((rest, n)) = place
+            .strip_suffix(')')
+            .and_then(|p| p.rsplit_once(" (byte "))
+            .and_then(|(p, n)| Some((p, n.parse::<u64>().ok()?)))
+        {
+            place = rest;
+            d.byte = Some(n);
+        }
+        if let Some((rest, n)) = place
+            .rsplit_once(':')
+            .and_then(|(p, n)| Some((p, n.parse::<u64>().ok()?)))
+        {
+            place = rest;
+            d.line = Some(n);
+        }
+        d.file = place.to_string();
+        d.message = message.to_string();
+        d
+    }
 }
 
 impl fmt::Display for Diagnostic {
@@ -140,5 +230,41 @@ mod tests {
             d.to_string(),
             "run/operator_memory.csv:12 (byte 345): warning: Size(KB): not a number (3 times)"
         );
+    }
+
+    #[test]
+    fn a_printed_line_reads_back_with_its_level_and_place() {
+        let e = Diagnostic::error("job/r0/x.db", "not a SQLite database: found \\x00")
+            .at_byte(0)
+            .times(2);
+        assert_eq!(Diagnostic::from_line(&e.to_string()), e);
+        let w = Diagnostic::warning("job/a:b/op.csv", "bad: row").at_line(7);
+        assert_eq!(Diagnostic::from_line(&w.to_string()), w);
+        // A field stays in the message; a line with no level is a warning with no file.
+        let f = Diagnostic::warning("a.csv", "x").in_field("Size");
+        let back = Diagnostic::from_line(&f.to_string());
+        assert_eq!(
+            (back.file.as_str(), back.message.as_str()),
+            ("a.csv", "Size: x")
+        );
+        assert_eq!(
+            Diagnostic::from_line("… and 3 more diagnostics"),
+            Diagnostic::warning("", "… and 3 more diagnostics")
+        );
+    }
+
+    #[test]
+    fn levels_are_counted_and_said_apart() {
+        let ds = [
+            Diagnostic::error("a", "x"),
+            Diagnostic::warning("a", "y"),
+            Diagnostic::warning("b", "z"),
+        ];
+        let l = Levels::of(&ds);
+        assert_eq!((l.errors, l.warnings), (1, 2));
+        assert_eq!(l.to_string(), "1 error, 2 warnings");
+        assert_eq!(Levels::of(&ds[1..2]).to_string(), "1 warning");
+        assert_eq!(Levels::of(&ds[..1]).to_string(), "1 error");
+        assert_eq!(Levels::default().to_string(), "no errors or warnings");
     }
 }

@@ -30,6 +30,10 @@ pub struct Summary {
     /// Why the units could not be analysed (the other summaries are unaffected).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<Diagnostic>,
+    /// Why the analysis is incomplete although it was made: some of the units' files could not
+    /// be used (the profiler job's [`crate::profiler::view::Verdict`] with exit code 2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
     /// The family command's text output.
     #[serde(skip)]
     pub text: String,
@@ -47,9 +51,11 @@ pub struct Summaries {
 }
 
 impl Summaries {
-    /// Whether some unit could not be analysed.
+    /// Whether some unit could not be analysed, or some of its files could not be used.
     pub fn has_errors(&self) -> bool {
-        self.summaries.iter().any(|s| s.error.is_some())
+        self.summaries
+            .iter()
+            .any(|s| s.error.is_some() || s.problem.is_some())
     }
 }
 
@@ -99,6 +105,9 @@ fn profiler(set: &mut InputSet, progress: &(dyn Fn(u64) + Sync)) -> Option<Summa
             .collect(),
         summary,
         error,
+        problem: (report.verdict.exit_code == 2)
+            .then(|| report.verdict.problem.clone())
+            .flatten(),
         text: export::profiler::report_text(&analysis),
     })
 }
@@ -152,6 +161,7 @@ fn somas(
             paths,
             summary: Some(value),
             error: None,
+            problem: None,
             text,
         },
         Err(d) => Summary {
@@ -160,6 +170,7 @@ fn somas(
             summary: None,
             text: String::new(),
             error: Some(d),
+            problem: None,
         },
     }
 }
@@ -193,6 +204,7 @@ fn snapshot(set: &InputSet, file: &SnapshotFile, progress: &(dyn Fn(u64) + Sync)
         summary,
         text,
         error,
+        problem: None,
     }
 }
 

@@ -241,8 +241,15 @@ fn json(out: &Output) -> serde_json::Value {
 #[test]
 fn memlens_path_on_a_mixed_folder_is_the_sum_of_the_subcommands() {
     let cwd = fixtures().join("classify");
+    // The db-only rollout run's database is damaged: a file that could not be used, so exit 2
+    // (`profiler`'s verdict), with every unit still printed and the problem said on stderr.
     let all = memlens(&["job", "--json"], &cwd, &[]);
-    assert_eq!(all.status.code(), Some(0), "{}", text(&all.stderr));
+    assert_eq!(all.status.code(), Some(2), "{}", text(&all.stderr));
+    assert!(
+        text(&all.stderr).contains("1 file could not be used"),
+        "{}",
+        text(&all.stderr)
+    );
     let all = json(&all);
     let summaries = all["summaries"].as_array().unwrap();
     // The fixture holds five run folders with memory files (the db-only rollout run is one: its
@@ -383,12 +390,19 @@ fn memlens_path_on_snapshots_is_memlens_snapshot_and_a_cut_one_is_named() {
 #[test]
 fn nothing_on_stderr_when_piped_and_quiet_silences_notes() {
     let cwd = fixtures().join("classify");
+    // The job's damaged rollout db makes it exit 2, its verdict the one line on stderr.
     let out = memlens(&["profiler", "job"], &cwd, &[]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(2));
+    let verdict = &json(&memlens(&["profiler", "job", "--json", "-q"], &cwd, &[]))["verdict"];
     assert_eq!(
         text(&out.stderr),
-        "",
+        format!("memlens: {}\n", verdict["problem"].as_str().unwrap()),
         "no progress bar when stderr is not a terminal"
+    );
+    let quiet = memlens(&["profiler", "job", "--quiet"], &cwd, &[]);
+    assert_eq!(
+        (quiet.status.code(), text(&quiet.stderr)),
+        (Some(2), String::new())
     );
     let dir = tempfile::tempdir().unwrap();
     let gen = dir.path().join("gen");

@@ -228,9 +228,17 @@ fn the_gate_does_not_pass_a_side_whose_files_could_not_be_used() {
     std::fs::write(broken, b"").unwrap();
     let (a, b) = (a.display().to_string(), b.display().to_string());
 
-    // Without a gate the comparison is a result (exit 0) whose notes name the file.
+    // Without a gate the comparison is still printed, its notes naming the file, but a file
+    // that could not be used is bad input (exit 2, the README's rule for every command; main's
+    // CLI exited 0 here), the file named on stderr too.
     let o = run(&["compare", &a, &b, "--json"]);
-    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let name = broken.strip_prefix(&b).unwrap().display().to_string();
+    assert!(
+        err.contains("could not be used") && err.contains(name.trim_start_matches('/')),
+        "{err}"
+    );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let unusable = v["unusable_files"].as_array().unwrap();
     assert_eq!(unusable.len(), 1, "{unusable:?}");
@@ -243,7 +251,6 @@ fn the_gate_does_not_pass_a_side_whose_files_could_not_be_used() {
     let o = run(&["compare", &a, &b, "--fail-if-peak-grows", "1000"]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    let name = broken.strip_prefix(&b).unwrap().display().to_string();
     assert!(
         err.contains("cannot judge") && err.contains(name.trim_start_matches('/')),
         "{err}"

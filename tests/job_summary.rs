@@ -35,7 +35,7 @@ fn sample_summary_matches_the_python_expectations() {
     )
     .unwrap();
     assert_eq!(s["format"], "memlens-job-summary");
-    assert_eq!(s["version"], 1);
+    assert_eq!(s["version"], 2);
     assert_eq!(s["totals"]["ranks"], 2);
     assert_eq!(s["totals"]["failed"], 0);
     let ranks = s["ranks"].as_array().unwrap();
@@ -103,8 +103,9 @@ fn a_damaged_rank_is_in_the_summary_with_its_reason() {
     let bad = job.join("rank1_ascend_pt/ASCEND_PROFILER_OUTPUT");
     std::fs::write(bad.join("operator_memory.csv"), b"garbage\n").unwrap();
     std::fs::write(bad.join("memory_record.csv"), b"\xff\xfe\n").unwrap();
+    // Files that could not be used: exit 2 (the README's rule), the summary still written.
     let (s, out) = summary_of(&job, dir.path());
-    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert_eq!(s["totals"]["ok"], 1);
     assert_eq!(s["totals"]["failed"], 1);
     let r1 = &s["ranks"][1];
@@ -115,6 +116,21 @@ fn a_damaged_rank_is_in_the_summary_with_its_reason() {
         "{why}"
     );
     assert!(why.contains("memory_record.csv"), "{why}");
+    // The rank's diagnostics keep their level and place: both files as errors.
+    let errors: Vec<&str> = r1["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["severity"] == "error")
+        .map(|w| w["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "job/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_memory.csv",
+            "job/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/memory_record.csv"
+        ]
+    );
     assert_eq!(s["ranks"][0]["status"], "ok");
     assert_eq!(s["matrix"].as_array().unwrap().len(), 1);
 }

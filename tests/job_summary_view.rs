@@ -201,7 +201,7 @@ fn totals_of_a_thousand_ranks_are_the_sums_of_the_file() {
 fn bad_summaries_are_refused_naming_the_file() {
     let e = SummaryView::from_text(
         "a.json",
-        "{\"format\":\"memlens-job-summary\",\n\"version\":2,\"ranks\":[]}",
+        "{\"format\":\"memlens-job-summary\",\n\"version\":3,\"ranks\":[]}",
     )
     .err()
     .unwrap();

@@ -57,9 +57,9 @@ pub fn report_text(analysis: &JobAnalysis) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{} rank(s), {} warning(s)",
+        "{} rank(s), {}",
         analysis.ranks.len(),
-        analysis.warnings.len()
+        crate::diag::Levels::of(&analysis.warnings)
     );
     let _ = writeln!(
         o,

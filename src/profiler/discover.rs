@@ -43,7 +43,9 @@ pub struct RankInput {
 pub struct Job {
     /// Ranks sorted by role, step, rank (unknown rank last).
     pub ranks: Vec<RankInput>,
-    /// Files that are not part of any run folder and not analysed here (with the reason).
+    /// Files that are not part of any run folder and that no family analyses (with the reason):
+    /// a unit another family analyses (a memory snapshot, a SOMAS dump, a job summary) has its
+    /// own analysis and is not listed.
     pub ignored: Vec<(String, String)>,
     /// Notes and problems of discovery (db-only runs, unknown ranks, archive problems).
     pub warnings: Vec<Diagnostic>,
@@ -82,7 +84,7 @@ pub fn discover_job(inventory: &Inventory) -> Job {
             groups.entry(key).or_default().push(run.clone());
         } else if let Some(u) = unit.get::<UnknownFile>() {
             job.ignored.push((u.path.clone(), u.reason.clone()));
-        } else {
+        } else if !unit.body().analysable() {
             job.ignored.push((
                 unit.path().to_string(),
                 format!("{} file: not torch_npu profiler output", unit.kind()),

@@ -20,8 +20,12 @@ use serde::{Deserialize, Serialize};
 
 /// The value of the file's `format` key.
 pub const FORMAT: &str = "memlens-job-summary";
-/// The format's version; a reader refuses a file with another major version.
-pub const VERSION: u32 = 1;
+/// The format's version. Version 2 keeps each rank's diagnostics as objects (level, file, line,
+/// byte, field, message, count) where version 1 kept their printed lines; a reader reads both
+/// and refuses any other.
+pub const VERSION: u32 = 2;
+/// The older version still read: its diagnostics are read back from their printed lines.
+pub const OLDEST_READ: u32 = 1;
 /// Columns the allocator curve is reduced to (each keeps its column's maximum, so the peak stays).
 pub const CURVE_COLUMNS: usize = 256;
 /// The largest unreleased blocks listed per rank.
@@ -92,8 +96,33 @@ pub struct RankSummary {
     pub curve: Curve,
     /// The largest unreleased blocks, largest first.
     pub unreleased: Vec<Unreleased>,
-    /// The rank's diagnostics as the CLI prints them.
-    pub warnings: Vec<String>,
+    /// The rank's diagnostics (errors and warnings, each with its place), at most
+    /// [`WARNINGS_KEPT`] and then one that counts the rest. A version 1 file's printed lines are
+    /// read back into diagnostics ([`Diagnostic::from_line`]).
+    #[serde(deserialize_with = "diagnostics_of_either_version")]
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// A rank's diagnostics as either version of the file holds them: objects (version 2) or the
+/// lines the CLI prints (version 1).
+fn diagnostics_of_either_version<'de, D>(d: D) -> Result<Vec<Diagnostic>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        Line(String),
+        Object(Diagnostic),
+    }
+    let items: Vec<Either> = Vec::deserialize(d)?;
+    Ok(items
+        .into_iter()
+        .map(|e| match e {
+            Either::Line(text) => Diagnostic::from_line(&text),
+            Either::Object(diag) => diag,
+        })
+        .collect())
 }
 
 /// A whole job: what the summary file holds.
@@ -130,17 +159,24 @@ pub struct SummaryTotals {
     pub unreleased_bytes: u64,
 }
 
-fn warning_lines(diags: &[Diagnostic]) -> Vec<String> {
-    let mut out: Vec<String> = diags
-        .iter()
-        .take(WARNINGS_KEPT)
-        .map(|d| d.to_string())
-        .collect();
-    if diags.len() > WARNINGS_KEPT {
-        out.push(format!(
-            "… and {} more diagnostics",
-            diags.len() - WARNINGS_KEPT
-        ));
+/// The diagnostics a rank summary keeps: the first [`WARNINGS_KEPT`], then one standing for the
+/// rest, as serious as the most serious of them and placed on the rank's first run folder.
+fn kept_diagnostics(diags: &[Diagnostic], run_dirs: &[String]) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = diags.iter().take(WARNINGS_KEPT).cloned().collect();
+    let rest = diags.get(WARNINGS_KEPT..).unwrap_or(&[]);
+    if !rest.is_empty() {
+        let levels = crate::diag::Levels::of(rest);
+        let mut d = Diagnostic::warning(
+            run_dirs.first().cloned().unwrap_or_default(),
+            format!(
+                "{} more diagnostics ({levels}) are not kept in the job summary; `memlens profiler` on the rank's run folders lists them",
+                rest.len()
+            ),
+        );
+        if levels.errors > 0 {
+            d.severity = crate::diag::Severity::Error;
+        }
+        out.push(d);
     }
     out
 }
@@ -206,7 +242,7 @@ impl RankSummary {
     pub fn of(r: &RankAnalysis) -> RankSummary {
         let facts = &r.summary;
         let has_data = facts.rows > 0 || facts.peak_source != "none";
-        let warnings = warning_lines(&r.warnings);
+        let warnings = kept_diagnostics(&r.warnings, &facts.run_dirs);
         RankSummary {
             role: facts.role.clone(),
             rank: facts.rank,
@@ -221,7 +257,8 @@ impl RankSummary {
                 if warnings.is_empty() {
                     "no memory data in the rank's run folders".to_string()
                 } else {
-                    warnings.join("\n")
+                    let lines: Vec<String> = warnings.iter().map(|d| d.to_string()).collect();
+                    lines.join("\n")
                 }
             }),
             peak_allocated_bytes: facts.peak_allocated_bytes,
@@ -372,11 +409,14 @@ pub fn read_ranks(file: &str, text: &str) -> Result<Vec<RankSummary>, Diagnostic
             ),
         ));
     }
-    if head.version != Some(VERSION) {
+    if !head
+        .version
+        .is_some_and(|v| (OLDEST_READ..=VERSION).contains(&v))
+    {
         return Err(Diagnostic::error(
             file,
             format!(
-                "job summary version {:?}: this memlens reads version {VERSION}",
+                "job summary version {:?}: this memlens reads versions {OLDEST_READ} to {VERSION}",
                 head.version
             ),
         ));
@@ -451,7 +491,8 @@ pub fn summarize_group(root: &std::path::Path, group: &RankGroup) -> Vec<RankSum
         .iter()
         .map(|(p, why)| format!("{p}: {why}"))
         .collect();
-    reason.extend(warning_lines(&analysis.warnings));
+    let kept = kept_diagnostics(&analysis.warnings, &group.run_dirs);
+    reason.extend(kept.iter().map(|d| d.to_string()));
     if reason.is_empty() {
         reason.push(format!(
             "{}: no run folder found under {}",
@@ -459,13 +500,15 @@ pub fn summarize_group(root: &std::path::Path, group: &RankGroup) -> Vec<RankSum
             root.display()
         ));
     }
-    vec![RankSummary::failed(
+    let mut failed = RankSummary::failed(
         group.role.clone(),
         group.rank,
         group.step,
         group.run_dirs.clone(),
         reason.join("\n"),
-    )]
+    );
+    failed.warnings = kept;
+    vec![failed]
 }
 
 #[cfg(test)]
@@ -526,6 +569,29 @@ mod tests {
             serde_json::from_str::<serde_json::Value>(&empty).unwrap()["ranks"],
             serde_json::json!([])
         );
+    }
+
+    #[test]
+    fn the_diagnostics_past_the_kept_ones_are_counted_by_level_in_one_more() {
+        let mut diags: Vec<Diagnostic> = (0..WARNINGS_KEPT + 2)
+            .map(|k| Diagnostic::warning(format!("r/{k}.csv"), "skipped"))
+            .collect();
+        diags.push(Diagnostic::error("r/x.db", "truncated"));
+        let kept = kept_diagnostics(&diags, &["job/r".to_string()]);
+        assert_eq!(kept.len(), WARNINGS_KEPT + 1);
+        assert_eq!(kept[..WARNINGS_KEPT], diags[..WARNINGS_KEPT]);
+        let last = &kept[WARNINGS_KEPT];
+        assert!(last.is_error(), "one of the 3 left out is an error");
+        assert_eq!(last.file, "job/r");
+        assert!(
+            last.message
+                .starts_with("3 more diagnostics (1 error, 2 warnings)"),
+            "{}",
+            last.message
+        );
+        // Without errors among them it is a warning.
+        let quiet = kept_diagnostics(&diags[..WARNINGS_KEPT + 2], &[]);
+        assert!(!quiet[WARNINGS_KEPT].is_error());
     }
 
     #[test]

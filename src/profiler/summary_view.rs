@@ -5,9 +5,9 @@
 
 use super::summary::{read_ranks, JobSummary, RankStatus, RankSummary};
 use super::summary_raw::{replace_ranks, RawRank};
-use super::view::report::peak_index;
+use super::view::report::{peak_index, rejected_files, Verdict};
 use super::view::JobTotals;
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Levels};
 use crate::source::Source;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -171,11 +171,13 @@ impl SummaryView {
         &self.raw
     }
 
-    /// The job's totals, from the summaries alone: rows, warnings and unreleased figures are
-    /// sums of the ranks' reports; no file was rejected or ignored (the file lists ranks only),
-    /// and the ranks that failed where they ran are `failed_ranks`.
+    /// The job's totals, from the summaries alone: rows and unreleased figures are sums of the
+    /// ranks' reports, errors and warnings are counted by level over [`SummaryView::warnings`],
+    /// the files rejected are those the ranks' errors name, none was ignored (the file lists
+    /// ranks only), and the ranks that failed where they ran are `failed_ranks`.
     pub fn totals(&self) -> JobTotals {
         let ranks = &self.job.ranks;
+        let levels = Levels::of(&self.warnings());
         let peak_rank = peak_index(ranks.iter().map(|r| r.peak_allocated_bytes));
         let ok: Vec<&RankSummary> = ranks
             .iter()
@@ -190,9 +192,10 @@ impl SummaryView {
                 .len(),
             rows: ranks.iter().map(|r| u64_of(&r.report, "rows")).sum(),
             rows_ge: ranks.iter().map(|r| u64_of(&r.report, "rows_ge")).sum(),
-            warnings: self.warnings().len(),
+            errors: levels.errors,
+            warnings: levels.warnings,
             ignored: 0,
-            rejected: 0,
+            rejected: rejected_files(ranks.iter().flat_map(|r| &r.warnings)),
             failed_ranks: ranks.len() - ok.len(),
             ranks_with_data: ok.len(),
             unreleased_bytes: ranks
@@ -209,8 +212,10 @@ impl SummaryView {
         }
     }
 
-    /// The diagnostics of the job: each failed rank's reason (an error on its first run folder),
-    /// then each rank's warnings as the file states them (they name their own file).
+    /// The diagnostics of the job, rank by rank: a failed rank's reason as an error on its first
+    /// run folder — unless its own diagnostics hold the errors that made it fail, which then say
+    /// it, each at its place — and each rank's diagnostics as the file keeps them, with their
+    /// level and place.
     pub fn warnings(&self) -> Vec<Diagnostic> {
         let place = |r: &RankSummary| {
             r.run_dirs
@@ -218,23 +223,17 @@ impl SummaryView {
                 .cloned()
                 .unwrap_or_else(|| self.file.clone())
         };
-        let failed = self
-            .job
-            .ranks
-            .iter()
-            .filter(|r| r.status == RankStatus::Error)
-            .map(|r| {
-                Diagnostic::error(
+        let mut out = Vec::new();
+        for r in &self.job.ranks {
+            if r.status == RankStatus::Error && !r.warnings.iter().any(Diagnostic::is_error) {
+                out.push(Diagnostic::error(
                     place(r),
                     r.error.clone().unwrap_or_else(|| "failed".to_string()),
-                )
-            });
-        let warned = self.job.ranks.iter().flat_map(|r| {
-            r.warnings
-                .iter()
-                .map(|w| Diagnostic::warning("", w.clone()))
-        });
-        failed.chain(warned).collect()
+                ));
+            }
+            out.extend(r.warnings.iter().cloned());
+        }
+        out
     }
 
     /// The overview: `memlens profiler --json`'s shape (ranks as their report objects, matrix,
@@ -242,13 +241,15 @@ impl SummaryView {
     /// peak's time after it), `raw` (what became of the ranks opened from raw run folders) and
     /// `summary` naming the file.
     pub fn overview(&self) -> Value {
+        let totals = self.totals();
         json!({
             "ranks": self.job.ranks.iter().map(rank_report).collect::<Vec<_>>(),
             "matrix": self.job.matrix,
             "outliers": self.job.outliers,
             "ignored": [],
             "warnings": self.warnings(),
-            "totals": self.totals(),
+            "totals": totals,
+            "verdict": Verdict::of(&totals),
             "times": self.job.ranks.iter().map(rank_times).collect::<Vec<_>>(),
             "raw": self.raw,
             "summary": {

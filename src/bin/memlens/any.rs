@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Runs every unit's analysis. Exit 0, 1 when nothing can be analysed, 2 when some unit failed
-/// (the others are printed).
+/// or some file of the profiler job could not be used (the rest is printed).
 pub fn run(paths: &[PathBuf], ui: Ui) -> Result<ExitCode, String> {
     ui.check_paths(paths)?;
     let mut set = families::input_set_from_paths(paths);
@@ -41,6 +41,10 @@ pub fn run(paths: &[PathBuf], ui: Ui) -> Result<ExitCode, String> {
                 std::io::stdout().flush().map_err(io)?;
                 ui::error(&e.to_string());
             }
+            if let Some(p) = &s.problem {
+                std::io::stdout().flush().map_err(io)?;
+                ui::error(p);
+            }
         }
     }
     std::io::stdout().flush().map_err(io)?;
@@ -51,6 +55,9 @@ pub fn run(paths: &[PathBuf], ui: Ui) -> Result<ExitCode, String> {
     if ui.json {
         for e in all.summaries.iter().filter_map(|s| s.error.as_ref()) {
             ui::error(&e.to_string());
+        }
+        for p in all.summaries.iter().filter_map(|s| s.problem.as_ref()) {
+            ui::error(p);
         }
     }
     Ok(if all.has_errors() {

@@ -332,5 +332,16 @@ pub fn run(args: &Args, ui: Ui) -> Result<ExitCode, String> {
             return Ok(ExitCode::from(3));
         }
     }
+    // The profiler's rule (`Verdict`): a file that could not be used is exit 2, the comparison
+    // of the rest printed all the same.
+    let unusable = c.unusable_files();
+    if !unusable.is_empty() {
+        ui::error(&format!(
+            "memlens: {} file(s) could not be used; the comparison is of the rest:\n  {}",
+            unusable.len(),
+            unusable.join("\n  ")
+        ));
+        return Ok(ExitCode::from(2));
+    }
     Ok(ExitCode::SUCCESS)
 }

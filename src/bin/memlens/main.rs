@@ -28,7 +28,9 @@ Exit codes (the same for every subcommand):
   1  nothing to analyse: the paths exist but hold nothing the command reads (the message says
      what was looked for, how deep, and the closest things found)
   2  bad input or usage: a path that does not exist or cannot be read, a file that cannot be
-     parsed, a wrong option (with `memlens PATH...`: some input failed, the others are printed)
+     parsed, a wrong option. `profiler`, `compare` and `memlens PATH...` give 2 as soon as one
+     file given could not be used (a damaged db or CSV of one rank), and still print and write
+     the results of the rest; 0 means every file was read
   3  `somas --fail-on-conflict` found overwrite conflicts; `compare --fail-if-peak-grows PCT`
      found a peak grown by more than PCT percent";
 

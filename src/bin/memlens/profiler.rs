@@ -8,6 +8,7 @@ use memlens::profiler::job_of;
 use memlens::profiler::plan::job_plan;
 use memlens::profiler::run_folder::{ProfilerRun, RunFolders};
 use memlens::profiler::summary::{rank_summaries, JobSummary};
+use memlens::profiler::view::{job_totals, Verdict};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -27,7 +28,8 @@ fn write_file(
 
 /// Runs the analysis of `paths`; writes CSVs to `out` and the job summary file to `summary`,
 /// prints JSON or a table. Exit 1 when no run folder holds memory data (with what was looked for
-/// and found).
+/// and found), 2 when some file could not be used (the results of the rest are still printed
+/// and written): the core's [`Verdict`].
 pub fn run(
     paths: &[PathBuf],
     out: Option<&Path>,
@@ -98,10 +100,10 @@ pub fn run(
     stdout
         .write_all(text.as_bytes())
         .map_err(|e| e.to_string())?;
-    if exp::has_data(&analysis) {
-        Ok(ExitCode::SUCCESS)
-    } else {
-        ui.note("memlens: the run folders hold no memory rows and no allocator curve (see the warnings)");
-        Ok(ExitCode::from(1))
+    // One rule for the exit code, the core's (the page's tab follows the same verdict).
+    let verdict = Verdict::of(&job_totals(&analysis, &job));
+    if let Some(problem) = &verdict.problem {
+        ui.note(&format!("memlens: {problem}"));
     }
+    Ok(ExitCode::from(verdict.exit_code))
 }

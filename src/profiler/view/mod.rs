@@ -17,7 +17,7 @@ pub mod report;
 pub mod subset;
 
 pub use layout::{lifetime_layout, LifetimeLayout};
-pub use report::{job_report, job_totals, JobReport, JobTotals};
+pub use report::{job_report, job_totals, JobReport, JobTotals, Verdict};
 pub use subset::RankPart;
 
 use super::analysis::{

@@ -1,7 +1,7 @@
 //! The job report: the document `memlens profiler --json` prints and the page's job summary reads
 //! (one type for both, so they cannot disagree), with the job's totals computed here.
 
-use crate::diag::{Diagnostic, Severity};
+use crate::diag::{Diagnostic, Levels, Severity};
 use crate::profiler::analysis::{JobAnalysis, MatrixCell, Outlier, RankReport};
 use crate::profiler::discover::Job;
 use serde::Serialize;
@@ -17,10 +17,12 @@ pub struct JobReport<'a> {
     pub outliers: &'a [Outlier],
     /// Files given that are not part of a run folder, with the reason.
     pub ignored: Vec<Ignored<'a>>,
-    /// Every problem met (discovery, then each rank's files).
+    /// Every problem met (discovery, then each rank's files), errors and warnings.
     pub warnings: &'a [Diagnostic],
     /// Figures of the whole job.
     pub totals: JobTotals,
+    /// How the job came out: the exit code `memlens profiler` gives it, and its problem in words.
+    pub verdict: Verdict,
 }
 
 /// A file that was given but not analysed.
@@ -34,6 +36,7 @@ pub struct Ignored<'a> {
 
 /// The report of `analysis`, whose ranks were discovered as `job`.
 pub fn job_report<'a>(analysis: &'a JobAnalysis, job: &'a Job) -> JobReport<'a> {
+    let totals = job_totals(analysis, job);
     JobReport {
         ranks: analysis.ranks.iter().map(|r| &r.summary).collect(),
         matrix: &analysis.matrix,
@@ -44,7 +47,8 @@ pub fn job_report<'a>(analysis: &'a JobAnalysis, job: &'a Job) -> JobReport<'a> 
             .map(|(p, r)| Ignored { path: p, reason: r })
             .collect(),
         warnings: &analysis.warnings,
-        totals: job_totals(analysis, job),
+        verdict: Verdict::of(&totals),
+        totals,
     }
 }
 
@@ -61,7 +65,10 @@ pub struct JobTotals {
     pub rows: u64,
     /// … of them `cann::` (GE) rows.
     pub rows_ge: u64,
-    /// Problems met.
+    /// Diagnostics of severity error (a file that could not be used, or only in part).
+    pub errors: usize,
+    /// Diagnostics of severity warning (rows skipped, files set aside, hints); errors are not
+    /// counted here.
     pub warnings: usize,
     /// Files given but not analysed.
     pub ignored: usize,
@@ -98,10 +105,84 @@ pub(crate) fn peak_index(peaks: impl Iterator<Item = u64>) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
+/// The files named by an error among `diags`, each counted once however many errors it has.
+pub(crate) fn rejected_files<'a>(diags: impl IntoIterator<Item = &'a Diagnostic>) -> usize {
+    diags
+        .into_iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| d.file.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+}
+
+/// How a job's analysis came out, from its totals: the one rule that `memlens profiler`'s exit
+/// code, `memlens PATH...`'s and the page's profiler tab follow. A job some of whose files could
+/// not be used is exit 2 (bad input) even when the other ranks were read, so that a CI step can
+/// rely on 0 meaning "every file read"; its results are given all the same.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    /// 0: every file was read; 1: no file was refused but no rank holds memory data; 2: some
+    /// file could not be used, or a rank failed (the others' results are still given).
+    pub exit_code: u8,
+    /// Whether some rank has data to show. Without, the page's tab settles as an error.
+    pub has_data: bool,
+    /// What went wrong, in words, when `exit_code` is not 0.
+    pub problem: Option<String>,
+}
+
+impl Verdict {
+    /// The verdict on a job with `totals`.
+    pub fn of(totals: &JobTotals) -> Verdict {
+        let has_data = totals.ranks_with_data > 0;
+        let mut unusable = Vec::new();
+        if totals.failed_ranks > 0 {
+            let n = totals.failed_ranks;
+            unusable.push(format!("{n} rank{} failed", if n == 1 { "" } else { "s" }));
+        }
+        if totals.rejected > 0 {
+            let n = totals.rejected;
+            unusable.push(format!(
+                "{n} file{} could not be used",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+        let (exit_code, problem) = match (unusable.is_empty(), has_data) {
+            (true, true) => (0, None),
+            (true, false) => (
+                1,
+                Some(
+                    "the run folders hold no memory rows and no allocator curve (see the warnings)"
+                        .to_string(),
+                ),
+            ),
+            (false, true) => (
+                2,
+                Some(format!(
+                    "{}; the results are of the rest (see the errors)",
+                    unusable.join(", ")
+                )),
+            ),
+            (false, false) => (
+                2,
+                Some(format!(
+                    "no rank could be read: {} (see the errors)",
+                    unusable.join(", ")
+                )),
+            ),
+        };
+        Verdict {
+            exit_code,
+            has_data,
+            problem,
+        }
+    }
+}
+
 /// The totals of `analysis` (ranks discovered as `job`).
 pub fn job_totals(analysis: &JobAnalysis, job: &Job) -> JobTotals {
     let ranks: Vec<&RankReport> = analysis.ranks.iter().map(|r| &r.summary).collect();
     let peak_rank = peak_index(ranks.iter().map(|r| r.peak_allocated_bytes));
+    let levels = Levels::of(&analysis.warnings);
     JobTotals {
         ranks: ranks.len(),
         roles: ranks
@@ -111,15 +192,10 @@ pub fn job_totals(analysis: &JobAnalysis, job: &Job) -> JobTotals {
             .len(),
         rows: ranks.iter().map(|r| r.rows).sum(),
         rows_ge: ranks.iter().map(|r| r.rows_ge).sum(),
-        warnings: analysis.warnings.len(),
+        errors: levels.errors,
+        warnings: levels.warnings,
         ignored: job.ignored.len(),
-        rejected: analysis
-            .warnings
-            .iter()
-            .filter(|d| d.severity == Severity::Error)
-            .map(|d| d.file.as_str())
-            .collect::<std::collections::BTreeSet<_>>()
-            .len(),
+        rejected: rejected_files(&analysis.warnings),
         failed_ranks: 0,
         ranks_with_data: ranks
             .iter()
