@@ -463,11 +463,11 @@ test('a 1,201-rank rank table: a rank opens by a click on its row and by the key
 });
 
 test('a summary of another version is refused naming the file', async () => {
-  const { browser: b, page, state } = await openSummary(server, [{ path: 'old/v2.memlens.json', base64: b64('{"format":"memlens-job-summary","version":2,"ranks":[]}\n') }]);
+  const { browser: b, page, state } = await openSummary(server, [{ path: 'new/v3.memlens.json', base64: b64('{"format":"memlens-job-summary","version":3,"ranks":[]}\n') }]);
   try {
     assert.equal(state, 'error');
     const msg = await page.textContent('[data-testid="jobsummary-error"]');
-    assert.match(msg, /old\/v2\.memlens\.json/);
+    assert.match(msg, /new\/v3\.memlens\.json/);
     assert.match(msg, /version/);
     assertClean(b, server.origin);
   } finally {

@@ -7,7 +7,7 @@ import { el, cssVar } from '../ui/dom.js';
 import { createStore } from '../ui/store.js';
 import { mountedClient } from '../ui/mounted-client.js';
 import { bytes, exactBytes, int, plural } from '../format.js';
-import { overview } from '../profiler/overview.js';
+import { overview, levelsText, diagnosticItem } from '../profiler/overview.js';
 import { ms, rankLabel, section } from '../profiler/common.js';
 
 /** The analysis module (see www/analyses.js). */
@@ -304,14 +304,14 @@ function rankDetail(report, client) {
     curve.set(s.curve, r);
     live.set(r);
     unreleased.set(s);
-    warnTitle.textContent = plural(s.warnings.length, 'warning');
+    warnTitle.textContent = levelsText(s.warnings.filter((w) => w.severity === 'error').length, s.warnings.filter((w) => w.severity !== 'error').length);
     warnTitle.hidden = !s.warnings.length;
     warnList.hidden = !s.warnings.length;
     // Ranks of one job often share their warnings: the list is built again only when they differ.
     const said = JSON.stringify(s.warnings);
     if (warningsSaid !== said) {
       warningsSaid = said;
-      warnList.replaceChildren(...s.warnings.map((w) => el('li', { class: 'warning' }, el('span', { class: 'msg', text: w }))));
+      warnList.replaceChildren(...s.warnings.map((w) => diagnosticItem(w)));
     }
   }
   // A rank fetched ahead (the pointer rests on it) says so once its answer is at hand, for the

@@ -141,7 +141,7 @@ export function withLeftOut(job, screen) {
     ranks: report.totals.ranks + leftOut.length,
     failed_ranks: (report.totals.failed_ranks || 0) + leftOut.length,
     roles: new Set(newRanks.map((r) => r.role)).size,
-    warnings: report.totals.warnings + leftOut.length,
+    errors: (report.totals.errors || 0) + leftOut.length,
     peak_rank: peak === null || peak === undefined ? peak : at.indexOf(peak),
   };
   const warnings = [...leftOut.map((l) => ({ severity: 'error', file: l.part.run_dirs[0] || '', message: l.error })), ...report.warnings];

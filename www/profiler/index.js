@@ -6,7 +6,7 @@ import { downloadCanvas } from '../ui/download.js';
 import { bytes, bytesApart, int, plural } from '../format.js';
 import { createState, HASH_KEYS } from './state.js';
 import { ms, rankLabel } from './common.js';
-import { overview, warningsBlock } from './overview.js';
+import { overview, warningsBlock, problemsMetric } from './overview.js';
 import { memoryChart } from './memory-chart.js';
 import { timeline } from './timeline.js';
 import { allocationsTable } from './table.js';
@@ -141,8 +141,9 @@ function mountOne(root, ctx, screened) {
     root.dataset.memoryBytes = String(job.memoryBytes);
     root.dataset.timings = JSON.stringify(job.timings);
     if (!job.report.ranks.length || job.report.totals.ranks_with_data === 0) {
-      emptyJob(root, job);
+      const settled = emptyJob(root, job);
       if (screen) root.prepend(screen.notice);
+      if (settled) throw settled;
       return;
     }
     // Answers that arrive after these views were unmounted (a new drop) go nowhere: the worker
@@ -184,7 +185,9 @@ function mountOne(root, ctx, screened) {
 
 /**
  * Nothing to draw (run folders whose analysis never ran, or every memory file rejected): say why
- * and what to do, counting the rejected files, instead of a dashboard of zeros.
+ * and what to do, counting the rejected files, instead of a dashboard of zeros. Returns the error
+ * the tab's load settles with: the core's verdict on the job (`report.verdict`, the rule behind
+ * the CLI's exit code), in its words; marked as shown, since this panel already shows it.
  */
 function emptyJob(root, job) {
   const { report } = job;
@@ -201,11 +204,15 @@ function emptyJob(root, job) {
       el('div', { class: 'metric', 'data-metric': 'ascend-ranks', 'data-value': '0' }, el('div', { class: 'label', text: 'Ranks with data' }), el('div', { class: 'value', text: '0' })),
       el('div', { class: 'metric', 'data-metric': 'ascend-rejected', 'data-value': String(rejected) }, el('div', { class: 'label', text: 'Files rejected' }), el('div', { class: 'value', text: int(rejected) })),
       el('div', { class: 'metric', 'data-metric': 'ascend-rows', 'data-value': '0' }, el('div', { class: 'label', text: 'Allocation rows' }), el('div', { class: 'value', text: '0' })),
-      el('div', { class: 'metric', 'data-metric': 'ascend-warnings', 'data-value': String(report.warnings.length) }, el('div', { class: 'label', text: 'Warnings' }), el('div', { class: 'value', text: int(report.warnings.length) }))),
+      problemsMetric(report.totals)),
     el('div', { class: rejected ? 'error-state' : 'empty-state', 'data-testid': 'ascend-empty' },
       el('p', { text: why }),
       hint ? el('p', { class: 'hint', text: hint.message }) : null),
     warningsBlock(report)));
+  const verdict = report.verdict || {};
+  const settled = new Error(verdict.problem || 'no rank of this drop holds memory data');
+  settled.shown = true;
+  return verdict.has_data ? null : settled;
 }
 
 /**

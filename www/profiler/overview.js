@@ -34,7 +34,7 @@ export function overview({ report, ranks }, store, { soon = null } = {}) {
   const metrics = el('div', { class: 'metrics' },
     metric('ascend-ranks', 'Ranks', totals.ranks, int(totals.ranks), plural(totals.roles, 'role')),
     metric('ascend-rows', 'Allocation rows', totals.rows, int(totals.rows), `${int(totals.rows_ge)} of them cann:: (GE)`),
-    metric('ascend-warnings', 'Warnings', totals.warnings, int(totals.warnings), filesLine(totals, summaries.filter(tooLarge).length)),
+    problemsMetric(totals, filesLine(totals, summaries.filter(tooLarge).length)),
     peak
       ? el('div', { class: 'metric peak-metric', 'data-metric': 'ascend-peak', 'data-value': String(peak.peak_allocated_bytes), title: exactBytes(peak.peak_allocated_bytes) },
           el('div', { class: 'label', text: 'Highest peak allocated' }),
@@ -109,20 +109,48 @@ function filesLine(totals, big = 0) {
   return parts.length ? parts.join(', ') : 'every file read';
 }
 
-/** The warnings and ignored files, hints first. */
+/**
+ * "1 error, 2 warnings", "3 warnings", "no errors or warnings": the counts by level the engine
+ * gives (`totals.errors`, `totals.warnings`), an error never counted as a warning.
+ */
+export function levelsText(errors = 0, warnings = 0) {
+  if (!errors && !warnings) return 'no errors or warnings';
+  return [errors ? plural(errors, 'error') : null, warnings ? plural(warnings, 'warning') : null].filter(Boolean).join(', ');
+}
+
+/**
+ * The headline card of a job's diagnostics, counted by level ("1 error, 2 warnings"); `sub` is
+ * its second line. Hooks: `data-value` (all of them), `data-errors`, `data-warnings`.
+ */
+export function problemsMetric(totals, sub) {
+  const errors = totals.errors || 0;
+  const warnings = totals.warnings || 0;
+  return el('div', { class: `metric${errors ? ' has-errors' : ''}`, 'data-metric': 'ascend-warnings', 'data-value': String(errors + warnings), 'data-errors': String(errors), 'data-warnings': String(warnings) },
+    el('div', { class: 'label', text: 'Errors and warnings' }),
+    el('div', { class: 'value', text: errors || warnings ? levelsText(errors, warnings) : 'none' }),
+    sub ? el('div', { class: 'sub', text: sub }) : null);
+}
+
+/**
+ * One diagnostic as a list item: its level, its place (file, line, byte, field), its message and
+ * how many rows it stands for.
+ */
+export function diagnosticItem(w, extra = '') {
+  const where = [w.file, w.line ? `line ${w.line}` : null, w.byte !== undefined && w.byte !== null ? `byte ${w.byte}` : null, w.field ? `field ${w.field}` : null].filter(Boolean).join(', ');
+  return el('li', { class: `${w.severity}${extra}` },
+    el('span', { class: 'sev', text: w.severity }),
+    el('span', { class: 'where', text: where }),
+    el('span', { class: 'msg', text: w.message }),
+    w.count > 1 ? el('span', { class: 'count', text: `× ${int(w.count)}` }) : null);
+}
+
+/** The errors and warnings and the ignored files, hints first. */
 export function warningsBlock(report) {
   const ws = [...report.warnings];
   const isHint = (w) => /export_type|db export|re-export|analyse\(/i.test(w.message);
   ws.sort((a, b) => isHint(b) - isHint(a));
   const list = el('ul', { class: 'warning-list', 'data-testid': 'ascend-warnings' });
-  for (const w of ws) {
-    const where = [w.file, w.line ? `line ${w.line}` : null, w.byte !== undefined && w.byte !== null ? `byte ${w.byte}` : null, w.field ? `field ${w.field}` : null].filter(Boolean).join(', ');
-    list.append(el('li', { class: `${w.severity}${isHint(w) ? ' hint' : ''}` },
-      el('span', { class: 'sev', text: w.severity }),
-      el('span', { class: 'where', text: where }),
-      el('span', { class: 'msg', text: w.message }),
-      w.count > 1 ? el('span', { class: 'count', text: `× ${int(w.count)}` }) : null));
-  }
+  for (const w of ws) list.append(diagnosticItem(w, isHint(w) ? ' hint' : ''));
   const ignored = el('ul', { class: 'warning-list ignored' });
   // A file set aside with a warning (another run of a rank) has its reason said once, up there.
   const warned = new Set(report.warnings.map((w) => `${w.file}\n${w.message}`));
@@ -131,8 +159,8 @@ export function warningsBlock(report) {
     ignored.append(el('li', {}, el('span', { class: 'where', text: f.path }), el('span', { class: `msg${said ? ' muted' : ''}`, text: said ? 'see its warning above' : f.reason })));
   }
   const details = el('details', { class: 'warnings-box', open: ws.some(isHint) || (ws.length > 0 && ws.length <= 5) },
-    el('summary', { text: `${plural(ws.length, 'warning')}, ${plural(report.ignored.length, 'file')} not analysed` }),
-    ws.length ? list : el('p', { class: 'muted', text: 'No warnings.' }));
+    el('summary', { 'data-testid': 'ascend-warnings-title', text: `${levelsText(report.totals.errors, report.totals.warnings)}, ${plural(report.ignored.length, 'file')} not analysed` }),
+    ws.length ? list : el('p', { class: 'muted', text: 'No errors or warnings.' }));
   if (report.ignored.length) details.append(el('h3', { text: 'Files not analysed' }), ignored);
   return details;
 }

@@ -24,7 +24,7 @@ import { noneRead, markLeftOut } from './file-limit.js';
  * Mounts the pooled tab in `root` with `size` readers. `screened` is the drop's per-file check
  * (file-limit.js `screenDrop`: null, or the ranks left out and the panel naming their files).
  * `build(root, job, ctx, onDispose, options)` draws the views of a job, `emptyJob(root, job)` a
- * job without ranks, `failed(root, err)` the error panel. `handOver(text|error|promise)` gives
+ * job without ranks (returning the error the load settles with, or null), `failed(root, err)` the error panel. `handOver(text|error|promise)` gives
  * the job's rank summaries to the other tabs once they are known. A job of fewer than two ranks has nothing to share out: it is
  * read by `single()` (the one-worker tab, mounted in `root`) instead.
  */
@@ -168,8 +168,10 @@ export function mountPooled(root, ctx, size, screened, { build, emptyJob, failed
       if (report.totals.ranks_with_data === 0) {
         pool.terminate();
         // Nothing to draw: the page's worker reads the drop to say which files it rejected, and why.
-        emptyJob(root, await client.call('ascend.open', readDirs ? { runDirs: readDirs, leaveDbs } : {}));
+        const settled = emptyJob(root, await client.call('ascend.open', readDirs ? { runDirs: readDirs, leaveDbs } : {}));
         if (notice) root.prepend(notice);
+        // The core's verdict: no rank read anything, and the tab's load settles as an error.
+        if (settled) throw settled;
         return;
       }
       const runDirs = report.ranks.map((r) => r.run_dirs);
@@ -193,7 +195,8 @@ export function mountPooled(root, ctx, size, screened, { build, emptyJob, failed
       pool.terminate();
       handOver(err);
       if (unmounted) return;
-      failed(root, err);
+      // An error the tab already shows (an empty job's panel) keeps its panel.
+      if (!err.shown) failed(root, err);
       throw err;
     }
     if (unmounted) return;

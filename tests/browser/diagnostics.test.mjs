@@ -1,0 +1,148 @@
+// A profiler job's problems on the page as what they are, the same as the CLI says them: a rank's
+// file error listed as an error with its file (whether a pool of readers or one worker read the
+// job, and in a job summary file's rank), errors counted apart from warnings, a drop whose every
+// file was refused settling as an error in the core's words, and a file another tab analyses not
+// listed as "not analysed". The expectations are the CLI's for the same folders. The broken
+// inputs are made here from the real two-rank sample.
+//
+// On main (2d25458) the pooled overview gave the emptied CSV's error as a WARNING row with an
+// empty place, the card read "Warnings 1", the truncated db alone settled as "ready", and the
+// snapshot beside a run folder was listed among the files not analysed.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, cpSync, writeFileSync, readFileSync, truncateSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { root, CLI, openBrowser, startServer, engineThreads, settled, filesUnder, dropFiles, foreignRequests } from './harness.mjs';
+
+const SAMPLE = path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0');
+
+let server;
+let tmp;
+
+before(async () => {
+  server = await startServer({ isolate: true });
+  tmp = mkdtempSync(path.join(tmpdir(), 'memlens-diagnostics-'));
+  // The two-rank job, rank 1's operator_memory.csv emptied.
+  cpSync(path.join(SAMPLE, 'text'), path.join(tmp, 'job'), { recursive: true });
+  writeFileSync(path.join(tmp, 'job', 'rank1_ascend_pt', 'ASCEND_PROFILER_OUTPUT', 'operator_memory.csv'), '');
+  // The db export alone, truncated to a hundredth.
+  cpSync(path.join(SAMPLE, 'db'), path.join(tmp, 'db'), { recursive: true });
+  const db = path.join(tmp, 'db', 'rank0_ascend_pt', 'ASCEND_PROFILER_OUTPUT', 'ascend_pytorch_profiler_0.db');
+  truncateSync(db, Math.floor(statSync(db).size / 100));
+  // One run folder with a memory snapshot and a notes file beside it.
+  cpSync(path.join(SAMPLE, 'text', 'rank0_ascend_pt'), path.join(tmp, 'drop', 'rank0_ascend_pt'), { recursive: true });
+  cpSync(path.join(root, 'fixtures', 'snapshots', 'cs336_tiny_mem_snapshot.pickle'), path.join(tmp, 'drop', 'snap.pickle'));
+  writeFileSync(path.join(tmp, 'drop', 'notes.txt'), 'what we ran\n');
+});
+
+after(async () => {
+  await server.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+/** `memlens ARGS` in the temporary folder: its status, its JSON (when asked for) and its stderr. */
+function cli(...args) {
+  const r = spawnSync(CLI, args, { cwd: tmp, encoding: 'utf8', maxBuffer: 1 << 28 });
+  return { status: r.status, json: args.includes('--json') ? JSON.parse(r.stdout) : null, stderr: r.stderr };
+}
+
+/** A diagnostic as the overview's list shows it: level, place, message (the test's own wording of the place). */
+const row = (w) => [w.severity, [w.file, w.line ? `line ${w.line}` : null, w.byte !== undefined ? `byte ${w.byte}` : null, w.field ? `field ${w.field}` : null].filter(Boolean).join(', '), w.message];
+
+async function shownRows(page, scope) {
+  return page.$$eval(`${scope} [data-testid="ascend-warnings"] li`, (lis) => lis.map((li) => [li.querySelector('.sev').textContent, li.querySelector('.where').textContent, li.querySelector('.msg').textContent]));
+}
+
+async function open(search, files) {
+  const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
+  const page = await b.page();
+  await page.goto(server.url + search);
+  await engineThreads(page);
+  await dropFiles(page, files);
+  return { b, page, state: await settled(page, 120000) };
+}
+
+for (const [how, search] of [['a pool of readers', ''], ['one worker', '?workers=1']]) {
+  test(`a rank's file error is an error with its place, read by ${how}, as the CLI lists it`, async () => {
+    const want = cli('profiler', 'job', '--json', '-q');
+    assert.equal(want.status, 2);
+    const errors = want.json.warnings.filter((w) => w.severity === 'error').length;
+    const warnings = want.json.warnings.length - errors;
+    assert.ok(errors >= 1);
+    const { b, page, state } = await open(search, filesUnder(path.join(tmp, 'job')));
+    try {
+      // The other files were read: the job opens, and its problems are listed.
+      assert.equal(state, 'ready');
+      await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 60000 });
+      if (!search) assert.ok(await page.getAttribute('[data-testid="ascend"]', 'data-workers'), 'read by a pool');
+      assert.deepEqual((await shownRows(page, '#panel-ascend')).sort(), want.json.warnings.map(row).sort());
+      const card = '#panel-ascend [data-metric="ascend-warnings"]';
+      assert.equal(await page.getAttribute(card, 'data-errors'), String(errors));
+      assert.equal(await page.getAttribute(card, 'data-warnings'), String(warnings));
+      const said = [errors ? `${errors} error${errors === 1 ? '' : 's'}` : '', warnings ? `${warnings} warning${warnings === 1 ? '' : 's'}` : ''].filter(Boolean).join(', ');
+      assert.equal(await page.textContent(`${card} .value`), said);
+      assert.match(await page.textContent('#panel-ascend [data-testid="ascend-warnings-title"]'), new RegExp(`^${said}, `));
+      assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+      assert.deepEqual(b.consoleErrors, []);
+    } finally {
+      await b.close();
+    }
+  });
+}
+
+test('the job summary file keeps the error with its place: its overview and its rank show it as the CLI does', async () => {
+  const want = cli('profiler', 'job', '--json', '-q', '--summary', 'job.memlens.json');
+  assert.equal(want.status, 2);
+  const file = readFileSync(path.join(tmp, 'job.memlens.json'));
+  const { b, page, state } = await open('', [{ path: 'job.memlens.json', base64: file.toString('base64') }]);
+  try {
+    assert.equal(state, 'ready');
+    await page.waitForFunction(() => document.querySelector('[data-testid="jobsummary"]')?.dataset.state === 'ready', null, { timeout: 60000 });
+    assert.deepEqual((await shownRows(page, '[data-testid="jobsummary"]')).sort(), want.json.warnings.map(row).sort());
+    // The rank whose file failed: its own list.
+    const bad = want.json.warnings.find((w) => w.severity === 'error');
+    const idx = want.json.ranks.findIndex((r) => bad.file.startsWith(`${r.run_dirs[0]}/`));
+    await page.click(`[data-testid="jobsummary"] [data-testid="rank-row"][data-rank-index="${idx}"]`);
+    await page.waitForSelector(`[data-testid="jobsummary-rank"][data-rank-index="${idx}"][data-state="ready"]`);
+    const items = await page.$$eval('[data-testid="jobsummary-rank"] .warning-list li', (lis) => lis.map((li) => [li.querySelector('.sev').textContent, li.querySelector('.where').textContent, li.querySelector('.msg').textContent]));
+    assert.deepEqual(items, [row(bad)]);
+  } finally {
+    await b.close();
+  }
+});
+
+test('a drop whose every file was refused settles as an error, in the words of the CLI', async () => {
+  const want = cli('profiler', 'db');
+  assert.equal(want.status, 2);
+  const problem = want.stderr.trim().split('\n').at(-1).replace(/^memlens: /, '');
+  assert.match(problem, /^no rank could be read/);
+  const { b, page, state } = await open('', filesUnder(path.join(tmp, 'db')));
+  try {
+    assert.equal(state, 'error');
+    assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-state'), 'error');
+    const problems = await page.$$eval('#error-list li', (li) => li.map((x) => x.textContent));
+    assert.deepEqual(problems, [problem]);
+    // The tab still lists the file's error, counted as an error.
+    assert.equal(await page.getAttribute('#panel-ascend [data-metric="ascend-warnings"]', 'data-errors'), '1');
+  } finally {
+    await b.close();
+  }
+});
+
+test('a file another tab analyses is not listed among the files not analysed', async () => {
+  const want = cli('profiler', 'drop', '--json', '-q');
+  assert.deepEqual(want.json.ignored.map((f) => f.path), ['drop/notes.txt']);
+  const { b, page, state } = await open('', filesUnder(path.join(tmp, 'drop')));
+  try {
+    assert.equal(state, 'ready');
+    await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 60000 });
+    const listed = await page.$$eval('#panel-ascend .warning-list.ignored li .where', (xs) => xs.map((x) => x.textContent));
+    assert.deepEqual(listed, want.json.ignored.map((f) => f.path));
+    // The snapshot has its own tab.
+    assert.ok(await page.$('[data-testid="snapshot"]'), 'the snapshot tab');
+  } finally {
+    await b.close();
+  }
+});
