@@ -179,7 +179,10 @@ test('HTML and script in dropped paths, names and file contents render as text a
     const page = await bws.page();
     await page.goto(server.url);
     await dropFiles(page, files);
-    assert.equal(await settled(page), 'ready');
+    // The run's only table is a header: no rank holds memory data, so the profiler tab settles as
+    // an error (the core's verdict, as `memlens profiler` exits non-zero for it); what is checked
+    // here is that the payloads stay text.
+    assert.equal(await settled(page), 'error');
     const seen = await page.evaluate(() => {
       const inv = document.getElementById('inventory');
       return {
