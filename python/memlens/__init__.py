@@ -17,13 +17,22 @@ from collections.abc import Mapping
 from typing import Any, Iterator, List, Optional, Sequence, Union
 
 from . import _native
-from ._native import MemlensError
+from ._native import InputNotFoundError, MemlensError, NothingToAnalyseError
 from ._words import plural as _plural
 
-__all__ = ["analyze", "somas", "Job", "Somas", "MemlensError", "EVENT_CONTRACT_COLUMNS"]
+__all__ = [
+    "analyze",
+    "somas",
+    "Job",
+    "Somas",
+    "MemlensError",
+    "InputNotFoundError",
+    "NothingToAnalyseError",
+    "EVENT_CONTRACT_COLUMNS",
+]
 __version__ = _native.__version__
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
 #: The first twelve columns of `events()`: RL-Insight's MemoryEventRow, in its order (the core's
 #: list, as `memory_events.csv` writes it).
@@ -31,9 +40,10 @@ EVENT_CONTRACT_COLUMNS = _native.EVENT_CONTRACT_COLUMNS
 
 
 def _paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[str]:
-    if isinstance(paths, (str, os.PathLike)):
-        return [os.fspath(paths)]
-    return [os.fspath(p) for p in paths]
+    # bytes are one path (as for open()), not a sequence of ints.
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        return [os.fsdecode(paths)]
+    return [os.fsdecode(p) for p in paths]
 
 
 def _arrow_table(columns):
@@ -114,8 +124,10 @@ class Job(Mapping):
 
 def analyze(paths: Union[PathLike, Sequence[PathLike]]) -> Job:
     """Analyses torch_npu / MindSpore profiler output: run folders, role or step folders, whole
-    multi-rank jobs, or .zip/.tar/.tar.gz archives of them. Raises MemlensError (with the CLI's
-    diagnostics) when no rank yields data."""
+    multi-rank jobs, or .zip/.tar/.tar.gz archives of them (one path, str, bytes or pathlib.Path,
+    or a list of them). Raises, with the CLI's message: InputNotFoundError (a FileNotFoundError)
+    for a path that does not exist; NothingToAnalyseError when the paths hold no profiler output
+    or no rank yields data (its diagnostics); MemlensError otherwise."""
     return Job(_native.analyze(_paths(paths)))
 
 
@@ -134,6 +146,10 @@ class Somas(Mapping):
 
     def __len__(self) -> int:
         return len(self._summary)
+
+    def __repr__(self) -> str:
+        fmt = self._summary.get("format") or {}
+        return f"<memlens.Somas: {self._summary.get('file')} ({fmt.get('family')} {fmt.get('version')})>"
 
     @property
     def summary(self) -> dict:
@@ -158,6 +174,7 @@ class Somas(Mapping):
 
 
 def somas(dump: PathLike, task_info: Optional[PathLike] = None) -> Somas:
-    """Analyses a SOMAS dump (any dump version), with its task_info_graph file when given.
-    Raises MemlensError with the CLI's diagnostic when a file cannot be read or parsed."""
-    return Somas(_native.somas(os.fspath(dump), None if task_info is None else os.fspath(task_info)))
+    """Analyses a SOMAS dump file (any dump version), with its task_info_graph file when given.
+    Raises, with the CLI's message: InputNotFoundError (a FileNotFoundError) for a file that does
+    not exist; MemlensError when a file cannot be read or parsed."""
+    return Somas(_native.somas(os.fsdecode(dump), None if task_info is None else os.fsdecode(task_info)))

@@ -5,7 +5,7 @@ from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 import pandas
 import pyarrow
 
-PathLike = Union[str, os.PathLike[str]]
+PathLike = Union[str, bytes, os.PathLike[str], os.PathLike[bytes]]
 
 __version__: str
 EVENT_CONTRACT_COLUMNS: Tuple[str, ...]
@@ -13,11 +13,18 @@ EVENT_CONTRACT_COLUMNS: Tuple[str, ...]
 class MemlensError(ValueError):
     """Bad or missing input; the message holds the CLI's diagnostics (file, line or byte, what was expected)."""
 
+class InputNotFoundError(MemlensError, FileNotFoundError):
+    """A path that does not exist (the CLI exits with 2); the message is the CLI's."""
+
+class NothingToAnalyseError(MemlensError):
+    """The paths hold nothing to analyse, or no rank yields data (the CLI exits with 1)."""
+
 class Job(Mapping[str, Any]):
     """An analysed profiler job; as a mapping, the `memlens profiler --json` document."""
     def __getitem__(self, key: str) -> Any: ...
     def __iter__(self) -> Iterator[str]: ...
     def __len__(self) -> int: ...
+    def __repr__(self) -> str: ...
     @property
     def report(self) -> dict: ...
     @property
@@ -35,6 +42,7 @@ class Somas(Mapping[str, Any]):
     def __getitem__(self, key: str) -> Any: ...
     def __iter__(self) -> Iterator[str]: ...
     def __len__(self) -> int: ...
+    def __repr__(self) -> str: ...
     @property
     def summary(self) -> dict: ...
     @property
