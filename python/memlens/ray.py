@@ -10,9 +10,10 @@ the compact rank summaries (kilobytes each) into one job summary file, the same 
     python -m memlens.ray /local/profiles/job --out job.memlens.json
 
 `root` may hold environment variables (`$LOCAL_DISK/job`), expanded on each node. A rank whose
-task or node fails is in the summary with the reason (`"status": "error"`), never dropped; with
-`out` naming an existing summary, ranks already summarised there are not analysed again unless
-`rerun=True`. All analysis and merging is the compiled core's; this module only schedules.
+task or node fails is in the summary with the reason (`"status": "error"`), never dropped; a rank
+that several nodes see (a shared filesystem) is analysed once; with `out` naming an existing
+summary, ranks already summarised there are not analysed again unless `rerun=True`. All analysis
+and merging is the compiled core's; this module only schedules.
 """
 from __future__ import annotations
 
@@ -60,8 +61,9 @@ def _pinned(fn, node_id: str, retries: int):
 
 
 def discover_job(root: str) -> List[Dict[str, Any]]:
-    """One discovery task per alive node: `[{"node_id", "groups": [...], "warnings": [...]}]`
-    (a node whose task fails gives `{"node_id", "error"}`)."""
+    """One discovery task per alive node: `[{"node_id", "groups": [...], "found", "warnings":
+    [...]}]` (a node whose task fails gives `{"node_id", "error"}`). `found` counts the ranks the
+    node holds, `groups` those it is given: each rank goes to one node (see `_share_out`)."""
     import ray
 
     nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
@@ -72,7 +74,25 @@ def discover_job(root: str) -> List[Dict[str, Any]]:
             out.append(ray.get(ref))
         except Exception as e:  # a node lost during discovery: said, not hidden
             out.append({"node_id": node, "groups": [], "warnings": [], "error": f"{type(e).__name__}: {e}"})
+    _share_out(out)
     return out
+
+
+def _share_out(nodes: List[Dict[str, Any]]) -> None:
+    """Gives each rank to one of the nodes that hold it, the one given the fewest so far: on a
+    shared filesystem every node sees every rank, which would otherwise be analysed (and listed)
+    once per node; the work is still spread over the nodes."""
+    holders: Dict[Tuple, List[Tuple[int, Dict[str, Any]]]] = {}
+    for i, n in enumerate(nodes):
+        n["found"] = len(n["groups"])
+        for g in n["groups"]:
+            holders.setdefault(_key(g), []).append((i, g))
+    given: List[List[Dict[str, Any]]] = [[] for _ in nodes]
+    for held in holders.values():
+        i, g = min(held, key=lambda h: (len(given[h[0]]), h[0]))
+        given[i].append(g)
+    for n, groups in zip(nodes, given):
+        n["groups"] = groups
 
 
 def summarize_ranks(
@@ -115,7 +135,8 @@ def analyze_job(
     current one, or a new local one) and returns the job summary; writes it to `out` when given.
     With `out` naming an existing summary, its ranks with data are kept and not analysed again
     unless `rerun`. Beside the file's keys the returned object says per node how many ranks it
-    held (`nodes`, with any discovery error), and how many ranks were `skipped` and `analysed`."""
+    held and was given (`nodes`: `found`, `ranks`, with any discovery error), and how many ranks
+    were `skipped` and `analysed`."""
     import ray
 
     if not ray.is_initialized():
@@ -134,7 +155,7 @@ def analyze_job(
     # Not part of the file (it would differ from the one-machine summary): which node held how
     # many ranks, and any node whose discovery failed.
     summary["nodes"] = [
-        dict({k: n[k] for k in ("node_id", "error") if k in n}, ranks=len(n.get("groups", []))) for n in nodes
+        dict({k: n[k] for k in ("node_id", "found", "error") if k in n}, ranks=len(n["groups"])) for n in nodes
     ]
     summary["skipped"] = len(kept)
     summary["analysed"] = len(fresh)

@@ -7,6 +7,7 @@ generated 2 roles x 12 ranks job, one rank of it damaged:
   each rank's peak equals the maximum pandas reads from the rank's own memory_record.csv;
 - a re-run skips the ranks already summarised (and `rerun=True` does not);
 - a task whose worker process dies is retried, or with no retry left reported with the reason;
+- a root every node sees (a shared filesystem) gives each rank once, the work spread;
 - the ranks of a node lost after discovery are reported with the reason, the others intact.
 
 Kept small (tiny traces, one CPU per node) so the file runs in about a minute on two cores."""
@@ -130,6 +131,20 @@ def test_a_killed_task_is_retried_or_reported(cluster, spread, monkeypatch):
     damaged = [r for r in reported if r["run_dirs"] == [spread["damaged"]]]
     others = [r for r in reported if r not in killed and r not in damaged]
     assert others and all(r["status"] == "ok" for r in others)
+
+
+def test_a_root_every_node_sees_gives_each_rank_once(cluster, spread, cli):
+    # The union folder is one path on this machine, so every node of the local cluster sees all
+    # 24 ranks, as on a shared filesystem. The old driver analysed and listed each rank once per
+    # node: 72 ranks.
+    out = spread["base"] / "shared.memlens.json"
+    s = mray.analyze_job(str(spread["union"]), out=str(out))
+    cli_file = spread["base"] / "cli-union.memlens.json"
+    cli("profiler", spread["union"], "--summary", cli_file, check=False)
+    assert out.read_bytes() == cli_file.read_bytes()
+    assert s["totals"]["ranks"] == ROLES * RANKS
+    assert [n["found"] for n in s["nodes"]] == [ROLES * RANKS] * NODES
+    assert [n["ranks"] for n in s["nodes"]] == [ROLES * RANKS // NODES] * NODES
 
 
 def test_ranks_of_a_lost_node_are_reported(cluster, spread):
