@@ -24,6 +24,7 @@ import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import _native
+from ._native import InputNotFoundError, NothingToAnalyseError
 from ._words import plural
 
 __all__ = ["analyze_job", "main"]
@@ -42,6 +43,7 @@ def _discover(root: str) -> Dict[str, Any]:
 
     found = json.loads(_native.discover(_node_root(root)))
     found["node_id"] = ray.get_runtime_context().get_node_id()
+    found["address"] = ray.util.get_node_ip_address()
     return found
 
 
@@ -61,9 +63,10 @@ def _pinned(fn, node_id: str, retries: int):
 
 
 def discover_job(root: str) -> List[Dict[str, Any]]:
-    """One discovery task per alive node: `[{"node_id", "groups": [...], "found", "warnings":
-    [...]}]` (a node whose task fails gives `{"node_id", "error"}`). `found` counts the ranks the
-    node holds, `groups` those it is given: each rank goes to one node (see `_share_out`)."""
+    """One discovery task per alive node: `[{"node_id", "address", "groups": [...], "found",
+    "warnings": [...]}]`, `"problem"` (and `"missing"`) when the root cannot be looked at on the
+    node, `{"node_id", "error"}` for a node whose task fails. `found` counts the ranks the node
+    holds, `groups` those it is given: each rank goes to one node (see `_share_out`)."""
     import ray
 
     nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
@@ -123,6 +126,17 @@ def summarize_ranks(
     return ranks
 
 
+def _nothing_found(root: str, nodes: List[Dict[str, Any]]) -> Exception:
+    """The error for a root under which no node holds a rank: each node's reason."""
+    lines = [f"{root}: no rank found on any node ({plural(len(nodes), 'node')} looked)"]
+    for n in nodes:
+        why = n.get("error") or n.get("problem") or "nothing to analyse there (no profiler run folder)"
+        lines.append(f"  node {n.get('address', '?')} ({n['node_id'][:8]}): {why}")
+        lines.extend(f"    {w}" for w in n.get("warnings", []))
+    everywhere_missing = bool(nodes) and all(n.get("missing") for n in nodes)
+    return (InputNotFoundError if everywhere_missing else NothingToAnalyseError)("\n".join(lines))
+
+
 def analyze_job(
     root: str,
     address: Optional[str] = None,
@@ -135,8 +149,12 @@ def analyze_job(
     current one, or a new local one) and returns the job summary; writes it to `out` when given.
     With `out` naming an existing summary, its ranks with data are kept and not analysed again
     unless `rerun`. Beside the file's keys the returned object says per node how many ranks it
-    held and was given (`nodes`: `found`, `ranks`, with any discovery error), and how many ranks
-    were `skipped` and `analysed`."""
+    held and was given (`nodes`: `found`, `ranks`, with any discovery `problem`, `error` and
+    `warnings`), and how many ranks were `skipped` and `analysed`.
+
+    Raises before any rank task runs: InputNotFoundError when the root exists on no node,
+    NothingToAnalyseError when no node holds a rank under it,
+    MemlensError when `out` exists but is not a job summary."""
     import ray
 
     if not ray.is_initialized():
@@ -148,43 +166,66 @@ def analyze_job(
         kept = [r for r in old if json.loads(r).get("status") == "ok"]
     skip = frozenset(_key(json.loads(r)) for r in kept)
     nodes = discover_job(root)
+    if not kept and not any(n["groups"] for n in nodes):
+        raise _nothing_found(root, nodes)
     fresh = summarize_ranks(root, nodes, skip=skip, retries=retries, timeout=timeout)
-    ranks = kept + fresh
-    text = _native.merge_summaries(ranks)
+    text = _native.merge_summaries(kept + fresh)
     summary = json.loads(text)
     # Not part of the file (it would differ from the one-machine summary): which node held how
-    # many ranks, and any node whose discovery failed.
-    summary["nodes"] = [
-        dict({k: n[k] for k in ("node_id", "found", "error") if k in n}, ranks=len(n["groups"])) for n in nodes
-    ]
+    # many ranks, and what discovery said on each node.
+    keys = ("node_id", "address", "found", "problem", "error", "warnings")
+    summary["nodes"] = [dict({k: n[k] for k in keys if n.get(k)}, ranks=len(n["groups"])) for n in nodes]
     summary["skipped"] = len(kept)
     summary["analysed"] = len(fresh)
     if out:
-        tmp = f"{out}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, out)
+        _write(out, text)
     return summary
 
 
+def _write(out: str, text: str) -> None:
+    tmp = f"{out}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, out)
+
+
+_EXIT_CODES = """exit status: 0 every rank summarised; 1 no rank found under ROOT on any node (the
+paths hold nothing to analyse); 2 bad input: ROOT exists on no node, --out cannot be written or is
+not a job summary, or some rank failed (the others are in --out, each failed one with its reason)."""
+
+
 def main(argv: Optional[List[str]] = None) -> int:
-    """`python -m memlens.ray ROOT --out job.memlens.json [--address ADDR] [--rerun]`."""
-    p = argparse.ArgumentParser(prog="python -m memlens.ray", description=__doc__.split("\n\n")[0])
+    """`python -m memlens.ray ROOT --out job.memlens.json [--address ADDR] [--rerun]`; returns
+    the exit status (`_EXIT_CODES`, the memlens CLI's conventions)."""
+    p = argparse.ArgumentParser(
+        prog="python -m memlens.ray",
+        description=__doc__.split("\n\n")[0],
+        epilog=_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("root", help="the job's folder on every node (environment variables expanded per node)")
     p.add_argument("--out", required=True, help="the job summary file to write")
     p.add_argument("--address", default=None, help="Ray cluster address (default: the current or a new local one)")
     p.add_argument("--rerun", action="store_true", help="analyse ranks already in --out again")
     a = p.parse_args(argv)
-    s = analyze_job(a.root, address=a.address, out=a.out, rerun=a.rerun)
+    try:
+        s = analyze_job(a.root, address=a.address, out=a.out, rerun=a.rerun)
+    except _native.MemlensError as e:
+        print(f"{p.prog}: {e}", file=sys.stderr)
+        return 1 if isinstance(e, NothingToAnalyseError) else 2
     t = s["totals"]
     print(f"{plural(t['ranks'], 'rank')}: {t['ok']:,} summarised, {t['failed']:,} failed; written to {a.out}")
     for n in s["nodes"]:
-        if "error" in n:
-            print(f"  node {n['node_id']}: discovery failed: {n['error']}", file=sys.stderr)
+        where = f"node {n.get('address', '?')} ({n['node_id'][:8]})"
+        for why in (n.get("error"), n.get("problem")):
+            if why:
+                print(f"  {where}: {why}", file=sys.stderr)
+        for w in n.get("warnings", []):
+            print(f"  {where}: {w}", file=sys.stderr)
     for r in s["ranks"]:
         if r["status"] != "ok":
             print(f"  {r['role'] or '-'} rank {r['rank']}: {r['error']}", file=sys.stderr)
-    return 0 if t["failed"] == 0 else 1
+    return 0 if t["failed"] == 0 else 2
 
 
 if __name__ == "__main__":

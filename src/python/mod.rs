@@ -319,10 +319,20 @@ fn json<T: serde::Serialize>(v: &T) -> PyResult<String> {
     serde_json::to_string(v).map_err(|e| err(e.to_string()))
 }
 
-/// The ranks under `root` on this machine: JSON `{"groups": [RankGroup…], "warnings": [...]}`.
+/// The ranks under `root` on this machine: JSON `{"groups": [RankGroup…], "warnings": [...]}`,
+/// with `"problem"` (the CLI's words) and `"missing"` when `root` cannot be looked at here.
 #[pyfunction]
 fn discover(py: Python<'_>, root: PathBuf) -> PyResult<String> {
-    let (groups, warnings) = py.detach(|| summary::discover_groups(&root));
+    let roots = [root];
+    if let Some(problem) = roots::check(&roots).first() {
+        return json(&serde_json::json!({
+            "groups": [],
+            "warnings": [],
+            "problem": problem.to_string(),
+            "missing": missing(&roots[0]),
+        }));
+    }
+    let (groups, warnings) = py.detach(|| summary::discover_groups(&roots[0]));
     let warnings: Vec<String> = warnings.iter().map(|d| d.to_string()).collect();
     json(&serde_json::json!({ "groups": groups, "warnings": warnings }))
 }

@@ -8,6 +8,8 @@ generated 2 roles x 12 ranks job, one rank of it damaged:
 - a re-run skips the ranks already summarised (and `rerun=True` does not);
 - a task whose worker process dies is retried, or with no retry left reported with the reason;
 - a root every node sees (a shared filesystem) gives each rank once, the work spread;
+- a root on no node, an empty root, an `out` that is no job summary: the reason and exit
+  status before any rank task runs;
 - the ranks of a node lost after discovery are reported with the reason, the others intact.
 
 Kept small (tiny traces, one CPU per node) so the file runs in about a minute on two cores."""
@@ -20,6 +22,7 @@ import pytest
 import ray
 from ray.cluster_utils import Cluster
 
+import memlens
 import memlens.ray as mray
 
 ROLES, RANKS, NODES = 2, 12, 3
@@ -145,6 +148,39 @@ def test_a_root_every_node_sees_gives_each_rank_once(cluster, spread, cli):
     assert s["totals"]["ranks"] == ROLES * RANKS
     assert [n["found"] for n in s["nodes"]] == [ROLES * RANKS] * NODES
     assert [n["ranks"] for n in s["nodes"]] == [ROLES * RANKS // NODES] * NODES
+
+
+def no_rank_task(*args, **kwargs):
+    raise AssertionError("a rank task was started")
+
+
+def test_a_root_on_no_node_or_an_empty_one_fails_with_each_nodes_reason(cluster, spread, capsys, monkeypatch):
+    # The old driver wrote a summary of 0 ranks and exited with 0 for both.
+    monkeypatch.setattr(mray, "summarize_ranks", no_rank_task)
+    out = spread["base"] / "none.memlens.json"
+    assert mray.main(["$MEMLENS_DISK/no-such-job", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    for d in spread["disks"]:
+        assert f"{d}/no-such-job: no such file or directory" in err, err
+    assert not out.exists()
+    for d in spread["disks"]:
+        (d / "empty-job").mkdir(exist_ok=True)
+    with pytest.raises(memlens.NothingToAnalyseError, match="no rank found on any node"):
+        mray.analyze_job("$MEMLENS_DISK/empty-job")
+    assert mray.main(["$MEMLENS_DISK/empty-job", "--out", str(out)]) == 1
+    assert "$MEMLENS_DISK/empty-job: no rank found on any node (3 nodes looked)" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_an_out_that_is_no_summary_is_refused_first(cluster, spread, capsys, monkeypatch):
+    # The old driver raised a traceback out of main.
+    monkeypatch.setattr(mray, "summarize_ranks", no_rank_task)
+    notes = spread["base"] / "notes.json"
+    notes.write_text('{"hello": 1}')
+    assert mray.main([ROOT, "--out", str(notes)]) == 2
+    err = capsys.readouterr().err
+    assert f"{notes}: error: not a job summary" in err and "Traceback" not in err
+    assert notes.read_text() == '{"hello": 1}'
 
 
 def test_ranks_of_a_lost_node_are_reported(cluster, spread):
