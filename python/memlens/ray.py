@@ -137,6 +137,15 @@ def _nothing_found(root: str, nodes: List[Dict[str, Any]]) -> Exception:
     return (InputNotFoundError if everywhere_missing else NothingToAnalyseError)("\n".join(lines))
 
 
+def _writable(out: str) -> None:
+    """Refuses an `out` that cannot be written before any task runs (not after the analysis)."""
+    folder = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(folder):
+        raise InputNotFoundError(f"{out}: cannot write the job summary: no such folder {folder}")
+    if not os.access(folder, os.W_OK):
+        raise _native.MemlensError(f"{out}: cannot write the job summary: permission denied in {folder}")
+
+
 def analyze_job(
     root: str,
     address: Optional[str] = None,
@@ -152,11 +161,13 @@ def analyze_job(
     held and was given (`nodes`: `found`, `ranks`, with any discovery `problem`, `error` and
     `warnings`), and how many ranks were `skipped` and `analysed`.
 
-    Raises before any rank task runs: InputNotFoundError when the root exists on no node,
-    NothingToAnalyseError when no node holds a rank under it,
+    Raises before any rank task runs: InputNotFoundError when the root exists on no node (or
+    `out`'s folder does not exist), NothingToAnalyseError when no node holds a rank under it,
     MemlensError when `out` exists but is not a job summary."""
     import ray
 
+    if out:
+        _writable(out)
     if not ray.is_initialized():
         ray.init(address=address, log_to_driver=False)
     kept: List[str] = []

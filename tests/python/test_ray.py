@@ -8,8 +8,8 @@ generated 2 roles x 12 ranks job, one rank of it damaged:
 - a re-run skips the ranks already summarised (and `rerun=True` does not);
 - a task whose worker process dies is retried, or with no retry left reported with the reason;
 - a root every node sees (a shared filesystem) gives each rank once, the work spread;
-- a root on no node, an empty root, an `out` that is no job summary: the reason and exit
-  status before any rank task runs;
+- a root on no node, an empty root, an `out` that is no job summary or cannot be written: the
+  reason and exit status before any rank task runs;
 - the ranks of a node lost after discovery are reported with the reason, the others intact.
 
 Kept small (tiny traces, one CPU per node) so the file runs in about a minute on two cores."""
@@ -172,8 +172,9 @@ def test_a_root_on_no_node_or_an_empty_one_fails_with_each_nodes_reason(cluster,
     assert not out.exists()
 
 
-def test_an_out_that_is_no_summary_is_refused_first(cluster, spread, capsys, monkeypatch):
-    # The old driver raised a traceback out of main.
+def test_an_out_that_is_no_summary_or_cannot_be_written_is_refused_first(cluster, spread, capsys, monkeypatch):
+    # The old driver raised a traceback out of main for the first, and for the second analysed
+    # every rank before failing to write.
     monkeypatch.setattr(mray, "summarize_ranks", no_rank_task)
     notes = spread["base"] / "notes.json"
     notes.write_text('{"hello": 1}')
@@ -181,6 +182,9 @@ def test_an_out_that_is_no_summary_is_refused_first(cluster, spread, capsys, mon
     err = capsys.readouterr().err
     assert f"{notes}: error: not a job summary" in err and "Traceback" not in err
     assert notes.read_text() == '{"hello": 1}'
+    nowhere = spread["base"] / "no-such-folder" / "job.memlens.json"
+    assert mray.main([ROOT, "--out", str(nowhere)]) == 2
+    assert f"{nowhere}: cannot write the job summary: no such folder" in capsys.readouterr().err
 
 
 def test_ranks_of_a_lost_node_are_reported(cluster, spread):
