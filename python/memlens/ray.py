@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -76,7 +77,7 @@ def discover_job(root: str) -> List[Dict[str, Any]]:
         try:
             out.append(ray.get(ref))
         except Exception as e:  # a node lost during discovery: said, not hidden
-            out.append({"node_id": node, "groups": [], "warnings": [], "error": f"{type(e).__name__}: {e}"})
+            out.append({"node_id": node, "groups": [], "warnings": [], "error": _reason(e)})
     _share_out(out)
     return out
 
@@ -98,6 +99,20 @@ def _share_out(nodes: List[Dict[str, Any]]) -> None:
         n["groups"] = groups
 
 
+_COLOURS = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _reason(e: BaseException) -> str:
+    """Why a task failed, for the summary file: the task's own exception rather than Ray's
+    wrapper (which adds the remote traceback), without terminal colour codes."""
+    import ray
+
+    cause = getattr(e, "cause", None)
+    if isinstance(e, ray.exceptions.RayTaskError) and isinstance(cause, BaseException):
+        e = cause
+    return _COLOURS.sub("", f"{type(e).__name__}: {e}").strip()
+
+
 def summarize_ranks(
     root: str,
     nodes: List[Dict[str, Any]],
@@ -107,7 +122,7 @@ def summarize_ranks(
 ) -> List[str]:
     """One task per rank group on the node that holds it; returns rank summaries (JSON texts).
     A failed task (after `retries` retries of a lost worker), or one not done within `timeout`
-    seconds of the driver's wait, becomes that rank's error."""
+    seconds of the driver's wait for it (then cancelled), becomes that rank's error."""
     import ray
 
     tasks = []
@@ -121,8 +136,11 @@ def summarize_ranks(
     for g, ref in tasks:
         try:
             ranks.extend(ray.get(ref, timeout=timeout))
+        except ray.exceptions.GetTimeoutError:
+            ray.cancel(ref, force=True)
+            ranks.append(_native.failed_rank(g, f"not done within {timeout:g} s (cancelled)"))
         except Exception as e:  # the task's worker or node was lost, or the task raised
-            ranks.append(_native.failed_rank(g, f"{type(e).__name__}: {e}"))
+            ranks.append(_native.failed_rank(g, _reason(e)))
     return ranks
 
 

@@ -10,6 +10,7 @@ generated 2 roles x 12 ranks job, one rank of it damaged:
 - a root every node sees (a shared filesystem) gives each rank once, the work spread;
 - a root on no node, an empty root, an `out` that is no job summary or cannot be written: the
   reason and exit status before any rank task runs;
+- a task that raises is reported with its own exception;
 - the ranks of a node lost after discovery are reported with the reason, the others intact.
 
 Kept small (tiny traces, one CPU per node) so the file runs in about a minute on two cores."""
@@ -185,6 +186,20 @@ def test_an_out_that_is_no_summary_or_cannot_be_written_is_refused_first(cluster
     nowhere = spread["base"] / "no-such-folder" / "job.memlens.json"
     assert mray.main([ROOT, "--out", str(nowhere)]) == 2
     assert f"{nowhere}: cannot write the job summary: no such folder" in capsys.readouterr().err
+
+
+def raises(root, group):
+    raise RuntimeError("disk on fire")
+
+
+def test_a_task_that_raises_is_reported_with_its_own_exception(cluster, spread, monkeypatch):
+    # The old reason was Ray's wrapper: terminal colour codes and the remote traceback.
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    monkeypatch.setattr(mray, "_summarize", raises)
+    nodes = mray.discover_job(ROOT)
+    ranks = [json.loads(t) for t in mray.summarize_ranks(ROOT, nodes, retries=0, timeout=120)]
+    assert len(ranks) == ROLES * RANKS
+    assert {(r["status"], r["error"]) for r in ranks} == {("error", "RuntimeError: disk on fire")}
 
 
 def test_ranks_of_a_lost_node_are_reported(cluster, spread):
