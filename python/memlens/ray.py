@@ -113,6 +113,16 @@ def _reason(e: BaseException) -> str:
     return _COLOURS.sub("", f"{type(e).__name__}: {e}").strip()
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C while ranks were being summarised: `ranks` holds those done and, for each rank not
+    done, its summary as failed with the reason (so a re-run with the same `out` does it)."""
+
+    def __init__(self, ranks: List[str], pending: int) -> None:
+        super().__init__()
+        self.ranks = ranks
+        self.pending = pending
+
+
 def summarize_ranks(
     root: str,
     nodes: List[Dict[str, Any]],
@@ -122,7 +132,8 @@ def summarize_ranks(
 ) -> List[str]:
     """One task per rank group on the node that holds it; returns rank summaries (JSON texts).
     A failed task (after `retries` retries of a lost worker), or one not done within `timeout`
-    seconds of the driver's wait for it (then cancelled), becomes that rank's error."""
+    seconds of the driver's wait for it (then cancelled), becomes that rank's error. Ctrl-C
+    cancels the tasks not done and raises `Interrupted` with every rank accounted for."""
     import ray
 
     tasks = []
@@ -133,14 +144,22 @@ def summarize_ranks(
             g = json.dumps(group)
             tasks.append((g, _pinned(_summarize, node["node_id"], retries).remote(root, g)))
     ranks: List[str] = []
-    for g, ref in tasks:
-        try:
-            ranks.extend(ray.get(ref, timeout=timeout))
-        except ray.exceptions.GetTimeoutError:
+    done = 0
+    try:
+        for g, ref in tasks:
+            try:
+                ranks.extend(ray.get(ref, timeout=timeout))
+            except ray.exceptions.GetTimeoutError:
+                ray.cancel(ref, force=True)
+                ranks.append(_native.failed_rank(g, f"not done within {timeout:g} s (cancelled)"))
+            except Exception as e:  # the task's worker or node was lost, or the task raised
+                ranks.append(_native.failed_rank(g, _reason(e)))
+            done += 1
+    except KeyboardInterrupt:
+        for g, ref in tasks[done:]:
             ray.cancel(ref, force=True)
-            ranks.append(_native.failed_rank(g, f"not done within {timeout:g} s (cancelled)"))
-        except Exception as e:  # the task's worker or node was lost, or the task raised
-            ranks.append(_native.failed_rank(g, _reason(e)))
+            ranks.append(_native.failed_rank(g, "interrupted (Ctrl-C) before this rank was summarised"))
+        raise Interrupted(ranks, len(tasks) - done) from None
     return ranks
 
 
@@ -181,7 +200,8 @@ def analyze_job(
 
     Raises before any rank task runs: InputNotFoundError when the root exists on no node (or
     `out`'s folder does not exist), NothingToAnalyseError when no node holds a rank under it,
-    MemlensError when `out` exists but is not a job summary."""
+    MemlensError when `out` exists but is not a job summary. On Ctrl-C (`Interrupted`, a
+    KeyboardInterrupt) the ranks done are written to `out`, the others as interrupted."""
     import ray
 
     if out:
@@ -197,7 +217,12 @@ def analyze_job(
     nodes = discover_job(root)
     if not kept and not any(n["groups"] for n in nodes):
         raise _nothing_found(root, nodes)
-    fresh = summarize_ranks(root, nodes, skip=skip, retries=retries, timeout=timeout)
+    try:
+        fresh = summarize_ranks(root, nodes, skip=skip, retries=retries, timeout=timeout)
+    except Interrupted as stop:
+        if out:
+            _write(out, _native.merge_summaries(kept + stop.ranks))
+        raise
     text = _native.merge_summaries(kept + fresh)
     summary = json.loads(text)
     # Not part of the file (it would differ from the one-machine summary): which node held how
@@ -220,7 +245,8 @@ def _write(out: str, text: str) -> None:
 
 _EXIT_CODES = """exit status: 0 every rank summarised; 1 no rank found under ROOT on any node (the
 paths hold nothing to analyse); 2 bad input: ROOT exists on no node, --out cannot be written or is
-not a job summary, or some rank failed (the others are in --out, each failed one with its reason)."""
+not a job summary, or some rank failed (the others are in --out, each failed one with its reason);
+130 interrupted (Ctrl-C): the ranks done are in --out, the same command again does the rest."""
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -239,6 +265,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     a = p.parse_args(argv)
     try:
         s = analyze_job(a.root, address=a.address, out=a.out, rerun=a.rerun)
+    except Interrupted as stop:
+        print(
+            f"{p.prog}: interrupted: {plural(stop.pending, 'rank')} not summarised, marked so in {a.out};"
+            " the same command again analyses them",
+            file=sys.stderr,
+        )
+        return 130
     except _native.MemlensError as e:
         print(f"{p.prog}: {e}", file=sys.stderr)
         return 1 if isinstance(e, NothingToAnalyseError) else 2

@@ -10,7 +10,7 @@ generated 2 roles x 12 ranks job, one rank of it damaged:
 - a root every node sees (a shared filesystem) gives each rank once, the work spread;
 - a root on no node, an empty root, an `out` that is no job summary or cannot be written: the
   reason and exit status before any rank task runs;
-- a task that raises is reported with its own exception;
+- a task that raises is reported with its own exception, Ctrl-C writes the ranks done;
 - the ranks of a node lost after discovery are reported with the reason, the others intact.
 
 Kept small (tiny traces, one CPU per node) so the file runs in about a minute on two cores."""
@@ -200,6 +200,38 @@ def test_a_task_that_raises_is_reported_with_its_own_exception(cluster, spread, 
     ranks = [json.loads(t) for t in mray.summarize_ranks(ROOT, nodes, retries=0, timeout=120)]
     assert len(ranks) == ROLES * RANKS
     assert {(r["status"], r["error"]) for r in ranks} == {("error", "RuntimeError: disk on fire")}
+
+
+def test_ctrl_c_writes_the_ranks_done_and_a_rerun_finishes(cluster, spread, capsys, monkeypatch, cli):
+    nodes = mray.discover_job(ROOT)
+    monkeypatch.setattr(mray, "discover_job", lambda root: nodes)
+    real_get, calls = ray.get, []
+
+    def get_then_ctrl_c(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return real_get(*args, **kwargs)
+
+    monkeypatch.setattr(ray, "get", get_then_ctrl_c)
+    out = spread["base"] / "interrupted.memlens.json"
+    try:
+        status = mray.main([ROOT, "--out", str(out)])
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C escaped main() and nothing was written")
+    assert status == 130
+    assert "20 ranks not summarised" in capsys.readouterr().err
+    ranks = json.loads(out.read_text())["ranks"]
+    assert len(ranks) == ROLES * RANKS
+    interrupted = [r for r in ranks if r["status"] == "error" and r["error"].startswith("interrupted")]
+    assert len(interrupted) == 20
+    monkeypatch.setattr(ray, "get", real_get)
+    ok = sum(r["status"] == "ok" for r in ranks)
+    again = mray.analyze_job(ROOT, out=str(out))
+    assert (again["skipped"], again["analysed"]) == (ok, ROLES * RANKS - ok)
+    cli_file = spread["base"] / "cli-again.memlens.json"
+    cli("profiler", spread["union"], "--summary", cli_file, check=False)
+    assert out.read_bytes() == cli_file.read_bytes()
 
 
 def test_ranks_of_a_lost_node_are_reported(cluster, spread):
