@@ -5,6 +5,7 @@ MindSpore SOMAS dumps), with the same Rust core as the memlens CLI and web page.
 >>> job["ranks"][0]["peak_allocated_bytes"]  # the `memlens profiler --json` document
 >>> df = job.events()                        # memory_events.csv as a pandas DataFrame
 >>> plan = memlens.somas("dump.ir")          # `memlens somas --json`, tables as DataFrames
+>>> snap = memlens.snapshot("snap.pickle")   # `memlens snapshot --json`, tables as DataFrames
 
 This module only converts: every figure comes from the compiled core (`memlens._native`).
 """
@@ -25,6 +26,8 @@ __all__ = [
     "somas",
     "Job",
     "Somas",
+    "snapshot",
+    "Snapshot",
     "MemlensError",
     "InputNotFoundError",
     "NothingToAnalyseError",
@@ -131,10 +134,14 @@ def analyze(paths: Union[PathLike, Sequence[PathLike]]) -> Job:
     return Job(_native.analyze(_paths(paths)))
 
 
-class Somas(Mapping):
-    """An analysed MindSpore SOMAS dump. As a mapping it is the `memlens somas --json` document."""
+class _Tables(Mapping):
+    """A `--json` document as a mapping, with the tables `--out` writes as CSV bytes and
+    DataFrames (the shape Somas and Snapshot share)."""
 
-    def __init__(self, native: "_native.NativeSomas") -> None:
+    #: pandas.read_csv options for `table()`.
+    _read_csv = {"keep_default_na": False, "float_precision": "round_trip"}
+
+    def __init__(self, native) -> None:
         self._native = native
         self._summary = json.loads(native.summary_json())
 
@@ -147,13 +154,9 @@ class Somas(Mapping):
     def __len__(self) -> int:
         return len(self._summary)
 
-    def __repr__(self) -> str:
-        fmt = self._summary.get("format") or {}
-        return f"<memlens.Somas: {self._summary.get('file')} ({fmt.get('family')} {fmt.get('version')})>"
-
     @property
     def summary(self) -> dict:
-        """The `memlens somas --json` document as Python data."""
+        """The `--json` document as Python data."""
         return self._summary
 
     @property
@@ -162,15 +165,37 @@ class Somas(Mapping):
         return list(self._native.table_names())
 
     def table_csv(self, name: str) -> bytes:
-        """One table as CSV bytes with somas_tool's header (as `memlens somas --out` writes it)."""
+        """One table as the CSV bytes `--out` writes."""
         return self._native.table_csv(name)
 
     def table(self, name: str):
-        """One table (`tensors`, `nodes`, `parameters`, `conflicts`) as a pandas.DataFrame with
-        somas_tool's columns, read from the same CSV bytes `memlens somas --out` writes."""
+        """One table as a pandas.DataFrame, read from the same CSV bytes `--out` writes."""
         import pandas as pd
 
-        return pd.read_csv(io.BytesIO(self.table_csv(name)), keep_default_na=False, float_precision="round_trip")
+        return pd.read_csv(io.BytesIO(self.table_csv(name)), **self._read_csv)
+
+
+class Somas(_Tables):
+    """An analysed MindSpore SOMAS dump. As a mapping it is the `memlens somas --json` document;
+    `table()` gives `tensors`, `nodes`, `parameters`, `conflicts` with somas_tool's columns (as
+    `memlens somas --out` writes them), text cells kept as text."""
+
+    def __repr__(self) -> str:
+        fmt = self._summary.get("format") or {}
+        return f"<memlens.Somas: {self._summary.get('file')} ({fmt.get('family')} {fmt.get('version')})>"
+
+
+class Snapshot(_Tables):
+    """An analysed PyTorch / torch_npu memory snapshot. As a mapping it is the
+    `memlens snapshot --json` document (summary.json); `table()` gives the CSV files
+    `memlens snapshot --out` writes (`segments`, `blocks`, `allocations`,
+    `live_at_peak_by_frame`, `live_at_snapshot_by_frame`, `ooms`), an empty cell read as NaN."""
+
+    _read_csv = {"keep_default_na": False, "na_values": [""], "float_precision": "round_trip"}
+
+    def __repr__(self) -> str:
+        devices = _plural(len(self._summary.get("devices") or {}), "device")
+        return f"<memlens.Snapshot: {self._summary.get('file')} ({devices})>"
 
 
 def somas(dump: PathLike, task_info: Optional[PathLike] = None) -> Somas:
@@ -178,3 +203,11 @@ def somas(dump: PathLike, task_info: Optional[PathLike] = None) -> Somas:
     Raises, with the CLI's message: InputNotFoundError (a FileNotFoundError) for a file that does
     not exist; MemlensError when a file cannot be read or parsed."""
     return Somas(_native.somas(os.fsdecode(dump), None if task_info is None else os.fsdecode(task_info)))
+
+
+def snapshot(path: PathLike) -> Snapshot:
+    """Analyses a memory snapshot pickle (`torch.cuda.memory._dump_snapshot`, or torch_npu's
+    `torch.npu.memory._dump_snapshot`). Raises, with the CLI's message: InputNotFoundError (a
+    FileNotFoundError) for a file that does not exist; MemlensError naming the byte where the
+    pickle cannot be read."""
+    return Snapshot(_native.snapshot(os.fsdecode(path)))

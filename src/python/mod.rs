@@ -7,12 +7,13 @@
 //! that does not exist, `NothingToAnalyseError` where the CLI exits with 1.
 
 use crate::export::columns::{Column, ColumnData};
-use crate::export::{profiler as exp, somas as somas_exp};
+use crate::export::{profiler as exp, snapshot as snap_exp, somas as somas_exp};
 use crate::families;
 use crate::input::roots;
 use crate::profiler::analysis::{analyze_job_parallel, AnalyzeOptions, JobAnalysis};
 use crate::profiler::run_folder::{ProfilerRun, RunFolders};
 use crate::profiler::{job_of, summary, Job};
+use crate::snapshot::{self as snap_core, analysis::Analysis as SnapAnalysis, model::Snapshot};
 use crate::somas::{self as somas_core, tables::Table};
 use crate::source::PathSource;
 use pyo3::create_exception;
@@ -315,6 +316,60 @@ fn somas(py: Python<'_>, dump: PathBuf, task_info: Option<PathBuf>) -> PyResult<
     .map_err(err)
 }
 
+/// An analysed PyTorch / torch_npu memory snapshot.
+#[pyclass(module = "memlens._native", frozen)]
+pub struct NativeSnapshot {
+    snap: Snapshot,
+    analysis: SnapAnalysis,
+}
+
+#[pymethods]
+impl NativeSnapshot {
+    /// The document `memlens snapshot --json` prints (`summary.json`), as JSON text.
+    fn summary_json(&self) -> String {
+        snap_exp::summary_json(&self.snap, &self.analysis)
+    }
+
+    /// The table names: the CSV files `memlens snapshot --out` writes, without `.csv`.
+    fn table_names(&self) -> Vec<&'static str> {
+        snap_exp::FILES
+            .iter()
+            .filter_map(|f| f.strip_suffix(".csv"))
+            .collect()
+    }
+
+    /// One table as the CSV bytes `memlens snapshot --out` writes to `<name>.csv`.
+    fn table_csv<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyBytes>> {
+        let file = format!("{name}.csv");
+        let mut buf = Vec::new();
+        snap_exp::write_named(&file, &self.snap, &self.analysis, &mut buf)
+            .ok_or_else(|| {
+                let names = self.table_names().join(", ");
+                err(format!(
+                    "no snapshot table {name:?}: expected one of {names}"
+                ))
+            })?
+            .map_err(|e| err(e.to_string()))?;
+        Ok(PyBytes::new(py, &buf))
+    }
+}
+
+/// Reads and analyses a memory snapshot pickle. Raises `MemlensError` with the CLI's diagnostic
+/// (file and byte offset) when it cannot be read or parsed.
+#[pyfunction]
+fn snapshot(py: Python<'_>, path: PathBuf) -> PyResult<NativeSnapshot> {
+    if let Some(e) = refused(py, std::slice::from_ref(&path)) {
+        return Err(e);
+    }
+    let src = open(&path)?;
+    py.detach(|| {
+        let snap = snap_core::read(&src).map_err(|d| d.to_string())?;
+        let analysis = snap_core::analysis::analyse(&snap);
+        Ok::<_, String>(NativeSnapshot { snap, analysis })
+    })
+    .map_err(err)
+}
+
 fn json<T: serde::Serialize>(v: &T) -> PyResult<String> {
     serde_json::to_string(v).map_err(|e| err(e.to_string()))
 }
@@ -396,8 +451,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_class::<NativeJob>()?;
     m.add_class::<NativeSomas>()?;
+    m.add_class::<NativeSnapshot>()?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(somas, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshot, m)?)?;
     m.add_function(wrap_pyfunction!(discover, m)?)?;
     m.add_function(wrap_pyfunction!(summarize_group, m)?)?;
     m.add_function(wrap_pyfunction!(failed_rank, m)?)?;

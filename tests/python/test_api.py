@@ -212,22 +212,26 @@ def test_stub_matches_the_module():
     import inspect
 
     stub = _stub_signatures()
-    real = {}
+    real, classes = {}, set()
     for name in memlens.__all__:
         obj = getattr(memlens, name)
         if inspect.isclass(obj):
-            real[name] = [b.__name__ for b in obj.__bases__]
-            for m, v in vars(obj).items():
-                if m.startswith("_") and m not in ("__getitem__", "__iter__", "__len__", "__repr__"):
-                    continue
-                fn = v.fget if isinstance(v, property) else v
-                if callable(fn):
-                    real[f"{name}.{m}"] = list(inspect.signature(fn).parameters)
+            # The class and the package's own classes it inherits from (their members too).
+            for cls in [c for c in obj.__mro__ if c.__module__ == "memlens"]:
+                classes.add(cls.__name__)
+                real[cls.__name__] = [b.__name__ for b in cls.__bases__]
+                for m, v in vars(cls).items():
+                    if m.startswith("_") and m not in ("__getitem__", "__iter__", "__len__", "__repr__"):
+                        continue
+                    fn = v.fget if isinstance(v, property) else v
+                    if callable(fn):
+                        real[f"{cls.__name__}.{m}"] = list(inspect.signature(fn).parameters)
         elif callable(obj):
             real[name] = list(inspect.signature(obj).parameters)
     for key, want in real.items():
         assert stub.get(key) == want, (key, stub.get(key), want)
-    assert not {k for k in stub if k.split(".")[0] in memlens.__all__} - set(real), "stub declares what the module lacks"
+    declared = {k for k in stub if k.split(".")[0] in set(memlens.__all__) | classes}
+    assert not declared - set(real), ("the stub declares what the module lacks", declared - set(real))
 
 
 def test_job_repr_counts_ranks_and_warnings_in_words(job):
@@ -311,3 +315,42 @@ def test_somas_repr_names_the_file_and_its_format():
     plan = memlens.somas(dump)
     fmt = plan["format"]
     assert repr(plan) == f"<memlens.Somas: {dump} ({fmt['family']} {fmt['version']})>"
+
+
+SNAPSHOT = ROOT / "fixtures" / "snapshots"
+
+
+def test_snapshot_equals_the_cli(cli, tmp_path):
+    """memlens.snapshot gives `memlens snapshot --json` and the CSV files of `--out`, which the
+    old package could not open at all (analyze() said "nothing to analyse", and there was no
+    snapshot function)."""
+    pickles = sorted(SNAPSHOT.glob("*.pickle"))
+    assert pickles
+    for pickle in pickles:
+        snap = memlens.snapshot(pickle)
+        assert snap.summary == json.loads(cli("snapshot", pickle, "--json").stdout)
+        assert repr(snap) == f"<memlens.Snapshot: {pickle} ({len(snap['devices'])} device{'' if len(snap['devices']) == 1 else 's'})>"
+        out = tmp_path / pickle.stem
+        cli("snapshot", pickle, "--out", out)
+        csvs = sorted(p.stem for p in out.glob("*.csv"))
+        assert sorted(snap.table_names) == csvs
+        for name in csvs:
+            assert snap.table_csv(name) == (out / f"{name}.csv").read_bytes(), name
+            df = snap.table(name)
+            ref = pd.read_csv(out / f"{name}.csv", keep_default_na=False, na_values=[""], float_precision="round_trip")
+            pd.testing.assert_frame_equal(df, ref, check_exact=True)
+    with pytest.raises(memlens.MemlensError, match="no snapshot table"):
+        snap.table("summary")
+
+
+def test_a_broken_snapshot_raises_the_cli_message(cli, tmp_path):
+    pickle = next(iter(sorted(SNAPSHOT.glob("*.pickle"))))
+    cut = tmp_path / "cut.pickle"
+    cut.write_bytes(pickle.read_bytes()[:2000])
+    out = cli("snapshot", cut, check=False)
+    assert out.returncode == 2
+    with pytest.raises(memlens.MemlensError) as e:
+        memlens.snapshot(cut)
+    assert str(e.value) == _cli_message(out)
+    with pytest.raises(FileNotFoundError):
+        memlens.snapshot(tmp_path / "none.pickle")
