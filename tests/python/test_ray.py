@@ -10,7 +10,8 @@ generated 2 roles x 12 ranks job, one rank of it damaged:
 - a root every node sees (a shared filesystem) gives each rank once, the work spread;
 - a root on no node, an empty root, an `out` that is no job summary or cannot be written: the
   reason and exit status before any rank task runs;
-- a task that raises is reported with its own exception, Ctrl-C writes the ranks done;
+- a task that raises is reported with its own exception, one past its timeout is cancelled,
+  Ctrl-C writes the ranks done;
 - the ranks of a node lost after discovery are reported with the reason, the others intact.
 
 Kept small (tiny traces, one CPU per node) so the file runs in about a minute on two cores."""
@@ -200,6 +201,33 @@ def test_a_task_that_raises_is_reported_with_its_own_exception(cluster, spread, 
     ranks = [json.loads(t) for t in mray.summarize_ranks(ROOT, nodes, retries=0, timeout=120)]
     assert len(ranks) == ROLES * RANKS
     assert {(r["status"], r["error"]) for r in ranks} == {("error", "RuntimeError: disk on fire")}
+
+
+def sleeps_then_marks(root, group):
+    """A rank task that takes 4 s, then leaves a mark on its node's disk."""
+    import os
+    import time
+
+    time.sleep(4)
+    open(os.path.join(os.environ["MEMLENS_DISK"], "slow-task-finished"), "w").close()
+    return mray._summarize(root, group)
+
+
+def test_a_task_past_its_timeout_is_reported_and_cancelled(cluster, spread, monkeypatch):
+    # The old driver reported the rank but left its task running on the node to the end.
+    import time
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    monkeypatch.setattr(mray, "_summarize", sleeps_then_marks)
+    node = mray.discover_job(ROOT)[0]
+    one = [dict(node, groups=node["groups"][:1])]
+    marks = [d / "slow-task-finished" for d in spread["disks"]]
+    for m in marks:
+        m.unlink(missing_ok=True)
+    (rank,) = [json.loads(t) for t in mray.summarize_ranks(ROOT, one, retries=0, timeout=1)]
+    assert (rank["status"], rank["error"]) == ("error", "not done within 1 s (cancelled)")
+    time.sleep(5)
+    assert not any(m.exists() for m in marks)
 
 
 def test_ctrl_c_writes_the_ranks_done_and_a_rerun_finishes(cluster, spread, capsys, monkeypatch, cli):
