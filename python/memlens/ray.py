@@ -272,6 +272,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             file=sys.stderr,
         )
         return 130
+    except KeyboardInterrupt:  # before any rank task (discovery, connecting): nothing to keep
+        print(f"{p.prog}: interrupted before any rank was summarised; nothing written", file=sys.stderr)
+        return 130
     except _native.MemlensError as e:
         print(f"{p.prog}: {e}", file=sys.stderr)
         return 1 if isinstance(e, NothingToAnalyseError) else 2
@@ -279,9 +282,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"{plural(t['ranks'], 'rank')}: {t['ok']:,} summarised, {t['failed']:,} failed; written to {a.out}")
     for n in s["nodes"]:
         where = f"node {n.get('address', '?')} ({n['node_id'][:8]})"
-        for why in (n.get("error"), n.get("problem")):
-            if why:
-                print(f"  {where}: {why}", file=sys.stderr)
+        if n.get("error"):
+            print(f"  {where}: discovery failed: {n['error']}", file=sys.stderr)
+        if n.get("problem"):
+            print(f"  {where}: {n['problem']}", file=sys.stderr)
         for w in n.get("warnings", []):
             print(f"  {where}: {w}", file=sys.stderr)
     for r in s["ranks"]:

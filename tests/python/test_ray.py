@@ -262,6 +262,21 @@ def test_ctrl_c_writes_the_ranks_done_and_a_rerun_finishes(cluster, spread, caps
     assert out.read_bytes() == cli_file.read_bytes()
 
 
+def test_ctrl_c_during_discovery_exits_130_without_a_traceback(cluster, spread, capsys, monkeypatch):
+    def ctrl_c(root):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mray, "discover_job", ctrl_c)
+    out = spread["base"] / "early.memlens.json"
+    try:
+        status = mray.main([ROOT, "--out", str(out)])
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C escaped main()")
+    assert status == 130
+    assert "interrupted before any rank was summarised; nothing written" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_ranks_of_a_lost_node_are_reported(cluster, spread):
     c, workers = cluster
     nodes = mray.discover_job(ROOT)
