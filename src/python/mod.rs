@@ -12,6 +12,7 @@ use crate::families;
 use crate::input::roots;
 use crate::profiler::analysis::{analyze_job_parallel, AnalyzeOptions, JobAnalysis};
 use crate::profiler::run_folder::{ProfilerRun, RunFolders};
+use crate::profiler::view::{job_totals, Verdict};
 use crate::profiler::{job_of, summary, Job};
 use crate::snapshot::{self as snap_core, analysis::Analysis as SnapAnalysis, model::Snapshot};
 use crate::somas::{self as somas_core, tables::Table};
@@ -229,7 +230,14 @@ fn analyze(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<NativeJob> {
             text.push('\n');
             text.push_str(&w.to_string());
         }
-        return Err(NothingToAnalyseError::new_err(text));
+        // The class follows the CLI's exit status, the core's verdict: 1 (nothing to analyse)
+        // when no file was refused, 2 (bad input) when some file could not be used.
+        let verdict = Verdict::of(&job_totals(&analysis, &job));
+        return Err(if verdict.exit_code == 1 {
+            NothingToAnalyseError::new_err(text)
+        } else {
+            MemlensError::new_err(text)
+        });
     }
     Ok(NativeJob { analysis, job })
 }
