@@ -28,8 +28,11 @@ before(async () => {
   server = await startServer({ isolate: false });
   b = await openBrowser();
   page = await b.page();
+  // Matched by path: with MEMLENS_ANSWER_DELAY the harness adds a query to every URL it opens.
   const at = `${server.origin}/virtual-table-alone.html`;
-  await page.route(at, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: SHELL }));
+  await page.route((url) => url.origin === server.origin && url.pathname === '/virtual-table-alone.html', (route) =>
+    route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: SHELL }),
+  );
   await page.goto(at);
 });
 
