@@ -5,6 +5,7 @@ MindSpore SOMAS dumps), with the same Rust core as the memlens CLI and web page.
 >>> job["ranks"][0]["peak_allocated_bytes"]  # the `memlens profiler --json` document
 >>> df = job.events()                        # memory_events.csv as a pandas DataFrame
 >>> plan = memlens.somas("dump.ir")          # `memlens somas --json`, tables as DataFrames
+>>> snap = memlens.snapshot("snap.pickle")   # `memlens snapshot --json`, tables as DataFrames
 
 This module only converts: every figure comes from the compiled core (`memlens._native`).
 """
@@ -17,13 +18,24 @@ from collections.abc import Mapping
 from typing import Any, Iterator, List, Optional, Sequence, Union
 
 from . import _native
-from ._native import MemlensError
+from ._native import InputNotFoundError, MemlensError, NothingToAnalyseError
 from ._words import plural as _plural
 
-__all__ = ["analyze", "somas", "Job", "Somas", "MemlensError", "EVENT_CONTRACT_COLUMNS"]
+__all__ = [
+    "analyze",
+    "somas",
+    "Job",
+    "Somas",
+    "snapshot",
+    "Snapshot",
+    "MemlensError",
+    "InputNotFoundError",
+    "NothingToAnalyseError",
+    "EVENT_CONTRACT_COLUMNS",
+]
 __version__ = _native.__version__
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
 #: The first twelve columns of `events()`: RL-Insight's MemoryEventRow, in its order (the core's
 #: list, as `memory_events.csv` writes it).
@@ -31,9 +43,10 @@ EVENT_CONTRACT_COLUMNS = _native.EVENT_CONTRACT_COLUMNS
 
 
 def _paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[str]:
-    if isinstance(paths, (str, os.PathLike)):
-        return [os.fspath(paths)]
-    return [os.fspath(p) for p in paths]
+    # bytes are one path (as for open()), not a sequence of ints.
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        return [os.fsdecode(paths)]
+    return [os.fsdecode(p) for p in paths]
 
 
 def _arrow_table(columns):
@@ -114,15 +127,21 @@ class Job(Mapping):
 
 def analyze(paths: Union[PathLike, Sequence[PathLike]]) -> Job:
     """Analyses torch_npu / MindSpore profiler output: run folders, role or step folders, whole
-    multi-rank jobs, or .zip/.tar/.tar.gz archives of them. Raises MemlensError (with the CLI's
-    diagnostics) when no rank yields data."""
+    multi-rank jobs, or .zip/.tar/.tar.gz archives of them (one path, str, bytes or pathlib.Path,
+    or a list of them). Raises, with the CLI's message: InputNotFoundError (a FileNotFoundError)
+    for a path that does not exist; NothingToAnalyseError when the paths hold no profiler output
+    or no rank yields data (its diagnostics); MemlensError otherwise."""
     return Job(_native.analyze(_paths(paths)))
 
 
-class Somas(Mapping):
-    """An analysed MindSpore SOMAS dump. As a mapping it is the `memlens somas --json` document."""
+class _Tables(Mapping):
+    """A `--json` document as a mapping, with the tables `--out` writes as CSV bytes and
+    DataFrames (the shape Somas and Snapshot share)."""
 
-    def __init__(self, native: "_native.NativeSomas") -> None:
+    #: pandas.read_csv options for `table()`.
+    _read_csv = {"keep_default_na": False, "float_precision": "round_trip"}
+
+    def __init__(self, native) -> None:
         self._native = native
         self._summary = json.loads(native.summary_json())
 
@@ -137,7 +156,7 @@ class Somas(Mapping):
 
     @property
     def summary(self) -> dict:
-        """The `memlens somas --json` document as Python data."""
+        """The `--json` document as Python data."""
         return self._summary
 
     @property
@@ -146,18 +165,49 @@ class Somas(Mapping):
         return list(self._native.table_names())
 
     def table_csv(self, name: str) -> bytes:
-        """One table as CSV bytes with somas_tool's header (as `memlens somas --out` writes it)."""
+        """One table as the CSV bytes `--out` writes."""
         return self._native.table_csv(name)
 
     def table(self, name: str):
-        """One table (`tensors`, `nodes`, `parameters`, `conflicts`) as a pandas.DataFrame with
-        somas_tool's columns, read from the same CSV bytes `memlens somas --out` writes."""
+        """One table as a pandas.DataFrame, read from the same CSV bytes `--out` writes."""
         import pandas as pd
 
-        return pd.read_csv(io.BytesIO(self.table_csv(name)), keep_default_na=False, float_precision="round_trip")
+        return pd.read_csv(io.BytesIO(self.table_csv(name)), **self._read_csv)
+
+
+class Somas(_Tables):
+    """An analysed MindSpore SOMAS dump. As a mapping it is the `memlens somas --json` document;
+    `table()` gives `tensors`, `nodes`, `parameters`, `conflicts` with somas_tool's columns (as
+    `memlens somas --out` writes them), text cells kept as text."""
+
+    def __repr__(self) -> str:
+        fmt = self._summary.get("format") or {}
+        return f"<memlens.Somas: {self._summary.get('file')} ({fmt.get('family')} {fmt.get('version')})>"
+
+
+class Snapshot(_Tables):
+    """An analysed PyTorch / torch_npu memory snapshot. As a mapping it is the
+    `memlens snapshot --json` document (summary.json); `table()` gives the CSV files
+    `memlens snapshot --out` writes (`segments`, `blocks`, `allocations`,
+    `live_at_peak_by_frame`, `live_at_snapshot_by_frame`, `ooms`), an empty cell read as NaN."""
+
+    _read_csv = {"keep_default_na": False, "na_values": [""], "float_precision": "round_trip"}
+
+    def __repr__(self) -> str:
+        devices = _plural(len(self._summary.get("devices") or {}), "device")
+        return f"<memlens.Snapshot: {self._summary.get('file')} ({devices})>"
 
 
 def somas(dump: PathLike, task_info: Optional[PathLike] = None) -> Somas:
-    """Analyses a SOMAS dump (any dump version), with its task_info_graph file when given.
-    Raises MemlensError with the CLI's diagnostic when a file cannot be read or parsed."""
-    return Somas(_native.somas(os.fspath(dump), None if task_info is None else os.fspath(task_info)))
+    """Analyses a SOMAS dump file (any dump version), with its task_info_graph file when given.
+    Raises, with the CLI's message: InputNotFoundError (a FileNotFoundError) for a file that does
+    not exist; MemlensError when a file cannot be read or parsed."""
+    return Somas(_native.somas(os.fsdecode(dump), None if task_info is None else os.fsdecode(task_info)))
+
+
+def snapshot(path: PathLike) -> Snapshot:
+    """Analyses a memory snapshot pickle (`torch.cuda.memory._dump_snapshot`, or torch_npu's
+    `torch.npu.memory._dump_snapshot`). Raises, with the CLI's message: InputNotFoundError (a
+    FileNotFoundError) for a file that does not exist; MemlensError naming the byte where the
+    pickle cannot be read."""
+    return Snapshot(_native.snapshot(os.fsdecode(path)))

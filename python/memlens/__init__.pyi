@@ -5,7 +5,7 @@ from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 import pandas
 import pyarrow
 
-PathLike = Union[str, os.PathLike[str]]
+PathLike = Union[str, bytes, os.PathLike[str], os.PathLike[bytes]]
 
 __version__: str
 EVENT_CONTRACT_COLUMNS: Tuple[str, ...]
@@ -13,11 +13,18 @@ EVENT_CONTRACT_COLUMNS: Tuple[str, ...]
 class MemlensError(ValueError):
     """Bad or missing input; the message holds the CLI's diagnostics (file, line or byte, what was expected)."""
 
+class InputNotFoundError(MemlensError, FileNotFoundError):
+    """A path that does not exist (the CLI exits with 2); the message is the CLI's."""
+
+class NothingToAnalyseError(MemlensError):
+    """The paths hold nothing to analyse, or no rank yields data (the CLI exits with 1)."""
+
 class Job(Mapping[str, Any]):
     """An analysed profiler job; as a mapping, the `memlens profiler --json` document."""
     def __getitem__(self, key: str) -> Any: ...
     def __iter__(self) -> Iterator[str]: ...
     def __len__(self) -> int: ...
+    def __repr__(self) -> str: ...
     @property
     def report(self) -> dict: ...
     @property
@@ -30,8 +37,8 @@ class Job(Mapping[str, Any]):
 
 def analyze(paths: Union[PathLike, Sequence[PathLike]]) -> Job: ...
 
-class Somas(Mapping[str, Any]):
-    """An analysed SOMAS dump; as a mapping, the `memlens somas --json` document."""
+class _Tables(Mapping[str, Any]):
+    """A `--json` document as a mapping, with the tables `--out` writes."""
     def __getitem__(self, key: str) -> Any: ...
     def __iter__(self) -> Iterator[str]: ...
     def __len__(self) -> int: ...
@@ -42,4 +49,14 @@ class Somas(Mapping[str, Any]):
     def table_csv(self, name: str) -> bytes: ...
     def table(self, name: str) -> pandas.DataFrame: ...
 
+class Somas(_Tables):
+    """An analysed SOMAS dump; as a mapping, the `memlens somas --json` document."""
+    def __repr__(self) -> str: ...
+
+class Snapshot(_Tables):
+    """An analysed memory snapshot; as a mapping, the `memlens snapshot --json` document."""
+    def __repr__(self) -> str: ...
+
 def somas(dump: PathLike, task_info: Optional[PathLike] = None) -> Somas: ...
+
+def snapshot(path: PathLike) -> Snapshot: ...

@@ -10,19 +10,22 @@ the compact rank summaries (kilobytes each) into one job summary file, the same 
     python -m memlens.ray /local/profiles/job --out job.memlens.json
 
 `root` may hold environment variables (`$LOCAL_DISK/job`), expanded on each node. A rank whose
-task or node fails is in the summary with the reason (`"status": "error"`), never dropped; with
-`out` naming an existing summary, ranks already summarised there are not analysed again unless
-`rerun=True`. All analysis and merging is the compiled core's; this module only schedules.
+task or node fails is in the summary with the reason (`"status": "error"`), never dropped; a rank
+that several nodes see (a shared filesystem) is analysed once; with `out` naming an existing
+summary, ranks already summarised there are not analysed again unless `rerun=True`. All analysis
+and merging is the compiled core's; this module only schedules.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import _native
+from ._native import InputNotFoundError, NothingToAnalyseError
 from ._words import plural
 
 __all__ = ["analyze_job", "main"]
@@ -41,6 +44,7 @@ def _discover(root: str) -> Dict[str, Any]:
 
     found = json.loads(_native.discover(_node_root(root)))
     found["node_id"] = ray.get_runtime_context().get_node_id()
+    found["address"] = ray.util.get_node_ip_address()
     return found
 
 
@@ -60,8 +64,10 @@ def _pinned(fn, node_id: str, retries: int):
 
 
 def discover_job(root: str) -> List[Dict[str, Any]]:
-    """One discovery task per alive node: `[{"node_id", "groups": [...], "warnings": [...]}]`
-    (a node whose task fails gives `{"node_id", "error"}`)."""
+    """One discovery task per alive node: `[{"node_id", "address", "groups": [...], "found",
+    "warnings": [...]}]`, `"problem"` (and `"missing"`) when the root cannot be looked at on the
+    node, `{"node_id", "error"}` for a node whose task fails. `found` counts the ranks the node
+    holds, `groups` those it is given: each rank goes to one node (see `_share_out`)."""
     import ray
 
     nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
@@ -71,8 +77,50 @@ def discover_job(root: str) -> List[Dict[str, Any]]:
         try:
             out.append(ray.get(ref))
         except Exception as e:  # a node lost during discovery: said, not hidden
-            out.append({"node_id": node, "groups": [], "warnings": [], "error": f"{type(e).__name__}: {e}"})
+            out.append({"node_id": node, "groups": [], "warnings": [], "error": _reason(e)})
+    _share_out(out)
     return out
+
+
+def _share_out(nodes: List[Dict[str, Any]]) -> None:
+    """Gives each rank to one of the nodes that hold it, the one given the fewest so far: on a
+    shared filesystem every node sees every rank, which would otherwise be analysed (and listed)
+    once per node; the work is still spread over the nodes."""
+    holders: Dict[Tuple, List[Tuple[int, Dict[str, Any]]]] = {}
+    for i, n in enumerate(nodes):
+        n["found"] = len(n["groups"])
+        for g in n["groups"]:
+            holders.setdefault(_key(g), []).append((i, g))
+    given: List[List[Dict[str, Any]]] = [[] for _ in nodes]
+    for held in holders.values():
+        i, g = min(held, key=lambda h: (len(given[h[0]]), h[0]))
+        given[i].append(g)
+    for n, groups in zip(nodes, given):
+        n["groups"] = groups
+
+
+_COLOURS = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _reason(e: BaseException) -> str:
+    """Why a task failed, for the summary file: the task's own exception rather than Ray's
+    wrapper (which adds the remote traceback), without terminal colour codes."""
+    import ray
+
+    cause = getattr(e, "cause", None)
+    if isinstance(e, ray.exceptions.RayTaskError) and isinstance(cause, BaseException):
+        e = cause
+    return _COLOURS.sub("", f"{type(e).__name__}: {e}").strip()
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C while ranks were being summarised: `ranks` holds those done and, for each rank not
+    done, its summary as failed with the reason (so a re-run with the same `out` does it)."""
+
+    def __init__(self, ranks: List[str], pending: int) -> None:
+        super().__init__()
+        self.ranks = ranks
+        self.pending = pending
 
 
 def summarize_ranks(
@@ -84,7 +132,8 @@ def summarize_ranks(
 ) -> List[str]:
     """One task per rank group on the node that holds it; returns rank summaries (JSON texts).
     A failed task (after `retries` retries of a lost worker), or one not done within `timeout`
-    seconds of the driver's wait, becomes that rank's error."""
+    seconds of the driver's wait for it (then cancelled), becomes that rank's error. Ctrl-C
+    cancels the tasks not done and raises `Interrupted` with every rank accounted for."""
     import ray
 
     tasks = []
@@ -95,12 +144,43 @@ def summarize_ranks(
             g = json.dumps(group)
             tasks.append((g, _pinned(_summarize, node["node_id"], retries).remote(root, g)))
     ranks: List[str] = []
-    for g, ref in tasks:
-        try:
-            ranks.extend(ray.get(ref, timeout=timeout))
-        except Exception as e:  # the task's worker or node was lost, or the task raised
-            ranks.append(_native.failed_rank(g, f"{type(e).__name__}: {e}"))
+    done = 0
+    try:
+        for g, ref in tasks:
+            try:
+                ranks.extend(ray.get(ref, timeout=timeout))
+            except ray.exceptions.GetTimeoutError:
+                ray.cancel(ref, force=True)
+                ranks.append(_native.failed_rank(g, f"not done within {timeout:g} s (cancelled)"))
+            except Exception as e:  # the task's worker or node was lost, or the task raised
+                ranks.append(_native.failed_rank(g, _reason(e)))
+            done += 1
+    except KeyboardInterrupt:
+        for g, ref in tasks[done:]:
+            ray.cancel(ref, force=True)
+            ranks.append(_native.failed_rank(g, "interrupted (Ctrl-C) before this rank was summarised"))
+        raise Interrupted(ranks, len(tasks) - done) from None
     return ranks
+
+
+def _nothing_found(root: str, nodes: List[Dict[str, Any]]) -> Exception:
+    """The error for a root under which no node holds a rank: each node's reason."""
+    lines = [f"{root}: no rank found on any node ({plural(len(nodes), 'node')} looked)"]
+    for n in nodes:
+        why = n.get("error") or n.get("problem") or "nothing to analyse there (no profiler run folder)"
+        lines.append(f"  node {n.get('address', '?')} ({n['node_id'][:8]}): {why}")
+        lines.extend(f"    {w}" for w in n.get("warnings", []))
+    everywhere_missing = bool(nodes) and all(n.get("missing") for n in nodes)
+    return (InputNotFoundError if everywhere_missing else NothingToAnalyseError)("\n".join(lines))
+
+
+def _writable(out: str) -> None:
+    """Refuses an `out` that cannot be written before any task runs (not after the analysis)."""
+    folder = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(folder):
+        raise InputNotFoundError(f"{out}: cannot write the job summary: no such folder {folder}")
+    if not os.access(folder, os.W_OK):
+        raise _native.MemlensError(f"{out}: cannot write the job summary: permission denied in {folder}")
 
 
 def analyze_job(
@@ -115,9 +195,17 @@ def analyze_job(
     current one, or a new local one) and returns the job summary; writes it to `out` when given.
     With `out` naming an existing summary, its ranks with data are kept and not analysed again
     unless `rerun`. Beside the file's keys the returned object says per node how many ranks it
-    held (`nodes`, with any discovery error), and how many ranks were `skipped` and `analysed`."""
+    held and was given (`nodes`: `found`, `ranks`, with any discovery `problem`, `error` and
+    `warnings`), and how many ranks were `skipped` and `analysed`.
+
+    Raises before any rank task runs: InputNotFoundError when the root exists on no node (or
+    `out`'s folder does not exist), NothingToAnalyseError when no node holds a rank under it,
+    MemlensError when `out` exists but is not a job summary. On Ctrl-C (`Interrupted`, a
+    KeyboardInterrupt) the ranks done are written to `out`, the others as interrupted."""
     import ray
 
+    if out:
+        _writable(out)
     if not ray.is_initialized():
         ray.init(address=address, log_to_driver=False)
     kept: List[str] = []
@@ -127,43 +215,83 @@ def analyze_job(
         kept = [r for r in old if json.loads(r).get("status") == "ok"]
     skip = frozenset(_key(json.loads(r)) for r in kept)
     nodes = discover_job(root)
-    fresh = summarize_ranks(root, nodes, skip=skip, retries=retries, timeout=timeout)
-    ranks = kept + fresh
-    text = _native.merge_summaries(ranks)
+    if not kept and not any(n["groups"] for n in nodes):
+        raise _nothing_found(root, nodes)
+    try:
+        fresh = summarize_ranks(root, nodes, skip=skip, retries=retries, timeout=timeout)
+    except Interrupted as stop:
+        if out:
+            _write(out, _native.merge_summaries(kept + stop.ranks))
+        raise
+    text = _native.merge_summaries(kept + fresh)
     summary = json.loads(text)
     # Not part of the file (it would differ from the one-machine summary): which node held how
-    # many ranks, and any node whose discovery failed.
-    summary["nodes"] = [
-        dict({k: n[k] for k in ("node_id", "error") if k in n}, ranks=len(n.get("groups", []))) for n in nodes
-    ]
+    # many ranks, and what discovery said on each node.
+    keys = ("node_id", "address", "found", "problem", "error", "warnings")
+    summary["nodes"] = [dict({k: n[k] for k in keys if n.get(k)}, ranks=len(n["groups"])) for n in nodes]
     summary["skipped"] = len(kept)
     summary["analysed"] = len(fresh)
     if out:
-        tmp = f"{out}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, out)
+        _write(out, text)
     return summary
 
 
+def _write(out: str, text: str) -> None:
+    tmp = f"{out}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, out)
+
+
+_EXIT_CODES = """exit status: 0 every rank summarised; 1 no rank found under ROOT on any node (the
+paths hold nothing to analyse); 2 bad input: ROOT exists on no node, --out cannot be written or is
+not a job summary, or some rank failed (the others are in --out, each failed one with its reason);
+130 interrupted (Ctrl-C): the ranks done are in --out, the same command again does the rest."""
+
+
 def main(argv: Optional[List[str]] = None) -> int:
-    """`python -m memlens.ray ROOT --out job.memlens.json [--address ADDR] [--rerun]`."""
-    p = argparse.ArgumentParser(prog="python -m memlens.ray", description=__doc__.split("\n\n")[0])
+    """`python -m memlens.ray ROOT --out job.memlens.json [--address ADDR] [--rerun]`; returns
+    the exit status (`_EXIT_CODES`, the memlens CLI's conventions)."""
+    p = argparse.ArgumentParser(
+        prog="python -m memlens.ray",
+        description=__doc__.split("\n\n")[0],
+        epilog=_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("root", help="the job's folder on every node (environment variables expanded per node)")
     p.add_argument("--out", required=True, help="the job summary file to write")
     p.add_argument("--address", default=None, help="Ray cluster address (default: the current or a new local one)")
     p.add_argument("--rerun", action="store_true", help="analyse ranks already in --out again")
     a = p.parse_args(argv)
-    s = analyze_job(a.root, address=a.address, out=a.out, rerun=a.rerun)
+    try:
+        s = analyze_job(a.root, address=a.address, out=a.out, rerun=a.rerun)
+    except Interrupted as stop:
+        print(
+            f"{p.prog}: interrupted: {plural(stop.pending, 'rank')} not summarised, marked so in {a.out};"
+            " the same command again analyses them",
+            file=sys.stderr,
+        )
+        return 130
+    except KeyboardInterrupt:  # before any rank task (discovery, connecting): nothing to keep
+        print(f"{p.prog}: interrupted before any rank was summarised; nothing written", file=sys.stderr)
+        return 130
+    except _native.MemlensError as e:
+        print(f"{p.prog}: {e}", file=sys.stderr)
+        return 1 if isinstance(e, NothingToAnalyseError) else 2
     t = s["totals"]
     print(f"{plural(t['ranks'], 'rank')}: {t['ok']:,} summarised, {t['failed']:,} failed; written to {a.out}")
     for n in s["nodes"]:
-        if "error" in n:
-            print(f"  node {n['node_id']}: discovery failed: {n['error']}", file=sys.stderr)
+        where = f"node {n.get('address', '?')} ({n['node_id'][:8]})"
+        if n.get("error"):
+            print(f"  {where}: discovery failed: {n['error']}", file=sys.stderr)
+        if n.get("problem"):
+            print(f"  {where}: {n['problem']}", file=sys.stderr)
+        for w in n.get("warnings", []):
+            print(f"  {where}: {w}", file=sys.stderr)
     for r in s["ranks"]:
         if r["status"] != "ok":
             print(f"  {r['role'] or '-'} rank {r['rank']}: {r['error']}", file=sys.stderr)
-    return 0 if t["failed"] == 0 else 1
+    return 0 if t["failed"] == 0 else 2
 
 
 if __name__ == "__main__":

@@ -2,21 +2,25 @@
 //! wheel maturin builds). Like the CLI and the wasm layer it only converts: paths in, the core's
 //! results out as JSON text, typed column buffers and CSV bytes, which the pure-Python package
 //! (`python/memlens/`) turns into dicts, pandas DataFrames and pyarrow Tables. Errors become
-//! `memlens.MemlensError` carrying the same diagnostics the CLI prints.
+//! `memlens.MemlensError` carrying the same diagnostics the CLI prints, of the subclass that
+//! matches the CLI's exit status: `InputNotFoundError` (also a `FileNotFoundError`) for a path
+//! that does not exist, `NothingToAnalyseError` where the CLI exits with 1.
 
 use crate::export::columns::{Column, ColumnData};
-use crate::export::{profiler as exp, somas as somas_exp};
+use crate::export::{profiler as exp, snapshot as snap_exp, somas as somas_exp};
 use crate::families;
 use crate::input::roots;
 use crate::profiler::analysis::{analyze_job_parallel, AnalyzeOptions, JobAnalysis};
 use crate::profiler::run_folder::{ProfilerRun, RunFolders};
 use crate::profiler::{job_of, summary, Job};
+use crate::snapshot::{self as snap_core, analysis::Analysis as SnapAnalysis, model::Snapshot};
 use crate::somas::{self as somas_core, tables::Table};
 use crate::source::PathSource;
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyFileNotFoundError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict, PyTuple, PyType};
 use std::path::{Path, PathBuf};
 
 create_exception!(
@@ -26,8 +30,66 @@ create_exception!(
     "Bad or missing input: the message holds the same diagnostics the CLI prints (file, line or byte, what was expected)."
 );
 
+create_exception!(
+    memlens,
+    NothingToAnalyseError,
+    MemlensError,
+    "The paths exist but hold nothing this function analyses (the CLI exits with 1): the message says what was looked for and what was found, or why no rank yielded data."
+);
+
 fn err(text: impl Into<String>) -> PyErr {
     MemlensError::new_err(text.into())
+}
+
+/// `memlens.InputNotFoundError`: both a `MemlensError` and a `FileNotFoundError`, so
+/// `except FileNotFoundError` catches a missing path as it does for `open()`. PyO3's exception
+/// macro takes one base class; the class is made once with Python's `type()`.
+fn input_not_found_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    static TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    TYPE.get_or_try_init(py, || {
+        let bases = PyTuple::new(
+            py,
+            [
+                py.get_type::<MemlensError>(),
+                py.get_type::<PyFileNotFoundError>(),
+            ],
+        )?;
+        let body = PyDict::new(py);
+        body.set_item("__module__", "memlens")?;
+        body.set_item(
+            "__doc__",
+            "A path that does not exist (the CLI exits with 2); the message is the CLI's, with a close name when there is one.",
+        )?;
+        let made = py
+            .get_type::<PyType>()
+            .call1(("InputNotFoundError", bases, body))?;
+        Ok(made.cast_into::<PyType>()?.unbind())
+    })
+    .map(|t| t.bind(py))
+}
+
+/// True when `path` does not exist (`roots::check` words why; this only picks the class).
+fn missing(path: &Path) -> bool {
+    matches!(std::fs::metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+}
+
+/// The CLI's refusal of paths that cannot be used (`roots::check`), one line per path; `None`
+/// when every path can be looked at. An `InputNotFoundError` when every refused path is
+/// missing (a permission problem stays a plain `MemlensError`).
+fn refused(py: Python<'_>, paths: &[PathBuf]) -> Option<PyErr> {
+    let problems = roots::check(paths);
+    if problems.is_empty() {
+        return None;
+    }
+    let text: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+    let text = text.join("\n");
+    if !problems.iter().all(|p| missing(Path::new(&p.path))) {
+        return Some(err(text));
+    }
+    Some(match input_not_found_type(py) {
+        Ok(t) => PyErr::from_type(t.clone(), text),
+        Err(e) => e,
+    })
 }
 
 /// An analysed torch_npu / MindSpore profiler job.
@@ -133,10 +195,13 @@ impl NativeJob {
 /// (the diagnostics): the cases where the CLI exits with 2 or 1.
 #[pyfunction]
 fn analyze(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<NativeJob> {
-    let problems = roots::check(&paths);
-    if !problems.is_empty() {
-        let lines: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
-        return Err(err(lines.join("\n")));
+    if paths.is_empty() {
+        return Err(err(
+            "no paths given: name run folders, a job folder or archives",
+        ));
+    }
+    if let Some(e) = refused(py, &paths) {
+        return Err(e);
     }
     let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
     let shown = shown.join(", ");
@@ -156,7 +221,7 @@ fn analyze(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<NativeJob> {
             let analysis = analyze_job_parallel(&inputs, &job, &AnalyzeOptions::default(), &|_| {});
             Ok((analysis, job))
         })
-        .map_err(err)?;
+        .map_err(NothingToAnalyseError::new_err)?;
     if !exp::has_data(&analysis) {
         let mut text =
             format!("{shown}: the run folders hold no memory rows and no allocator curve");
@@ -164,7 +229,7 @@ fn analyze(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<NativeJob> {
             text.push('\n');
             text.push_str(&w.to_string());
         }
-        return Err(err(text));
+        return Err(NothingToAnalyseError::new_err(text));
     }
     Ok(NativeJob { analysis, job })
 }
@@ -228,6 +293,10 @@ fn open(path: &Path) -> PyResult<PathSource> {
 #[pyfunction]
 #[pyo3(signature = (dump, task_info=None))]
 fn somas(py: Python<'_>, dump: PathBuf, task_info: Option<PathBuf>) -> PyResult<NativeSomas> {
+    let given: Vec<PathBuf> = std::iter::once(&dump).chain(&task_info).cloned().collect();
+    if let Some(e) = refused(py, &given) {
+        return Err(e);
+    }
     let src = open(&dump)?;
     let task_src = task_info.as_deref().map(open).transpose()?;
     py.detach(|| {
@@ -247,14 +316,78 @@ fn somas(py: Python<'_>, dump: PathBuf, task_info: Option<PathBuf>) -> PyResult<
     .map_err(err)
 }
 
+/// An analysed PyTorch / torch_npu memory snapshot.
+#[pyclass(module = "memlens._native", frozen)]
+pub struct NativeSnapshot {
+    snap: Snapshot,
+    analysis: SnapAnalysis,
+}
+
+#[pymethods]
+impl NativeSnapshot {
+    /// The document `memlens snapshot --json` prints (`summary.json`), as JSON text.
+    fn summary_json(&self) -> String {
+        snap_exp::summary_json(&self.snap, &self.analysis)
+    }
+
+    /// The table names: the CSV files `memlens snapshot --out` writes, without `.csv`.
+    fn table_names(&self) -> Vec<&'static str> {
+        snap_exp::FILES
+            .iter()
+            .filter_map(|f| f.strip_suffix(".csv"))
+            .collect()
+    }
+
+    /// One table as the CSV bytes `memlens snapshot --out` writes to `<name>.csv`.
+    fn table_csv<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyBytes>> {
+        let file = format!("{name}.csv");
+        let mut buf = Vec::new();
+        snap_exp::write_named(&file, &self.snap, &self.analysis, &mut buf)
+            .ok_or_else(|| {
+                let names = self.table_names().join(", ");
+                err(format!(
+                    "no snapshot table {name:?}: expected one of {names}"
+                ))
+            })?
+            .map_err(|e| err(e.to_string()))?;
+        Ok(PyBytes::new(py, &buf))
+    }
+}
+
+/// Reads and analyses a memory snapshot pickle. Raises `MemlensError` with the CLI's diagnostic
+/// (file and byte offset) when it cannot be read or parsed.
+#[pyfunction]
+fn snapshot(py: Python<'_>, path: PathBuf) -> PyResult<NativeSnapshot> {
+    if let Some(e) = refused(py, std::slice::from_ref(&path)) {
+        return Err(e);
+    }
+    let src = open(&path)?;
+    py.detach(|| {
+        let snap = snap_core::read(&src).map_err(|d| d.to_string())?;
+        let analysis = snap_core::analysis::analyse(&snap);
+        Ok::<_, String>(NativeSnapshot { snap, analysis })
+    })
+    .map_err(err)
+}
+
 fn json<T: serde::Serialize>(v: &T) -> PyResult<String> {
     serde_json::to_string(v).map_err(|e| err(e.to_string()))
 }
 
-/// The ranks under `root` on this machine: JSON `{"groups": [RankGroup…], "warnings": [...]}`.
+/// The ranks under `root` on this machine: JSON `{"groups": [RankGroup…], "warnings": [...]}`,
+/// with `"problem"` (the CLI's words) and `"missing"` when `root` cannot be looked at here.
 #[pyfunction]
 fn discover(py: Python<'_>, root: PathBuf) -> PyResult<String> {
-    let (groups, warnings) = py.detach(|| summary::discover_groups(&root));
+    let roots = [root];
+    if let Some(problem) = roots::check(&roots).first() {
+        return json(&serde_json::json!({
+            "groups": [],
+            "warnings": [],
+            "problem": problem.to_string(),
+            "missing": missing(&roots[0]),
+        }));
+    }
+    let (groups, warnings) = py.detach(|| summary::discover_groups(&roots[0]));
     let warnings: Vec<String> = warnings.iter().map(|d| d.to_string()).collect();
     json(&serde_json::json!({ "groups": groups, "warnings": warnings }))
 }
@@ -305,6 +438,11 @@ fn read_summary_ranks(file: &str, text: &str) -> PyResult<Vec<String>> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MemlensError", m.py().get_type::<MemlensError>())?;
+    m.add(
+        "NothingToAnalyseError",
+        m.py().get_type::<NothingToAnalyseError>(),
+    )?;
+    m.add("InputNotFoundError", input_not_found_type(m.py())?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // The Python tool's twelve columns, from the core's own list (the package re-exports it).
     m.add(
@@ -313,8 +451,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_class::<NativeJob>()?;
     m.add_class::<NativeSomas>()?;
+    m.add_class::<NativeSnapshot>()?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(somas, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshot, m)?)?;
     m.add_function(wrap_pyfunction!(discover, m)?)?;
     m.add_function(wrap_pyfunction!(summarize_group, m)?)?;
     m.add_function(wrap_pyfunction!(failed_rank, m)?)?;

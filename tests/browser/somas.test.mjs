@@ -620,6 +620,74 @@ test('a broken dump shows the error of the CLI; the single-threaded engine and t
   }
 });
 
+test('a dump that cannot be opened leaves the query box disabled with the reason; a good dump enables it', async () => {
+  // A dump cut short (the audit's case): the CLI fails on it, and so does the tab. The old page
+  // left the query box taking input with no plan to ask (it was enabled here, with its usual
+  // placeholder).
+  const good = path.join(SAMPLES, 'Ascend_somas_tensor_offset_1.ir');
+  const bytes = readFileSync(good);
+  const cutDir = path.join(tmp, 'cut-short');
+  mkdirSync(cutDir, { recursive: true });
+  const cut = path.join(cutDir, 'Ascend_somas_tensor_offset_1.ir');
+  writeFileSync(cut, bytes.subarray(0, bytes.length >> 1));
+  assert.equal(cli(cut).status, 2);
+  const box = '[data-testid="somas-search"]';
+  const button = '.somas-search-form button[type="submit"]';
+  const closed = async (page) => ({
+    input: await page.isDisabled(box),
+    button: await page.isDisabled(button),
+    placeholder: await page.getAttribute(box, 'placeholder'),
+    title: await page.getAttribute(box, 'title'),
+  });
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await fresh(page, isolated.url);
+    await dropFiles(page, [entry('cut/Ascend_somas_tensor_offset_1.ir', cut)]);
+    assert.equal(await somasSettled(page), 'error');
+    assert.deepEqual(await closed(page), {
+      input: true,
+      button: true,
+      placeholder: 'no query: the dump failed',
+      title: 'Nothing to query: the dump could not be opened (the error is below).',
+    });
+    // '/' (focus the query box) does nothing either.
+    await page.locator('body').press('/');
+    assert.notEqual(await page.evaluate(() => document.activeElement?.dataset.testid), 'somas-search');
+
+    // A good drop on the same page: the query box takes a query again, and answers it.
+    await dropFiles(page, [entry('somas/Ascend_somas_tensor_offset_1.ir', good)]);
+    await settled(page);
+    assert.equal(await somasSettled(page), 'ready');
+    assert.equal((await closed(page)).input, false);
+    assert.equal((await closed(page)).button, false);
+    await query(page, '%1T', 'tensor');
+    assert.equal(await page.getAttribute('[data-testid="somas-query-result"]', 'data-tensor'), '1');
+
+    // Within one drop: picking the dump cut short closes the box, picking the good one opens it.
+    await dropFiles(page, [entry('both/a/Ascend_somas_tensor_offset_1.ir', cut), entry('both/b/Ascend_somas_tensor_offset_1.ir', good)]);
+    await settled(page);
+    await somasSettled(page);
+    const options = await page.$$eval('[data-testid="somas-dump"] option', (os) => os.map((o) => [o.value, o.textContent]));
+    const pick = async (dir) => {
+      await page.selectOption('[data-testid="somas-dump"]', options.find(([, t]) => t.startsWith(`both/${dir}/`))[0]);
+      return somasSettled(page);
+    };
+    assert.equal(await pick('a'), 'error');
+    assert.equal((await closed(page)).input, true);
+    assert.equal(await pick('b'), 'ready');
+    const open = await closed(page);
+    assert.equal(open.input, false);
+    assert.equal(open.button, false);
+    assert.match(open.placeholder, /^node name or index/);
+    assert.equal(open.title, '');
+    await query(page, '%2T', 'tensor');
+    assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
+  } finally {
+    await b.close();
+  }
+});
+
 test('screenshots of every view, light and dark', async () => {
   for (const scheme of ['light', 'dark']) {
     const b = await openBrowser({ colorScheme: scheme, viewport: { width: 1400, height: 900 } });

@@ -3,6 +3,7 @@ figures) and against the expectations RL-Insight's own conversions give
 (fixtures/contract/memory_events_expected.json, written by a standalone Python script)."""
 import json
 import math
+import os
 
 import numpy as np
 import pandas as pd
@@ -185,13 +186,171 @@ def test_damaged_somas_dump_raises_with_the_cli_diagnostic(cli, tmp_path):
         memlens.somas(SOMAS / "Ascend_somas_tensor_offset_1.ir").table("graph")
 
 
-def test_stub_lists_the_public_api():
-    stub = (ROOT / "python" / "memlens" / "__init__.pyi").read_text()
+def _stub_signatures():
+    """{name: parameter names} for every function, class and method the stub declares."""
+    import ast
+
+    tree = ast.parse((ROOT / "python" / "memlens" / "__init__.pyi").read_text())
+    params = lambda f: [a.arg for a in f.args.posonlyargs + f.args.args + f.args.kwonlyargs]
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            out[node.name] = params(node)
+        elif isinstance(node, ast.ClassDef):
+            out[node.name] = [ast.unparse(b).split("[")[0] for b in node.bases]
+            for m in node.body:
+                if isinstance(m, ast.FunctionDef):
+                    out[f"{node.name}.{m.name}"] = params(m)
+    return out
+
+
+def test_stub_matches_the_module():
+    """The stub declares every public name, method and property the package has, with the same
+    parameters, and the exception classes with their real bases (a stub that lacks a method or
+    names another parameter misleads type checkers and editors). Failed on the stub before this
+    change: it lacked Job.__repr__, and the new error classes were not in it."""
+    import inspect
+
+    stub = _stub_signatures()
+    real, classes = {}, set()
     for name in memlens.__all__:
-        assert f"def {name}(" in stub or f"class {name}(" in stub or f"{name}:" in stub, name
+        obj = getattr(memlens, name)
+        if inspect.isclass(obj):
+            # The class and the package's own classes it inherits from (their members too).
+            for cls in [c for c in obj.__mro__ if c.__module__ == "memlens"]:
+                classes.add(cls.__name__)
+                real[cls.__name__] = [b.__name__ for b in cls.__bases__]
+                for m, v in vars(cls).items():
+                    if m.startswith("_") and m not in ("__getitem__", "__iter__", "__len__", "__repr__"):
+                        continue
+                    fn = v.fget if isinstance(v, property) else v
+                    if callable(fn):
+                        real[f"{cls.__name__}.{m}"] = list(inspect.signature(fn).parameters)
+        elif callable(obj):
+            real[name] = list(inspect.signature(obj).parameters)
+    for key, want in real.items():
+        assert stub.get(key) == want, (key, stub.get(key), want)
+    declared = {k for k in stub if k.split(".")[0] in set(memlens.__all__) | classes}
+    assert not declared - set(real), ("the stub declares what the module lacks", declared - set(real))
 
 
 def test_job_repr_counts_ranks_and_warnings_in_words(job):
     ranks, warnings = len(job["ranks"]), len(job.warnings)
     want = f"<memlens.Job: {ranks} rank{'' if ranks == 1 else 's'}, {warnings} warning{'' if warnings == 1 else 's'}>"
     assert repr(job) == want
+
+
+def _cli_message(out):
+    """The CLI's message without its `memlens: ` prefix and hint lines (the API has no CLI)."""
+    lines = [l for l in out.stderr.splitlines() if not l.lstrip().startswith("hint:")]
+    return "\n".join(lines).removeprefix("memlens: ")
+
+
+def test_missing_paths_raise_file_not_found_with_the_cli_message(cli, tmp_path):
+    """A missing path is a FileNotFoundError (what `except FileNotFoundError` around open()
+    expects), still a MemlensError and a ValueError, with the CLI's words (a close name when
+    there is one). Failed on the old package: MemlensError only, and memlens.somas() said
+    "cannot read at byte 0: No such file or directory (os error 2)" where the CLI says
+    "no such file or directory"."""
+    dump = SOMAS / "Ascend_somas_tensor_offset_1.ir"
+    typo = tmp_path / "rank0_ascend_pt"
+    (tmp_path / "rank0_ascend_ptt").mkdir()
+    cases = [
+        (lambda: memlens.analyze(typo), ["profiler", typo]),
+        (lambda: memlens.analyze([SAMPLE, tmp_path / "nope"]), ["profiler", SAMPLE, tmp_path / "nope"]),
+        (lambda: memlens.somas(tmp_path / "nope.ir"), ["somas", tmp_path / "nope.ir"]),
+        (lambda: memlens.somas(dump, task_info=tmp_path / "t.ir"), ["somas", dump, "--task-info", tmp_path / "t.ir"]),
+    ]
+    for call, args in cases:
+        with pytest.raises(FileNotFoundError) as e:
+            call()
+        assert isinstance(e.value, memlens.InputNotFoundError)
+        assert isinstance(e.value, memlens.MemlensError) and isinstance(e.value, ValueError)
+        out = cli(*args, check=False)
+        assert out.returncode == 2, args
+        assert str(e.value) == _cli_message(out), args
+
+
+def test_error_class_follows_the_cli_exit_status(cli, tmp_path):
+    """NothingToAnalyseError where the CLI exits with 1 (the paths hold nothing to analyse, or no
+    rank yields data), a plain MemlensError where it exits with 2 (a file that cannot be parsed).
+    Failed on the old package: MemlensError for all."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "junk.bin").write_bytes(bytes(range(256)) * 4)
+    run = tmp_path / "damaged" / "rank0_ascend_pt"
+    (run / "ASCEND_PROFILER_OUTPUT").mkdir(parents=True)
+    (run / "profiler_info_0.json").write_text("{}")
+    (run / "ASCEND_PROFILER_OUTPUT" / "operator_memory.csv").write_bytes(b"")
+    solver_log = SOMAS / "somas_solver_input_1.ir"
+    cases = [
+        (lambda: memlens.analyze(tmp_path / "empty"), ["profiler", tmp_path / "empty"]),
+        (lambda: memlens.analyze(tmp_path / "junk.bin"), ["profiler", tmp_path / "junk.bin"]),
+        (lambda: memlens.analyze(tmp_path / "damaged"), ["profiler", tmp_path / "damaged"]),
+        (lambda: memlens.somas(tmp_path / "junk.bin"), ["somas", tmp_path / "junk.bin"]),
+        (lambda: memlens.somas(solver_log), ["somas", solver_log]),
+    ]
+    for call, args in cases:
+        with pytest.raises(memlens.MemlensError) as e:
+            call()
+        status = cli(*args, check=False).returncode
+        assert status in (1, 2), args
+        assert isinstance(e.value, memlens.NothingToAnalyseError) == (status == 1), (args, status, type(e.value))
+        assert not isinstance(e.value, FileNotFoundError), args
+
+
+def test_paths_as_str_bytes_pathlib_and_lists_give_the_same_job(job):
+    """bytes name one path, as for open() (the old package iterated them as ints: "expected str,
+    bytes or os.PathLike object, not int"); an empty list is refused in words (the old message
+    began with ": nothing to analyse")."""
+    want = job.report
+    assert memlens.analyze(str(SAMPLE)).report == want
+    assert memlens.analyze(os.fsencode(SAMPLE)).report == want
+    assert memlens.analyze([SAMPLE]).report == want
+    with pytest.raises(memlens.MemlensError, match="^no paths given"):
+        memlens.analyze([])
+
+
+def test_somas_repr_names_the_file_and_its_format():
+    dump = SOMAS / "Ascend_somas_tensor_offset_1.ir"
+    plan = memlens.somas(dump)
+    fmt = plan["format"]
+    assert repr(plan) == f"<memlens.Somas: {dump} ({fmt['family']} {fmt['version']})>"
+
+
+SNAPSHOT = ROOT / "fixtures" / "snapshots"
+
+
+def test_snapshot_equals_the_cli(cli, tmp_path):
+    """memlens.snapshot gives `memlens snapshot --json` and the CSV files of `--out`, which the
+    old package could not open at all (analyze() said "nothing to analyse", and there was no
+    snapshot function)."""
+    pickles = sorted(SNAPSHOT.glob("*.pickle"))
+    assert pickles
+    for pickle in pickles:
+        snap = memlens.snapshot(pickle)
+        assert snap.summary == json.loads(cli("snapshot", pickle, "--json").stdout)
+        assert repr(snap) == f"<memlens.Snapshot: {pickle} ({len(snap['devices'])} device{'' if len(snap['devices']) == 1 else 's'})>"
+        out = tmp_path / pickle.stem
+        cli("snapshot", pickle, "--out", out)
+        csvs = sorted(p.stem for p in out.glob("*.csv"))
+        assert sorted(snap.table_names) == csvs
+        for name in csvs:
+            assert snap.table_csv(name) == (out / f"{name}.csv").read_bytes(), name
+            df = snap.table(name)
+            ref = pd.read_csv(out / f"{name}.csv", keep_default_na=False, na_values=[""], float_precision="round_trip")
+            pd.testing.assert_frame_equal(df, ref, check_exact=True)
+    with pytest.raises(memlens.MemlensError, match="no snapshot table"):
+        snap.table("summary")
+
+
+def test_a_broken_snapshot_raises_the_cli_message(cli, tmp_path):
+    pickle = next(iter(sorted(SNAPSHOT.glob("*.pickle"))))
+    cut = tmp_path / "cut.pickle"
+    cut.write_bytes(pickle.read_bytes()[:2000])
+    out = cli("snapshot", cut, check=False)
+    assert out.returncode == 2
+    with pytest.raises(memlens.MemlensError) as e:
+        memlens.snapshot(cut)
+    assert str(e.value) == _cli_message(out)
+    with pytest.raises(FileNotFoundError):
+        memlens.snapshot(tmp_path / "none.pickle")

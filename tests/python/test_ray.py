@@ -7,6 +7,11 @@ generated 2 roles x 12 ranks job, one rank of it damaged:
   each rank's peak equals the maximum pandas reads from the rank's own memory_record.csv;
 - a re-run skips the ranks already summarised (and `rerun=True` does not);
 - a task whose worker process dies is retried, or with no retry left reported with the reason;
+- a root every node sees (a shared filesystem) gives each rank once, the work spread;
+- a root on no node, an empty root, an `out` that is no job summary or cannot be written: the
+  reason and exit status before any rank task runs;
+- a task that raises is reported with its own exception, one past its timeout is cancelled,
+  Ctrl-C writes the ranks done;
 - the ranks of a node lost after discovery are reported with the reason, the others intact.
 
 Kept small (tiny traces, one CPU per node) so the file runs in about a minute on two cores."""
@@ -19,6 +24,7 @@ import pytest
 import ray
 from ray.cluster_utils import Cluster
 
+import memlens
 import memlens.ray as mray
 
 ROLES, RANKS, NODES = 2, 12, 3
@@ -130,6 +136,145 @@ def test_a_killed_task_is_retried_or_reported(cluster, spread, monkeypatch):
     damaged = [r for r in reported if r["run_dirs"] == [spread["damaged"]]]
     others = [r for r in reported if r not in killed and r not in damaged]
     assert others and all(r["status"] == "ok" for r in others)
+
+
+def test_a_root_every_node_sees_gives_each_rank_once(cluster, spread, cli):
+    # The union folder is one path on this machine, so every node of the local cluster sees all
+    # 24 ranks, as on a shared filesystem. The old driver analysed and listed each rank once per
+    # node: 72 ranks.
+    out = spread["base"] / "shared.memlens.json"
+    s = mray.analyze_job(str(spread["union"]), out=str(out))
+    cli_file = spread["base"] / "cli-union.memlens.json"
+    cli("profiler", spread["union"], "--summary", cli_file, check=False)
+    assert out.read_bytes() == cli_file.read_bytes()
+    assert s["totals"]["ranks"] == ROLES * RANKS
+    assert [n["found"] for n in s["nodes"]] == [ROLES * RANKS] * NODES
+    assert [n["ranks"] for n in s["nodes"]] == [ROLES * RANKS // NODES] * NODES
+
+
+def no_rank_task(*args, **kwargs):
+    raise AssertionError("a rank task was started")
+
+
+def test_a_root_on_no_node_or_an_empty_one_fails_with_each_nodes_reason(cluster, spread, capsys, monkeypatch):
+    # The old driver wrote a summary of 0 ranks and exited with 0 for both.
+    monkeypatch.setattr(mray, "summarize_ranks", no_rank_task)
+    out = spread["base"] / "none.memlens.json"
+    assert mray.main(["$MEMLENS_DISK/no-such-job", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    for d in spread["disks"]:
+        assert f"{d}/no-such-job: no such file or directory" in err, err
+    assert not out.exists()
+    for d in spread["disks"]:
+        (d / "empty-job").mkdir(exist_ok=True)
+    with pytest.raises(memlens.NothingToAnalyseError, match="no rank found on any node"):
+        mray.analyze_job("$MEMLENS_DISK/empty-job")
+    assert mray.main(["$MEMLENS_DISK/empty-job", "--out", str(out)]) == 1
+    assert "$MEMLENS_DISK/empty-job: no rank found on any node (3 nodes looked)" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_an_out_that_is_no_summary_or_cannot_be_written_is_refused_first(cluster, spread, capsys, monkeypatch):
+    # The old driver raised a traceback out of main for the first, and for the second analysed
+    # every rank before failing to write.
+    monkeypatch.setattr(mray, "summarize_ranks", no_rank_task)
+    notes = spread["base"] / "notes.json"
+    notes.write_text('{"hello": 1}')
+    assert mray.main([ROOT, "--out", str(notes)]) == 2
+    err = capsys.readouterr().err
+    assert f"{notes}: error: not a job summary" in err and "Traceback" not in err
+    assert notes.read_text() == '{"hello": 1}'
+    nowhere = spread["base"] / "no-such-folder" / "job.memlens.json"
+    assert mray.main([ROOT, "--out", str(nowhere)]) == 2
+    assert f"{nowhere}: cannot write the job summary: no such folder" in capsys.readouterr().err
+
+
+def raises(root, group):
+    raise RuntimeError("disk on fire")
+
+
+def test_a_task_that_raises_is_reported_with_its_own_exception(cluster, spread, monkeypatch):
+    # The old reason was Ray's wrapper: terminal colour codes and the remote traceback.
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    monkeypatch.setattr(mray, "_summarize", raises)
+    nodes = mray.discover_job(ROOT)
+    ranks = [json.loads(t) for t in mray.summarize_ranks(ROOT, nodes, retries=0, timeout=120)]
+    assert len(ranks) == ROLES * RANKS
+    assert {(r["status"], r["error"]) for r in ranks} == {("error", "RuntimeError: disk on fire")}
+
+
+def sleeps_then_marks(root, group):
+    """A rank task that takes 4 s, then leaves a mark on its node's disk."""
+    import os
+    import time
+
+    time.sleep(4)
+    open(os.path.join(os.environ["MEMLENS_DISK"], "slow-task-finished"), "w").close()
+    return mray._summarize(root, group)
+
+
+def test_a_task_past_its_timeout_is_reported_and_cancelled(cluster, spread, monkeypatch):
+    # The old driver reported the rank but left its task running on the node to the end.
+    import time
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    monkeypatch.setattr(mray, "_summarize", sleeps_then_marks)
+    node = mray.discover_job(ROOT)[0]
+    one = [dict(node, groups=node["groups"][:1])]
+    marks = [d / "slow-task-finished" for d in spread["disks"]]
+    for m in marks:
+        m.unlink(missing_ok=True)
+    (rank,) = [json.loads(t) for t in mray.summarize_ranks(ROOT, one, retries=0, timeout=1)]
+    assert (rank["status"], rank["error"]) == ("error", "not done within 1 s (cancelled)")
+    time.sleep(5)
+    assert not any(m.exists() for m in marks)
+
+
+def test_ctrl_c_writes_the_ranks_done_and_a_rerun_finishes(cluster, spread, capsys, monkeypatch, cli):
+    nodes = mray.discover_job(ROOT)
+    monkeypatch.setattr(mray, "discover_job", lambda root: nodes)
+    real_get, calls = ray.get, []
+
+    def get_then_ctrl_c(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return real_get(*args, **kwargs)
+
+    monkeypatch.setattr(ray, "get", get_then_ctrl_c)
+    out = spread["base"] / "interrupted.memlens.json"
+    try:
+        status = mray.main([ROOT, "--out", str(out)])
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C escaped main() and nothing was written")
+    assert status == 130
+    assert "20 ranks not summarised" in capsys.readouterr().err
+    ranks = json.loads(out.read_text())["ranks"]
+    assert len(ranks) == ROLES * RANKS
+    interrupted = [r for r in ranks if r["status"] == "error" and r["error"].startswith("interrupted")]
+    assert len(interrupted) == 20
+    monkeypatch.setattr(ray, "get", real_get)
+    ok = sum(r["status"] == "ok" for r in ranks)
+    again = mray.analyze_job(ROOT, out=str(out))
+    assert (again["skipped"], again["analysed"]) == (ok, ROLES * RANKS - ok)
+    cli_file = spread["base"] / "cli-again.memlens.json"
+    cli("profiler", spread["union"], "--summary", cli_file, check=False)
+    assert out.read_bytes() == cli_file.read_bytes()
+
+
+def test_ctrl_c_during_discovery_exits_130_without_a_traceback(cluster, spread, capsys, monkeypatch):
+    def ctrl_c(root):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mray, "discover_job", ctrl_c)
+    out = spread["base"] / "early.memlens.json"
+    try:
+        status = mray.main([ROOT, "--out", str(out)])
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C escaped main()")
+    assert status == 130
+    assert "interrupted before any rank was summarised; nothing written" in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_ranks_of_a_lost_node_are_reported(cluster, spread):

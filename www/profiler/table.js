@@ -225,13 +225,16 @@ export function allocationsTable({ client, store, ranks, report, show }) {
     }
   }
 
-  /** Scrolls to row `id` and highlights it, if the current filter shows it. */
+  /**
+   * Highlights row `id` (null: none) and scrolls to it, if the current filter shows it; the table
+   * decides whether the worker's answer still counts (ui/virtual-table.js `reveal`).
+   */
   async function reveal(id) {
-    const s = store.get();
-    const pos = await client.call('ascend.position', { rank: s.rank, query: currentQuery, row: id });
-    if (store.get().row !== id) return;
-    vt.follow({ id, index: pos });
-    box.dataset.selectedPosition = String(pos);
+    const rank = store.get().rank;
+    const query = currentQuery;
+    const ask = id === null ? null : () => client.call('ascend.position', { rank, query, row: id });
+    const { state, index } = await vt.reveal(ask, { id });
+    if (state === 'shown' || state === 'hidden') box.dataset.selectedPosition = String(index);
   }
 
   // Text filters apply as the user types (debounced); sizes accept units.
@@ -282,8 +285,7 @@ export function allocationsTable({ client, store, ranks, report, show }) {
       return;
     }
     if (changed.has('window')) renderChips(s);
-    if (changed.has('row') && s.row !== null) reveal(s.row);
-    if (changed.has('row') && s.row === null) vt.follow({ id: null, index: -1 });
+    if (changed.has('row')) reveal(s.row);
   }
 
   const ready = refresh();

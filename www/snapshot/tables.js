@@ -27,8 +27,6 @@ const NOT_SHOWN = {
   snapshot: 'the selected group holds nothing at the snapshot',
 };
 const FILTERED = 'the selected group is not among the rows the filter shows';
-// The keys with which the user moves the cursor: a reveal still on its way must not undo them.
-const MOVES = new Set(['ArrowDown', 'ArrowUp', 'PageDown', 'PageUp', 'Home', 'End']);
 
 export function tablesView({ client, store, info, onError, place }) {
   const { section: node, body, tools } = section('tables', 'Who holds the memory',
@@ -50,7 +48,6 @@ export function tablesView({ client, store, info, onError, place }) {
   // The status line without a note about the selection.
   let status = '';
   let shows = 0;
-  let reveals = 0;
   let groupOf = new Map();
   const buttons = {};
   for (const t of TABS) {
@@ -134,9 +131,6 @@ export function tablesView({ client, store, info, onError, place }) {
     });
     shownQuery = q;
     status = '';
-    vt.viewport.addEventListener('keydown', (ev) => {
-      if (MOVES.has(ev.key)) reveals += 1;
-    }, true);
     const made = vt;
     await made.refresh();
     if (made !== vt) return;
@@ -158,33 +152,27 @@ export function tablesView({ client, store, info, onError, place }) {
   /**
    * Shows the selection in the table: marked at once, then, once the worker says where its row
    * sits under the table's query, scrolled into view with the cursor on it; or the status line
-   * says the query does not show it. Only the latest reveal moves the cursor (a slow answer for an
-   * earlier pick, or one the user has since moved away from with the keys, does not), and only in
-   * the table it asked about.
+   * says the query does not show it. Whether the worker's answer still counts (a later pick, a
+   * key move or another table came meanwhile) the table decides (ui/virtual-table.js `reveal`).
    */
   async function reveal() {
     const t = vt;
     const q = shownQuery;
     if (!t) return;
-    const mine = ++reveals;
     const key = selected(q.table);
-    t.follow();
     if (status) t.status.textContent = status;
-    if (!key) {
-      delete node.dataset.selectedPosition;
-      return;
-    }
-    let pos;
+    if (!key) delete node.dataset.selectedPosition;
+    let answer;
     try {
-      pos = await client.call('snapshot.position', { ...q, ...key });
+      answer = await t.reveal(key && (() => client.call('snapshot.position', { ...q, ...key })));
     } catch (err) {
-      if (mine === reveals && t === vt) onError(err);
+      onError(err);
       return;
     }
-    if (mine !== reveals || t !== vt) return;
-    t.follow({ index: pos ?? -1 });
-    node.dataset.selectedPosition = String(pos ?? -1);
-    if (pos === null) t.status.textContent = `${status} · ${key.group !== undefined && q.text.length ? FILTERED : NOT_SHOWN[q.table]}`;
+    const { state, index } = answer;
+    if (state !== 'shown' && state !== 'hidden') return;
+    node.dataset.selectedPosition = String(index);
+    if (state === 'hidden') t.status.textContent = `${status} · ${key.group !== undefined && q.text.length ? FILTERED : NOT_SHOWN[q.table]}`;
   }
 
   let timer = null;
@@ -210,7 +198,7 @@ export function tablesView({ client, store, info, onError, place }) {
       if (changed.includes('device')) {
         counts();
         show(current).catch(onError);
-      } else if (vt && (changed.includes('group') || changed.includes('element'))) reveal().catch(onError);
+      } else if (vt && (changed.includes('group') || changed.includes('element'))) reveal();
     },
     destroy() {},
   };

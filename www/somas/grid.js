@@ -47,8 +47,6 @@ export class Grid {
     this.sort = opts.sort || null;
     this.vt = null;
     this.specs = null;
-    // Reveals asked so far: only the latest one's answer moves the cursor.
-    this.reveals = 0;
   }
 
   /** Runs `request` (without sort: the grid keeps its own) and shows the first rows. */
@@ -95,17 +93,14 @@ export class Grid {
 
   /**
    * The selection changed: the table marks it at once and, once the worker says where the row of
-   * `key` is, scrolls to it with the cursor on it (no row when the view does not hold it).
+   * `key` is, scrolls to it with the cursor on it (no row when the view does not hold it); the
+   * table decides whether that answer still counts (ui/virtual-table.js `reveal`).
    */
   async reveal(key) {
     if (!this.vt) return;
-    const mine = ++this.reveals;
-    if (key === null || key === undefined) return this.vt.follow({ index: -1 });
-    this.vt.follow();
-    const vt = this.vt;
-    const pos = await this.app.call('position', { view: this.opts.view, key });
-    // Only the latest reveal moves the cursor, and only in the table it asked about.
-    if (mine === this.reveals && vt === this.vt) vt.follow({ index: pos });
+    const view = this.opts.view;
+    const none = key === null || key === undefined;
+    await this.vt.reveal(none ? null : () => this.app.call('position', { view, key }));
   }
 }
 

@@ -44,6 +44,14 @@ export function pairedTask(dump, tasks) {
   return tasks.findIndex((t) => t.graph_id === dump.graph_id);
 }
 
+// What the query box says it takes, and why it takes nothing while no plan is open (by tab state).
+const QUERY_PLACEHOLDER = 'node name or index, tensor %12T, address 0x…, range 0x…-0x…   ( / )';
+// The box's short words (a 1024 px window shows about 28 characters of it) and the full reason.
+const QUERY_CLOSED = {
+  loading: { short: 'opening the dump…', why: 'Nothing to query until the dump is open.' },
+  error: { short: 'no query: the dump failed', why: 'Nothing to query: the dump could not be opened (the error is below).' },
+};
+
 // The keys of the linked selection: a node, a tensor, an address range, a conflict pair.
 const SELECTION = ['node', 'tensor', 'range', 'pair'];
 
@@ -112,13 +120,14 @@ class SomasPage {
       type: 'search',
       class: 'somas-search',
       data: { testid: 'somas-search' },
-      placeholder: 'node name or index, tensor %12T, address 0x…, range 0x…-0x…   ( / )',
+      placeholder: QUERY_PLACEHOLDER,
       'aria-label': 'Query: node, tensor, address or address range',
       spellcheck: false,
       autocomplete: 'off',
     });
+    this.searchButton = el('button', { type: 'submit', text: 'Query' });
     const form = el('form', { class: 'somas-search-form', on: { submit: (ev) => { ev.preventDefault(); this.search(this.searchInput.value); } } },
-      this.searchInput, el('button', { type: 'submit', text: 'Query' }));
+      this.searchInput, this.searchButton);
     this.bar = el('div', { class: 'somas-bar toolbar' },
       el('label', { class: 'somas-pick' }, el('span', { class: 'muted', text: 'Dump' }), this.dumpSelect),
       el('label', { class: 'somas-pick' }, el('span', { class: 'muted', text: 'Task info' }), this.taskSelect),
@@ -172,6 +181,7 @@ class SomasPage {
 
   setState(state, text) {
     this.root.dataset.state = state;
+    this.queryBox(state);
     this.state.replaceChildren();
     if (state === 'loading') {
       this.progressLabel = el('div', { class: 'progress-label', text: text || 'loading' });
@@ -182,6 +192,20 @@ class SomasPage {
     } else if (state === 'empty') {
       this.state.append(stateLine('empty', text));
     }
+  }
+
+  /**
+   * The query box asks the open plan: while none is open (the dump still opening, or failed) it
+   * takes no input and says why in its place, else it would take a query nothing can answer.
+   */
+  queryBox(state) {
+    const closed = QUERY_CLOSED[state];
+    this.searchInput.disabled = !!closed;
+    this.searchButton.disabled = !!closed;
+    this.searchInput.placeholder = closed ? closed.short : QUERY_PLACEHOLDER;
+    this.searchInput.title = closed ? closed.why : '';
+    this.searchButton.title = closed ? closed.why : '';
+    if (closed) this.searchInput.value = '';
   }
 
   progress(p) {

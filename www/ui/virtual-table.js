@@ -60,6 +60,9 @@ export class VirtualTable {
     // The row each built row element shows ({id, row}), for restyling marks without a rebuild.
     this.shown = new WeakMap();
     this.cursor = -1;
+    // Counts the reveals asked and the user's own moves of the cursor (a key, a click): a reveal's
+    // answer moves the cursor only while nothing counted here came after its ask (see reveal).
+    this.moves = 0;
     // The viewport's scroll offset and height as last seen (by its scroll events, its resize
     // observer and our own scrolls): reading them from the element in the middle of a selection
     // made the browser lay out every change made before, once more per read.
@@ -264,6 +267,7 @@ export class VirtualTable {
           tr.append(td);
         });
         tr.addEventListener('click', () => {
+          this.moves += 1;
           this.cursor = i;
           this.select(id);
           if (this.opts.onRowClick) this.opts.onRowClick(id, row);
@@ -313,6 +317,42 @@ export class VirtualTable {
     this.cursor = known ? index : this.isMarkedAt(this.cursor) ? this.cursor : this.markedIndex();
     if (known && index >= 0 && !this.inView(index)) this.scrollToIndex(index);
     else this.restyle();
+  }
+
+  /**
+   * Brings the selected row into view, for a selection whose row may not be fetched yet: marks it
+   * at once (`follow`), then asks `askPosition()` where the row sits under the table's query, and
+   * once it answers moves the cursor there and scrolls to it. One rule for every table: the answer
+   * moves the cursor only if this is still the latest reveal, the table was neither refreshed nor
+   * replaced in its container meanwhile (the position was asked of another query or another
+   * table), and the user has not moved the cursor since (a key or a click; a slow answer must not
+   * undo it). The caller says what the outcome means to the user.
+   * @param {(() => Promise<number|null>) | null} askPosition resolves to the row's view position,
+   *   or to null or a negative number when the table's query does not show the row; null when
+   *   nothing is selected (the cursor then stays only on a row still marked).
+   * @param {{ id?: * }} [opts] id: the selected row, for a table without `isSelected` (null: none)
+   * @returns {Promise<{ state: 'shown' | 'hidden' | 'none' | 'superseded', index: number }>}
+   *   shown: the cursor is on row `index`, in view; hidden: the query does not show the row (no
+   *   cursor, index -1); none: nothing to reveal; superseded: the answer came too late to count
+   *   (nothing moved). An `askPosition` that fails rejects, unless superseded meanwhile.
+   */
+  async reveal(askPosition, { id } = {}) {
+    const mine = ++this.moves;
+    const generation = this.generation;
+    const current = () => mine === this.moves && generation === this.generation && this.box.parentNode === this.container;
+    this.follow(id === undefined ? {} : { id });
+    if (!askPosition) return { state: 'none', index: -1 };
+    let index;
+    try {
+      index = await askPosition();
+    } catch (err) {
+      if (current()) throw err;
+      return { state: 'superseded', index: -1 };
+    }
+    if (!current()) return { state: 'superseded', index: -1 };
+    const at = typeof index === 'number' && index >= 0 ? index : -1;
+    this.follow({ index: at });
+    return { state: at < 0 ? 'hidden' : 'shown', index: at };
   }
 
   /** Whether the row at view position `index` is fetched and marked. */
@@ -377,6 +417,7 @@ export class VirtualTable {
     const moves = { ArrowDown: 1, ArrowUp: -1, PageDown: page, PageUp: -page, Home: -Infinity, End: Infinity };
     if (ev.key in moves) {
       ev.preventDefault();
+      this.moves += 1;
       // Without a cursor the keys start from the selected row, if it is fetched.
       if (this.cursor < 0) this.cursor = this.markedIndex();
       const next = Math.max(0, Math.min(this.total - 1, (this.cursor < 0 ? -1 : this.cursor) + moves[ev.key]));
