@@ -24,6 +24,7 @@ pub mod frames;
 pub mod input;
 pub mod jsonscan;
 pub mod profiler;
+pub mod quote;
 pub mod snapshot;
 pub mod somas;
 pub mod source;

@@ -314,7 +314,7 @@ fn case_11_wrong_header() {
         [format!(
             "{BAD}/{OM}:1 (byte 0): error: not an operator_memory.csv header: missing \
              column(s) Name, Size(KB), Allocation Time(us); expected Name,Size(KB),Allocation \
-             Time(us),Release Time(us),… (found: Op,Bytes,When)"
+             Time(us),Release Time(us),… (found: \"Op,Bytes,When\")"
         )]
     );
     assert_eq!(
@@ -334,7 +334,7 @@ fn case_12_missing_header() {
         d[0].starts_with(&format!(
             "{BAD}/{OM}:1 (byte 0): error: not an operator_memory.csv header: missing \
              column(s) Name, Size(KB), Allocation Time(us); expected Name,Size(KB),Allocation \
-             Time(us),Release Time(us),… (found: aten::empty_strided,"
+             Time(us),Release Time(us),… (found: \"aten::empty_strided,"
         )),
         "{d:?}"
     );
@@ -415,7 +415,7 @@ fn case_15_a_megabyte_value_is_shown_shortened() {
         diags(&l, OM),
         [format!(
             "{BAD}/{OM}:3 (byte {b3}): warning: Size(KB): expected a size in KB like 18816.5, \
-             found \"{}…\"; row skipped",
+             found \"{}\"… (499940 more bytes); row skipped",
             "x".repeat(60)
         )]
     );
@@ -568,8 +568,8 @@ fn case_22_memory_record_renamed_to_operator_memory() {
         [format!(
             "{BAD}/{OM}:1 (byte 0): error: not an operator_memory.csv header: missing \
              column(s) Name, Size(KB), Allocation Time(us); expected Name,Size(KB),Allocation \
-             Time(us),Release Time(us),… (found: Component,Timestamp(us),Total Allocated(MB),\
-             Total Reserved(MB),Total Active(MB),Stream Ptr,Device Type)"
+             Time(us),Release Time(us),… (found: \"Component,Timestamp(us),Total Allocated(MB),\
+             Total Reserved(MB),Total Active(MB),Stream Ptr,Device Type\")"
         )]
     );
     assert_eq!(
@@ -588,7 +588,7 @@ fn case_23_binary_file_renamed_to_npu_module_mem() {
     assert!(
         d[0].starts_with(&format!(
             "{BAD}/{MM}:1 (byte 0): error: not an npu_module_mem.csv header: expected \
-             [Device_id,]Component,Timestamp(us),Total Reserved(MB),Device (found: \u{FFFD}PNG"
+             [Device_id,]Component,Timestamp(us),Total Reserved(MB),Device (found: \"\\x89PNG\")"
         )),
         "{d:?}"
     );

@@ -222,7 +222,7 @@ fn case_08_csv_renamed_to_a_dump() {
         err(D, &csv),
         format!(
             "{P}:1: error: wrong file type: not a SOMAS dump (first line: \"Component,Timestamp(us),\
-             Total Allocated(MB),Total Reserved(M…\"); expected a *_somas_tensor_offset_*.ir dump or \
+             Total Allocated(MB),Total Reserved(M\"… (42 more bytes)); expected a *_somas_tensor_offset_*.ir dump or \
              another SOMAS dump (somas_*_info, somas_mem_info, offline log, somas_graph_*.json)"
         )
     );
@@ -380,7 +380,7 @@ fn case_19_deeply_nested_list() {
     assert_eq!(
         err(D, t.as_bytes()),
         format!(
-            "{P}:{line} (byte {byte}): error: inputs: expected %<n>T or %<n>P items, found \"{}…\"",
+            "{P}:{line} (byte {byte}): error: inputs: expected %<n>T or %<n>P items, found \"{}\"… (99943 more bytes)",
             "[".repeat(60)
         )
     );

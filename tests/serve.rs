@@ -689,29 +689,51 @@ fn a_burst_of_kept_alive_connections_is_answered_on_each() {
 
 #[test]
 fn a_folder_with_nothing_to_analyse_is_said_in_the_clis_words() {
-    // Files memlens does not read: the classify answer carries what the CLI says of them.
+    // Files memlens does not read, and a folder without files: the classify answer carries what
+    // the CLI says of them, the folder's name first. The old answer left the name out, so an
+    // empty folder's message named nothing at all.
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("stuff");
     std::fs::create_dir_all(dir.join("sub")).unwrap();
     std::fs::write(dir.join("notes.txt"), "hi\n").unwrap();
     std::fs::write(dir.join("data.csv"), "a,b\n1,2\n").unwrap();
     std::fs::write(dir.join("sub/config.json"), "{}\n").unwrap();
-    let cli = Command::new(env!("CARGO_BIN_EXE_memlens"))
-        .arg("stuff")
-        .current_dir(root.path())
-        .output()
-        .unwrap();
-    assert_eq!(cli.status.code(), Some(1));
-    let said = String::from_utf8_lossy(&cli.stderr);
-    let said = said.trim_end().strip_prefix("memlens: stuff: ").unwrap();
+    std::fs::create_dir_all(root.path().join("empty/sub")).unwrap();
+    let s = serve(&[root.path()], &[]);
+    for (folder, files, starts) in [
+        ("stuff", 3, "stuff: nothing to analyse: looked for "),
+        (
+            "empty",
+            0,
+            "empty: nothing to analyse: no files at all (looked for ",
+        ),
+    ] {
+        let cli = Command::new(env!("CARGO_BIN_EXE_memlens"))
+            .arg(folder)
+            .current_dir(root.path())
+            .output()
+            .unwrap();
+        assert_eq!(cli.status.code(), Some(1));
+        let said = String::from_utf8_lossy(&cli.stderr);
+        let said = said.trim_end().strip_prefix("memlens: ").unwrap();
+        assert!(said.starts_with(starts), "{said}");
 
-    let s = serve(&[&dir], &[]);
-    let session = s.call(json!({ "call": "session.new" })).json()["session"].clone();
-    let classify =
-        s.call(json!({ "call": "session.classify", "session": session, "files": ["stuff"] }));
-    assert_eq!(classify.status, 200, "{}", classify.text());
-    let inventory = s.wait(&classify.json()["job"]);
-    assert_eq!(inventory["units"].as_array().map(Vec::len), Some(3));
-    assert_eq!(inventory["nothing_to_analyse"]["text"], said);
-    assert_eq!(inventory["nothing_to_analyse"]["files"], 3);
+        let session = s.call(json!({ "call": "session.new" })).json()["session"].clone();
+        let root_name = root.path().file_name().unwrap().to_str().unwrap();
+        let path = format!("{root_name}/{folder}");
+        let classify =
+            s.call(json!({ "call": "session.classify", "session": session, "files": [path] }));
+        assert_eq!(classify.status, 200, "{}", classify.text());
+        let inventory = s.wait(&classify.json()["job"]);
+        assert_eq!(inventory["units"].as_array().map(Vec::len), Some(files));
+        assert_eq!(inventory["nothing_to_analyse"]["files"], files);
+        // The served path opened is the name the page gave; the rest is the CLI's words.
+        assert_eq!(
+            inventory["nothing_to_analyse"]["text"],
+            format!(
+                "{path}: {}",
+                said.strip_prefix(&format!("{folder}: ")).unwrap()
+            )
+        );
+    }
 }

@@ -39,7 +39,7 @@ fn opcodes_that_name_a_class_or_call_code_are_refused_with_their_offset() {
     let global = b"\x80\x02cos\nsystem\nq\x00X\x02\x00\x00\x00lsq\x01\x85q\x02Rq\x03.";
     assert_eq!(
         refused(global),
-        format!("{NAME} (byte 2): error: opcode GLOBAL (0x63) naming `os.system`: {CLASS}")
+        format!("{NAME} (byte 2): error: opcode GLOBAL (0x63) naming \"os.system\": {CLASS}")
     );
     // Protocol 4: the module and name are strings on the stack, STACK_GLOBAL pops them.
     let stack_global =

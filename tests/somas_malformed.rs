@@ -196,11 +196,11 @@ fn wrong_field_count() {
     let byte = byte_of(&text, "%9T\t");
     assert_eq!(
         err("f.ir", &text),
-        // The line is shown up to 60 characters.
+        // The line is shown up to 60 characters (an escape counts as its two), the rest counted.
         format!(
             "f.ir:{line} (byte {byte}): error: expected 9 TAB-separated fields in a tensor line (%id, #aligned_size, \
              #original_size, &offset, type, lifelong, life_start, life_end, source node name), found 8: \
-             \"%9T\\t#512S\\t&4608\\tCommon\\tLifeLongNone\\t11\\t12\\tSoftmaxCrossEntrop…\""
+             \"%9T\\t#512S\\t&4608\\tCommon\\tLifeLongNone\\t11\\t12\\tSoftmaxCros\"… (23 more bytes)"
         )
     );
     let text = toy().replace(

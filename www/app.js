@@ -1,7 +1,7 @@
 // memlens page: wiring between the user's files, the analysis worker and the views.
 // Layout, drawing and interaction only; every figure comes from the Rust core in the worker.
 import { EngineClient, Cancelled } from './engine-client.js';
-import { fromInput, fromDataTransfer } from './files.js';
+import { fromInput, fromDataTransfer, givenNames } from './files.js';
 import { loadManifest, loadExampleFile } from './examples-source.js';
 import { renderInventory } from './inventory-view.js';
 import { bytes, int, plural } from './format.js';
@@ -142,22 +142,28 @@ function withLoaded(items) {
 // rank's summary and opens its full views); any other drop replaces them.
 let keptSummaries = [];
 
-/** The worker's `load` request for a file list. */
-function loadRequest(items) {
+/**
+ * The worker's `load` request for a file list, with the names it was given as (`given`: the
+ * drop's top-level names, which hold the folders without files).
+ */
+function loadRequest(items, given = []) {
   // A served path (memlens serve) has no File: the native engine reads it where it lies.
   const files = items.filter((i) => i.file || i.served).map(({ path, file }) => ({ path, file }));
   const unreadable = items.filter((i) => !i.file && !i.served).map(({ path, size, error }) => ({ path, size, error }));
-  return { files, unreadable };
+  return { files, unreadable, given: givenNames(items, given) };
 }
 
-/** Sends a file list to the worker and shows what it found. */
-async function load(items) {
+/**
+ * Sends a file list to the worker and shows what it found. `given`: the names dropped, when they
+ * may hold more than the items do (a folder without files); the core's answer names them.
+ */
+async function load(items, given = []) {
   // A new drop while the previous one is still being read replaces it at once.
   if (busy) stopWork();
   const seq = ++loadSeq;
   loadedItems = items;
   const { unreadable } = loadRequest(items);
-  if (items.length === 0) {
+  if (items.length === 0 && given.length === 0) {
     showErrors(['Nothing to load: the drop held no files.']);
     // This load is answered (a load it stopped would otherwise leave "loading" up for good).
     setStatus('error', 'error');
@@ -172,7 +178,7 @@ async function load(items) {
     const onProgress = (p) => {
       if (seq === loadSeq) showProgress(p.label, p.done, p.total);
     };
-    let inventory = await client.call('load', loadRequest(items), onProgress);
+    let inventory = await client.call('load', loadRequest(items, given), onProgress);
     if (seq !== loadSeq) return;
     const has = (kind) => inventory.units.some((u) => u.kind === kind);
     if (keptSummaries.length && has('ascend-run') && !has('job-summary')) {
@@ -285,7 +291,8 @@ document.addEventListener('drop', async (ev) => {
   ev.preventDefault();
   zone.classList.remove('dragging');
   if (!ev.dataTransfer) return;
-  load(await fromDataTransfer(ev.dataTransfer));
+  const { items, given } = await fromDataTransfer(ev.dataTransfer);
+  load(items, given);
 });
 
 // ---- tabs: the inputs table and one tab per analysis family that accepts the drop ---------

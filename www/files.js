@@ -7,7 +7,11 @@ export function fromInput(fileList) {
   return Array.from(fileList, (file) => ({ path: file.webkitRelativePath || file.name, file }));
 }
 
-/** Files and folders dropped on the page; folders are walked with webkitGetAsEntry. */
+/**
+ * Files and folders dropped on the page; folders are walked with webkitGetAsEntry. Returns the
+ * files as `items` and the names dropped as `given` (a folder without files adds no item, and its
+ * name is all a message about the drop can say of it).
+ */
 export async function fromDataTransfer(dataTransfer) {
   const items = Array.from(dataTransfer.items || []);
   const entries = items
@@ -15,11 +19,19 @@ export async function fromDataTransfer(dataTransfer) {
     .map((it) => (typeof it.webkitGetAsEntry === 'function' ? it.webkitGetAsEntry() : null));
   if (entries.length === 0 || entries.some((e) => e === null)) {
     // No entry API (or plain files only): the flat file list is all there is.
-    return fromInput(dataTransfer.files || []);
+    return { items: fromInput(dataTransfer.files || []), given: [] };
   }
   const out = [];
   for (const entry of entries) await walk(entry, '', out);
-  return out;
+  return { items: out, given: entries.map((e) => e.name) };
+}
+
+/**
+ * The names a file list was given as, for the engine's messages about the whole input: the drop's
+ * top-level names, then each item's (a served path whole, any other path's first folder).
+ */
+export function givenNames(items, given = []) {
+  return [...new Set([...given, ...items.map((i) => (i.served ? i.path : i.path.split('/')[0]))])];
 }
 
 async function walk(entry, prefix, out) {

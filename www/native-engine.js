@@ -96,6 +96,9 @@ class Session {
     this.paths.push(path);
   }
 
+  /** A name the drop was given as: the served paths opened are those names, and the engine records them itself. */
+  addGiven() {}
+
   addUnreadable(path, size, reason) {
     this.unreadable.push({ path, size, reason });
   }

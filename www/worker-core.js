@@ -88,8 +88,9 @@ export function serve(loadEngine, modules = []) {
   };
   const handlers = {
     /** Replaces the session with the given files, expands archives and classifies them. */
-    load({ files, unreadable }, progress) {
+    load({ files, unreadable, given }, progress) {
       replace(new engine.mod.Session());
+      for (const g of given || []) session.addGiven(g);
       for (const f of files) session.addFile(f.path, f.file);
       for (const u of unreadable || []) session.addUnreadable(u.path, u.size || 0, u.error || 'unreadable');
       // Archives are expanded here, once: their members are files of the drop from now on.

@@ -13,9 +13,15 @@ use std::fmt;
 /// Findings listed at most; the rest are counted.
 pub const MAX_FINDINGS: usize = 8;
 
+/// Paths the user gave named at most in [`NothingToAnalyse::said`]; the rest are counted.
+pub const MAX_GIVEN: usize = 4;
+
 /// Why a search of the inputs found nothing to analyse.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NothingToAnalyse {
+    /// The paths the user gave (folders or files named, dropped or opened), as given; empty when
+    /// the front end did not say ([`crate::input::InputSet::add_given`]).
+    pub given: Vec<String>,
     /// What was looked for, in words (one item per kind of input).
     pub looked_for: Vec<String>,
     /// Files looked at (archive members included).
@@ -75,6 +81,25 @@ impl fmt::Display for NothingToAnalyse {
     }
 }
 
+impl NothingToAnalyse {
+    /// The whole message, said of what the user gave: `stuff: nothing to analyse: …`, the paths
+    /// first (at most [`MAX_GIVEN`], the rest counted) — what `memlens PATH...` prints after
+    /// `memlens: ` and the page shows for a drop. An empty folder lists no file, so its name is
+    /// all that tells the user which drop or path it was. Without given paths, the message alone.
+    pub fn said(&self) -> String {
+        let shown = self.given.len().min(MAX_GIVEN);
+        let mut names = self.given[..shown].join(", ");
+        if self.given.len() > shown {
+            names.push_str(&format!(" and {} more", self.given.len() - shown));
+        }
+        if names.is_empty() {
+            self.to_string()
+        } else {
+            format!("{names}: {self}")
+        }
+    }
+}
+
 /// Whether `path` is `folder` or lies under it.
 fn under(path: &str, folder: &str) -> bool {
     folder.is_empty()
@@ -102,8 +127,10 @@ fn generic_reason(reason: &str) -> bool {
 /// `None` when some unit is `wanted`; otherwise what the search looked for and found.
 ///
 /// `entries` and `inventory` are a classified set's; `recognizers` are every family's (for near
-/// misses), `looking_for` the families the caller analyses (for the words of what was looked for).
+/// misses), `looking_for` the families the caller analyses (for the words of what was looked for),
+/// `given` the paths the user gave.
 pub fn nothing_to_analyse(
+    given: &[String],
     entries: &[Entry],
     inventory: &Inventory,
     recognizers: &[&dyn Recognizer],
@@ -165,6 +192,7 @@ pub fn nothing_to_analyse(
         .max()
         .unwrap_or(0);
     Some(NothingToAnalyse {
+        given: given.to_vec(),
         looked_for: looking_for
             .iter()
             .flat_map(|r| r.looks_for().iter().map(|s| s.to_string()))
@@ -255,7 +283,7 @@ mod tests {
             .collect();
         let heads: Vec<Head> = files.iter().map(|(_, b)| Head::Bytes(b.to_vec())).collect();
         let inventory = classify(&entries, &heads, &families);
-        nothing_to_analyse(&entries, &inventory, &families, &families, &|u| {
+        nothing_to_analyse(&[], &entries, &inventory, &families, &families, &|u| {
             u.body().analysable()
         })
     }
@@ -291,6 +319,25 @@ mod tests {
              levels\nfound:\n  d/x/RAW_1: raw hello data\n    hint: say hello first\n  \
              d/draft.hello: hello (a greeting)\n  d/empty.txt: empty file (0 bytes)\n  and 1 other \
              file memlens does not read"
+        );
+    }
+
+    #[test]
+    fn the_message_said_of_what_was_given_names_it_first() {
+        let families: [&dyn Recognizer; 1] = [&Hello];
+        let inventory = classify(&[], &[], &families);
+        let said = |given: &[&str]| {
+            let given: Vec<String> = given.iter().map(|g| g.to_string()).collect();
+            nothing_to_analyse(&given, &[], &inventory, &families, &families, &|_| true)
+                .unwrap()
+                .said()
+        };
+        let rest = "nothing to analyse: no files at all (looked for hello files (`*.hello`))";
+        assert_eq!(said(&[]), rest);
+        assert_eq!(said(&["empty"]), format!("empty: {rest}"));
+        assert_eq!(
+            said(&["a", "b/c", "d", "e", "f", "g"]),
+            format!("a, b/c, d, e and 2 more: {rest}")
         );
     }
 

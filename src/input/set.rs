@@ -103,6 +103,8 @@ pub struct InputSet {
     archives: Vec<(String, Backing)>,
     warnings: Vec<Diagnostic>,
     inventory: Option<Inventory>,
+    /// The paths the user gave, for messages about the whole input ([`InputSet::add_given`]).
+    given: Vec<String>,
 }
 
 impl InputSet {
@@ -116,6 +118,7 @@ impl InputSet {
             archives: Vec::new(),
             warnings: Vec::new(),
             inventory: None,
+            given: Vec::new(),
         }
     }
 
@@ -149,9 +152,22 @@ impl InputSet {
         self.push(path, size, Backing::Missing(message.to_string()));
     }
 
-    /// Lists files and folders on disk (native front ends).
+    /// Records a path the user gave — a folder or file named on the command line, dropped on the
+    /// page, opened from `memlens serve`'s list — as given, for the messages about the whole
+    /// input ([`crate::input::NothingToAnalyse::said`]): a folder without files adds no entry,
+    /// so this is how such a message names it. A path given twice is kept once.
+    pub fn add_given(&mut self, path: &str) {
+        if !self.given.iter().any(|g| g == path) {
+            self.given.push(path.to_string());
+        }
+    }
+
+    /// Lists files and folders on disk (native front ends), each root as given.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn add_paths(&mut self, roots: &[std::path::PathBuf]) {
+        for root in roots {
+            self.add_given(&root.display().to_string());
+        }
         let (listed, errors) = crate::source::list_paths(roots);
         self.add_listed(listed, errors);
     }
@@ -330,6 +346,7 @@ impl InputSet {
         self.classify();
         let inventory = self.inventory.as_ref()?;
         super::explain::nothing_to_analyse(
+            &self.given,
             &self.entries,
             inventory,
             self.recognizers,
@@ -359,7 +376,7 @@ impl InputSet {
             let mut v = serde_json::to_value(&n)
                 .map_err(|e| format!("cannot serialise the inventory: {e}"))?;
             if let Some(o) = v.as_object_mut() {
-                o.insert("text".into(), n.to_string().into());
+                o.insert("text".into(), n.said().into());
             }
             object.insert("nothing_to_analyse".into(), v);
         }

@@ -715,8 +715,10 @@ impl Warnings {
 pub struct HeaderMap {
     /// Column index for each wanted name, in the order asked.
     pub index: Vec<Option<usize>>,
-    /// The header as found, trimmed.
+    /// The header as found, trimmed (bytes that are not UTF-8 read as U+FFFD).
     pub names: Vec<String>,
+    /// The header's fields as read, joined by `,`: what [`HeaderMap::shown`] quotes.
+    raw: Vec<u8>,
 }
 
 fn norm_header(h: &str) -> String {
@@ -729,13 +731,21 @@ fn norm_header(h: &str) -> String {
 }
 
 impl HeaderMap {
-    /// Maps `wanted` (each a list of accepted spellings) onto the header `record`.
-    pub fn new(record: &csv::StringRecord, wanted: &[&[&str]]) -> Self {
-        let names: Vec<String> = record
-            .iter()
-            .map(|h| h.trim_start_matches('\u{feff}').trim().to_string())
-            .collect();
-        let normed: Vec<String> = record.iter().map(norm_header).collect();
+    /// Maps `wanted` (each a list of accepted spellings) onto the header's `fields`.
+    pub fn new<'f>(fields: impl IntoIterator<Item = &'f [u8]>, wanted: &[&[&str]]) -> Self {
+        let mut raw = Vec::new();
+        let mut names = Vec::new();
+        for (k, f) in fields.into_iter().enumerate() {
+            if k > 0 {
+                raw.push(b',');
+            }
+            raw.extend_from_slice(f);
+            names.push(String::from_utf8_lossy(f).into_owned());
+        }
+        let normed: Vec<String> = names.iter().map(|h| norm_header(h)).collect();
+        for n in &mut names {
+            *n = n.trim_start_matches('\u{feff}').trim().to_string();
+        }
         let index = wanted
             .iter()
             .map(|aliases| {
@@ -745,20 +755,13 @@ impl HeaderMap {
                 })
             })
             .collect();
-        HeaderMap { index, names }
+        HeaderMap { index, names, raw }
     }
 
-    /// The header as found, for messages: the names joined by `,`, at most 200 characters (the
-    /// first line of a wrong file can be a megabyte of anything).
+    /// The header as found, for messages: its fields joined by `,`, quoted by
+    /// [`crate::quote::quote`] (the first line of a wrong file can be a megabyte of anything).
     pub fn shown(&self) -> String {
-        const MAX: usize = 200;
-        let joined = self.names.join(",");
-        let mut chars = joined.chars();
-        let mut out: String = chars.by_ref().take(MAX).collect();
-        if chars.next().is_some() {
-            out.push('…');
-        }
-        out
+        crate::quote::quote(&self.raw, crate::quote::LONG)
     }
 
     /// True when the header has column `h` (as spelled in the file, case-insensitive).
@@ -928,7 +931,7 @@ where
     let file = src.name().to_string();
     let mut rows = RowSplitter::new(src, MAX_CSV_ROW, progress);
     // Header: the first non-empty record.
-    let header = loop {
+    let (header, cut) = loop {
         match rows.next_row().map_err(Diagnostic::from)? {
             Next::End => {
                 return Err(Diagnostic::error(
@@ -941,11 +944,19 @@ where
                 if record.iter().all(|f| trim_bytes(f).is_empty()) {
                     continue;
                 }
-                let text: csv::StringRecord = record
-                    .iter()
-                    .map(|f| String::from_utf8_lossy(f).into_owned())
-                    .collect();
-                break HeaderMap::new(&text, wanted);
+                // A header with no line end after it is the whole file: one cut inside its
+                // header line (a cut inside the last column's name may still leave every column
+                // the reader needs, and then no row at all would read as an empty capture). Its
+                // last column as read says where.
+                let cut = rows.ended_without_line_end().then(|| {
+                    let last = record.iter().last().unwrap_or_default();
+                    (
+                        src.len(),
+                        record.len(),
+                        crate::quote::quote(last, crate::quote::SHORT),
+                    )
+                });
+                break (HeaderMap::new(record.iter(), wanted), cut);
             }
             Next::TooLong { line, byte, .. } => {
                 return Err(Diagnostic::error(
@@ -960,9 +971,29 @@ where
             }
         }
     };
-    let cols = match locate(&header) {
-        Ok(cols) => cols,
-        Err(msg) => return Err(Diagnostic::error(&file, msg).at_line(1).at_byte(0)),
+    let cols = match (locate(&header), cut) {
+        (Ok(cols), None) => cols,
+        (Ok(_), Some((end, n, last))) => {
+            return Err(Diagnostic::error(
+                &file,
+                format!(
+                    "the file ends inside its header line, at byte {end}, in column {n}, which \
+                     reads {last}: the file was cut; expected the header line, a line end, then \
+                     the data rows"
+                ),
+            )
+            .at_line(1)
+            .at_byte(end))
+        }
+        (Err(msg), None) => return Err(Diagnostic::error(&file, msg).at_line(1).at_byte(0)),
+        (Err(msg), Some((end, _, _))) => {
+            return Err(Diagnostic::error(
+                &file,
+                format!("{msg}; the file ends inside this header line, at byte {end}"),
+            )
+            .at_line(1)
+            .at_byte(0))
+        }
     };
     let ncols = header.names.len();
     loop {
@@ -1026,17 +1057,10 @@ where
     Ok(header)
 }
 
-/// A field's text for a message: lossy UTF-8, at most 60 characters (a bad field can be a
-/// megabyte long).
+/// A field's text for a message: [`crate::quote::quote`], at most [`crate::quote::SHORT`]
+/// characters (a bad field can be a megabyte long).
 pub fn show_field(raw: &[u8]) -> String {
-    const MAX: usize = 60;
-    let text = String::from_utf8_lossy(raw.get(..raw.len().min(4 * MAX)).unwrap_or(raw));
-    let mut chars = text.chars();
-    let mut out: String = chars.by_ref().take(MAX).collect();
-    if chars.next().is_some() || raw.len() > 4 * MAX {
-        out.push('…');
-    }
-    format!("{out:?}")
+    crate::quote::quote(raw, crate::quote::SHORT)
 }
 
 /// How the numbers of a column read: `value × 10^scale × mul` ([`parse_scaled`]), and the words of

@@ -105,6 +105,8 @@ pub struct RowSplitter<'a, 'p> {
     in_buf: bool,
     /// The row before ended with a CRLF (the csv crate's reader stopped on its LF).
     after_crlf: bool,
+    /// The row last returned was ended by the end of the data, not by a line end.
+    unterminated: bool,
     out: Vec<u8>,
     ends: Vec<usize>,
     /// File offset from which the next row asks whether the load was stopped
@@ -137,6 +139,7 @@ impl<'a, 'p> RowSplitter<'a, 'p> {
             spans: Vec::new(),
             in_buf: true,
             after_crlf: false,
+            unterminated: false,
             out: Vec::new(),
             ends: Vec::new(),
             next_check: if src.may_stop() {
@@ -165,6 +168,12 @@ impl<'a, 'p> RowSplitter<'a, 'p> {
             },
             spans: &self.spans,
         }
+    }
+
+    /// True when the row [`RowSplitter::next_row`] last returned ended where the data did, with
+    /// no line end after it: a file cut inside that row, or one written without a last line end.
+    pub fn ended_without_line_end(&self) -> bool {
+        self.unterminated
     }
 
     /// The bytes read and not dropped.
@@ -290,6 +299,7 @@ impl<'a, 'p> RowSplitter<'a, 'p> {
             self.spans.push((pass.field, body_end));
             self.in_buf = true;
             self.after_crlf = body_end < end;
+            self.unterminated = nl.is_none();
             self.at = next;
             self.line += u64::from(nl.is_some());
             return Ok(Next::Row {
@@ -370,6 +380,8 @@ impl<'a, 'p> RowSplitter<'a, 'p> {
             a = e;
         }
         self.in_buf = false;
+        // `csv_core` ended the record only when told the data had ended.
+        self.unterminated = eof;
         Ok(Next::Row {
             line: start_line,
             byte: start,

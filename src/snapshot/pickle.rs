@@ -349,8 +349,8 @@ impl<'a> Input<'a> {
         )
     }
 
-    /// One text line (for the refused text opcodes' messages), at most 256 bytes shown.
-    fn line(&mut self) -> String {
+    /// One text line (for the refused text opcodes' messages), at most 256 bytes of it.
+    fn line(&mut self) -> Vec<u8> {
         let mut out = Vec::new();
         while out.len() < 256 {
             match self.u8("a line") {
@@ -358,7 +358,7 @@ impl<'a> Input<'a> {
                 Ok(b) => out.push(b),
             }
         }
-        String::from_utf8_lossy(&out).into_owned()
+        out
     }
 }
 
@@ -536,9 +536,13 @@ impl<'a> Machine<'a> {
     fn refused(&mut self, op: u8, at: u64) -> Fail {
         let what = match op {
             b'c' | b'i' => {
-                let module = self.input.line();
-                let name = self.input.line();
-                format!(" naming `{module}.{name}`")
+                let mut named = self.input.line();
+                named.push(b'.');
+                named.extend(self.input.line());
+                format!(
+                    " naming {}",
+                    crate::quote::quote(&named, crate::quote::SHORT)
+                )
             }
             0x93 => {
                 let n = self.stack.len();

@@ -86,7 +86,7 @@ fn first_line(buf: &[u8]) -> String {
         .split(|b| *b == b'\n')
         .find(|l| !lex::is_blank(lex::strip_cr(l)))
         .unwrap_or(b"");
-    lex::show(lex::strip_cr(line))
+    crate::quote::quote(lex::strip_cr(line), crate::quote::SHORT)
 }
 
 fn is_solver_log(buf: &[u8]) -> bool {
@@ -164,7 +164,7 @@ pub fn parse_dump_with(
                 return Err(Diagnostic::error(
                     file,
                     format!(
-                        "wrong file type: not a SOMAS dump (first line: \"{}\"); expected a *_somas_tensor_offset_*.ir dump \
+                        "wrong file type: not a SOMAS dump (first line: {}); expected a *_somas_tensor_offset_*.ir dump \
                          or another SOMAS dump (somas_*_info, somas_mem_info, offline log, somas_graph_*.json)",
                         first_line(buf)
                     ),
@@ -262,7 +262,7 @@ pub fn parse_task_info_with(
                 file,
                 format!(
                     "wrong file type: expected a task_info_graph_*.ir file (records starting with op_name:), \
-                     first line: \"{}\"",
+                     first line: {}",
                     first_line(buf)
                 ),
             )

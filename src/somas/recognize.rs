@@ -140,18 +140,17 @@ impl Recognizer for Dumps {
 
     fn explain(&self, file: &FileView) -> Option<String> {
         let name = file.name();
-        let text = String::from_utf8_lossy(file.head.bytes()?);
-        let first_line: String = text
-            .trim_start()
-            .lines()
-            .next()
-            .unwrap_or("")
-            .chars()
-            .take(60)
-            .collect();
+        let head = file.head.bytes()?;
+        let start = head
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())
+            .unwrap_or(head.len());
+        let rest = head.get(start..).unwrap_or(b"");
+        let line = rest.split(|b| *b == b'\n').next().unwrap_or(b"");
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
         if name.contains("somas_solver")
             || name.contains("somas_tensor_relation")
-            || first_line.starts_with("T ")
+            || line.starts_with(b"T ")
         {
             return Some(
                 "SOMAS solver log: not a memory plan; open the *_somas_tensor_offset_*.ir dump"
@@ -166,7 +165,8 @@ impl Recognizer for Dumps {
         }
         if name.ends_with(".ir") {
             return Some(format!(
-                "a .ir file without a SOMAS or task-info header (first line: \"{first_line}\")"
+                "a .ir file without a SOMAS or task-info header (first line: {})",
+                crate::quote::quote(line, crate::quote::SHORT)
             ));
         }
         None

@@ -47,19 +47,6 @@ fn be32(b: &[u8], i: usize) -> u32 {
     }
 }
 
-/// Shows up to 16 leading bytes for a message: printable ASCII as is, the rest as `\xNN`.
-fn show_bytes(b: &[u8]) -> String {
-    let mut s = String::new();
-    for &c in b.iter().take(16) {
-        if (0x20..0x7f).contains(&c) && c != b'"' && c != b'\\' {
-            s.push(char::from(c));
-        } else {
-            s.push_str(&format!("\\x{c:02x}"));
-        }
-    }
-    s
-}
-
 /// Parses the header `b` (the first bytes of the file) of a file of `file_len` bytes.
 pub fn parse(b: &[u8], file_len: u64) -> Result<Header, DbError> {
     if file_len == 0 {
@@ -73,8 +60,8 @@ pub fn parse(b: &[u8], file_len: u64) -> Result<Header, DbError> {
             0,
             format!(
                 "not an SQLite 3 database: expected the header \"SQLite format 3\\x00\" at byte 0, \
-                 found \"{}\"",
-                show_bytes(b)
+                 found {}",
+                crate::quote::quote(b.get(..16).unwrap_or(b), crate::quote::SHORT)
             ),
         ));
     }

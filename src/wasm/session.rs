@@ -38,6 +38,14 @@ impl Session {
         self.set.add_host(&path, size, Box::new(BrowserFile(file)));
     }
 
+    /// Records a top-level name of the drop (a folder or file the user dropped or picked), for the
+    /// message on a drop with nothing to analyse: a dropped folder without files adds no file,
+    /// and this is how the message names it (`InputSet::add_given`).
+    #[wasm_bindgen(js_name = addGiven)]
+    pub fn add_given(&mut self, path: String) {
+        self.set.add_given(&path);
+    }
+
     /// Records a file the browser listed but could not hand over (e.g. permission denied), so it
     /// shows up as unreadable instead of vanishing.
     #[wasm_bindgen(js_name = addUnreadable)]

@@ -234,11 +234,12 @@ test('a folder of files memlens does not read: the page says there is nothing to
   writeFileSync(path.join(dir, 'notes.txt'), 'hi\n');
   writeFileSync(path.join(dir, 'data.csv'), 'a,b\n1,2\n');
   writeFileSync(path.join(dir, 'sub', 'config.json'), '{}\n');
-  // What the CLI says of the same folder (exit 1, "memlens: stuff: nothing to analyse: ...").
+  // What the CLI says of the same folder (exit 1, "memlens: stuff: nothing to analyse: ..."): the
+  // page says it too, the folder's name first.
   const r = spawnSync(CLI, ['stuff'], { cwd: path.dirname(dir), encoding: 'utf8' });
   assert.equal(r.status, 1, r.stderr);
-  const cli = r.stderr.replace(/^memlens: stuff: /, '').trimEnd();
-  assert.match(cli, /^nothing to analyse: looked for .* in 3 files/);
+  const cli = r.stderr.replace(/^memlens: /, '').trimEnd();
+  assert.match(cli, /^stuff: nothing to analyse: looked for .* in 3 files/);
   for (const size of SIZES) {
     const b = await openBrowser({ viewport: size });
     try {
@@ -267,6 +268,34 @@ test('a folder of files memlens does not read: the page says there is nothing to
         return -1;
       });
       assert.equal(nameLines, 1, `config.json on one line at ${size.width}×${size.height}`);
+      assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+      assert.deepEqual(b.consoleErrors, []);
+    } finally {
+      await b.close();
+    }
+  }
+});
+
+test('an empty folder dropped: the page names it, in the CLI\'s words', async () => {
+  // The old page said "Nothing to load: the drop held no files." and named no folder.
+  const dir = path.join(tmp, 'hollow', 'empty-run');
+  mkdirSync(path.join(dir, 'sub'), { recursive: true });
+  const r = spawnSync(CLI, ['empty-run'], { cwd: path.dirname(dir), encoding: 'utf8' });
+  assert.equal(r.status, 1, r.stderr);
+  const cli = r.stderr.replace(/^memlens: /, '').trimEnd();
+  assert.match(cli, /^empty-run: nothing to analyse: no files at all \(looked for /);
+  for (const size of SIZES) {
+    const b = await openBrowser({ viewport: size });
+    try {
+      const page = await b.page();
+      await page.goto(server.url);
+      await engineThreads(page);
+      await dropFiles(page, [], [], { folders: ['empty-run/sub'] });
+      assert.equal(await settled(page, 60000), 'error');
+      assert.equal(await page.textContent('[data-testid="status"]'), 'nothing to analyse');
+      const problems = await page.$$eval('#error-list li', (li) => li.map((x) => x.textContent));
+      assert.deepEqual(problems, [cli]);
+      await assertInViewport(page, await boxOf(page, '#errors'), 'the problems box');
       assert.deepEqual(foreignRequests(b.requests, server.origin), []);
       assert.deepEqual(b.consoleErrors, []);
     } finally {

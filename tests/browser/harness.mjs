@@ -273,23 +273,26 @@ export function filesUnder(dir) {
  * Drops `files` on the page through a synthetic drop event whose items expose the folder tree
  * through webkitGetAsEntry, as a real drag of folders does. `failing` lists paths whose `file()`
  * call fails (as it does for files the browser may not read); `slowMs` delays each `file()`
- * answer, as a slow disk does. Notes the load the status speaks for before the drop, so that
- * {@link settled} waits for this drop's state.
+ * answer, as a slow disk does; `folders` lists folders dropped besides those holding `files` (an
+ * empty folder). Notes the load the status speaks for before the drop, so that {@link settled}
+ * waits for this drop's state.
  */
-export async function dropFiles(page, files, failing = [], { slowMs = 0 } = {}) {
+export async function dropFiles(page, files, failing = [], { slowMs = 0, folders = [] } = {}) {
   await page.evaluate(
-    ({ files, failing, slowMs }) => {
+    ({ files, failing, slowMs, folders }) => {
       window.__settleAfter = Number(document.querySelector('[data-testid="status"]')?.dataset.load || 0);
       const tree = { dirs: new Map(), files: [] };
-      for (const f of files) {
-        const parts = f.path.split('/');
+      const folder = (parts) => {
         let node = tree;
-        for (const p of parts.slice(0, -1)) {
+        for (const p of parts) {
           if (!node.dirs.has(p)) node.dirs.set(p, { dirs: new Map(), files: [] });
           node = node.dirs.get(p);
         }
-        node.files.push(f);
-      }
+        return node;
+      };
+      // Folders dropped as they are, empty ones too.
+      for (const d of folders) folder(d.split('/'));
+      for (const f of files) folder(f.path.split('/').slice(0, -1)).files.push(f);
       const decode = (b64) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
       const fileEntry = (f) => {
         const name = f.path.split('/').pop();
@@ -321,7 +324,7 @@ export async function dropFiles(page, files, failing = [], { slowMs = 0 } = {}) 
       });
       document.getElementById('drop-zone').dispatchEvent(ev);
     },
-    { files, failing, slowMs },
+    { files, failing, slowMs, folders },
   );
 }
 

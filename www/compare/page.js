@@ -111,7 +111,7 @@ export function mountCompare(root, client, open, status = () => {}) {
       ev.preventDefault();
       ev.stopPropagation();
       box.classList.remove('dragging');
-      if (ev.dataTransfer) set(await fromDataTransfer(ev.dataTransfer));
+      if (ev.dataTransfer) set((await fromDataTransfer(ev.dataTransfer)).items);
     });
     setters[side] = set;
     return box;

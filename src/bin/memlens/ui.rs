@@ -53,10 +53,11 @@ impl Ui {
     /// answer). The caller exits with code 1.
     pub fn nothing(&self, paths: &[PathBuf], nothing: &NothingToAnalyse, other_families: bool) {
         let given: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        let text = nothing.to_string();
+        // The core's words, which name the paths (the set recorded them as given).
+        let text = nothing.said();
         let mut lines = text.lines();
         let first = lines.next().unwrap_or("");
-        anstream::eprintln!("{ERROR}memlens:{ERROR:#} {}: {first}", given.join(", "));
+        anstream::eprintln!("{ERROR}memlens:{ERROR:#} {first}");
         for line in lines {
             match line.trim_start().strip_prefix("hint: ") {
                 Some(hint) => {

@@ -8,13 +8,7 @@ use crate::sqlite::{DbError, Row, Table, Value};
 /// A value of the wrong kind, described for a message.
 pub(super) fn show(v: Value<'_>) -> String {
     match v {
-        Value::Text(t) => format!(
-            "text \"{}\"",
-            String::from_utf8_lossy(t)
-                .chars()
-                .take(40)
-                .collect::<String>()
-        ),
+        Value::Text(t) => format!("text {}", crate::quote::quote(t, crate::quote::SHORT)),
         Value::Real(r) => format!("real {r}"),
         other => other.type_name().to_string(),
     }

@@ -396,8 +396,8 @@ pub fn parse(
                 t as u64,
                 "Total Memory Size after reused",
                 format!(
-                    "expected a byte count after the colon, found \"{}\"",
-                    lex::show(value)
+                    "expected a byte count after the colon, found {}",
+                    crate::quote::quote(value, crate::quote::SHORT)
                 ),
             )
         })?;
@@ -526,8 +526,8 @@ fn wrong_count(
         at as u64,
         "",
         format!(
-            "expected {expected} TAB-separated fields in a {what} line ({layout}), found {found}: \"{}\"",
-            lex::show(line)
+            "expected {expected} TAB-separated fields in a {what} line ({layout}), found {found}: {}",
+            crate::quote::quote(line, crate::quote::SHORT)
         ),
     )
 }
@@ -536,7 +536,10 @@ fn bad(at: usize, field: &str, expected: &str, found: &[u8]) -> ParseError {
     ParseError::new(
         at as u64,
         field,
-        format!("expected {expected}, found \"{}\"", lex::show(found)),
+        format!(
+            "expected {expected}, found {}",
+            crate::quote::quote(found, crate::quote::SHORT)
+        ),
     )
 }
 

@@ -5,7 +5,6 @@
 //! nothing; a parser only copies what the model keeps (numbers, and names once, interned).
 
 use crate::source::STOP_CHECK_BYTES;
-use std::fmt::Write as _;
 
 /// A parse failure at a byte offset of the file; turned into a [`crate::diag::Diagnostic`] with a
 /// line number only when reported, so the hot path never counts lines.
@@ -257,24 +256,6 @@ pub fn list_body<'a>(field: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
 pub fn list_items(body: &[u8]) -> impl Iterator<Item = &[u8]> {
     body.split(|b| *b == b',' || *b == b' ' || *b == b'\t')
         .filter(|item| !item.is_empty())
-}
-
-/// Shows at most 60 bytes of `b` (lossy UTF-8), for error messages.
-pub fn show(b: &[u8]) -> String {
-    let mut s = String::new();
-    let text = String::from_utf8_lossy(b);
-    for (i, c) in text.chars().enumerate() {
-        if i >= 60 {
-            s.push('…');
-            break;
-        }
-        if c == '\t' {
-            s.push_str("\\t");
-        } else {
-            let _ = write!(s, "{c}");
-        }
-    }
-    s
 }
 
 /// 1-based line number of byte offset `byte` in `buf` (counts `\n` before it).

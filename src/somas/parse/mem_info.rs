@@ -42,8 +42,8 @@ pub fn parse(
                 at as u64,
                 "",
                 format!(
-                    "expected 13 TAB-separated fields in a mem_info line ({LAYOUT}), found {n}: \"{}\"",
-                    lex::show(line)
+                    "expected 13 TAB-separated fields in a mem_info line ({LAYOUT}), found {n}: {}",
+                    crate::quote::quote(line, crate::quote::SHORT)
                 ),
             ));
         }
@@ -51,7 +51,10 @@ pub fn parse(
             ParseError::new(
                 at as u64,
                 field,
-                format!("expected {expected}, found \"{}\"", lex::show(found)),
+                format!(
+                    "expected {expected}, found {}",
+                    crate::quote::quote(found, crate::quote::SHORT)
+                ),
             )
         };
         f[0].strip_prefix(b"#")

@@ -53,7 +53,10 @@ pub fn parse(
                 ParseError::new(
                     at as u64,
                     "",
-                    format!("expected \"{LAYOUT}\", found \"{}\"", lex::show(line)),
+                    format!(
+                        "expected \"{LAYOUT}\", found {}",
+                        crate::quote::quote(line, crate::quote::SHORT)
+                    ),
                 )
             })?);
         } else if let Some(rest) = line.strip_prefix(b"Somas CONTIGUOUS") {
@@ -67,8 +70,8 @@ pub fn parse(
                 at as u64,
                 "",
                 format!(
-                    "expected a \"Somas EDGE\", \"Somas CONTIGUOUS\" or \"Somas GROUP\" line, found \"{}\"",
-                    lex::show(line)
+                    "expected a \"Somas EDGE\", \"Somas CONTIGUOUS\" or \"Somas GROUP\" line, found {}",
+                    crate::quote::quote(line, crate::quote::SHORT)
                 ),
             ));
         }
@@ -177,8 +180,8 @@ fn numbers(rest: &[u8], at: usize, what: &str) -> Result<Vec<u32>, ParseError> {
                     at as u64,
                     what,
                     format!(
-                        "expected space-separated numbers, found \"{}\"",
-                        lex::show(s)
+                        "expected space-separated numbers, found {}",
+                        crate::quote::quote(s, crate::quote::SHORT)
                     ),
                 )
             })

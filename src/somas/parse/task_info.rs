@@ -187,8 +187,8 @@ pub fn parse(
                     "",
                     format!(
                         "expected 5 TAB-separated fields in a task_index line (task_index, task_num, \
-                         task0_stream_id, task0_type, task0_dump_flag), found {n}: \"{}\"",
-                        lex::show(line)
+                         task0_stream_id, task0_type, task0_dump_flag), found {n}: {}",
+                        crate::quote::quote(line, crate::quote::SHORT)
                     ),
                 ));
             }
@@ -212,9 +212,9 @@ pub fn parse(
                             at as u64,
                             field,
                             format!(
-                                "expected {}<n>, found \"{}\"",
+                                "expected {}<n>, found {}",
                                 String::from_utf8_lossy(key),
-                                lex::show(f[k])
+                                crate::quote::quote(f[k], crate::quote::SHORT)
                             ),
                         )
                     })?;
@@ -270,8 +270,8 @@ pub fn parse(
                         at as u64,
                         field,
                         format!(
-                            "expected <0 or 0x…>(<bytes>) items, found \"{}\"",
-                            lex::show(item)
+                            "expected <0 or 0x…>(<bytes>) items, found {}",
+                            crate::quote::quote(item, crate::quote::SHORT)
                         ),
                     )
                 })?;
@@ -287,8 +287,8 @@ pub fn parse(
                 "",
                 format!(
                     "expected op_name:, task_index:, input address:, output address:, workspace address: \
-                     or a blank line, found \"{}\"",
-                    lex::show(line)
+                     or a blank line, found {}",
+                    crate::quote::quote(line, crate::quote::SHORT)
                 ),
             ));
         }

@@ -528,6 +528,10 @@ impl Engine {
         let session = self.session(call)?;
         Ok(self.spawn(move |job| {
             let mut guard = lock(&session);
+            // The served paths opened are what the user gave (an empty folder lists no file).
+            for f in &files {
+                guard.set.add_given(f);
+            }
             guard.set.add_listed(listed, errors);
             for u in &unreadable {
                 guard
