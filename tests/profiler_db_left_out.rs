@@ -6,6 +6,8 @@
 // Reads files on disk (or uses native-only parts of the library): not built for wasm32.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+use common::copy_dir;
 use memlens::profiler::plan::Reader;
 use memlens::profiler::view::{JobView, Request};
 use serde_json::{json, Value};
@@ -16,19 +18,6 @@ const TEXT: &str = "fixtures/torch_npu/msinsight-level0/text/rank0_ascend_pt";
 const DB: &str =
     "fixtures/torch_npu/msinsight-level0/db/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db";
 const DB_ONLY: &str = "fixtures/torch_npu/msinsight-level0/db/rank0_ascend_pt";
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
 
 /// `root/job/rank0_ascend_pt`: the text export of rank 0, with the db export beside its text
 /// files when `with_db`.

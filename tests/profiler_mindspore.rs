@@ -4,6 +4,8 @@
 // Reads files on disk (or uses native-only parts of the library): not built for wasm32.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+use common::copy_dir;
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions, RankAnalysis};
 use memlens::profiler::discover_job;
 use std::path::{Path, PathBuf};
@@ -34,19 +36,6 @@ fn devices(run: &Path) -> Vec<String> {
     out.sort();
     out.dedup();
     out
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, dest).unwrap();
-        }
-    }
 }
 
 #[test]

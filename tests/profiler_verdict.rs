@@ -12,6 +12,8 @@
 //! snapshot beside a run folder was listed among the files not analysed.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+use common::copy_dir;
 use memlens::profiler::summary::{JobSummary, RankSummary};
 use memlens::profiler::summary_view::{Request, SummaryView};
 use serde_json::Value;
@@ -21,19 +23,6 @@ use std::process::{Command, Output};
 const BIN: &str = env!("CARGO_BIN_EXE_memlens");
 const TEXT: &str = "fixtures/torch_npu/msinsight-level0/text";
 const DB: &str = "fixtures/torch_npu/msinsight-level0/db";
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
-}
 
 /// The two-rank text job under `dir/job`, rank 1's `operator_memory.csv` emptied.
 fn job_with_an_empty_csv(dir: &Path) -> (PathBuf, String) {

@@ -227,6 +227,33 @@ test('a run folder with a trace but no memory file: the empty state does not say
   }
 });
 
+/**
+ * At both sizes: `drop(page)` settles as "nothing to analyse", the problem shown is exactly `cli`
+ * (the CLI's stderr for the same input) and in view, and nothing leaves the origin; `more(page,
+ * size)` checks what else the drop should show.
+ */
+async function seeNothingToAnalyse(cli, drop, more = async () => {}) {
+  for (const size of SIZES) {
+    const b = await openBrowser({ viewport: size });
+    try {
+      const page = await b.page();
+      await page.goto(server.url);
+      await engineThreads(page);
+      await drop(page);
+      assert.equal(await settled(page, 60000), 'error');
+      assert.equal(await page.textContent('[data-testid="status"]'), 'nothing to analyse');
+      const problems = await page.$$eval('#error-list li', (li) => li.map((x) => x.textContent));
+      assert.deepEqual(problems, [cli]);
+      await assertInViewport(page, await boxOf(page, '#errors'), 'the problems box');
+      await more(page, size);
+      assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+      assert.deepEqual(b.consoleErrors, []);
+    } finally {
+      await b.close();
+    }
+  }
+}
+
 test('a folder of files memlens does not read: the page says there is nothing to analyse, in the CLI\'s words', async () => {
   // The old page showed the inputs table alone, its status a green "ready".
   const dir = path.join(tmp, 'unrelated', 'stuff');
@@ -240,40 +267,24 @@ test('a folder of files memlens does not read: the page says there is nothing to
   assert.equal(r.status, 1, r.stderr);
   const cli = r.stderr.replace(/^memlens: /, '').trimEnd();
   assert.match(cli, /^stuff: nothing to analyse: looked for .* in 3 files/);
-  for (const size of SIZES) {
-    const b = await openBrowser({ viewport: size });
-    try {
-      const page = await b.page();
-      await page.goto(server.url);
-      await engineThreads(page);
-      await dropFiles(page, filesUnder(dir));
-      assert.equal(await settled(page, 60000), 'error');
-      assert.equal(await page.textContent('[data-testid="status"]'), 'nothing to analyse');
-      const problems = await page.$$eval('#error-list li', (li) => li.map((x) => x.textContent));
-      assert.deepEqual(problems, [cli]);
-      await assertInViewport(page, await boxOf(page, '#errors'), 'the problems box');
-      // The inputs table still lists every file with its reason; a path that wraps in its narrow
-      // column wraps between folders, never inside a name (the old page showed "confi" "g.json").
-      assert.equal(await page.locator('#inventory').isVisible(), true);
-      const nameLines = await page.$eval('[data-testid="unit"][data-path="stuff/sub/config.json"] td.path', (td) => {
-        const walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
-        for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-          const at = n.textContent.indexOf('config.json');
-          if (at < 0) continue;
-          const range = document.createRange();
-          range.setStart(n, at);
-          range.setEnd(n, at + 'config.json'.length);
-          return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
-        }
-        return -1;
-      });
-      assert.equal(nameLines, 1, `config.json on one line at ${size.width}×${size.height}`);
-      assert.deepEqual(foreignRequests(b.requests, server.origin), []);
-      assert.deepEqual(b.consoleErrors, []);
-    } finally {
-      await b.close();
-    }
-  }
+  await seeNothingToAnalyse(cli, (page) => dropFiles(page, filesUnder(dir)), async (page, size) => {
+    // The inputs table still lists every file with its reason; a path that wraps in its narrow
+    // column wraps between folders, never inside a name (the old page showed "confi" "g.json").
+    assert.equal(await page.locator('#inventory').isVisible(), true);
+    const nameLines = await page.$eval('[data-testid="unit"][data-path="stuff/sub/config.json"] td.path', (td) => {
+      const walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        const at = n.textContent.indexOf('config.json');
+        if (at < 0) continue;
+        const range = document.createRange();
+        range.setStart(n, at);
+        range.setEnd(n, at + 'config.json'.length);
+        return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+      }
+      return -1;
+    });
+    assert.equal(nameLines, 1, `config.json on one line at ${size.width}×${size.height}`);
+  });
 });
 
 test('an empty folder dropped: the page names it, in the CLI\'s words', async () => {
@@ -284,24 +295,7 @@ test('an empty folder dropped: the page names it, in the CLI\'s words', async ()
   assert.equal(r.status, 1, r.stderr);
   const cli = r.stderr.replace(/^memlens: /, '').trimEnd();
   assert.match(cli, /^empty-run: nothing to analyse: no files at all \(looked for /);
-  for (const size of SIZES) {
-    const b = await openBrowser({ viewport: size });
-    try {
-      const page = await b.page();
-      await page.goto(server.url);
-      await engineThreads(page);
-      await dropFiles(page, [], [], { folders: ['empty-run/sub'] });
-      assert.equal(await settled(page, 60000), 'error');
-      assert.equal(await page.textContent('[data-testid="status"]'), 'nothing to analyse');
-      const problems = await page.$$eval('#error-list li', (li) => li.map((x) => x.textContent));
-      assert.deepEqual(problems, [cli]);
-      await assertInViewport(page, await boxOf(page, '#errors'), 'the problems box');
-      assert.deepEqual(foreignRequests(b.requests, server.origin), []);
-      assert.deepEqual(b.consoleErrors, []);
-    } finally {
-      await b.close();
-    }
-  }
+  await seeNothingToAnalyse(cli, (page) => dropFiles(page, [], [], { folders: ['empty-run/sub'] }));
 });
 
 test('the landing page says what to drop and how to produce it', async () => {
