@@ -90,7 +90,14 @@ class Job(Mapping):
         return len(self._report)
 
     def __repr__(self) -> str:
-        return f"<memlens.Job: {_plural(len(self._report.get('ranks', [])), 'rank')}, {_plural(len(self.warnings), 'warning')}>"
+        # Counted by level as the CLI's first line and the page's card count them: an error (a
+        # file that could not be used) is not a warning.
+        totals = self._report.get("totals", {})
+        errors, warnings = totals.get("errors", 0), totals.get("warnings", 0)
+        levels = ", ".join(
+            [_plural(errors, "error")] * bool(errors) + [_plural(warnings, "warning")] * bool(warnings)
+        ) or "no errors or warnings"
+        return f"<memlens.Job: {_plural(len(self._report.get('ranks', [])), 'rank')}, {levels}>"
 
     @property
     def report(self) -> dict:

@@ -4,6 +4,7 @@ figures) and against the expectations RL-Insight's own conversions give
 import json
 import math
 import os
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -235,10 +236,27 @@ def test_stub_matches_the_module():
     assert not declared - set(real), ("the stub declares what the module lacks", declared - set(real))
 
 
-def test_job_repr_counts_ranks_and_warnings_in_words(job):
-    ranks, warnings = len(job["ranks"]), len(job.warnings)
-    want = f"<memlens.Job: {ranks} rank{'' if ranks == 1 else 's'}, {warnings} warning{'' if warnings == 1 else 's'}>"
-    assert repr(job) == want
+def _repr_want(job):
+    """The repr a job should have, from its report's own diagnostics list counted by severity."""
+    ranks = len(job["ranks"])
+    levels = [w["severity"] for w in job["warnings"]]
+    errors, warnings = levels.count("error"), len(levels) - levels.count("error")
+    words = [f"{n} {noun}{'' if n == 1 else 's'}" for n, noun in ((errors, "error"), (warnings, "warning")) if n]
+    return f"<memlens.Job: {ranks} rank{'' if ranks == 1 else 's'}, {', '.join(words) or 'no errors or warnings'}>"
+
+
+def test_job_repr_counts_ranks_and_problems_by_level(job, tmp_path):
+    """An error (a file that could not be used) is counted as an error, not as a warning, as the
+    CLI's first line and the page count them. The old repr said "1 warning" for the job below."""
+    assert repr(job) == _repr_want(job)
+    shutil.copytree(SAMPLE, tmp_path / "job")
+    for f in (tmp_path / "job").rglob("operator_memory.csv"):
+        f.write_bytes(b"")
+        break
+    damaged = memlens.analyze(tmp_path / "job")
+    assert [w["severity"] for w in damaged["warnings"]].count("error") == 1
+    assert repr(damaged) == _repr_want(damaged)
+    assert "1 error" in repr(damaged)
 
 
 def _cli_message(out):
