@@ -9,12 +9,13 @@
 
 use crate::diag::Diagnostic;
 use crate::export;
+use crate::input::Inventory;
 use crate::input::{InputSet, NothingToAnalyse};
 use crate::profiler::analysis::{analyze_job_parallel, AnalyzeOptions};
 use crate::profiler::discover::job_of;
 use crate::profiler::run_folder::ProfilerRun;
 use crate::snapshot::recognize::SnapshotFile;
-use crate::somas::recognize::{task_info_for, SomasFile};
+use crate::somas::recognize::SomasFile;
 use serde::Serialize;
 
 /// One family's analysis of some units.
@@ -73,11 +74,10 @@ pub fn bytes_to_read(set: &mut InputSet) -> u64 {
         .flat_map(crate::profiler::plan::run_plan)
         .map(|r| set.size(r.path))
         .sum();
-    let files: Vec<&SomasFile> = inventory.units_of::<SomasFile>().collect();
-    let dumps: u64 = files
-        .iter()
-        .filter(|f| crate::input::UnitBody::analysable(**f))
-        .map(|d| d.size + task_info_for(d, &files).map_or(0, |t| t.size))
+    let dumps: u64 = inventory
+        .units_of::<SomasFile>()
+        .filter(|f| crate::input::UnitBody::analysable(*f))
+        .map(|d| d.size + task_of(inventory, d).map_or(0, |t| t.size))
         .sum();
     let snapshots: u64 = inventory.units_of::<SnapshotFile>().map(|s| s.size).sum();
     runs + dumps + snapshots
@@ -110,6 +110,13 @@ fn profiler(set: &mut InputSet, progress: &(dyn Fn(u64) + Sync)) -> Option<Summa
             .flatten(),
         text: export::profiler::report_text(&analysis),
     })
+}
+
+/// The task-info file read with `dump`: the one the classification paired with it
+/// ([`Inventory::used_with`]), so that what is read and what is listed as not analysed agree.
+fn task_of<'a>(inventory: &'a Inventory, dump: &SomasFile) -> Option<&'a SomasFile> {
+    let path = inventory.used_beside(&dump.path).next()?;
+    inventory.units_of::<SomasFile>().find(|f| f.path == path)
 }
 
 /// One SOMAS dump with the task-info file of its graph, as `memlens somas DUMP --task-info TASK`.
@@ -218,16 +225,17 @@ pub fn summarise(set: &mut InputSet, progress: &(dyn Fn(u64) + Sync)) -> Summari
         };
     }
     let mut summaries: Vec<Summary> = profiler(set, progress).into_iter().collect();
-    let files: Vec<SomasFile> = set
+    let dumps: Vec<(SomasFile, Option<SomasFile>)> = set
         .inventory()
-        .map(|inv| inv.units_of::<SomasFile>().cloned().collect())
+        .map(|inv| {
+            inv.units_of::<SomasFile>()
+                .filter(|f| crate::input::UnitBody::analysable(*f))
+                .map(|d| (d.clone(), task_of(inv, d).cloned()))
+                .collect()
+        })
         .unwrap_or_default();
-    let refs: Vec<&SomasFile> = files.iter().collect();
-    for dump in refs
-        .iter()
-        .filter(|f| crate::input::UnitBody::analysable(**f))
-    {
-        summaries.push(somas(set, dump, task_info_for(dump, &refs), progress));
+    for (dump, task) in &dumps {
+        summaries.push(somas(set, dump, task.as_ref(), progress));
     }
     let snapshots: Vec<SnapshotFile> = set
         .inventory()

@@ -138,6 +138,23 @@ pub trait Recognizer: Sync {
     fn near_misses(&self, _unrecognised: &[&str]) -> Vec<Finding> {
         Vec::new()
     }
+
+    /// The files this family reads beside one of its main units: pairs of indexes into `units`
+    /// (sorted by path, every family's), `(used, main)` — a SOMAS task-info file and the dump of
+    /// its graph. A unit used this way is part of the main unit's analysis, not a file left
+    /// over. The default pairs nothing.
+    fn used_with(&self, _units: &[Unit]) -> Vec<(usize, usize)> {
+        Vec::new()
+    }
+}
+
+/// A file read together with another unit's main file ([`Recognizer::used_with`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UsedWith {
+    /// The file read beside the main one (a task-info file).
+    pub path: String,
+    /// The main unit it is read with (a SOMAS dump).
+    pub with: String,
 }
 
 /// Something found among the inputs that is not what was looked for, with what it is and, when
@@ -163,6 +180,12 @@ pub trait UnitBody: erased_serde::Serialize + Any + Debug + Send + Sync {
     /// Things the user should know about the unit.
     fn notes(&self) -> &[String] {
         &[]
+    }
+    /// Why a unit that cannot be analysed on its own ([`UnitBody::analysable`] false) is not
+    /// analysed when nothing it is read with was given, in words a user understands; `None`
+    /// leaves the words to the front end.
+    fn alone(&self) -> Option<String> {
+        None
     }
     /// Whether the unit's family can analyse it as it is (a run folder with memory files, a SOMAS
     /// dump); false for units that are only listed (a run folder whose analysis never ran, a
@@ -266,12 +289,39 @@ pub struct Inventory {
     pub files: u64,
     /// Total input bytes.
     pub bytes: u64,
+    /// Units read beside another unit (a task-info file with its SOMAS dump), one entry per
+    /// pair; a file in here is analysed, with the unit it names.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub used_with: Vec<UsedWith>,
 }
 
 impl Inventory {
+    /// An inventory of no files.
+    pub fn empty() -> Inventory {
+        Inventory {
+            units: Vec::new(),
+            files: 0,
+            bytes: 0,
+            used_with: Vec::new(),
+        }
+    }
+
     /// The units of one family's type `T`.
     pub fn units_of<T: UnitBody>(&self) -> impl Iterator<Item = &T> {
         self.units.iter().filter_map(Unit::get::<T>)
+    }
+
+    /// Whether the unit at `path` is read beside another unit (and so analysed with it).
+    pub fn is_used_with_another(&self, path: &str) -> bool {
+        self.used_with.iter().any(|u| u.path == path)
+    }
+
+    /// The units read beside the unit at `main`, in path order.
+    pub fn used_beside<'a>(&'a self, main: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.used_with
+            .iter()
+            .filter(move |u| u.with == main)
+            .map(|u| u.path.as_str())
     }
 }
 
@@ -373,10 +423,23 @@ pub fn classify(entries: &[Entry], heads: &[Head], recognizers: &[&dyn Recognize
             .map(|i| classify_loose(&views[i], recognizers)),
     );
     units.sort_by(|a, b| a.path().cmp(b.path()).then(a.kind().cmp(b.kind())));
+    let mut used_with: Vec<UsedWith> = recognizers
+        .iter()
+        .flat_map(|r| r.used_with(&units))
+        .filter_map(|(used, main)| {
+            Some(UsedWith {
+                path: units.get(used)?.path().to_string(),
+                with: units.get(main)?.path().to_string(),
+            })
+        })
+        .collect();
+    used_with.sort_by(|a, b| (&a.with, &a.path).cmp(&(&b.with, &b.path)));
+    used_with.dedup();
     Inventory {
         files: paths.len() as u64,
         bytes: paths.iter().map(|f| f.1).sum(),
         units,
+        used_with,
     }
 }
 

@@ -107,13 +107,16 @@ fn under(path: &str, folder: &str) -> bool {
         || (path.starts_with(folder) && path.as_bytes().get(folder.len()) == Some(&b'/'))
 }
 
-/// A unit as a finding: what it is (kind and one-line summary) and its notes as the hint.
+/// A unit as a finding: what it is (its family's words on it alone, or its kind and one-line
+/// summary) and its notes as the hint.
 fn unit_finding(unit: &Unit) -> Finding {
     let body = unit.body();
     let notes = body.notes();
     Finding {
         path: unit.path().to_string(),
-        what: format!("{} ({})", unit.kind(), body.summary()),
+        what: body
+            .alone()
+            .unwrap_or_else(|| format!("{} ({})", unit.kind(), body.summary())),
         hint: (!notes.is_empty()).then(|| notes.join("; ")),
     }
 }

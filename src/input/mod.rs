@@ -22,6 +22,7 @@ pub mod set;
 
 pub use classify::{
     Entry, FileView, Finding, Group, Head, Inventory, Recognizer, Unit, UnitBody, UnknownFile,
+    UsedWith,
 };
 pub use explain::NothingToAnalyse;
 pub use set::{CountingOpener, FileId, FileOpener, HostFile, InputSet, LoadStep};

@@ -275,11 +275,7 @@ impl InputSet {
             let heads = self.read_heads(&wants, step);
             self.inventory = Some(classify::classify(&self.entries, &heads, self.recognizers));
         }
-        self.inventory.get_or_insert_with(|| Inventory {
-            units: Vec::new(),
-            files: 0,
-            bytes: 0,
-        })
+        self.inventory.get_or_insert_with(Inventory::empty)
     }
 
     /// [`InputSet::classify_with`] without progress.

@@ -45,7 +45,8 @@ pub struct Job {
     pub ranks: Vec<RankInput>,
     /// Files that are not part of any run folder and that no family analyses (with the reason):
     /// a unit another family analyses (a memory snapshot, a SOMAS dump, a job summary) has its
-    /// own analysis and is not listed.
+    /// own analysis and is not listed, nor is a file read beside such a unit (a task-info file
+    /// with its dump, [`crate::input::Inventory::used_with`]).
     pub ignored: Vec<(String, String)>,
     /// Notes and problems of discovery (db-only runs, unknown ranks, archive problems).
     pub warnings: Vec<Diagnostic>,
@@ -84,11 +85,14 @@ pub fn discover_job(inventory: &Inventory) -> Job {
             groups.entry(key).or_default().push(run.clone());
         } else if let Some(u) = unit.get::<UnknownFile>() {
             job.ignored.push((u.path.clone(), u.reason.clone()));
-        } else if !unit.body().analysable() {
-            job.ignored.push((
-                unit.path().to_string(),
-                format!("{} file: not torch_npu profiler output", unit.kind()),
-            ));
+        } else if !unit.body().analysable() && !inventory.is_used_with_another(unit.path()) {
+            // A unit read beside another (a task-info file with its SOMAS dump) is analysed with
+            // it; one given without that other unit is not, and its family says why.
+            let reason = unit
+                .body()
+                .alone()
+                .unwrap_or_else(|| format!("{} file: not torch_npu profiler output", unit.kind()));
+            job.ignored.push((unit.path().to_string(), reason));
         }
     }
     for ((role, step, _), mut runs) in groups {

@@ -78,6 +78,19 @@ impl UnitBody for SomasFile {
     fn analysable(&self) -> bool {
         self.family != SomasFamily::TaskInfo
     }
+    fn alone(&self) -> Option<String> {
+        if self.family != SomasFamily::TaskInfo {
+            return None;
+        }
+        let graph = match self.graph_id {
+            Some(g) => format!("graph {g}, such as Ascend_somas_tensor_offset_{g}.ir"),
+            None => "its graph".to_string(),
+        };
+        Some(format!(
+            "SOMAS task-info file without its memory-plan dump: it is read only with the dump of \
+             {graph}; give the two together"
+        ))
+    }
 }
 
 /// The task-info file of the same graph as `dump` among `files`: the first `task_info_graph_<N>`
@@ -104,6 +117,26 @@ impl Recognizer for Dumps {
 
     fn loose_head(&self, _path: &str, _size: u64) -> usize {
         SNIFF_BYTES
+    }
+
+    /// Each dump's task-info file ([`task_info_for`]): what `memlens PATH...` and the page's
+    /// SOMAS tab read with it.
+    fn used_with(&self, units: &[Unit]) -> Vec<(usize, usize)> {
+        let files: Vec<(usize, &SomasFile)> = units
+            .iter()
+            .enumerate()
+            .filter_map(|(i, u)| Some((i, u.get::<SomasFile>()?)))
+            .collect();
+        let refs: Vec<&SomasFile> = files.iter().map(|(_, f)| *f).collect();
+        files
+            .iter()
+            .filter(|(_, f)| f.family != SomasFamily::TaskInfo)
+            .filter_map(|(main, dump)| {
+                let task = task_info_for(dump, &refs)?;
+                let (used, _) = files.iter().find(|(_, f)| std::ptr::eq(*f, task))?;
+                Some((*used, *main))
+            })
+            .collect()
     }
 
     fn recognize(&self, file: &FileView) -> Option<Unit> {

@@ -38,10 +38,14 @@ export function defaultDump(dumps) {
   return best;
 }
 
-/** Index of the task-info file of the same graph as `dump`, or -1. */
-export function pairedTask(dump, tasks) {
-  if (!dump || dump.graph_id === null || dump.graph_id === undefined) return -1;
-  return tasks.findIndex((t) => t.graph_id === dump.graph_id);
+/**
+ * Index of the task-info file read with `dump`, or -1: the one the core's classification paired
+ * with it (`inventory.used_with`, the task-info file of the same graph), so that the tab, `memlens
+ * PATH...` and the profiler's list of files not analysed agree on it.
+ */
+export function pairedTask(dump, tasks, usedWith = []) {
+  if (!dump) return -1;
+  return tasks.findIndex((t) => usedWith.some((u) => u.path === t.path && u.with === dump.path));
 }
 
 // What the query box says it takes, and why it takes nothing while no plan is open (by tab state).
@@ -152,7 +156,7 @@ class SomasPage {
     let d = Number(hash.get('s.dump', NaN));
     if (!(d >= 0 && d < this.dumps.length)) d = defaultDump(this.dumps);
     let t = Number(hash.get('s.ti', NaN));
-    if (!(t >= -1 && t < this.tasks.length)) t = pairedTask(this.dumps[d], this.tasks);
+    if (!(t >= -1 && t < this.tasks.length)) t = pairedTask(this.dumps[d], this.tasks, this.ctx.inventory.used_with);
     this.dumpSelect.value = String(d);
     this.taskSelect.value = String(t);
     // The hash restores a reload, or the place a Compare link opens (the page decides: ctx.restore).
@@ -170,7 +174,7 @@ class SomasPage {
     const d = Number(this.dumpSelect.value);
     let t = Number(this.taskSelect.value);
     if (!taskOnly) {
-      t = pairedTask(this.dumps[d], this.tasks);
+      t = pairedTask(this.dumps[d], this.tasks, this.ctx.inventory.used_with);
       this.taskSelect.value = String(t);
     }
     // Another plan: the old selection and zoom mean nothing there.
