@@ -3,7 +3,10 @@
 //! summaries; the job overview is built from the summaries in whatever order they arrive
 //! (`SummaryView::from_ranks`). The overview's ranks, matrix, outliers and totals are what
 //! `memlens profiler --json` prints for the whole job read at once, and each part's bytes are the
-//! sizes on disk of the files its reading plan names.
+//! sizes on disk of the files its reading plan names. What discovery says beside the ranks (its
+//! warnings, the files not analysed) comes from the whole drop (`JobView::discovery`) and is the
+//! one-reader report's: seen failing on main (546d10e), whose pooled overview had no discovery
+//! warnings and an empty `ignored`.
 
 mod common;
 
@@ -17,10 +20,15 @@ use std::process::Command;
 const RAW: &str = "fixtures/torch_npu/msinsight-level0/text";
 
 fn dropped() -> InputSet {
+    dropped_from(RAW, "text")
+}
+
+/// The files under `dir` (of the repository) dropped as the folder `name`.
+fn dropped_from(dir: &str, name: &str) -> InputSet {
     let mut set = memlens::families::input_set();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(RAW);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     for (rel, bytes) in common::files_under(&root) {
-        set.add_bytes(&format!("text/{rel}"), bytes);
+        set.add_bytes(&format!("{name}/{rel}"), bytes);
     }
     set.classify();
     set
@@ -28,7 +36,11 @@ fn dropped() -> InputSet {
 
 /// The summaries of the ranks with a run folder among `dirs`, read by a reader of its own.
 fn summaries_of(dirs: &[String]) -> (Vec<String>, Vec<Value>) {
-    let mut set = dropped();
+    summaries_in(dropped(), dirs)
+}
+
+/// [`summaries_of`] in the drop `set`.
+fn summaries_in(mut set: InputSet, dirs: &[String]) -> (Vec<String>, Vec<Value>) {
     let mut v = JobView::open(&mut set);
     v.keep_ranks(&set, dirs);
     let planned = v.plan().iter().map(|f| f.path.clone()).collect();
@@ -129,6 +141,45 @@ fn a_job_read_in_parts_has_the_overview_of_the_whole_job() {
     ] {
         assert_eq!(o["totals"][key], cli["totals"][key], "totals.{key}");
     }
+}
+
+#[test]
+fn a_job_read_in_parts_says_what_discovery_said_as_one_reader_does() {
+    // A job with discovery warnings (a rank unknown, a run set aside, hints) and files not
+    // analysed (an empty file, notes, a .ir file that is not a dump).
+    const JOB: &str = "fixtures/classify/job";
+    let mut set = dropped_from(JOB, "job");
+    let mut whole = JobView::open(&mut set);
+    let parts = whole.parts(&set);
+    let discovery = whole.discovery();
+    whole.analyze(&set);
+    let r: JobRequest =
+        serde_json::from_value(json!({ "method": "report", "params": {} })).unwrap();
+    let one: Value = serde_json::from_str(&whole.answer(&r).unwrap()).unwrap();
+    assert!(!one["ignored"].as_array().unwrap().is_empty());
+    assert!(!discovery.warnings.is_empty());
+
+    // One reader per rank, answers in reverse order.
+    let mut all = Vec::new();
+    for p in parts.iter().rev() {
+        all.extend(summaries_in(dropped_from(JOB, "job"), &p.run_dirs).1);
+    }
+    let all = serde_json::from_value(Value::Array(all)).unwrap();
+    let mut view = SummaryView::from_parts("the dropped job", all, discovery);
+    let o: Value = serde_json::from_str(&view.answer(&Request::Overview).unwrap()).unwrap();
+    assert_eq!(o["ignored"], one["ignored"]);
+    // The same diagnostics (the ranks come in the overview's order, so compared as sets).
+    let sorted = |v: &Value| {
+        let mut w: Vec<String> = v.as_array().unwrap().iter().map(Value::to_string).collect();
+        w.sort();
+        w
+    };
+    assert_eq!(sorted(&o["warnings"]), sorted(&one["warnings"]));
+    for key in ["errors", "warnings", "levels", "ignored", "rejected"] {
+        assert_eq!(o["totals"][key], one["totals"][key], "totals.{key}");
+    }
+    // (The words differ: the summaries count the rank whose only file was refused as failed.)
+    assert_eq!(o["verdict"]["exit_code"], one["verdict"]["exit_code"]);
 }
 
 #[test]

@@ -9,7 +9,9 @@
 //! msinsight-level0`): one rank's `operator_memory.csv` emptied, a db truncated. Seen failing on
 //! main (2d25458): `memlens profiler` exited 0 on the emptied CSV and 1 on the truncated db, the
 //! totals had no `errors`, the overview gave the CSV's error as a warning with no file, and a
-//! snapshot beside a run folder was listed among the files not analysed.
+//! snapshot beside a run folder was listed among the files not analysed. The counts in words
+//! (`totals.levels`, a rank's `levels`) are checked against words written out here; seen failing
+//! on main (546d10e), which had no such field (the page and Python each built the words).
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -78,6 +80,11 @@ fn a_file_that_cannot_be_used_is_exit_2_with_the_rest_printed() {
     );
     assert_eq!(v["totals"]["errors"], of("error"));
     assert_eq!(v["totals"]["warnings"], of("warning"));
+    // The counts in words, handed over with them (what the page and Python show as is).
+    assert_eq!(
+        v["totals"]["levels"],
+        levels(of("error"), of("warning")).as_str()
+    );
     // The text output counts them the same way.
     let text = run(&["profiler", &job, "-q"]);
     assert_eq!(text.status.code(), Some(2));
@@ -164,10 +171,17 @@ fn the_summary_keeps_each_diagnostic_with_its_level_and_place() {
         let o: Value = serde_json::from_str(&view.answer(&Request::Overview).unwrap()).unwrap();
         // The same diagnostics as the CLI's, level, place and message.
         assert_eq!(o["warnings"], cli["warnings"]);
-        for key in ["errors", "warnings", "rejected"] {
+        for key in ["errors", "warnings", "levels", "rejected"] {
             assert_eq!(o["totals"][key], cli["totals"][key], "totals.{key}");
         }
         assert_eq!(o["verdict"], cli["verdict"]);
+        // A rank's answer counts its own diagnostics in the same words: rank 1 has the error.
+        let rank: Value =
+            serde_json::from_str(&view.answer(&Request::Rank { rank: 1 }).unwrap()).unwrap();
+        let ws = rank["warnings"].as_array().unwrap();
+        let of = |s: &str| ws.iter().filter(|w| w["severity"] == s).count();
+        assert_eq!(of("error"), 1);
+        assert_eq!(rank["levels"], levels(1, of("warning")).as_str());
     }
 }
 

@@ -90,13 +90,9 @@ class Job(Mapping):
         return len(self._report)
 
     def __repr__(self) -> str:
-        # Counted by level as the CLI's first line and the page's card count them: an error (a
-        # file that could not be used) is not a warning.
-        totals = self._report.get("totals", {})
-        errors, warnings = totals.get("errors", 0), totals.get("warnings", 0)
-        levels = ", ".join(
-            [_plural(errors, "error")] * bool(errors) + [_plural(warnings, "warning")] * bool(warnings)
-        ) or "no errors or warnings"
+        # The core's counts by level in words ("1 error, 2 warnings"), as the CLI and the page
+        # show them: an error (a file that could not be used) is not a warning.
+        levels = self._report.get("totals", {}).get("levels", "")
         return f"<memlens.Job: {_plural(len(self._report.get('ranks', [])), 'rank')}, {levels}>"
 
     @property

@@ -52,6 +52,28 @@ pub struct Job {
     pub warnings: Vec<Diagnostic>,
 }
 
+/// What discovery says of a job beside its ranks: its own diagnostics (listing, archives, run
+/// folders' notes, runs set aside) and the files not analysed. A job read rank by rank by several
+/// readers (the page's worker pool) takes them from the one discovery of the whole drop, so its
+/// overview says what a one-reader load says.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Discovery {
+    /// The job's diagnostics of discovery ([`Job::warnings`]).
+    pub warnings: Vec<Diagnostic>,
+    /// The files not analysed, with the reason ([`Job::ignored`]).
+    pub ignored: Vec<(String, String)>,
+}
+
+impl Job {
+    /// What discovery says beside the ranks.
+    pub fn discovery(&self) -> Discovery {
+        Discovery {
+            warnings: self.warnings.clone(),
+            ignored: self.ignored.clone(),
+        }
+    }
+}
+
 /// Groups the run folders of `inventory` into ranks.
 ///
 /// A rank's run folders in one directory are captures of one run (torch_npu writes each

@@ -3,6 +3,7 @@
 //! has the shape of `memlens profiler --json` (ranks, matrix, outliers, warnings, totals), so the
 //! page draws it with the same job overview as an analysed job.
 
+use super::discover::Discovery;
 use super::summary::{read_ranks, JobSummary, RankStatus, RankSummary};
 use super::summary_raw::{replace_ranks, RawRank};
 use super::view::report::{peak_index, rejected_files, Verdict};
@@ -40,6 +41,9 @@ pub enum Request {
 pub struct SummaryView {
     file: String,
     job: JobSummary,
+    /// What the discovery of the job's drop said beside the ranks (a pooled load's; a summary
+    /// file has none).
+    discovery: Discovery,
     /// What became of the ranks opened from raw run folders, in the order given.
     raw: Vec<RawRank>,
 }
@@ -134,10 +138,18 @@ impl SummaryView {
     /// summaries of their ranks; `file` names the job in diagnostics). The order they come in
     /// does not matter: the merge orders the ranks.
     pub fn from_ranks(file: &str, ranks: Vec<RankSummary>) -> SummaryView {
+        SummaryView::from_parts(file, ranks, Discovery::default())
+    }
+
+    /// [`SummaryView::from_ranks`] with what the discovery of the whole drop said beside the
+    /// ranks (its diagnostics come first among the job's, its files not analysed are the job's),
+    /// so that a job read by several readers is said as one reader says it.
+    pub fn from_parts(file: &str, ranks: Vec<RankSummary>, discovery: Discovery) -> SummaryView {
         SummaryView {
             file: file.to_string(),
             job: JobSummary::merge(ranks),
             raw: Vec::new(),
+            discovery,
         }
     }
 
@@ -173,8 +185,9 @@ impl SummaryView {
 
     /// The job's totals, from the summaries alone: rows and unreleased figures are sums of the
     /// ranks' reports, errors and warnings are counted by level over [`SummaryView::warnings`],
-    /// the files rejected are those the ranks' errors name, none was ignored (the file lists
-    /// ranks only), and the ranks that failed where they ran are `failed_ranks`.
+    /// the files rejected are those the errors of discovery and of the ranks name, the files
+    /// ignored are discovery's (a summary file has none: it lists ranks only), and the ranks
+    /// that failed where they ran are `failed_ranks`.
     pub fn totals(&self) -> JobTotals {
         let ranks = &self.job.ranks;
         let levels = Levels::of(&self.warnings());
@@ -194,8 +207,14 @@ impl SummaryView {
             rows_ge: ranks.iter().map(|r| u64_of(&r.report, "rows_ge")).sum(),
             errors: levels.errors,
             warnings: levels.warnings,
-            ignored: 0,
-            rejected: rejected_files(ranks.iter().flat_map(|r| &r.warnings)),
+            levels: levels.to_string(),
+            ignored: self.discovery.ignored.len(),
+            rejected: rejected_files(
+                self.discovery
+                    .warnings
+                    .iter()
+                    .chain(ranks.iter().flat_map(|r| &r.warnings)),
+            ),
             failed_ranks: ranks.len() - ok.len(),
             ranks_with_data: ok.len(),
             unreleased_bytes: ranks
@@ -212,7 +231,7 @@ impl SummaryView {
         }
     }
 
-    /// The diagnostics of the job, rank by rank: a failed rank's reason as an error on its first
+    /// The diagnostics of the job: discovery's first, then rank by rank: a failed rank's reason as an error on its first
     /// run folder — unless its own diagnostics hold the errors that made it fail, which then say
     /// it, each at its place — and each rank's diagnostics as the file keeps them, with their
     /// level and place.
@@ -223,7 +242,7 @@ impl SummaryView {
                 .cloned()
                 .unwrap_or_else(|| self.file.clone())
         };
-        let mut out = Vec::new();
+        let mut out = self.discovery.warnings.clone();
         for r in &self.job.ranks {
             if r.status == RankStatus::Error && !r.warnings.iter().any(Diagnostic::is_error) {
                 out.push(Diagnostic::error(
@@ -237,7 +256,7 @@ impl SummaryView {
     }
 
     /// The overview: `memlens profiler --json`'s shape (ranks as their report objects, matrix,
-    /// outliers, warnings, totals), `ignored` empty, `times` (per rank: its curve's start and the
+    /// outliers, warnings, totals), `ignored` (discovery's files not analysed), `times` (per rank: its curve's start and the
     /// peak's time after it), `raw` (what became of the ranks opened from raw run folders) and
     /// `summary` naming the file.
     pub fn overview(&self) -> Value {
@@ -246,7 +265,7 @@ impl SummaryView {
             "ranks": self.job.ranks.iter().map(rank_report).collect::<Vec<_>>(),
             "matrix": self.job.matrix,
             "outliers": self.job.outliers,
-            "ignored": [],
+            "ignored": self.discovery.ignored.iter().map(|(path, reason)| json!({"path": path, "reason": reason})).collect::<Vec<_>>(),
             "warnings": self.warnings(),
             "totals": totals,
             "verdict": Verdict::of(&totals),
@@ -280,7 +299,13 @@ impl SummaryView {
                 self.overview()
             }
             Request::Rank { rank } => {
-                serde_json::to_value(self.rank(*rank)?).map_err(|e| e.to_string())?
+                let r = self.rank(*rank)?;
+                let mut v = serde_json::to_value(r).map_err(|e| e.to_string())?;
+                // The rank's diagnostics counted by level, in the one text of the counts.
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("levels".into(), Levels::of(&r.warnings).to_string().into());
+                }
+                v
             }
         };
         serde_json::to_string(&value).map_err(|e| e.to_string())

@@ -4,6 +4,7 @@
 
 use super::err;
 use super::session::Session;
+use crate::profiler::discover::Discovery;
 use crate::profiler::summary::RankSummary;
 use crate::profiler::summary_view::{Request, SummaryView};
 use wasm_bindgen::prelude::*;
@@ -43,13 +44,16 @@ impl JobSummaryView {
     }
 
     /// The job of the rank summaries in `ranks` (a JSON array of rank summaries, as text so that
-    /// nanoseconds since the epoch stay exact), in any order.
+    /// nanoseconds since the epoch stay exact), in any order, with what the discovery of the
+    /// whole drop said beside them (`discovery`: `ProfilerView.discovery`'s JSON).
     #[wasm_bindgen(js_name = fromRanks)]
-    pub fn from_ranks(ranks: &str) -> Result<JobSummaryView, JsError> {
+    pub fn from_ranks(ranks: &str, discovery: &str) -> Result<JobSummaryView, JsError> {
         let ranks: Vec<RankSummary> = serde_json::from_str(ranks)
             .map_err(|e| err(format!("not a list of rank summaries: {e}")))?;
+        let discovery: Discovery = serde_json::from_str(discovery)
+            .map_err(|e| err(format!("not what discovery said of a job: {e}")))?;
         Ok(JobSummaryView {
-            view: SummaryView::from_ranks("the dropped job", ranks),
+            view: SummaryView::from_parts("the dropped job", ranks, discovery),
         })
     }
 

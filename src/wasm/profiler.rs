@@ -34,6 +34,12 @@ impl ProfilerView {
         serde_json::to_string(&self.view.parts(session.set())).map_err(err)
     }
 
+    /// What discovery said of the whole job beside its ranks (JSON `Discovery`: its diagnostics
+    /// and the files not analysed), for the overview of a job read by a worker pool.
+    pub fn discovery(&self) -> Result<String, JsError> {
+        serde_json::to_string(&self.view.discovery()).map_err(err)
+    }
+
     /// Keeps only the ranks with a run folder among `run_dirs` (a JSON list of paths); call
     /// before `analyze`, then `request` answers the plan of what is kept.
     #[wasm_bindgen(js_name = keepRanks)]

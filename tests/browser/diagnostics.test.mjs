@@ -8,6 +8,13 @@
 // On main (2d25458) the pooled overview gave the emptied CSV's error as a WARNING row with an
 // empty place, the card read "Warnings 1", the truncated db alone settled as "ready", and the
 // snapshot beside a run folder was listed among the files not analysed.
+//
+// Also: a job read by a pool of readers says what discovery said (its warnings, the files not
+// analysed) as one worker does, both as the CLI lists them, a task-info file read with its SOMAS
+// dump not among them (`fixtures/classify/job`); and a job summary whose every rank failed
+// settles as an error in the core's verdict. On main (546d10e) the pooled overview had none of
+// the discovery warnings and no file not analysed, one worker listed the task-info file as
+// "task-info file: not torch_npu profiler output", and the summary settled as "ready".
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -31,6 +38,8 @@ before(async () => {
   cpSync(path.join(SAMPLE, 'db'), path.join(tmp, 'db'), { recursive: true });
   const db = path.join(tmp, 'db', 'rank0_ascend_pt', 'ASCEND_PROFILER_OUTPUT', 'ascend_pytorch_profiler_0.db');
   truncateSync(db, Math.floor(statSync(db).size / 100));
+  // A job with discovery warnings and files not analysed, a SOMAS dump and its task-info file.
+  cpSync(path.join(root, 'fixtures', 'classify', 'job'), path.join(tmp, 'mixed', 'job'), { recursive: true });
   // One run folder with a memory snapshot and a notes file beside it.
   cpSync(path.join(SAMPLE, 'text', 'rank0_ascend_pt'), path.join(tmp, 'drop', 'rank0_ascend_pt'), { recursive: true });
   cpSync(path.join(root, 'fixtures', 'snapshots', 'cs336_tiny_mem_snapshot.pickle'), path.join(tmp, 'drop', 'snap.pickle'));
@@ -44,7 +53,12 @@ after(async () => {
 
 /** `memlens ARGS` in the temporary folder: its status, its JSON (when asked for) and its stderr. */
 function cli(...args) {
-  const r = spawnSync(CLI, args, { cwd: tmp, encoding: 'utf8', maxBuffer: 1 << 28 });
+  return cliIn(tmp, ...args);
+}
+
+/** `memlens ARGS` in `cwd`. */
+function cliIn(cwd, ...args) {
+  const r = spawnSync(CLI, args, { cwd, encoding: 'utf8', maxBuffer: 1 << 28 });
   return { status: r.status, json: args.includes('--json') ? JSON.parse(r.stdout) : null, stderr: r.stderr };
 }
 
@@ -83,7 +97,9 @@ for (const [how, search] of [['a pool of readers', ''], ['one worker', '?workers
       assert.equal(await page.getAttribute(card, 'data-warnings'), String(warnings));
       const said = [errors ? `${errors} error${errors === 1 ? '' : 's'}` : '', warnings ? `${warnings} warning${warnings === 1 ? '' : 's'}` : ''].filter(Boolean).join(', ');
       assert.equal(await page.textContent(`${card} .value`), said);
-      assert.match(await page.textContent('#panel-ascend [data-testid="ascend-warnings-title"]'), new RegExp(`^${said}, `));
+      // The files not analysed are counted only when there are some.
+      const notAnalysed = want.json.ignored.length ? `, ${want.json.ignored.length} files? not analysed` : '';
+      assert.match(await page.textContent('#panel-ascend [data-testid="ascend-warnings-title"]'), new RegExp(`^${said}${notAnalysed}$`));
       assert.deepEqual(foreignRequests(b.requests, server.origin), []);
       assert.deepEqual(b.consoleErrors, []);
     } finally {
@@ -142,6 +158,58 @@ test('a file another tab analyses is not listed among the files not analysed', a
     assert.deepEqual(listed, want.json.ignored.map((f) => f.path));
     // The snapshot has its own tab.
     assert.ok(await page.$('[data-testid="snapshot"]'), 'the snapshot tab');
+  } finally {
+    await b.close();
+  }
+});
+
+test('a job read by a pool says what discovery said as one worker does, as the CLI lists it; a task-info file read with its dump is not "not analysed"', async () => {
+  const want = cliIn(path.join(tmp, 'mixed'), 'profiler', 'job', '--json', '-q');
+  const ignored = want.json.ignored.map((f) => [f.path, f.reason]);
+  assert.ok(ignored.length >= 2, JSON.stringify(ignored));
+  // The task-info file is read with the dump of its graph (the SOMAS tab's), so not listed.
+  assert.ok(!ignored.some(([p]) => p.endsWith('task_info_graph_7.ir')), JSON.stringify(ignored));
+  const discovery = want.json.warnings.filter((w) => /names no rank/.test(w.message));
+  assert.equal(discovery.length, 1);
+  const seen = [];
+  for (const search of ['?workers=2', '?workers=1']) {
+    const { b, page } = await open(search, filesUnder(path.join(tmp, 'mixed', 'job')));
+    try {
+      await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 60000 });
+      assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-workers'), search === '?workers=2' ? '2' : null, search);
+      const rows = (await shownRows(page, '#panel-ascend')).sort();
+      assert.deepEqual(rows, want.json.warnings.map(row).sort(), search);
+      const listed = await page.$$eval('#panel-ascend .warning-list.ignored li', (lis) => lis.map((li) => [li.querySelector('.where').textContent, li.querySelector('.msg').textContent]));
+      assert.deepEqual(listed, ignored, search);
+      const title = await page.textContent('#panel-ascend [data-testid="ascend-warnings-title"]');
+      assert.equal(title, `${want.json.totals.levels}, ${ignored.length} files not analysed`, search);
+      seen.push({ rows, listed, title });
+      assert.deepEqual(b.consoleErrors, []);
+    } finally {
+      await b.close();
+    }
+  }
+  assert.deepEqual(seen[0], seen[1]);
+});
+
+test('a job summary whose every rank failed settles as an error, in the core\'s verdict', async () => {
+  // The truncated db export's job, summarised by the CLI: its one rank failed.
+  const want = cli('profiler', 'db', '--json', '-q', '--summary', 'failed.memlens.json');
+  assert.equal(want.status, 2);
+  const file = readFileSync(path.join(tmp, 'failed.memlens.json'));
+  const summary = JSON.parse(file.toString('utf8').split('\n')[0] + ']}');
+  assert.equal(summary.totals.ok, 0);
+  assert.ok(summary.totals.failed >= 1);
+  const { b, page, state } = await open('', [{ path: 'failed.memlens.json', base64: file.toString('base64') }]);
+  try {
+    assert.equal(state, 'error');
+    assert.equal(await page.getAttribute('[data-testid="jobsummary"]', 'data-state'), 'error');
+    const problems = await page.$$eval('#error-list li', (li) => li.map((x) => x.textContent));
+    assert.equal(problems.length, 1, JSON.stringify(problems));
+    assert.match(problems[0], /^no rank could be read: 1 rank failed/);
+    // The failed rank is still listed, with its reason.
+    assert.equal(await page.getAttribute('[data-testid="jobsummary-failed"]', 'data-failed'), String(summary.totals.failed));
+    assert.deepEqual(b.consoleErrors, []);
   } finally {
     await b.close();
   }

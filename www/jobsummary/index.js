@@ -7,7 +7,7 @@ import { el, cssVar } from '../ui/dom.js';
 import { createStore } from '../ui/store.js';
 import { mountedClient } from '../ui/mounted-client.js';
 import { bytes, exactBytes, int, plural } from '../format.js';
-import { overview, levelsText, diagnosticItem } from '../profiler/overview.js';
+import { overview, diagnosticItem } from '../profiler/overview.js';
 import { ms, rankLabel, section } from '../profiler/common.js';
 
 /** The analysis module (see www/analyses.js). */
@@ -106,12 +106,24 @@ function mount(panel, ctx) {
     });
     ov.update(store.get());
     detail.show(store.get().rank);
-    root.dataset.state = 'ready';
     root.dataset.ranks = String(report.ranks.length);
+    // The core's verdict on the job, as the torch_npu tab follows it: a job none of whose ranks
+    // has figures (every rank failed where it ran) settles as an error, in the verdict's words,
+    // with its overview and failed ranks still shown.
+    const verdict = report.verdict || {};
+    if (!verdict.has_data) {
+      root.dataset.state = 'error';
+      return new Error(verdict.problem || 'no rank of this job summary has figures');
+    }
+    root.dataset.state = 'ready';
+    return null;
   }
 
   picker.addEventListener('change', () => open(Number(picker.value)));
-  const ready = open(0);
+  // The first file's outcome is the tab's load's (a later pick shows its own state).
+  const ready = open(0).then((settled) => {
+    if (settled) throw settled;
+  });
   return {
     ready,
     shown() {
@@ -304,7 +316,8 @@ function rankDetail(report, client) {
     curve.set(s.curve, r);
     live.set(r);
     unreleased.set(s);
-    warnTitle.textContent = levelsText(s.warnings.filter((w) => w.severity === 'error').length, s.warnings.filter((w) => w.severity !== 'error').length);
+    // The rank's diagnostics counted by level, in the engine's words.
+    warnTitle.textContent = s.levels;
     warnTitle.hidden = !s.warnings.length;
     warnList.hidden = !s.warnings.length;
     // Ranks of one job often share their warnings: the list is built again only when they differ.

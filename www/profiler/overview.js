@@ -110,24 +110,16 @@ function filesLine(totals, big = 0) {
 }
 
 /**
- * "1 error, 2 warnings", "3 warnings", "no errors or warnings": the counts by level the engine
- * gives (`totals.errors`, `totals.warnings`), an error never counted as a warning.
- */
-export function levelsText(errors = 0, warnings = 0) {
-  if (!errors && !warnings) return 'no errors or warnings';
-  return [errors ? plural(errors, 'error') : null, warnings ? plural(warnings, 'warning') : null].filter(Boolean).join(', ');
-}
-
-/**
- * The headline card of a job's diagnostics, counted by level ("1 error, 2 warnings"); `sub` is
- * its second line. Hooks: `data-value` (all of them), `data-errors`, `data-warnings`.
+ * The headline card of a job's diagnostics, counted by level in the engine's words
+ * (`totals.levels`: "1 error, 2 warnings"); `sub` is its second line. Hooks: `data-value` (all of
+ * them), `data-errors`, `data-warnings`.
  */
 export function problemsMetric(totals, sub) {
   const errors = totals.errors || 0;
   const warnings = totals.warnings || 0;
   return el('div', { class: `metric${errors ? ' has-errors' : ''}`, 'data-metric': 'ascend-warnings', 'data-value': String(errors + warnings), 'data-errors': String(errors), 'data-warnings': String(warnings) },
     el('div', { class: 'label', text: 'Errors and warnings' }),
-    el('div', { class: 'value', text: errors || warnings ? levelsText(errors, warnings) : 'none' }),
+    el('div', { class: 'value', text: errors || warnings ? totals.levels : 'none' }),
     sub ? el('div', { class: 'sub', text: sub }) : null);
 }
 
@@ -159,7 +151,9 @@ export function warningsBlock(report) {
     ignored.append(el('li', {}, el('span', { class: 'where', text: f.path }), el('span', { class: `msg${said ? ' muted' : ''}`, text: said ? 'see its warning above' : f.reason })));
   }
   const details = el('details', { class: 'warnings-box', open: ws.some(isHint) || (ws.length > 0 && ws.length <= 5) },
-    el('summary', { 'data-testid': 'ascend-warnings-title', text: `${levelsText(report.totals.errors, report.totals.warnings)}, ${plural(report.ignored.length, 'file')} not analysed` }),
+    // The files not analysed are counted only when there are some ("0 files not analysed" said
+    // nothing the list below does not).
+    el('summary', { 'data-testid': 'ascend-warnings-title', text: [report.totals.levels, report.ignored.length ? `${plural(report.ignored.length, 'file')} not analysed` : null].filter(Boolean).join(', ') }),
     ws.length ? list : el('p', { class: 'muted', text: 'No errors or warnings.' }));
   if (report.ignored.length) details.append(el('h3', { text: 'Files not analysed' }), ignored);
   return details;

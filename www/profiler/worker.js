@@ -254,12 +254,23 @@ export default (ctx) => {
     },
     /**
      * The job overview of the rank summaries a pool's readers sent (`ranks`: the JSON text of a
-     * list, in any order), built by the core as for a job summary file.
+     * list, in any order), built by the core as for a job summary file, with what the discovery
+     * of the whole drop said beside the ranks (its warnings, the files not analysed), as a
+     * one-worker load says it.
      */
     'ascend.overviewOf'({ ranks }) {
+      const session = ctx.session();
+      if (!session) throw new Error('nothing was dropped yet');
       if (overviewView) overviewView.free();
       overviewView = null;
-      overviewView = ctx.mod().JobSummaryView.fromRanks(ranks);
+      const v = new (ctx.mod().ProfilerView)(session);
+      let discovery;
+      try {
+        discovery = v.discovery();
+      } finally {
+        v.free();
+      }
+      overviewView = ctx.mod().JobSummaryView.fromRanks(ranks, discovery);
       return JSON.parse(overviewView.request('{"method":"overview"}'));
     },
     /**

@@ -70,6 +70,9 @@ pub struct JobTotals {
     /// Diagnostics of severity warning (rows skipped, files set aside, hints); errors are not
     /// counted here.
     pub warnings: usize,
+    /// `errors` and `warnings` in words ("1 error, 2 warnings", "no errors or warnings"): the
+    /// one text of the counts by level, which the page and the Python package show as is.
+    pub levels: String,
     /// Files given but not analysed.
     pub ignored: usize,
     /// Files of the job that could not be read at all (an error about the file itself: not the
@@ -194,6 +197,7 @@ pub fn job_totals(analysis: &JobAnalysis, job: &Job) -> JobTotals {
         rows_ge: ranks.iter().map(|r| r.rows_ge).sum(),
         errors: levels.errors,
         warnings: levels.warnings,
+        levels: levels.to_string(),
         ignored: job.ignored.len(),
         rejected: rejected_files(&analysis.warnings),
         failed_ranks: 0,

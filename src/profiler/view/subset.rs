@@ -5,6 +5,7 @@
 
 use super::JobView;
 use crate::input::InputSet;
+use crate::profiler::discover::Discovery;
 use crate::profiler::plan::{job_plan, leave_out_dbs, rank_plan};
 use serde::Serialize;
 
@@ -37,6 +38,12 @@ impl JobView {
                 bytes: rank_plan(r).iter().map(|f| set.size(f.path)).sum(),
             })
             .collect()
+    }
+
+    /// What discovery said of the whole job beside its ranks (before [`JobView::keep_ranks`]):
+    /// the pooled overview's diagnostics of discovery and files not analysed.
+    pub fn discovery(&self) -> Discovery {
+        self.job.discovery()
     }
 
     /// Keeps the ranks that have a run folder among `run_dirs` (and the warnings and set-aside
