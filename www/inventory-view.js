@@ -143,7 +143,21 @@ export function renderInventory(inventory) {
   const counts = {};
   for (const u of inventory.units) counts[u.kind] = (counts[u.kind] || 0) + 1;
   const summary = Object.entries(counts).map(([k, n]) => `${n} ${KIND_LABEL[k] || k}${n > 1 && !k.endsWith('info') ? 's' : ''}`);
-  document.getElementById('inventory-summary').textContent =
-    `${plural(inventory.files, 'file')}, ${bytes(inventory.bytes)} — ${summary.join(', ')}`;
+  document.getElementById('inventory-summary').textContent = inventory.units.length
+    ? `${plural(inventory.files, 'file')}, ${bytes(inventory.bytes)} — ${summary.join(', ')}`
+    : '';
+  // A drop of empty folders lists nothing: a sentence says so, naming what was dropped, in the
+  // place of a table with a head and no rows.
+  section.querySelector('table.units').hidden = !inventory.units.length;
+  let empty = document.getElementById('inventory-empty');
+  if (!empty) {
+    empty = el('p', { id: 'inventory-empty', class: 'empty-state', 'data-testid': 'inventory-empty' });
+    section.append(empty);
+  }
+  empty.hidden = inventory.units.length > 0;
+  const given = (inventory.nothing_to_analyse && inventory.nothing_to_analyse.given) || [];
+  empty.textContent = given.length
+    ? `Nothing to list: ${given.join(', ')} ${given.length === 1 ? 'holds' : 'hold'} no files.`
+    : 'Nothing to list: the drop held no files.';
   section.hidden = false;
 }

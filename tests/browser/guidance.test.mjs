@@ -295,7 +295,15 @@ test('an empty folder dropped: the page names it, in the CLI\'s words', async ()
   assert.equal(r.status, 1, r.stderr);
   const cli = r.stderr.replace(/^memlens: /, '').trimEnd();
   assert.match(cli, /^empty-run: nothing to analyse: no files at all \(looked for /);
-  await seeNothingToAnalyse(cli, (page) => dropFiles(page, [], [], { folders: ['empty-run/sub'] }));
+  await seeNothingToAnalyse(cli, (page) => dropFiles(page, [], [], { folders: ['empty-run/sub'] }), async (page, size) => {
+    // The inputs box says what is empty, naming the folder, instead of "0 files, 0 B —" over a
+    // table head with no rows (seen on main, 546d10e).
+    const at = `${size.width}×${size.height}`;
+    assert.equal(await page.locator('[data-testid="inventory-empty"]').isVisible(), true, at);
+    assert.equal(await page.textContent('[data-testid="inventory-empty"]'), 'Nothing to list: empty-run holds no files.', at);
+    assert.equal(await page.locator('#inventory table.units').isVisible(), false, at);
+    assert.equal((await page.textContent('#inventory h2')).trim(), 'Inputs', at);
+  });
 });
 
 test('the landing page says what to drop and how to produce it', async () => {
