@@ -138,7 +138,9 @@ def analyze(paths: Union[PathLike, Sequence[PathLike]]) -> Job:
     multi-rank jobs, or .zip/.tar/.tar.gz archives of them (one path, str, bytes or pathlib.Path,
     or a list of them). Raises, with the CLI's message: InputNotFoundError (a FileNotFoundError)
     for a path that does not exist; NothingToAnalyseError when the paths hold no profiler output
-    or no rank yields data (its diagnostics); MemlensError otherwise."""
+    (what was looked for and found, and which function reads a memory snapshot or SOMAS dump
+    found instead: `snapshot()`, `somas()`) or no rank yields data (its diagnostics); MemlensError
+    otherwise."""
     return Job(_native.analyze(_paths(paths)))
 
 

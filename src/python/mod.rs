@@ -261,7 +261,8 @@ fn analyze(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<NativeJob> {
                         .is_some_and(ProfilerRun::has_memory_files)
                 });
                 if let Some(nothing) = nothing {
-                    return Err(format!("{shown}: {nothing}"));
+                    let text = format!("{shown}: {nothing}");
+                    return Err(with_other_functions(text, inputs.inventory(), "analyze"));
                 }
             }
             let analysis = analyze_job_parallel(&inputs, &job, &AnalyzeOptions::default(), &|_| {});

@@ -385,6 +385,32 @@ def test_somas_on_a_folder_reads_its_one_dump_as_the_cli_does(cli, tmp_path):
         "hint: lone/cs336_tiny_mem_snapshot.pickle is a memory snapshot: memlens.snapshot(path) analyses it")
 
 
+def test_analyze_points_a_snapshot_or_a_somas_dump_to_its_function(cli, tmp_path):
+    """analyze() reads profiler output only (it returns a Job); given a memory snapshot or a SOMAS
+    dump it raises, as `memlens profiler` refuses them, and names the function that reads what
+    it found. Failed on the old package: the message found "snapshot (pickle protocol 4, dict)"
+    and said nothing of memlens.snapshot."""
+    dump = SOMAS / "Ascend_somas_tensor_offset_1.ir"
+    for path, function, what in [(TINY_SNAPSHOT, "snapshot", "a memory snapshot"), (dump, "somas", "a SOMAS dump")]:
+        with pytest.raises(memlens.NothingToAnalyseError) as e:
+            memlens.analyze(path)
+        out = cli("profiler", path, check=False)
+        assert out.returncode == 1
+        assert _without_hints(str(e.value)) == _without_hints(_cli_message(out))
+        assert str(e.value).splitlines()[-1] == f"hint: {path.name} is {what}: memlens.{function}(path) analyses it"
+    # A folder holding both, and a second dump: one hint per function, the others counted.
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    for f in [TINY_SNAPSHOT, dump, SOMAS / "somas_mem_info_1.r1.ir"]:
+        shutil.copy(f, mixed)
+    with pytest.raises(memlens.NothingToAnalyseError) as e:
+        memlens.analyze(mixed)
+    assert [l for l in str(e.value).splitlines() if l.startswith("hint:")] == [
+        "hint: mixed/Ascend_somas_tensor_offset_1.ir (and 1 more) is a SOMAS dump: memlens.somas(path) analyses it",
+        "hint: mixed/cs336_tiny_mem_snapshot.pickle is a memory snapshot: memlens.snapshot(path) analyses it",
+    ]
+
+
 def test_somas_repr_names_the_file_and_its_format():
     dump = SOMAS / "Ascend_somas_tensor_offset_1.ir"
     plan = memlens.somas(dump)
