@@ -52,7 +52,7 @@ def _summarize(root: str, group: str) -> List[str]:
     return [json.dumps(r) for r in json.loads(_native.summarize_group(_node_root(root), group))]
 
 
-def _pinned(fn, node_id: str, retries: int):
+def _pinned(fn, node_id: str, retries: int, **options):
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -60,7 +60,16 @@ def _pinned(fn, node_id: str, retries: int):
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_id, soft=False),
         num_cpus=1,
         max_retries=retries,
+        **options,
     )
+
+
+def _started_then(fn, root: str, group: str):
+    """A rank task as a Ray streaming generator: first a mark that it runs on its node (where the
+    driver's clock for `timeout` starts: a task queued behind its node's other ranks is not yet
+    running), then `fn`'s rank summaries."""
+    yield None
+    yield fn(root, group)
 
 
 def discover_job(root: str) -> List[Dict[str, Any]]:
@@ -130,10 +139,13 @@ def summarize_ranks(
     retries: int = 1,
     timeout: Optional[float] = None,
 ) -> List[str]:
-    """One task per rank group on the node that holds it; returns rank summaries (JSON texts).
-    A failed task (after `retries` retries of a lost worker), or one not done within `timeout`
-    seconds of the driver's wait for it (then cancelled), becomes that rank's error. Ctrl-C
-    cancels the tasks not done and raises `Interrupted` with every rank accounted for."""
+    """One task per rank group on the node that holds it; returns rank summaries (JSON texts), in
+    the order of `nodes` and their groups. A failed task (after `retries` retries of a lost
+    worker), or one that runs longer than `timeout` seconds (counted from its start on its node,
+    not while it waits for a CPU there; then cancelled), becomes that rank's error. Ctrl-C cancels
+    the tasks not done and raises `Interrupted` with every rank accounted for."""
+    import time
+
     import ray
 
     tasks = []
@@ -142,25 +154,46 @@ def summarize_ranks(
             if _key(group) in skip:
                 continue
             g = json.dumps(group)
-            tasks.append((g, _pinned(_summarize, node["node_id"], retries).remote(root, g)))
-    ranks: List[str] = []
-    done = 0
+            task = _pinned(_started_then, node["node_id"], retries, num_returns="streaming")
+            tasks.append((g, task.remote(_summarize, root, g)))
+    results: List[Optional[List[str]]] = [None] * len(tasks)
+    pending = {gen: i for i, (_, gen) in enumerate(tasks)}
+    started: Dict[int, Tuple[float, Any]] = {}  # task -> (when its mark came, the mark's ref)
+
+    def finish(i: int, ranks: List[str]) -> None:
+        results[i] = ranks
+        del pending[tasks[i][1]]
+
     try:
-        for g, ref in tasks:
-            try:
-                ranks.extend(ray.get(ref, timeout=timeout))
-            except ray.exceptions.GetTimeoutError:
-                ray.cancel(ref, force=True)
-                ranks.append(_native.failed_rank(g, f"not done within {timeout:g} s (cancelled)"))
-            except Exception as e:  # the task's worker or node was lost, or the task raised
-                ranks.append(_native.failed_rank(g, _reason(e)))
-            done += 1
+        while pending:
+            running = {i: t0 for i, (t0, _) in started.items() if results[i] is None}
+            wait = None
+            if timeout is not None:
+                now = time.monotonic()
+                for i, t0 in running.items():
+                    if now - t0 >= timeout:
+                        ray.cancel(tasks[i][1], force=True)
+                        finish(i, [_native.failed_rank(tasks[i][0], f"not done within {timeout:g} s (cancelled)")])
+                left = [timeout - (now - t0) for i, t0 in running.items() if results[i] is None]
+                wait = max(0.0, min(left)) if left else None
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=wait, fetch_local=False)
+            for gen in ready:
+                i = pending[gen]
+                if i not in started:
+                    started[i] = (time.monotonic(), next(gen, None))
+                    continue
+                # The summaries; a task that failed before its mark ends there, with the error.
+                ref = next(gen, None)
+                try:
+                    finish(i, ray.get(started[i][1] if ref is None else ref))
+                except Exception as e:  # the task's worker or node was lost, or the task raised
+                    finish(i, [_native.failed_rank(tasks[i][0], _reason(e))])
     except KeyboardInterrupt:
-        for g, ref in tasks[done:]:
-            ray.cancel(ref, force=True)
-            ranks.append(_native.failed_rank(g, "interrupted (Ctrl-C) before this rank was summarised"))
-        raise Interrupted(ranks, len(tasks) - done) from None
-    return ranks
+        for gen, i in pending.items():
+            ray.cancel(gen, force=True)
+            results[i] = [_native.failed_rank(tasks[i][0], "interrupted (Ctrl-C) before this rank was summarised")]
+        raise Interrupted([r for rs in results for r in rs or ()], len(pending)) from None
+    return [r for rs in results for r in rs or ()]
 
 
 def _nothing_found(root: str, nodes: List[Dict[str, Any]]) -> Exception:
@@ -196,7 +229,9 @@ def analyze_job(
     With `out` naming an existing summary, its ranks with data are kept and not analysed again
     unless `rerun`. Beside the file's keys the returned object says per node how many ranks it
     held and was given (`nodes`: `found`, `ranks`, with any discovery `problem`, `error` and
-    `warnings`), and how many ranks were `skipped` and `analysed`.
+    `warnings`), and how many ranks were `skipped` and `analysed`. A rank task that runs longer
+    than `timeout` seconds on its node (from its start there, not counting its wait for a CPU) is
+    cancelled and the rank reported as not done; `retries` retries a task whose worker was lost.
 
     Raises before any rank task runs: InputNotFoundError when the root exists on no node (or
     `out`'s folder does not exist), NothingToAnalyseError when no node holds a rank under it,

@@ -230,6 +230,41 @@ def test_a_task_past_its_timeout_is_reported_and_cancelled(cluster, spread, monk
     assert not any(m.exists() for m in marks)
 
 
+def sleeper(seconds):
+    """A rank task that sleeps `seconds[run folder]`, then summarises the rank."""
+
+    def sleeps(root, group):
+        import json
+        import time
+
+        time.sleep(seconds[json.loads(group)["run_dirs"][0]])
+        return mray._summarize(root, group)
+
+    return sleeps
+
+
+def test_the_timeout_counts_a_tasks_own_run_time(cluster, spread, monkeypatch):
+    """`timeout` limits how long each rank's task runs on its node, from its start: not the
+    driver's wait for it, nor the time it queues behind its node's other ranks. One node (one
+    CPU) runs two 2 s tasks one after the other, another one 6 s task, timeout 4 s: the 6 s task
+    is cancelled, the queued 2 s one is not. Failed on the old driver, whose clock for a task
+    started when it began waiting for that task (after the first node's two): the 6 s task ended
+    within its wait and was reported summarised."""
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    first, second = [
+        dict(n, groups=[g for g in n["groups"] if g["run_dirs"] != [spread["damaged"]]])
+        for n in mray.discover_job(ROOT)[:2]
+    ]
+    two, one = first["groups"][:2], second["groups"][:1]
+    seconds = {g["run_dirs"][0]: 2 for g in two} | {one[0]["run_dirs"][0]: 6}
+    monkeypatch.setattr(mray, "_summarize", sleeper(seconds))
+    nodes = [dict(first, groups=two), dict(second, groups=one)]
+    ranks = [json.loads(t) for t in mray.summarize_ranks(ROOT, nodes, retries=0, timeout=4)]
+    status = {r["run_dirs"][0]: (r["status"], r.get("error")) for r in ranks}
+    assert status.pop(one[0]["run_dirs"][0]) == ("error", "not done within 4 s (cancelled)")
+    assert list(status.values()) == [("ok", None)] * 2
+
+
 def test_ctrl_c_writes_the_ranks_done_and_a_rerun_finishes(cluster, spread, capsys, monkeypatch, cli):
     nodes = mray.discover_job(ROOT)
     monkeypatch.setattr(mray, "discover_job", lambda root: nodes)
