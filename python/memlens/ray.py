@@ -12,8 +12,9 @@ the compact rank summaries (kilobytes each) into one job summary file, the same 
 `root` may hold environment variables (`$LOCAL_DISK/job`), expanded on each node. A rank whose
 task or node fails is in the summary with the reason (`"status": "error"`), never dropped; a rank
 that several nodes see (a shared filesystem) is analysed once; with `out` naming an existing
-summary, ranks already summarised there are not analysed again unless `rerun=True`. All analysis
-and merging is the compiled core's; this module only schedules.
+summary, ranks already summarised there are not analysed again unless `rerun=True`, and those
+whose folders are gone are dropped, each named. All analysis and merging is the compiled core's;
+this module only schedules.
 """
 from __future__ import annotations
 
@@ -227,9 +228,11 @@ def analyze_job(
     """Summarises the job under `root` on every node of the Ray cluster at `address` (None: the
     current one, or a new local one) and returns the job summary; writes it to `out` when given.
     With `out` naming an existing summary, its ranks with data are kept and not analysed again
-    unless `rerun`. Beside the file's keys the returned object says per node how many ranks it
-    held and was given (`nodes`: `found`, `ranks`, with any discovery `problem`, `error` and
-    `warnings`), and how many ranks were `skipped` and `analysed`. A rank task that runs longer
+    unless `rerun`; those whose folders no node holds any more are dropped and listed in
+    `dropped` (unless some node's discovery failed: then every one is kept). Beside the file's
+    keys the returned object says per node how many ranks it held and was given (`nodes`:
+    `found`, `ranks`, with any discovery `problem`, `error` and `warnings`), and how many ranks
+    were `skipped` and `analysed`. A rank task that runs longer
     than `timeout` seconds on its node (from its start there, not counting its wait for a CPU) is
     cancelled and the rank reported as not done; `retries` retries a task whose worker was lost.
 
@@ -248,8 +251,9 @@ def analyze_job(
         with open(out, encoding="utf-8") as f:
             old = _native.read_summary_ranks(out, f.read())
         kept = [r for r in old if json.loads(r).get("status") == "ok"]
-    skip = frozenset(_key(json.loads(r)) for r in kept)
     nodes = discover_job(root)
+    kept, dropped = _still_held(kept, nodes)
+    skip = frozenset(_key(json.loads(r)) for r in kept)
     if not kept and not any(n["groups"] for n in nodes):
         raise _nothing_found(root, nodes)
     try:
@@ -265,10 +269,29 @@ def analyze_job(
     keys = ("node_id", "address", "found", "problem", "error", "warnings")
     summary["nodes"] = [dict({k: n[k] for k in keys if n.get(k)}, ranks=len(n["groups"])) for n in nodes]
     summary["skipped"] = len(kept)
+    summary["dropped"] = dropped
     summary["analysed"] = len(fresh)
     if out:
         _write(out, text)
     return summary
+
+
+def _still_held(kept: List[str], nodes: List[Dict[str, Any]]) -> Tuple[List[str], List[Dict[str, Any]]]:
+    """The ranks of an old summary (`kept`) that some node still holds, and the others (role,
+    rank, step, run_dirs): their folders are gone, so they leave the new summary, which then
+    describes the job as it is now (the file the CLI writes for the same folders). When some
+    node's discovery failed, what it holds is unknown: every kept rank stays."""
+    if any(n.get("error") for n in nodes):
+        return kept, []
+    held = {_key(g) for n in nodes for g in n["groups"]}
+    still, gone = [], []
+    for text in kept:
+        r = json.loads(text)
+        if _key(r) in held:
+            still.append(text)
+        else:
+            gone.append({k: r.get(k) for k in ("role", "rank", "step", "run_dirs")})
+    return still, gone
 
 
 def _write(out: str, text: str) -> None:
@@ -313,6 +336,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     except _native.MemlensError as e:
         print(f"{p.prog}: {e}", file=sys.stderr)
         return 1 if isinstance(e, NothingToAnalyseError) else 2
+    for r in s["dropped"]:
+        print(
+            f"  {r['role'] or '-'} rank {r['rank']} ({', '.join(r['run_dirs'] or ())}): in {a.out} but no longer"
+            f" under {a.root} on any node; dropped",
+            file=sys.stderr,
+        )
     t = s["totals"]
     print(f"{plural(t['ranks'], 'rank')}: {t['ok']:,} summarised, {t['failed']:,} failed; written to {a.out}")
     for n in s["nodes"]:

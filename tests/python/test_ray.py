@@ -105,6 +105,34 @@ def test_rerun_skips_ranks_already_summarised(cluster, spread):
     assert out.read_bytes() == before
 
 
+def test_a_rerun_drops_kept_ranks_whose_folders_are_gone_and_names_them(cluster, spread, capsys, cli):
+    """A rank summarised in `--out` whose run folder is no longer under ROOT on any node is
+    dropped on a re-run, with a warning naming it: the file describes the job as it is, the
+    one the CLI writes for the same folder. Failed on the old driver: the gone rank stayed in the
+    file (3 ranks where the folder holds 2), and nothing was said."""
+    root = spread["base"] / "shrinking" / "job"
+    runs = [r for r in sorted(spread["union"].glob("*/*_ascend_pt"))
+            if f"job/{r.parent.name}/{r.name}" != spread["damaged"]][:3]
+    for r in runs:
+        shutil.copytree(r, root / r.parent.name / r.name)
+    out = spread["base"] / "shrinking.memlens.json"
+    assert mray.main([str(root), "--out", str(out)]) == 0
+    assert len(json.loads(out.read_text())["ranks"]) == 3
+    gone = runs[1]
+    shutil.rmtree(root / gone.parent.name / gone.name)
+    capsys.readouterr()
+    assert mray.main([str(root), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    (rank,) = [r for r in json.loads(cli("profiler", gone, "--json").stdout)["ranks"]]
+    want = (f"  {gone.parent.name} rank {rank['rank']} (job/{gone.parent.name}/{gone.name}): in {out} but no "
+            f"longer under {root} on any node; dropped")
+    assert want in err.splitlines(), err
+    cli_file = spread["base"] / "cli-shrinking.memlens.json"
+    cli("profiler", root, "--summary", cli_file, check=False)
+    assert out.read_bytes() == cli_file.read_bytes()
+    assert len(json.loads(out.read_text())["ranks"]) == 2
+
+
 def killed_once(root, group):
     """The rank task, except that the first task on each node kills its own worker process."""
     import os
