@@ -293,6 +293,17 @@ def test_the_timeout_counts_a_tasks_own_run_time(cluster, spread, monkeypatch):
     assert list(status.values()) == [("ok", None)] * 2
 
 
+def main_after_ctrl_c(argv, capsys):
+    """`python -m memlens.ray ARGV` where a Ctrl-C comes: it must not escape main(), the exit
+    status is 130; returns what was said on stderr."""
+    try:
+        status = mray.main(argv)
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C escaped main()")
+    assert status == 130
+    return capsys.readouterr().err
+
+
 def test_ctrl_c_writes_the_ranks_done_and_a_rerun_finishes(cluster, spread, capsys, monkeypatch, cli):
     nodes = mray.discover_job(ROOT)
     monkeypatch.setattr(mray, "discover_job", lambda root: nodes)
@@ -306,12 +317,7 @@ def test_ctrl_c_writes_the_ranks_done_and_a_rerun_finishes(cluster, spread, caps
 
     monkeypatch.setattr(ray, "get", get_then_ctrl_c)
     out = spread["base"] / "interrupted.memlens.json"
-    try:
-        status = mray.main([ROOT, "--out", str(out)])
-    except KeyboardInterrupt:
-        pytest.fail("Ctrl-C escaped main() and nothing was written")
-    assert status == 130
-    assert "20 ranks not summarised" in capsys.readouterr().err
+    assert "20 ranks not summarised" in main_after_ctrl_c([ROOT, "--out", str(out)], capsys)
     ranks = json.loads(out.read_text())["ranks"]
     assert len(ranks) == ROLES * RANKS
     interrupted = [r for r in ranks if r["status"] == "error" and r["error"].startswith("interrupted")]
@@ -331,12 +337,8 @@ def test_ctrl_c_during_discovery_exits_130_without_a_traceback(cluster, spread, 
 
     monkeypatch.setattr(mray, "discover_job", ctrl_c)
     out = spread["base"] / "early.memlens.json"
-    try:
-        status = mray.main([ROOT, "--out", str(out)])
-    except KeyboardInterrupt:
-        pytest.fail("Ctrl-C escaped main()")
-    assert status == 130
-    assert "interrupted before any rank was summarised; nothing written" in capsys.readouterr().err
+    err = main_after_ctrl_c([ROOT, "--out", str(out)], capsys)
+    assert "interrupted before any rank was summarised; nothing written" in err
     assert not out.exists()
 
 
