@@ -232,9 +232,9 @@ def analyze_job(
     `dropped` (unless some node's discovery failed: then every one is kept). Beside the file's
     keys the returned object says per node how many ranks it held and was given (`nodes`:
     `found`, `ranks`, with any discovery `problem`, `error` and `warnings`), and how many ranks
-    were `skipped` and `analysed`. A rank task that runs longer
-    than `timeout` seconds on its node (from its start there, not counting its wait for a CPU) is
-    cancelled and the rank reported as not done; `retries` retries a task whose worker was lost.
+    were `skipped` and `analysed`. A rank task that runs longer than `timeout` seconds on its
+    node (from its start there, not counting its wait for a CPU) is cancelled and the rank
+    reported as not done; `retries` retries a task whose worker was lost.
 
     Raises before any rank task runs: InputNotFoundError when the root exists on no node (or
     `out`'s folder does not exist), NothingToAnalyseError when no node holds a rank under it,
