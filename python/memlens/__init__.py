@@ -5,6 +5,7 @@ MindSpore SOMAS dumps), with the same Rust core as the memlens CLI and web page.
 >>> job["ranks"][0]["peak_allocated_bytes"]  # the `memlens profiler --json` document
 >>> df = job.events()                        # memory_events.csv as a pandas DataFrame
 >>> plan = memlens.somas("dump.ir")          # `memlens somas --json`, tables as DataFrames
+>>> plan = memlens.somas("graph/")           # the one dump of a folder, with its task-info file
 >>> snap = memlens.snapshot("snap.pickle")   # `memlens snapshot --json`, tables as DataFrames
 
 This module only converts: every figure comes from the compiled core (`memlens._native`).
@@ -137,7 +138,9 @@ def analyze(paths: Union[PathLike, Sequence[PathLike]]) -> Job:
     multi-rank jobs, or .zip/.tar/.tar.gz archives of them (one path, str, bytes or pathlib.Path,
     or a list of them). Raises, with the CLI's message: InputNotFoundError (a FileNotFoundError)
     for a path that does not exist; NothingToAnalyseError when the paths hold no profiler output
-    or no rank yields data (its diagnostics); MemlensError otherwise."""
+    (what was looked for and found, and which function reads a memory snapshot or SOMAS dump
+    found instead: `snapshot()`, `somas()`) or no rank yields data (its diagnostics); MemlensError
+    otherwise."""
     return Job(_native.analyze(_paths(paths)))
 
 
@@ -206,9 +209,13 @@ class Snapshot(_Tables):
 
 
 def somas(dump: PathLike, task_info: Optional[PathLike] = None) -> Somas:
-    """Analyses a SOMAS dump file (any dump version), with its task_info_graph file when given.
-    Raises, with the CLI's message: InputNotFoundError (a FileNotFoundError) for a file that does
-    not exist; MemlensError when a file cannot be read or parsed."""
+    """Analyses a SOMAS dump file (any dump version), with its task_info_graph file when given;
+    or, as `memlens somas FOLDER`, the one dump a folder holds, with the task-info file of its
+    graph found beside it unless `task_info` names one. Raises, with the CLI's message:
+    InputNotFoundError (a FileNotFoundError) for a path that does not exist;
+    NothingToAnalyseError for a folder without a dump (what was looked for and found);
+    MemlensError when a file cannot be read or parsed, or a folder holds several dumps (their
+    paths: name the one meant)."""
     return Somas(_native.somas(os.fsdecode(dump), None if task_info is None else os.fsdecode(task_info)))
 
 

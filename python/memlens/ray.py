@@ -12,8 +12,9 @@ the compact rank summaries (kilobytes each) into one job summary file, the same 
 `root` may hold environment variables (`$LOCAL_DISK/job`), expanded on each node. A rank whose
 task or node fails is in the summary with the reason (`"status": "error"`), never dropped; a rank
 that several nodes see (a shared filesystem) is analysed once; with `out` naming an existing
-summary, ranks already summarised there are not analysed again unless `rerun=True`. All analysis
-and merging is the compiled core's; this module only schedules.
+summary, ranks already summarised there are not analysed again unless `rerun=True`, and those
+whose folders are gone are dropped, each named. All analysis and merging is the compiled core's;
+this module only schedules.
 """
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ def _summarize(root: str, group: str) -> List[str]:
     return [json.dumps(r) for r in json.loads(_native.summarize_group(_node_root(root), group))]
 
 
-def _pinned(fn, node_id: str, retries: int):
+def _pinned(fn, node_id: str, retries: int, **options):
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -60,7 +61,16 @@ def _pinned(fn, node_id: str, retries: int):
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_id, soft=False),
         num_cpus=1,
         max_retries=retries,
+        **options,
     )
+
+
+def _started_then(fn, root: str, group: str):
+    """A rank task as a Ray streaming generator: first a mark that it runs on its node (where the
+    driver's clock for `timeout` starts: a task queued behind its node's other ranks is not yet
+    running), then `fn`'s rank summaries."""
+    yield None
+    yield fn(root, group)
 
 
 def discover_job(root: str) -> List[Dict[str, Any]]:
@@ -130,10 +140,13 @@ def summarize_ranks(
     retries: int = 1,
     timeout: Optional[float] = None,
 ) -> List[str]:
-    """One task per rank group on the node that holds it; returns rank summaries (JSON texts).
-    A failed task (after `retries` retries of a lost worker), or one not done within `timeout`
-    seconds of the driver's wait for it (then cancelled), becomes that rank's error. Ctrl-C
-    cancels the tasks not done and raises `Interrupted` with every rank accounted for."""
+    """One task per rank group on the node that holds it; returns rank summaries (JSON texts), in
+    the order of `nodes` and their groups. A failed task (after `retries` retries of a lost
+    worker), or one that runs longer than `timeout` seconds (counted from its start on its node,
+    not while it waits for a CPU there; then cancelled), becomes that rank's error. Ctrl-C cancels
+    the tasks not done and raises `Interrupted` with every rank accounted for."""
+    import time
+
     import ray
 
     tasks = []
@@ -142,25 +155,46 @@ def summarize_ranks(
             if _key(group) in skip:
                 continue
             g = json.dumps(group)
-            tasks.append((g, _pinned(_summarize, node["node_id"], retries).remote(root, g)))
-    ranks: List[str] = []
-    done = 0
+            task = _pinned(_started_then, node["node_id"], retries, num_returns="streaming")
+            tasks.append((g, task.remote(_summarize, root, g)))
+    results: List[Optional[List[str]]] = [None] * len(tasks)
+    pending = {gen: i for i, (_, gen) in enumerate(tasks)}
+    started: Dict[int, Tuple[float, Any]] = {}  # task -> (when its mark came, the mark's ref)
+
+    def finish(i: int, ranks: List[str]) -> None:
+        results[i] = ranks
+        del pending[tasks[i][1]]
+
     try:
-        for g, ref in tasks:
-            try:
-                ranks.extend(ray.get(ref, timeout=timeout))
-            except ray.exceptions.GetTimeoutError:
-                ray.cancel(ref, force=True)
-                ranks.append(_native.failed_rank(g, f"not done within {timeout:g} s (cancelled)"))
-            except Exception as e:  # the task's worker or node was lost, or the task raised
-                ranks.append(_native.failed_rank(g, _reason(e)))
-            done += 1
+        while pending:
+            running = {i: t0 for i, (t0, _) in started.items() if results[i] is None}
+            wait = None
+            if timeout is not None:
+                now = time.monotonic()
+                for i, t0 in running.items():
+                    if now - t0 >= timeout:
+                        ray.cancel(tasks[i][1], force=True)
+                        finish(i, [_native.failed_rank(tasks[i][0], f"not done within {timeout:g} s (cancelled)")])
+                left = [timeout - (now - t0) for i, t0 in running.items() if results[i] is None]
+                wait = max(0.0, min(left)) if left else None
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=wait, fetch_local=False)
+            for gen in ready:
+                i = pending[gen]
+                if i not in started:
+                    started[i] = (time.monotonic(), next(gen, None))
+                    continue
+                # The summaries; a task that failed before its mark ends there, with the error.
+                ref = next(gen, None)
+                try:
+                    finish(i, ray.get(started[i][1] if ref is None else ref))
+                except Exception as e:  # the task's worker or node was lost, or the task raised
+                    finish(i, [_native.failed_rank(tasks[i][0], _reason(e))])
     except KeyboardInterrupt:
-        for g, ref in tasks[done:]:
-            ray.cancel(ref, force=True)
-            ranks.append(_native.failed_rank(g, "interrupted (Ctrl-C) before this rank was summarised"))
-        raise Interrupted(ranks, len(tasks) - done) from None
-    return ranks
+        for gen, i in pending.items():
+            ray.cancel(gen, force=True)
+            results[i] = [_native.failed_rank(tasks[i][0], "interrupted (Ctrl-C) before this rank was summarised")]
+        raise Interrupted([r for rs in results for r in rs or ()], len(pending)) from None
+    return [r for rs in results for r in rs or ()]
 
 
 def _nothing_found(root: str, nodes: List[Dict[str, Any]]) -> Exception:
@@ -194,9 +228,13 @@ def analyze_job(
     """Summarises the job under `root` on every node of the Ray cluster at `address` (None: the
     current one, or a new local one) and returns the job summary; writes it to `out` when given.
     With `out` naming an existing summary, its ranks with data are kept and not analysed again
-    unless `rerun`. Beside the file's keys the returned object says per node how many ranks it
-    held and was given (`nodes`: `found`, `ranks`, with any discovery `problem`, `error` and
-    `warnings`), and how many ranks were `skipped` and `analysed`.
+    unless `rerun`; those whose folders no node holds any more are dropped and listed in
+    `dropped` (unless some node's discovery failed: then every one is kept). Beside the file's
+    keys the returned object says per node how many ranks it held and was given (`nodes`:
+    `found`, `ranks`, with any discovery `problem`, `error` and `warnings`), and how many ranks
+    were `skipped` and `analysed`. A rank task that runs longer than `timeout` seconds on its
+    node (from its start there, not counting its wait for a CPU) is cancelled and the rank
+    reported as not done; `retries` retries a task whose worker was lost.
 
     Raises before any rank task runs: InputNotFoundError when the root exists on no node (or
     `out`'s folder does not exist), NothingToAnalyseError when no node holds a rank under it,
@@ -213,8 +251,9 @@ def analyze_job(
         with open(out, encoding="utf-8") as f:
             old = _native.read_summary_ranks(out, f.read())
         kept = [r for r in old if json.loads(r).get("status") == "ok"]
-    skip = frozenset(_key(json.loads(r)) for r in kept)
     nodes = discover_job(root)
+    kept, dropped = _still_held(kept, nodes)
+    skip = frozenset(_key(json.loads(r)) for r in kept)
     if not kept and not any(n["groups"] for n in nodes):
         raise _nothing_found(root, nodes)
     try:
@@ -230,10 +269,29 @@ def analyze_job(
     keys = ("node_id", "address", "found", "problem", "error", "warnings")
     summary["nodes"] = [dict({k: n[k] for k in keys if n.get(k)}, ranks=len(n["groups"])) for n in nodes]
     summary["skipped"] = len(kept)
+    summary["dropped"] = dropped
     summary["analysed"] = len(fresh)
     if out:
         _write(out, text)
     return summary
+
+
+def _still_held(kept: List[str], nodes: List[Dict[str, Any]]) -> Tuple[List[str], List[Dict[str, Any]]]:
+    """The ranks of an old summary (`kept`) that some node still holds, and the others (role,
+    rank, step, run_dirs): their folders are gone, so they leave the new summary, which then
+    describes the job as it is now (the file the CLI writes for the same folders). When some
+    node's discovery failed, what it holds is unknown: every kept rank stays."""
+    if any(n.get("error") for n in nodes):
+        return kept, []
+    held = {_key(g) for n in nodes for g in n["groups"]}
+    still, gone = [], []
+    for text in kept:
+        r = json.loads(text)
+        if _key(r) in held:
+            still.append(text)
+        else:
+            gone.append({k: r.get(k) for k in ("role", "rank", "step", "run_dirs")})
+    return still, gone
 
 
 def _write(out: str, text: str) -> None:
@@ -278,6 +336,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     except _native.MemlensError as e:
         print(f"{p.prog}: {e}", file=sys.stderr)
         return 1 if isinstance(e, NothingToAnalyseError) else 2
+    for r in s["dropped"]:
+        print(
+            f"  {r['role'] or '-'} rank {r['rank']} ({', '.join(r['run_dirs'] or ())}): in {a.out} but no longer"
+            f" under {a.root} on any node; dropped",
+            file=sys.stderr,
+        )
     t = s["totals"]
     print(f"{plural(t['ranks'], 'rank')}: {t['ok']:,} summarised, {t['failed']:,} failed; written to {a.out}")
     for n in s["nodes"]:

@@ -340,6 +340,11 @@ fn read_into(
     want: usize,
 ) -> Result<usize, crate::source::SourceError> {
     if store.len() < at + want {
+        // Sized once for every later batch: one batch and room for the tail of an event cut by
+        // the batch end in front of it. Grown only to `at + want`, the next batch after a tail
+        // outgrew it and `resize` doubled it (a reader of the page read a trace in 16 MiB
+        // batches with a 32 MiB buffer, and held 48 MiB while it moved: docs/benchmarks.md).
+        store.reserve_exact((at.max(TAIL_ROOM) + want).saturating_sub(store.len()));
         store.resize(at + want, 0);
     }
     let mut got = 0;
@@ -795,6 +800,29 @@ mod tests {
             assert_eq!(got, want, "batch {batch}");
             assert_eq!(s.bytes, text.len() as u64);
             assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        }
+    }
+
+    #[test]
+    fn one_thread_batches_keep_one_batch_and_the_tail_room() {
+        // Read on one thread, each batch after the tail of the one before (as `scan_stream` does
+        // without a pool): the buffer stays one batch and the tail room, as the module says.
+        // Before, the second batch outgrew the first's exact size and the buffer doubled.
+        let batch = 1 << 20;
+        let text = vec![b' '; 6 * batch];
+        let src = BytesSource::new("e.json", text);
+        let mut win = Window::default();
+        let mut off = 0;
+        for tail in [0, 100, TAIL_ROOM, 7, 0] {
+            let got = win.fill(&src, off, batch).unwrap();
+            assert_eq!(got, batch);
+            off += got as u64;
+            win.drop_front(win.filled - tail);
+            assert!(
+                win.store.capacity() <= batch + TAIL_ROOM,
+                "tail {tail}: a buffer of {} bytes for batches of {batch}",
+                win.store.capacity()
+            );
         }
     }
 

@@ -9,14 +9,17 @@
 use crate::export::columns::{Column, ColumnData};
 use crate::export::{profiler as exp, snapshot as snap_exp, somas as somas_exp};
 use crate::families;
-use crate::input::roots;
+use crate::input::{roots, FileOpener, InputSet, Inventory, Unit};
 use crate::profiler::analysis::{analyze_job_parallel, AnalyzeOptions, JobAnalysis};
 use crate::profiler::run_folder::{ProfilerRun, RunFolders};
 use crate::profiler::view::{job_totals, Verdict};
 use crate::profiler::{job_of, summary, Job};
+use crate::snapshot::recognize::SnapshotFile;
 use crate::snapshot::{self as snap_core, analysis::Analysis as SnapAnalysis, model::Snapshot};
+use crate::somas::folder::{dump_in_folder, NoDump};
+use crate::somas::recognize::SomasFile;
 use crate::somas::{self as somas_core, tables::Table};
-use crate::source::PathSource;
+use crate::source::{PathSource, Source};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyFileNotFoundError, PyValueError};
 use pyo3::prelude::*;
@@ -91,6 +94,48 @@ fn refused(py: Python<'_>, paths: &[PathBuf]) -> Option<PyErr> {
         Ok(t) => PyErr::from_type(t.clone(), text),
         Err(e) => e,
     })
+}
+
+/// This package's function for a unit of another family than the caller's, with the unit in
+/// words: what a user who gave `analyze` a snapshot (or `somas` a job) should call instead.
+fn function_for(unit: &Unit) -> Option<(&'static str, &'static str)> {
+    if !unit.body().analysable() {
+        None
+    } else if unit.get::<ProfilerRun>().is_some() {
+        Some(("analyze", "profiler output"))
+    } else if unit.get::<SomasFile>().is_some() {
+        Some(("somas", "a SOMAS dump"))
+    } else if unit.get::<SnapshotFile>().is_some() {
+        Some(("snapshot", "a memory snapshot"))
+    } else {
+        None
+    }
+}
+
+/// `text` (a nothing-to-analyse message of `caller`) with one hint line per other function that
+/// analyses something in `inv`, naming its first unit: the package's words for the CLI's hint
+/// that `memlens PATH` analyses whatever the paths hold.
+fn with_other_functions(mut text: String, inv: Option<&Inventory>, caller: &str) -> String {
+    let mut seen: Vec<(&str, &str, &str, usize)> = Vec::new();
+    for unit in inv.map(|i| i.units.as_slice()).unwrap_or_default() {
+        let Some((function, what)) = function_for(unit).filter(|(f, _)| *f != caller) else {
+            continue;
+        };
+        match seen.iter_mut().find(|s| s.0 == function) {
+            Some(s) => s.3 += 1,
+            None => seen.push((function, what, unit.path(), 0)),
+        }
+    }
+    for (function, what, path, more) in seen {
+        let more = match more {
+            0 => String::new(),
+            n => format!(" (and {n} more)"),
+        };
+        text.push_str(&format!(
+            "\nhint: {path}{more} is {what}: memlens.{function}(path) analyses it"
+        ));
+    }
+    text
 }
 
 /// An analysed torch_npu / MindSpore profiler job.
@@ -216,7 +261,8 @@ fn analyze(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<NativeJob> {
                         .is_some_and(ProfilerRun::has_memory_files)
                 });
                 if let Some(nothing) = nothing {
-                    return Err(format!("{shown}: {nothing}"));
+                    let text = format!("{shown}: {nothing}");
+                    return Err(with_other_functions(text, inputs.inventory(), "analyze"));
                 }
             }
             let analysis = analyze_job_parallel(&inputs, &job, &AnalyzeOptions::default(), &|_| {});
@@ -296,8 +342,47 @@ fn open(path: &Path) -> PyResult<PathSource> {
     PathSource::open(path, path.display().to_string()).map_err(|e| err(e.to_string()))
 }
 
-/// Analyses a SOMAS dump (and its task-info file). Raises `MemlensError` with the CLI's
-/// diagnostic when a file cannot be read or parsed.
+/// Reads and analyses a dump and its task-info file, as `memlens somas` does.
+fn load_somas(dump: &dyn Source, task_info: Option<&dyn Source>) -> Result<NativeSomas, String> {
+    let model = somas_core::load_dump(dump, None).map_err(|d| d.to_string())?;
+    let task = task_info
+        .map(|s| somas_core::load_task_info(s, None).map_err(|d| d.to_string()))
+        .transpose()?;
+    let analysis = somas_core::analyze(&model, task.as_ref());
+    let summary = somas_core::summary::summary(&model, &analysis, task.as_ref());
+    Ok(NativeSomas {
+        model,
+        analysis,
+        summary,
+    })
+}
+
+/// The one dump under `folder` (the core's search, as `memlens somas FOLDER`), with `task_info`
+/// or else the task-info file of its graph beside it. The error's class is the CLI's exit status:
+/// nothing to analyse (1) or several dumps to choose from (2).
+fn somas_in_folder(folder: &Path, task_info: Option<&Path>) -> PyResult<NativeSomas> {
+    let mut set: InputSet = families::input_set_from_paths(&[folder.to_path_buf()]);
+    let found = match dump_in_folder(&mut set, &folder.display().to_string()) {
+        Ok(found) => found,
+        Err(NoDump::Nothing { nothing, .. }) => {
+            let text = with_other_functions(nothing.said(), set.inventory(), "somas");
+            return Err(NothingToAnalyseError::new_err(text));
+        }
+        Err(several) => return Err(err(several.to_string())),
+    };
+    let in_set = |path: &str| set.open(path).map_err(|d| err(d.to_string()));
+    let dump = in_set(&found.dump.path)?;
+    let task: Option<Box<dyn Source + '_>> = match (task_info, &found.task_info) {
+        (Some(p), _) => Some(Box::new(open(p)?)),
+        (None, Some(t)) => Some(in_set(&t.path)?),
+        (None, None) => None,
+    };
+    load_somas(dump.as_ref(), task.as_deref()).map_err(err)
+}
+
+/// Analyses a SOMAS dump (and its task-info file), or the one dump a folder holds. Raises
+/// `MemlensError` with the CLI's diagnostic when a file cannot be read or parsed, or when the
+/// folder holds several dumps; `NothingToAnalyseError` when it holds none.
 #[pyfunction]
 #[pyo3(signature = (dump, task_info=None))]
 fn somas(py: Python<'_>, dump: PathBuf, task_info: Option<PathBuf>) -> PyResult<NativeSomas> {
@@ -305,23 +390,13 @@ fn somas(py: Python<'_>, dump: PathBuf, task_info: Option<PathBuf>) -> PyResult<
     if let Some(e) = refused(py, &given) {
         return Err(e);
     }
+    if dump.is_dir() {
+        return py.detach(|| somas_in_folder(&dump, task_info.as_deref()));
+    }
     let src = open(&dump)?;
     let task_src = task_info.as_deref().map(open).transpose()?;
-    py.detach(|| {
-        let model = somas_core::load_dump(&src, None).map_err(|d| d.to_string())?;
-        let task = task_src
-            .as_ref()
-            .map(|s| somas_core::load_task_info(s, None).map_err(|d| d.to_string()))
-            .transpose()?;
-        let analysis = somas_core::analyze(&model, task.as_ref());
-        let summary = somas_core::summary::summary(&model, &analysis, task.as_ref());
-        Ok::<_, String>(NativeSomas {
-            model,
-            analysis,
-            summary,
-        })
-    })
-    .map_err(err)
+    py.detach(|| load_somas(&src, task_src.as_ref().map(|s| s as &dyn Source)))
+        .map_err(err)
 }
 
 /// An analysed PyTorch / torch_npu memory snapshot.

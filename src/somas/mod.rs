@@ -2,13 +2,14 @@
 //! family and version, and the task-info parser), [`model`] (the columnar model and its derived
 //! relations), [`analysis`] (curves, peaks, ratios, frames, the overwrite check, the node / tensor
 //! / address queries, the summary); beside them [`recognize`] (classification by content),
-//! [`tables`] and [`view`] (what the page asks) and [`generate`] (synthetic dumps).
+//! [`folder`] (the one dump a folder holds), [`tables`] and [`view`] (what the page asks) and [`generate`] (synthetic dumps).
 //!
 //! Entry points: [`load_dump`] (or [`parse_dump`] on bytes) gives a [`SomasModel`];
 //! [`load_task_info`] a [`TaskInfo`]; [`analysis::analyze`] everything derived from them. The
 //! formats, and the rules the analysis builds on, are described in `docs/formats-somas.md`.
 
 pub mod analysis;
+pub mod folder;
 pub mod generate;
 pub mod model;
 pub mod parse;

@@ -329,6 +329,88 @@ def test_paths_as_str_bytes_pathlib_and_lists_give_the_same_job(job):
         memlens.analyze([])
 
 
+GRAPH = ROOT / "fixtures" / "classify" / "job" / "graphs" / "rank_0"
+TINY_SNAPSHOT = ROOT / "fixtures" / "snapshots" / "cs336_tiny_mem_snapshot.pickle"
+
+
+def _without_hints(text):
+    """A message's lines without its hint lines (the CLI's and the package's hints differ)."""
+    return [l for l in text.splitlines() if not l.lstrip().startswith("hint:")]
+
+
+def test_somas_on_a_folder_reads_its_one_dump_as_the_cli_does(cli, tmp_path):
+    """memlens.somas(folder) analyses the folder's one dump with the task-info file of its graph,
+    as `memlens somas FOLDER` does; with two dumps or none it raises the CLI's message, of the
+    class of the CLI's exit status. Failed on the old package: "cannot read the file: Is a
+    directory (os error 21)" for each folder."""
+    graph = tmp_path / "graph"
+    graph.mkdir()
+    for f in ["Ascend_somas_tensor_offset_7.ir", "task_info_graph_7.ir", "somas_input_graph_7.ir"]:
+        shutil.copy(GRAPH / f, graph / f)
+    plan = memlens.somas(graph)
+    assert plan.summary == json.loads(cli("somas", graph, "--json").stdout)
+    # The same figures as the dump and its task-info file named one by one.
+    named = memlens.somas(graph / "Ascend_somas_tensor_offset_7.ir", task_info=graph / "task_info_graph_7.ir")
+    def unnamed(summary):
+        return {k: v for k, v in summary.items() if k not in ("file", "task")}
+
+    assert unnamed(plan.summary) == unnamed(named.summary)
+    assert {k: v for k, v in plan["task"].items() if k != "file"} == {
+        k: v for k, v in named["task"].items() if k != "file"}
+    assert plan["base_source"] == "task-info"
+    assert (plan["file"], plan["task"]["file"]) == ("graph/Ascend_somas_tensor_offset_7.ir", "graph/task_info_graph_7.ir")
+
+    # Two dumps (one under a name that says nothing): the user names one, as the CLI asks (exit 2).
+    with pytest.raises(memlens.MemlensError) as e:
+        memlens.somas(GRAPH)
+    out = cli("somas", GRAPH, check=False)
+    assert out.returncode == 2
+    assert not isinstance(e.value, memlens.NothingToAnalyseError)
+    assert str(e.value) == _cli_message(out)
+    assert str(e.value).startswith(f"{GRAPH}: 2 SOMAS dumps; name the one to analyse:")
+
+    # No dump: what was looked for and found, as the CLI says it (exit 1); a memory snapshot
+    # there is pointed to memlens.snapshot.
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    shutil.copy(GRAPH / "task_info_graph_7.ir", lone)
+    shutil.copy(TINY_SNAPSHOT, lone)
+    with pytest.raises(memlens.NothingToAnalyseError) as e:
+        memlens.somas(lone)
+    out = cli("somas", lone, check=False)
+    assert out.returncode == 1
+    assert _without_hints(str(e.value)) == _without_hints(_cli_message(out))
+    assert "lone/task_info_graph_7.ir: task-info" in str(e.value)
+    assert str(e.value).splitlines()[-1] == (
+        "hint: lone/cs336_tiny_mem_snapshot.pickle is a memory snapshot: memlens.snapshot(path) analyses it")
+
+
+def test_analyze_points_a_snapshot_or_a_somas_dump_to_its_function(cli, tmp_path):
+    """analyze() reads profiler output only (it returns a Job); given a memory snapshot or a SOMAS
+    dump it raises, as `memlens profiler` refuses them, and names the function that reads what
+    it found. Failed on the old package: the message found "snapshot (pickle protocol 4, dict)"
+    and said nothing of memlens.snapshot."""
+    dump = SOMAS / "Ascend_somas_tensor_offset_1.ir"
+    for path, function, what in [(TINY_SNAPSHOT, "snapshot", "a memory snapshot"), (dump, "somas", "a SOMAS dump")]:
+        with pytest.raises(memlens.NothingToAnalyseError) as e:
+            memlens.analyze(path)
+        out = cli("profiler", path, check=False)
+        assert out.returncode == 1
+        assert _without_hints(str(e.value)) == _without_hints(_cli_message(out))
+        assert str(e.value).splitlines()[-1] == f"hint: {path.name} is {what}: memlens.{function}(path) analyses it"
+    # A folder holding both, and a second dump: one hint per function, the others counted.
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    for f in [TINY_SNAPSHOT, dump, SOMAS / "somas_mem_info_1.r1.ir"]:
+        shutil.copy(f, mixed)
+    with pytest.raises(memlens.NothingToAnalyseError) as e:
+        memlens.analyze(mixed)
+    assert [l for l in str(e.value).splitlines() if l.startswith("hint:")] == [
+        "hint: mixed/Ascend_somas_tensor_offset_1.ir (and 1 more) is a SOMAS dump: memlens.somas(path) analyses it",
+        "hint: mixed/cs336_tiny_mem_snapshot.pickle is a memory snapshot: memlens.snapshot(path) analyses it",
+    ]
+
+
 def test_somas_repr_names_the_file_and_its_format():
     dump = SOMAS / "Ascend_somas_tensor_offset_1.ir"
     plan = memlens.somas(dump)

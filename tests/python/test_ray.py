@@ -105,6 +105,34 @@ def test_rerun_skips_ranks_already_summarised(cluster, spread):
     assert out.read_bytes() == before
 
 
+def test_a_rerun_drops_kept_ranks_whose_folders_are_gone_and_names_them(cluster, spread, capsys, cli):
+    """A rank summarised in `--out` whose run folder is no longer under ROOT on any node is
+    dropped on a re-run, with a warning naming it: the file describes the job as it is, the
+    one the CLI writes for the same folder. Failed on the old driver: the gone rank stayed in the
+    file (3 ranks where the folder holds 2), and nothing was said."""
+    root = spread["base"] / "shrinking" / "job"
+    runs = [r for r in sorted(spread["union"].glob("*/*_ascend_pt"))
+            if f"job/{r.parent.name}/{r.name}" != spread["damaged"]][:3]
+    for r in runs:
+        shutil.copytree(r, root / r.parent.name / r.name)
+    out = spread["base"] / "shrinking.memlens.json"
+    assert mray.main([str(root), "--out", str(out)]) == 0
+    assert len(json.loads(out.read_text())["ranks"]) == 3
+    gone = runs[1]
+    shutil.rmtree(root / gone.parent.name / gone.name)
+    capsys.readouterr()
+    assert mray.main([str(root), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    (rank,) = [r for r in json.loads(cli("profiler", gone, "--json").stdout)["ranks"]]
+    want = (f"  {gone.parent.name} rank {rank['rank']} (job/{gone.parent.name}/{gone.name}): in {out} but no "
+            f"longer under {root} on any node; dropped")
+    assert want in err.splitlines(), err
+    cli_file = spread["base"] / "cli-shrinking.memlens.json"
+    cli("profiler", root, "--summary", cli_file, check=False)
+    assert out.read_bytes() == cli_file.read_bytes()
+    assert len(json.loads(out.read_text())["ranks"]) == 2
+
+
 def killed_once(root, group):
     """The rank task, except that the first task on each node kills its own worker process."""
     import os
@@ -230,6 +258,52 @@ def test_a_task_past_its_timeout_is_reported_and_cancelled(cluster, spread, monk
     assert not any(m.exists() for m in marks)
 
 
+def sleeper(seconds):
+    """A rank task that sleeps `seconds[run folder]`, then summarises the rank."""
+
+    def sleeps(root, group):
+        import json
+        import time
+
+        time.sleep(seconds[json.loads(group)["run_dirs"][0]])
+        return mray._summarize(root, group)
+
+    return sleeps
+
+
+def test_the_timeout_counts_a_tasks_own_run_time(cluster, spread, monkeypatch):
+    """`timeout` limits how long each rank's task runs on its node, from its start: not the
+    driver's wait for it, nor the time it queues behind its node's other ranks. One node (one
+    CPU) runs two 2 s tasks one after the other, another one 6 s task, timeout 4 s: the 6 s task
+    is cancelled, the queued 2 s one is not. Failed on the old driver, whose clock for a task
+    started when it began waiting for that task (after the first node's two): the 6 s task ended
+    within its wait and was reported summarised."""
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    first, second = [
+        dict(n, groups=[g for g in n["groups"] if g["run_dirs"] != [spread["damaged"]]])
+        for n in mray.discover_job(ROOT)[:2]
+    ]
+    two, one = first["groups"][:2], second["groups"][:1]
+    seconds = {g["run_dirs"][0]: 2 for g in two} | {one[0]["run_dirs"][0]: 6}
+    monkeypatch.setattr(mray, "_summarize", sleeper(seconds))
+    nodes = [dict(first, groups=two), dict(second, groups=one)]
+    ranks = [json.loads(t) for t in mray.summarize_ranks(ROOT, nodes, retries=0, timeout=4)]
+    status = {r["run_dirs"][0]: (r["status"], r.get("error")) for r in ranks}
+    assert status.pop(one[0]["run_dirs"][0]) == ("error", "not done within 4 s (cancelled)")
+    assert list(status.values()) == [("ok", None)] * 2
+
+
+def main_after_ctrl_c(argv, capsys):
+    """`python -m memlens.ray ARGV` where a Ctrl-C comes: it must not escape main(), the exit
+    status is 130; returns what was said on stderr."""
+    try:
+        status = mray.main(argv)
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C escaped main()")
+    assert status == 130
+    return capsys.readouterr().err
+
+
 def test_ctrl_c_writes_the_ranks_done_and_a_rerun_finishes(cluster, spread, capsys, monkeypatch, cli):
     nodes = mray.discover_job(ROOT)
     monkeypatch.setattr(mray, "discover_job", lambda root: nodes)
@@ -243,12 +317,7 @@ def test_ctrl_c_writes_the_ranks_done_and_a_rerun_finishes(cluster, spread, caps
 
     monkeypatch.setattr(ray, "get", get_then_ctrl_c)
     out = spread["base"] / "interrupted.memlens.json"
-    try:
-        status = mray.main([ROOT, "--out", str(out)])
-    except KeyboardInterrupt:
-        pytest.fail("Ctrl-C escaped main() and nothing was written")
-    assert status == 130
-    assert "20 ranks not summarised" in capsys.readouterr().err
+    assert "20 ranks not summarised" in main_after_ctrl_c([ROOT, "--out", str(out)], capsys)
     ranks = json.loads(out.read_text())["ranks"]
     assert len(ranks) == ROLES * RANKS
     interrupted = [r for r in ranks if r["status"] == "error" and r["error"].startswith("interrupted")]
@@ -268,12 +337,8 @@ def test_ctrl_c_during_discovery_exits_130_without_a_traceback(cluster, spread, 
 
     monkeypatch.setattr(mray, "discover_job", ctrl_c)
     out = spread["base"] / "early.memlens.json"
-    try:
-        status = mray.main([ROOT, "--out", str(out)])
-    except KeyboardInterrupt:
-        pytest.fail("Ctrl-C escaped main()")
-    assert status == 130
-    assert "interrupted before any rank was summarised; nothing written" in capsys.readouterr().err
+    err = main_after_ctrl_c([ROOT, "--out", str(out)], capsys)
+    assert "interrupted before any rank was summarised; nothing written" in err
     assert not out.exists()
 
 

@@ -8,8 +8,8 @@ use crate::ui::Ui;
 use memlens::diag::Diagnostic;
 use memlens::export::somas::{self as out, QuerySet};
 use memlens::families;
-use memlens::input::{FileOpener, UnitBody};
-use memlens::somas::recognize::{task_info_for, Dumps, SomasFile};
+use memlens::input::FileOpener;
+use memlens::somas::folder::{dump_in_folder, NoDump};
 use memlens::somas::task_info::TaskInfo;
 use memlens::somas::{self, lex, queries, summary, tables, SomasModel};
 use memlens::source::{PathSource, Progress, Source};
@@ -99,52 +99,35 @@ fn resolve(model: &SomasModel, args: &Args) -> Result<QuerySet, String> {
     Ok(q)
 }
 
-/// The one SOMAS dump under the folder `args.file`, with `--task-info` or else the task-info file
-/// of its graph found beside it; `Err(code)` once the user was told there is none.
+/// The one SOMAS dump under the folder `args.file` (the core's search), with `--task-info` or
+/// else the task-info file of its graph found beside it; `Err(code)` once the user was told there
+/// is none.
 fn from_folder(
     args: &Args,
     ui: Ui,
 ) -> Result<Result<(SomasModel, Option<TaskInfo>), ExitCode>, String> {
     let roots = [args.file.clone()];
     let mut set = families::input_set_from_paths(&roots);
-    let files: Vec<SomasFile> = set.classify().units_of::<SomasFile>().cloned().collect();
-    let refs: Vec<&SomasFile> = files.iter().collect();
-    let dumps: Vec<&SomasFile> = refs.iter().copied().filter(|f| f.analysable()).collect();
-    let dump = match dumps.as_slice() {
-        [] => {
-            let nothing = set.nothing_to_analyse(&[&Dumps], &|u| {
-                u.get::<SomasFile>().is_some_and(|f| f.analysable())
-            });
-            let others = set.inventory().is_some_and(|inv| {
-                inv.units
-                    .iter()
-                    .any(|u| u.get::<SomasFile>().is_none() && u.body().analysable())
-            });
-            if let Some(nothing) = nothing {
-                ui.nothing(&roots, &nothing, others);
-            }
+    let found = match dump_in_folder(&mut set, &args.file.display().to_string()) {
+        Ok(found) => found,
+        Err(NoDump::Nothing {
+            nothing,
+            other_families,
+        }) => {
+            ui.nothing(&roots, &nothing, other_families);
             return Ok(Err(ExitCode::from(1)));
         }
-        [one] => *one,
-        many => {
-            let names: Vec<&str> = many.iter().map(|d| d.path.as_str()).collect();
-            return Err(format!(
-                "{}: {} SOMAS dumps; name the one to analyse:\n  {}",
-                args.file.display(),
-                many.len(),
-                names.join("\n  ")
-            ));
-        }
+        Err(several) => return Err(several.to_string()),
     };
-    let src = set.open(&dump.path).map_err(|d| d.to_string())?;
+    let src = set.open(&found.dump.path).map_err(|d| d.to_string())?;
     let model = with_bar(ui, src.as_ref(), somas::load_dump)?;
-    let task = match (&args.task_info, task_info_for(dump, &refs)) {
+    let task = match (&args.task_info, &found.task_info) {
         (Some(p), _) => Some(with_bar(ui, &open(p)?, somas::load_task_info)?),
         (None, Some(t)) => {
             let src = set.open(&t.path).map_err(|d| d.to_string())?;
             ui.note(&format!(
                 "memlens: {}: with the task-info file {}",
-                dump.path, t.path
+                found.dump.path, t.path
             ));
             Some(with_bar(ui, src.as_ref(), somas::load_task_info)?)
         }
