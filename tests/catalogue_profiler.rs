@@ -536,10 +536,12 @@ fn case_20_trace_with_damaged_events() {
         [
             format!(
                 "{BAD}/{TV} (byte {b1}): warning: invalid JSON: expected '{{' (an event) or \
-                 ']'; skipped to the next event"
+                 ']', found \"nonsense, {{\\\"ph\\\": \\\"X\\\", \\\"cat\\\": \\\"cp\"; \
+                 skipped to the next event"
             ),
             format!(
-                "{BAD}/{TV} (byte {b2}): warning: invalid JSON: expected a value; skipped to \
+                "{BAD}/{TV} (byte {b2}): warning: invalid JSON: expected a value, found \
+                 \"}}, {{\\\"ph\\\": \\\"X\\\", \\\"cat\\\": \\\"cpu_op\\\", \"; skipped to \
                  the next event"
             ),
         ]
@@ -555,7 +557,7 @@ fn case_21_somas_dump_renamed_to_trace_view() {
         diags(&l, TV),
         [format!(
             "{BAD}/{TV} (byte 0): error: expected a JSON array of trace events ('[' first), \
-             found 'A'"
+             found \"All Parameters:\\n\\nindex:\\tsize:\\tso\""
         )]
     );
 }
@@ -612,8 +614,8 @@ fn case_24_profiler_info_invalid_json_and_bad_rank_id() {
     assert_eq!(
         l.diags(BAD),
         [format!(
-            "{BAD}: warning: {BAD}/profiler_info.json: rank_id \"one\" is not a rank number; \
-             rank unknown"
+            "{BAD}: warning: {BAD}/profiler_info.json:1:13 (byte 12): rank_id \"one\" is not a \
+             rank number; rank unknown"
         )]
     );
     let bad = json(l.rank(BAD));

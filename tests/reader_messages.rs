@@ -154,3 +154,188 @@ fn a_somas_line_and_a_pickle_name_are_quoted_the_same_way() {
         .to_string();
     assert!(e.contains(r#"naming "os\x1b[2J.system""#), "{e}");
 }
+
+/// The warnings' (or the error's) texts of the trace reader on `bytes`, read in batches of
+/// `batch` bytes.
+fn read_trace_texts(bytes: &[u8], batch: usize) -> Vec<String> {
+    use memlens::profiler::trace::{read_trace, TraceOptions};
+    let src = BytesSource::new("trace_view.json", bytes.to_vec());
+    let opts = TraceOptions { batch, pieces: 2 };
+    match read_trace(&src, &mut Interner::new(), &mut Interner::new(), opts, None) {
+        Ok(t) => t.warnings.iter().map(|d| d.to_string()).collect(),
+        Err(e) => vec![e.to_string()],
+    }
+}
+
+#[test]
+fn trace_damage_shows_what_was_found_the_same_whatever_the_batch() {
+    // One line, as torch_npu writes it: the old reader said only "expected ':' after a member
+    // name" at byte 84, which a user cannot find in a line of megabytes.
+    let good = r#"{"ph": "X", "cat": "cpu_op", "name": "a", "ts": "1.0", "dur": 1}"#;
+    let text = format!(
+        r#"[{good}, {{"ph": "X", "cat": "cpu_op", "ts" {{"oops": 1}}, "dur": 1}}, {good}]"#
+    );
+    assert_eq!(&text[96..102], "\"ts\" {");
+    let want = [
+        "trace_view.json (byte 101): warning: invalid JSON: expected ':' after a member name, \
+         found \"{\\\"oops\\\": 1}, \\\"dur\\\": 1}, {\\\"ph\\\": \\\"\"; skipped to the next \
+         event",
+    ];
+    for batch in (1..=text.len() + 1).chain([1 << 20]) {
+        assert_eq!(
+            read_trace_texts(text.as_bytes(), batch),
+            want,
+            "batch {batch}"
+        );
+    }
+    // Garbage between events, binary and a terminal code: escaped, at most 32 bytes of it.
+    let text = format!("[{good}, \x1b[2J\u{ff}{}, {good}]", "z".repeat(100));
+    assert_eq!(
+        read_trace_texts(text.as_bytes(), 1 << 20),
+        [format!(
+            "trace_view.json (byte 67): warning: invalid JSON: expected '{{' (an event) or ']', \
+             found \"\\x1b[2J\u{ff}{}\"; skipped to the next event",
+            "z".repeat(26)
+        )]
+    );
+}
+
+#[test]
+fn a_trace_of_the_wrong_type_quotes_its_start_and_a_bad_ts_its_value() {
+    // The old reader: "found 'P'".
+    let zip = b"PK\x03\x04\x14\x00\x00\x00\x08\x00rest of a zip archive, more than 32 bytes";
+    assert_eq!(
+        read_trace_texts(zip, 1 << 20),
+        [
+            "trace_view.json (byte 0): error: expected a JSON array of trace events ('[' first), \
+          found \"PK\\x03\\x04\\x14\\x00\\x00\\x00\\x08\\x00rest of a zip archive,\""
+        ]
+    );
+    // Batches smaller than what is shown read on until it is there.
+    assert_eq!(read_trace_texts(zip, 3), read_trace_texts(zip, 1 << 20));
+    // A kept event whose "ts" is not a number: its value, quoted (the old reader: "event
+    // without a valid \"ts\"", and called valid JSON invalid).
+    let text = r#"[{"ph": "X", "cat": "cpu_op", "name": "a", "ts": "12:00\u001b", "dur": 1}]"#;
+    assert_eq!(
+        read_trace_texts(text.as_bytes(), 1 << 20),
+        [
+            "trace_view.json (byte 49): warning: \"ts\" is not a time in microseconds, found \
+          \"12:00\\\\u001b\"; event skipped"
+        ]
+    );
+}
+
+#[test]
+fn a_pickle_that_is_not_one_or_holds_a_bad_opcode_shows_the_bytes_there() {
+    let refused = |b: &[u8]| {
+        memlens::snapshot::read(&BytesSource::new("s.pickle", b.to_vec()))
+            .err()
+            .unwrap()
+            .to_string()
+    };
+    // The old reader: "found byte 0x50" and "byte 0x07 is not a pickle opcode" alone.
+    assert_eq!(
+        refused(b"PK\x03\x04\x14\x00 and the rest of an archive"),
+        "s.pickle (byte 0): error: expected a pickle of protocol 2 to 5 (starting with the PROTO \
+         opcode 0x80), found \"PK\\x03\\x04\\x14\\x00 and the \""
+    );
+    // EMPTY_DICT, BINPUT 0, then noise: the 15 bytes from there, each escaped.
+    let mut noise = b"\x80\x04}q\x00".to_vec();
+    noise.extend([0x07, 0xff, 0x1b, 0x00].repeat(10));
+    assert_eq!(
+        refused(&noise),
+        format!(
+            "s.pickle (byte 5): error: byte 0x07 is not a pickle opcode (corrupt or not a \
+             pickle): expected an opcode, found \"{}\\x07\\xff\\x1b\"",
+            "\\x07\\xff\\x1b\\x00".repeat(3)
+        )
+    );
+}
+
+/// The notes of the one run folder `run/` holding `files` (name, content).
+fn run_notes(files: &[(&str, &[u8])]) -> Vec<String> {
+    use memlens::families::RECOGNIZERS;
+    use memlens::input::classify::classify;
+    use memlens::input::{Entry, Head};
+    let entries: Vec<Entry> = files
+        .iter()
+        .map(|(n, b)| Entry {
+            path: format!("run/{n}"),
+            size: b.len() as u64,
+        })
+        .collect();
+    let heads: Vec<Head> = files.iter().map(|(_, b)| Head::Bytes(b.to_vec())).collect();
+    let inv = classify(&entries, &heads, RECOGNIZERS);
+    let run = inv
+        .units_of::<memlens::profiler::ProfilerRun>()
+        .next()
+        .expect("a run folder");
+    run.notes.clone()
+}
+
+#[test]
+fn profiler_json_of_the_wrong_type_is_placed_by_line_column_and_byte() {
+    let om: &[u8] = b"Name,Size(KB)\n";
+    let notes = |meta: &[u8]| {
+        run_notes(&[
+            ("profiler_info_0.json", b"{}"),
+            ("profiler_metadata.json", meta),
+            ("operator_memory.csv", om),
+        ])
+        .into_iter()
+        .filter(|n| n.contains("metadata"))
+        .collect::<Vec<_>>()
+    };
+    // The old reader: no place at all.
+    assert_eq!(
+        notes(b"\n  [{\"role\": \"actor\"}]"),
+        ["run/profiler_metadata.json:2:3 (byte 3): expected a JSON object, found an array"]
+    );
+    // The last "role" counts, as serde_json keeps it.
+    assert_eq!(
+        notes(b"{\n  \"role\": \"a\",\n  \"env\": {\"role\": 1},\n  \"role\": 5\n}"),
+        [
+            "run/profiler_metadata.json:4:11 (byte 49): \"role\" is a number, not a string; role \
+          taken from the folder"
+        ]
+    );
+    let info = run_notes(&[
+        ("profiler_info.json", b"{\"x\": [1,\n 2], \"rank_id\": [0]}"),
+        ("operator_memory.csv", om),
+    ]);
+    assert!(
+        info.contains(
+            &"run/profiler_info.json:2:17 (byte 26): rank_id an array is not a rank number; \
+              rank unknown"
+                .to_string()
+        ),
+        "{info:?}"
+    );
+}
+
+#[test]
+fn a_csv_whose_last_row_has_no_line_end_is_said_to_be_cut() {
+    // Every torch_npu CSV ends with a line end (the samples' six files do): the old reader read
+    // a last field cut short ("NPU" for "NPU:0") without a word.
+    let om = real("operator_memory.csv");
+    assert!(om.ends_with(b"\r\n"));
+    let cut = &om[..om.len() - 4];
+    assert!(cut.ends_with(b",NPU"));
+    let line = om.iter().filter(|&&b| b == b'\n').count();
+    let start = cut.iter().rposition(|&b| b == b'\n').unwrap() + 1;
+    let w = read_csv("operator_memory.csv", cut).unwrap();
+    assert_eq!(
+        w,
+        [format!(
+            "operator_memory.csv:{line} (byte {start}): warning: the file ends inside this row, \
+             at byte {}, with no line end after it (torch_npu ends every line with one): the \
+             file was probably cut; its field 15 reads \"NPU\" and may be cut short",
+            cut.len()
+        )]
+    );
+    // With its line end, nothing to say.
+    assert_eq!(
+        read_csv("operator_memory.csv", &om).unwrap(),
+        Vec::<String>::new()
+    );
+}

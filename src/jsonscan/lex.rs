@@ -419,12 +419,3 @@ impl Skipper {
         None
     }
 }
-
-/// A byte as shown in a message: the character, or its value when not printable.
-pub fn describe_byte(c: u8) -> String {
-    if c.is_ascii_graphic() {
-        format!("'{}'", char::from(c))
-    } else {
-        format!("byte 0x{c:02x}")
-    }
-}

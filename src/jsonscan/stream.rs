@@ -4,7 +4,7 @@
 //! event. What an event means is the [`EventSink`]'s business.
 
 use super::blocks::Cursor;
-use super::lex::{describe_byte, is_ws, next_after_garbage, next_boundary, skip_ws, Scan, Skipper};
+use super::lex::{is_ws, next_after_garbage, next_boundary, skip_ws, Scan, Skipper};
 use crate::diag::Diagnostic;
 use crate::source::{Source, SourceError, STOP_CHECK_BYTES};
 use memchr::memchr;
@@ -84,14 +84,29 @@ pub struct Stream {
     pub warnings: Vec<Diagnostic>,
 }
 
+/// Bytes of input shown after the place of damage ([`found_at`]).
+const SHOWN: usize = 32;
+
+/// The bytes at the place of damage `at`, quoted for a message: at most [`SHOWN`] of them, so
+/// that the user can find the place in a file of one long line (torch_npu writes
+/// `trace_view.json` so).
+fn found_at(b: &[u8], at: usize) -> String {
+    let end = b.len().min(at.saturating_add(SHOWN));
+    crate::quote::quote(b.get(at..end).unwrap_or(&[]), crate::quote::SHORT)
+}
+
 /// Scans events of `b` starting at `start` until an event starts at or past `limit`; with
-/// `check`, asks it every [`STOP_CHECK_BYTES`] and ends early once the load is stopped.
+/// `check`, asks it every [`STOP_CHECK_BYTES`] and ends early once the load is stopped. `last`
+/// says that `b` ends where the file does; otherwise damage found fewer than [`SHOWN`] bytes
+/// before the end of `b` is left for the next batch, so that its message shows the same bytes
+/// whatever the batch size.
 fn scan_piece<S: EventSink>(
     b: &[u8],
     start: usize,
     limit: usize,
     event: &str,
     check: Option<StopCheck<'_>>,
+    last: bool,
 ) -> Piece<S> {
     let mut out = Piece {
         start,
@@ -150,7 +165,14 @@ fn scan_piece<S: EventSink>(
                     return out;
                 }
                 Scan::Bad(at, msg) => {
-                    out.found.errors.push((at, msg.to_string()));
+                    if !last && at.saturating_add(SHOWN) > b.len() {
+                        out.cut = true;
+                        out.stop = i;
+                        return out;
+                    }
+                    out.found
+                        .errors
+                        .push((at, format!("{msg}, found {}", found_at(b, at))));
                     match next_boundary(b, at + 1) {
                         Some(n) => i = n,
                         None => {
@@ -164,9 +186,15 @@ fn scan_piece<S: EventSink>(
                 }
             },
             Some(_) => {
-                out.found
-                    .errors
-                    .push((i, "expected '{' (an event) or ']'".to_string()));
+                if !last && i.saturating_add(SHOWN) > b.len() {
+                    out.cut = true;
+                    out.stop = i;
+                    return out;
+                }
+                out.found.errors.push((
+                    i,
+                    format!("expected '{{' (an event) or ']', found {}", found_at(b, i)),
+                ));
                 match next_after_garbage(b, i + 1) {
                     Some(n) => i = n,
                     None => {
@@ -197,6 +225,7 @@ fn scan_buffer<S: EventSink>(
     min_split: usize,
     event: &str,
     check: Option<StopCheck<'_>>,
+    last: bool,
 ) -> Result<Vec<Piece<S>>, SourceError> {
     let len = b.len();
     let mut starts = vec![start];
@@ -226,7 +255,7 @@ fn scan_buffer<S: EventSink>(
     let mut outs: Vec<Piece<S>> = Vec::with_capacity(bounds.len());
     if sequential {
         for &(s, lim) in &bounds {
-            let out = scan_piece(b, s, lim, event, check);
+            let out = scan_piece(b, s, lim, event, check, last);
             if let Some(e) = out.stopped {
                 return Err(e);
             }
@@ -247,7 +276,7 @@ fn scan_buffer<S: EventSink>(
             outs.par_extend(
                 group
                     .par_iter()
-                    .map(|&(s, lim)| scan_piece(b, s, lim, event, None)),
+                    .map(|&(s, lim)| scan_piece(b, s, lim, event, None, last)),
             );
             // The pieces after one cut by the buffer's end, or after the array's end, are not
             // used (the chain below ends there).
@@ -274,7 +303,7 @@ fn scan_buffer<S: EventSink>(
         let next_start = outs.get(k + 1).map_or(usize::MAX, |o| o.start);
         if stop != next_start {
             outs.truncate(k + 1);
-            let out = scan_piece(b, stop, usize::MAX, event, check);
+            let out = scan_piece(b, stop, usize::MAX, event, check, last);
             if let Some(e) = out.stopped {
                 return Err(e);
             }
@@ -546,13 +575,15 @@ pub fn scan_stream<S: EventSink>(
                         format!("empty file: expected a JSON array of {}", opts.what),
                     ))
                 }
-                Some(&c) => {
+                // Read on until the message can show what the file starts with.
+                Some(_) if !eof && buf.len() < i.saturating_add(SHOWN) => continue,
+                Some(_) => {
                     return Err(Diagnostic::error(
                         &file,
                         format!(
                             "expected a JSON array of {} ('[' first), found {}",
                             opts.what,
-                            describe_byte(c)
+                            found_at(buf, i)
                         ),
                     )
                     .at_byte(buf_off + i as u64))
@@ -569,7 +600,15 @@ pub fn scan_stream<S: EventSink>(
             let mut ahead = None;
             rayon::in_place_scope(|scope| {
                 scope.spawn(|_| {
-                    outs = scan_buffer(buf, start, opts.pieces.max(1), min_split, opts.event, None)
+                    outs = scan_buffer(
+                        buf,
+                        start,
+                        opts.pieces.max(1),
+                        min_split,
+                        opts.event,
+                        None,
+                        eof,
+                    )
                 });
                 ahead = Some(read_into(src, read_off, spare, TAIL_ROOM, next_want));
             });
@@ -579,7 +618,15 @@ pub fn scan_stream<S: EventSink>(
             let at = buf_off;
             let check = |i: usize| src.check_stop(at + i as u64);
             let check: Option<StopCheck<'_>> = if src.may_stop() { Some(&check) } else { None };
-            scan_buffer(buf, start, opts.pieces.max(1), min_split, opts.event, check)
+            scan_buffer(
+                buf,
+                start,
+                opts.pieces.max(1),
+                min_split,
+                opts.event,
+                check,
+                eof,
+            )
         }
         .map_err(Diagnostic::from)?;
         let mut resume = buf.len();

@@ -1032,6 +1032,28 @@ where
                         ),
                     );
                 }
+                if record.len() >= ncols && rows.ended_without_line_end() {
+                    // torch_npu ends every line of its CSV files, the last one too (every real
+                    // sample does): a last row without a line end was most likely cut, perhaps
+                    // inside its last field, which then reads short with every field present (a
+                    // row cut short of fields is warned above).
+                    let last = record.iter().last().unwrap_or_default();
+                    warnings.add_keyed(
+                        &file,
+                        line,
+                        byte,
+                        "",
+                        "no line end",
+                        &format!(
+                            "the file ends inside this row, at byte {}, with no line end after \
+                             it (torch_npu ends every line with one): the file was probably cut; \
+                             its field {} reads {} and may be cut short",
+                            src.len(),
+                            record.len(),
+                            crate::quote::quote(last, crate::quote::SHORT)
+                        ),
+                    );
+                }
                 let row = Row { record, line, byte };
                 on_row(&header, &cols, &row, warnings);
             }

@@ -8,6 +8,7 @@
 
 use crate::input::classify::{FileView, Finding, Group, Head, Recognizer, Unit, UnitBody};
 use crate::input::paths::{file_name, parent};
+use crate::jsonscan::lex::{scan_object, skip_ws};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -454,13 +455,14 @@ fn build_run(root: &str, members: &[FileView]) -> ProfilerRun {
             run.rank_source = "file-name";
         } else {
             match info_head.map(|(h, size)| json_object(h, size, info)) {
-                Some(Ok(obj)) => match rank_id_value(obj.get("rank_id")) {
+                Some(Ok((obj, bytes))) => match rank_id_value(obj.get("rank_id")) {
                     Some(Ok(rank)) => {
                         run.rank = Some(rank);
                         run.rank_source = "rank_id";
                     }
                     Some(Err(bad)) => run.notes.push(format!(
-                        "{info}: rank_id {bad} is not a rank number; rank unknown"
+                        "{}: rank_id {bad} is not a rank number; rank unknown",
+                        member_place(info, bytes, "rank_id")
                     )),
                     None => run.notes.push(format!(
                         "{info} names no rank (single-card run); rank unknown"
@@ -478,14 +480,15 @@ fn build_run(root: &str, members: &[FileView]) -> ProfilerRun {
     // Role: the metadata key first, then the folder tree.
     if let (Some(meta), Some((head, size))) = (&run.files.profiler_metadata, meta_head) {
         match json_object(head, size, meta) {
-            Ok(obj) => match obj.get("role") {
+            Ok((obj, bytes)) => match obj.get("role") {
                 Some(serde_json::Value::String(role)) if !role.trim().is_empty() => {
                     run.role = role.trim().to_string();
                     run.role_source = "metadata";
                 }
                 Some(serde_json::Value::String(_)) | None => {}
                 Some(other) => run.notes.push(format!(
-                    "{meta}: \"role\" is {}, not a string; role taken from the folder",
+                    "{}: \"role\" is {}, not a string; role taken from the folder",
+                    member_place(meta, bytes, "role"),
                     json_type(other)
                 )),
             },
@@ -547,11 +550,13 @@ fn json_type(v: &serde_json::Value) -> &'static str {
     }
 }
 
-fn json_object(
-    head: &Head,
+/// The top-level object of a profiler JSON file, with the file's bytes (to place a member in a
+/// message); `Err` is the note that says why there is none.
+fn json_object<'h>(
+    head: &'h Head,
     size: u64,
     path: &str,
-) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+) -> Result<(serde_json::Map<String, serde_json::Value>, &'h [u8]), String> {
     if size > PROFILER_JSON_LIMIT as u64 {
         return Err(format!(
             "{path}: {size} bytes, more than the {PROFILER_JSON_LIMIT} bytes a profiler JSON file \
@@ -564,9 +569,10 @@ fn json_object(
         Head::NotRead => return Err(format!("{path}: not read")),
     };
     match serde_json::from_slice::<serde_json::Value>(bytes) {
-        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(serde_json::Value::Object(map)) => Ok((map, bytes)),
         Ok(other) => Err(format!(
-            "{path}: expected a JSON object, found {}",
+            "{}: expected a JSON object, found {}",
+            place(path, bytes, skip_ws(bytes, 0)),
             json_type(&other)
         )),
         Err(e) => Err(format!(
@@ -576,6 +582,39 @@ fn json_object(
             e
         )),
     }
+}
+
+/// `path:line:column (byte N)` for the value of the top-level member `key` of the valid JSON
+/// object `bytes` (the last such member, the one serde_json keeps), else `path` alone (a name
+/// written with escapes is not looked for). The walk is the trace reader's lexer: real files are
+/// a few KiB, and this runs only for a message.
+fn member_place(path: &str, bytes: &[u8], key: &str) -> String {
+    let mut at = None;
+    let i = skip_ws(bytes, 0);
+    if bytes.get(i) == Some(&b'{') {
+        scan_object(bytes, i, &mut |k, s, _| {
+            if k == key.as_bytes() {
+                at = Some(s);
+            }
+        });
+    }
+    match at {
+        Some(at) => place(path, bytes, at),
+        None => path.to_string(),
+    }
+}
+
+/// `path:line:column (byte N)` for byte `at` of `bytes`; the column counts bytes from 1, as
+/// serde_json's messages do.
+fn place(path: &str, bytes: &[u8], at: usize) -> String {
+    let before = bytes.get(..at).unwrap_or(bytes);
+    let line = 1 + memchr::memchr_iter(b'\n', before).count();
+    let column = 1 + before.len()
+        - before
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |p| p + 1);
+    format!("{path}:{line}:{column} (byte {at})")
 }
 
 fn rank_id_value(v: Option<&serde_json::Value>) -> Option<Result<u32, String>> {

@@ -698,10 +698,18 @@ fn scan_event(
         return Scan::Done(end);
     }
     let Some(t) = us_at(b, ts) else {
-        found.errors.push((
-            ts.0.max(i),
-            "event without a valid \"ts\"; event skipped".to_string(),
-        ));
+        // Valid JSON, so a note of its own rather than an error of the scan.
+        let what = if ts.1 > ts.0 {
+            format!(
+                "\"ts\" is not a time in microseconds, found {}",
+                crate::quote::quote(unquote(span(ts)), crate::quote::SHORT)
+            )
+        } else {
+            "event without \"ts\"".to_string()
+        };
+        found
+            .notes
+            .push((ts.0.max(i), format!("{what}; event skipped")));
         return Scan::Done(end);
     };
     let d = us_at(b, dur).unwrap_or(0).max(0);

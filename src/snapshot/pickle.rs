@@ -349,6 +349,16 @@ impl<'a> Input<'a> {
         )
     }
 
+    /// The file's bytes from offset `at` for a message, quoted: at most 15 (a pickle is binary,
+    /// and 15 bytes of `\xNN` fill a short quote), read from the source again: the buffer may no
+    /// longer hold them.
+    #[cold]
+    fn shown_at(&self, at: u64) -> String {
+        let mut b = [0u8; 15];
+        let n = self.src.read_at(at, &mut b).unwrap_or(0);
+        crate::quote::quote(b.get(..n).unwrap_or(&[]), crate::quote::SHORT)
+    }
+
     /// One text line (for the refused text opcodes' messages), at most 256 bytes of it.
     fn line(&mut self) -> Vec<u8> {
         let mut out = Vec::new();
@@ -845,7 +855,8 @@ impl<'a> Machine<'a> {
             return Err(self.err(
                 at0,
                 format!(
-                    "expected a pickle of protocol 2 to 5 (starting with the PROTO opcode 0x80), found byte 0x{first:02x}"
+                    "expected a pickle of protocol 2 to 5 (starting with the PROTO opcode 0x80), found {}",
+                    self.input.shown_at(at0)
                 ),
             ));
         }
@@ -1163,7 +1174,11 @@ impl<'a> Machine<'a> {
                 _ => {
                     return Err(self.err(
                         at,
-                        format!("byte 0x{op:02x} is not a pickle opcode (corrupt or not a pickle)"),
+                        format!(
+                            "byte 0x{op:02x} is not a pickle opcode (corrupt or not a pickle): \
+                             expected an opcode, found {}",
+                            self.input.shown_at(at)
+                        ),
                     ))
                 }
             }
