@@ -9,13 +9,12 @@
 
 use crate::diag::Diagnostic;
 use crate::export;
-use crate::input::Inventory;
 use crate::input::{InputSet, NothingToAnalyse};
 use crate::profiler::analysis::{analyze_job_parallel, AnalyzeOptions};
 use crate::profiler::discover::job_of;
 use crate::profiler::run_folder::ProfilerRun;
 use crate::snapshot::recognize::SnapshotFile;
-use crate::somas::recognize::SomasFile;
+use crate::somas::recognize::{task_info_in, SomasFile};
 use serde::Serialize;
 
 /// One family's analysis of some units.
@@ -77,7 +76,7 @@ pub fn bytes_to_read(set: &mut InputSet) -> u64 {
     let dumps: u64 = inventory
         .units_of::<SomasFile>()
         .filter(|f| crate::input::UnitBody::analysable(*f))
-        .map(|d| d.size + task_of(inventory, d).map_or(0, |t| t.size))
+        .map(|d| d.size + task_info_in(inventory, d).map_or(0, |t| t.size))
         .sum();
     let snapshots: u64 = inventory.units_of::<SnapshotFile>().map(|s| s.size).sum();
     runs + dumps + snapshots
@@ -110,13 +109,6 @@ fn profiler(set: &mut InputSet, progress: &(dyn Fn(u64) + Sync)) -> Option<Summa
             .flatten(),
         text: export::profiler::report_text(&analysis),
     })
-}
-
-/// The task-info file read with `dump`: the one the classification paired with it
-/// ([`Inventory::used_with`]), so that what is read and what is listed as not analysed agree.
-fn task_of<'a>(inventory: &'a Inventory, dump: &SomasFile) -> Option<&'a SomasFile> {
-    let path = inventory.used_beside(&dump.path).next()?;
-    inventory.units_of::<SomasFile>().find(|f| f.path == path)
 }
 
 /// One SOMAS dump with the task-info file of its graph, as `memlens somas DUMP --task-info TASK`.
@@ -230,7 +222,7 @@ pub fn summarise(set: &mut InputSet, progress: &(dyn Fn(u64) + Sync)) -> Summari
         .map(|inv| {
             inv.units_of::<SomasFile>()
                 .filter(|f| crate::input::UnitBody::analysable(*f))
-                .map(|d| (d.clone(), task_of(inv, d).cloned()))
+                .map(|d| (d.clone(), task_info_in(inv, d).cloned()))
                 .collect()
         })
         .unwrap_or_default();

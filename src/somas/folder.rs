@@ -2,7 +2,7 @@
 //! A user who names a folder means its one memory plan; the task-info file of the same graph
 //! beside it gives the real addresses. None, or several, is said in words, never guessed.
 
-use super::recognize::{task_info_for, Dumps, SomasFile};
+use super::recognize::{task_info_in, Dumps, SomasFile};
 use crate::input::{InputSet, NothingToAnalyse, Unit, UnitBody};
 use std::fmt;
 
@@ -11,7 +11,7 @@ use std::fmt;
 pub struct DumpInFolder {
     /// The memory plan.
     pub dump: SomasFile,
-    /// `task_info_graph_<N>.ir` of the dump's graph (see [`task_info_for`]).
+    /// `task_info_graph_<N>.ir` of the dump's graph (see [`task_info_in`]).
     pub task_info: Option<SomasFile>,
 }
 
@@ -66,13 +66,15 @@ pub fn dump_in_folder(set: &mut InputSet, folder: &str) -> Result<DumpInFolder, 
             other_families,
         });
     }
-    let files: Vec<SomasFile> = set.classify().units_of::<SomasFile>().cloned().collect();
-    let refs: Vec<&SomasFile> = files.iter().collect();
-    let dumps: Vec<&SomasFile> = refs.iter().copied().filter(|f| f.analysable()).collect();
+    let inventory = set.classify();
+    let dumps: Vec<&SomasFile> = inventory
+        .units_of::<SomasFile>()
+        .filter(|f| f.analysable())
+        .collect();
     match dumps.as_slice() {
         [one] => Ok(DumpInFolder {
             dump: (*one).clone(),
-            task_info: task_info_for(one, &refs).cloned(),
+            task_info: task_info_in(inventory, one).cloned(),
         }),
         many => Err(NoDump::Several {
             folder: folder.to_string(),

@@ -1,7 +1,7 @@
 //! Recognising SOMAS inputs: memory-plan dumps of every family and `task_info_graph_*.ir` files,
 //! by their first bytes (names vary by version and device; the headers do not lie).
 
-use crate::input::classify::{FileView, Recognizer, Unit, UnitBody};
+use crate::input::classify::{FileView, Inventory, Recognizer, Unit, UnitBody};
 use crate::somas::parse::cache_json;
 use serde::Serialize;
 
@@ -101,6 +101,14 @@ pub fn task_info_for<'a>(dump: &SomasFile, files: &[&'a SomasFile]) -> Option<&'
         .iter()
         .copied()
         .find(|f| f.family == SomasFamily::TaskInfo && f.graph_id == Some(graph))
+}
+
+/// The task-info file the classification of `inventory` paired with `dump` ([`Dumps`]'s
+/// [`Recognizer::used_with`], from [`task_info_for`]): what is read with the dump, so that what
+/// is read and what is listed as not analysed agree.
+pub fn task_info_in<'a>(inventory: &'a Inventory, dump: &SomasFile) -> Option<&'a SomasFile> {
+    let path = inventory.used_beside(&dump.path).next()?;
+    inventory.units_of::<SomasFile>().find(|f| f.path == path)
 }
 
 /// The recognizer of SOMAS dumps and task-info files (loose files, by their first bytes).
