@@ -380,7 +380,7 @@ def test_somas_on_a_folder_reads_its_one_dump_as_the_cli_does(cli, tmp_path):
     out = cli("somas", lone, check=False)
     assert out.returncode == 1
     assert _without_hints(str(e.value)) == _without_hints(_cli_message(out))
-    assert "lone/task_info_graph_7.ir: task-info" in str(e.value)
+    assert "lone/task_info_graph_7.ir: SOMAS task-info file without its memory-plan dump" in str(e.value)
     assert str(e.value).splitlines()[-1] == (
         "hint: lone/cs336_tiny_mem_snapshot.pickle is a memory snapshot: memlens.snapshot(path) analyses it")
 
