@@ -5,7 +5,10 @@
 //! database or a pickle) quotes it with [`quote`]. Input can be anything: a megabyte without a
 //! line end, binary noise, bytes that are not UTF-8, terminal control codes. The quote is short,
 //! shows every byte it keeps unambiguously, and says how much it left out, so that a message about
-//! a wrong file reads the same whichever reader wrote it.
+//! a wrong file reads the same whichever reader wrote it. A reader that looks at only a few bytes
+//! of a longer input (the start of a file, the bytes at a place of damage) quotes them with
+//! [`quote_part`], which counts the input after them as left out too: such a quote must not look
+//! like the whole file.
 
 use std::fmt::Write;
 
@@ -26,6 +29,14 @@ pub const LONG: usize = 200;
 ///
 /// Only the bytes shown are looked at, so quoting the start of a large buffer is cheap.
 pub fn quote(bytes: &[u8], max: usize) -> String {
+    quote_part(bytes, max, 0)
+}
+
+/// [`quote`] of `bytes` taken from an input in which `after` more bytes follow them (a reader
+/// that read only a few bytes of a file knows its length): those are counted with the bytes of
+/// `bytes` left out, in the same words, `"PK\x03\x04"… (2040 more bytes)`. With `after` 0 it is
+/// [`quote`].
+pub fn quote_part(bytes: &[u8], max: usize, after: u64) -> String {
     let mut out = String::with_capacity(max.min(bytes.len() * 4) + 2);
     out.push('"');
     let mut width = 0;
@@ -64,7 +75,7 @@ pub fn quote(bytes: &[u8], max: usize) -> String {
         }
     }
     out.push('"');
-    let left = bytes.len() - used;
+    let left = ((bytes.len() - used) as u64).saturating_add(after);
     if left > 0 {
         let _ = write!(
             out,
@@ -118,6 +129,28 @@ mod tests {
         assert_eq!(quote("内存内存".as_bytes(), 2), "\"内存\"… (6 more bytes)");
         // Exactly full: nothing left, no ellipsis.
         assert_eq!(quote(b"abcd", 4), r#""abcd""#);
+    }
+
+    #[test]
+    fn a_part_of_a_longer_input_counts_the_bytes_after_it() {
+        // All of the part shown, the input going on: the bytes after it are counted.
+        assert_eq!(
+            quote_part(b"PK\x03\x04", SHORT, 1),
+            r#""PK\x03\x04"… (1 more byte)"#
+        );
+        assert_eq!(
+            quote_part(b"abc", SHORT, 5_000_000_000),
+            r#""abc"… (5000000000 more bytes)"#
+        );
+        // Cut inside the part too: both counted, in the same words as `quote`'s.
+        assert_eq!(quote_part(b"abcdef", 4, 10), r#""abcd"… (12 more bytes)"#);
+        // The whole input: nothing follows, nothing is said.
+        assert_eq!(quote_part(b"abc", SHORT, 0), r#""abc""#);
+        assert_eq!(quote_part(b"", SHORT, 2), r#"""… (2 more bytes)"#);
+        assert_eq!(
+            quote_part(b"x", SHORT, u64::MAX),
+            r#""x"… (18446744073709551615 more bytes)"#
+        );
     }
 
     #[test]

@@ -123,7 +123,7 @@ fn db_01_not_sqlite() {
         diags(&l),
         [format!(
             "{} (byte 0): error: not an SQLite 3 database: expected the header \"SQLite format \
-             3\\x00\" at byte 0, found \"Name,Size(KB)\\nat\"",
+             3\\x00\" at byte 0, found \"Name,Size(KB)\\nat\"… (12 more bytes)",
             file()
         )]
     );

@@ -531,18 +531,20 @@ fn case_20_trace_with_damaged_events() {
     let l = drop_with(&[(TV, Some(text.clone().into_bytes()))]);
     let b1 = text.find("nonsense").unwrap();
     let b2 = text.find(r#""cat": }"#).unwrap() + 7;
+    // 32 bytes are quoted from each place; the rest of the file after them is counted.
+    let (after1, after2) = (text.len() - b1 - 32, text.len() - b2 - 32);
     assert_eq!(
         diags(&l, TV),
         [
             format!(
                 "{BAD}/{TV} (byte {b1}): warning: invalid JSON: expected '{{' (an event) or \
-                 ']', found \"nonsense, {{\\\"ph\\\": \\\"X\\\", \\\"cat\\\": \\\"cp\"; \
-                 skipped to the next event"
+                 ']', found \"nonsense, {{\\\"ph\\\": \\\"X\\\", \\\"cat\\\": \\\"cp\"… \
+                 ({after1} more bytes); skipped to the next event"
             ),
             format!(
                 "{BAD}/{TV} (byte {b2}): warning: invalid JSON: expected a value, found \
-                 \"}}, {{\\\"ph\\\": \\\"X\\\", \\\"cat\\\": \\\"cpu_op\\\", \"; skipped to \
-                 the next event"
+                 \"}}, {{\\\"ph\\\": \\\"X\\\", \\\"cat\\\": \\\"cpu_op\\\", \"… \
+                 ({after2} more bytes); skipped to the next event"
             ),
         ]
     );
@@ -552,12 +554,14 @@ fn case_20_trace_with_damaged_events() {
 #[test]
 fn case_21_somas_dump_renamed_to_trace_view() {
     let dump = std::fs::read(common::fixture("somas/Ascend_somas_tensor_offset_1.ir")).unwrap();
+    // Its first 32 bytes quoted, the rest counted.
+    let after = dump.len() - 32;
     let l = drop_with(&[(TV, Some(dump))]);
     assert_eq!(
         diags(&l, TV),
         [format!(
             "{BAD}/{TV} (byte 0): error: expected a JSON array of trace events ('[' first), \
-             found \"All Parameters:\\n\\nindex:\\tsize:\\tso\""
+             found \"All Parameters:\\n\\nindex:\\tsize:\\tso\"… ({after} more bytes)"
         )]
     );
 }

@@ -176,10 +176,12 @@ fn trace_damage_shows_what_was_found_the_same_whatever_the_batch() {
         r#"[{good}, {{"ph": "X", "cat": "cpu_op", "ts" {{"oops": 1}}, "dur": 1}}, {good}]"#
     );
     assert_eq!(&text[96..102], "\"ts\" {");
+    // The 32 bytes from the damage, then the 57 of the 190 that follow them (the old reader
+    // ended the quote there as if the file did).
     let want = [
         "trace_view.json (byte 101): warning: invalid JSON: expected ':' after a member name, \
-         found \"{\\\"oops\\\": 1}, \\\"dur\\\": 1}, {\\\"ph\\\": \\\"\"; skipped to the next \
-         event",
+         found \"{\\\"oops\\\": 1}, \\\"dur\\\": 1}, {\\\"ph\\\": \\\"\"… (57 more bytes); skipped \
+         to the next event",
     ];
     for batch in (1..=text.len() + 1).chain([1 << 20]) {
         assert_eq!(
@@ -188,15 +190,32 @@ fn trace_damage_shows_what_was_found_the_same_whatever_the_batch() {
             "batch {batch}"
         );
     }
-    // Garbage between events, binary and a terminal code: escaped, at most 32 bytes of it.
+    // Garbage between events, binary and a terminal code: escaped, at most 32 bytes of it (4 +
+    // 2 + 26), then the 74 z, ", " and the event and ']' after them: 141 more bytes.
     let text = format!("[{good}, \x1b[2J\u{ff}{}, {good}]", "z".repeat(100));
+    for batch in [200, 1 << 20] {
+        assert_eq!(
+            read_trace_texts(text.as_bytes(), batch),
+            [format!(
+                "trace_view.json (byte 67): warning: invalid JSON: expected '{{' (an event) or \
+                 ']', found \"\\x1b[2J\u{ff}{}\"… (141 more bytes); skipped to the next event",
+                "z".repeat(26)
+            )],
+            "batch {batch}"
+        );
+    }
+    // Damage less than 32 bytes before the file's end: the quote is the rest of the file, and
+    // says nothing more follows.
+    let text = format!(r#"[{good}, {{"ph": "X", "cat": "cpu_op", "ts" 1}}]"#);
     assert_eq!(
         read_trace_texts(text.as_bytes(), 1 << 20),
-        [format!(
-            "trace_view.json (byte 67): warning: invalid JSON: expected '{{' (an event) or ']', \
-             found \"\\x1b[2J\u{ff}{}\"; skipped to the next event",
-            "z".repeat(26)
-        )]
+        [
+            "trace_view.json (byte 101): warning: invalid JSON: expected ':' after a member name, \
+          found \"1}]\"; skipped to the next event",
+            // The skip took the closing bracket with it.
+            "trace_view.json (byte 104): warning: the array is not closed with ']' (truncated \
+             file?)"
+        ]
     );
 }
 
@@ -208,7 +227,15 @@ fn a_trace_of_the_wrong_type_quotes_its_start_and_a_bad_ts_its_value() {
         read_trace_texts(zip, 1 << 20),
         [
             "trace_view.json (byte 0): error: expected a JSON array of trace events ('[' first), \
-          found \"PK\\x03\\x04\\x14\\x00\\x00\\x00\\x08\\x00rest of a zip archive,\""
+          found \"PK\\x03\\x04\\x14\\x00\\x00\\x00\\x08\\x00rest of a zip archive,\"… (19 more bytes)"
+        ]
+    );
+    // A file shorter than what is shown is quoted whole, and nothing is said to follow.
+    assert_eq!(
+        read_trace_texts(b"  PK\x03\x04\n", 1 << 20),
+        [
+            "trace_view.json (byte 2): error: expected a JSON array of trace events ('[' first), \
+          found \"PK\\x03\\x04\\n\""
         ]
     );
     // Batches smaller than what is shown read on until it is there.
@@ -237,7 +264,13 @@ fn a_pickle_that_is_not_one_or_holds_a_bad_opcode_shows_the_bytes_there() {
     assert_eq!(
         refused(b"PK\x03\x04\x14\x00 and the rest of an archive"),
         "s.pickle (byte 0): error: expected a pickle of protocol 2 to 5 (starting with the PROTO \
-         opcode 0x80), found \"PK\\x03\\x04\\x14\\x00 and the \""
+         opcode 0x80), found \"PK\\x03\\x04\\x14\\x00 and the \"… (18 more bytes)"
+    );
+    // A file shorter than the 15 bytes shown: quoted whole, nothing said to follow.
+    assert_eq!(
+        refused(b"PK\x03\x04"),
+        "s.pickle (byte 0): error: expected a pickle of protocol 2 to 5 (starting with the PROTO \
+         opcode 0x80), found \"PK\\x03\\x04\""
     );
     // EMPTY_DICT, BINPUT 0, then noise: the 15 bytes from there, each escaped.
     let mut noise = b"\x80\x04}q\x00".to_vec();
@@ -246,7 +279,7 @@ fn a_pickle_that_is_not_one_or_holds_a_bad_opcode_shows_the_bytes_there() {
         refused(&noise),
         format!(
             "s.pickle (byte 5): error: byte 0x07 is not a pickle opcode (corrupt or not a \
-             pickle): expected an opcode, found \"{}\\x07\\xff\\x1b\"",
+             pickle): expected an opcode, found \"{}\\x07\\xff\\x1b\"… (25 more bytes)",
             "\\x07\\xff\\x1b\\x00".repeat(3)
         )
     );
@@ -337,5 +370,77 @@ fn a_csv_whose_last_row_has_no_line_end_is_said_to_be_cut() {
     assert_eq!(
         read_csv("operator_memory.csv", &om).unwrap(),
         Vec::<String>::new()
+    );
+}
+
+#[test]
+fn a_file_that_is_not_a_database_says_how_much_follows_its_first_bytes() {
+    let open =
+        |b: &[u8]| match memlens::sqlite::Database::open(&BytesSource::new("x.db", b.to_vec())) {
+            Ok(_) => "opened".to_string(),
+            Err(e) => e.to_diagnostic("x.db").to_string(),
+        };
+    const NOT: &str = "x.db (byte 0): error: not an SQLite 3 database: expected the header \
+                       \"SQLite format 3\\x00\" at byte 0, found";
+    // A zip archive of 4 KiB: its first 16 bytes, then the 4080 after them (the old reader
+    // ended the quote after the 16, as if the file did).
+    let mut zip = b"PK\x03\x04\x14\x00\x00\x00\x08\x00".to_vec();
+    zip.resize(4096, 0xaa);
+    assert_eq!(
+        open(&zip),
+        format!(
+            "{NOT} \"PK\\x03\\x04\\x14\\x00\\x00\\x00\\x08\\x00\\xaa\\xaa\\xaa\\xaa\\xaa\\xaa\"… \
+             (4080 more bytes)"
+        )
+    );
+    // A file of 16 bytes or fewer is quoted whole: nothing follows.
+    assert_eq!(
+        open(b"SQLite format 2\x00"),
+        format!("{NOT} \"SQLite format 2\\x00\"")
+    );
+    assert_eq!(open(b"PK\x05\x06"), format!("{NOT} \"PK\\x05\\x06\""));
+}
+
+#[test]
+fn a_pickle_name_cut_at_its_256_bytes_counts_the_file_after_what_is_shown() {
+    let refused = |b: &[u8]| {
+        memlens::snapshot::read(&BytesSource::new("s.pickle", b.to_vec()))
+            .err()
+            .unwrap()
+            .to_string()
+    };
+    let class = ": this pickle refers to a Python class or calls code; a memory snapshot holds \
+                 only dicts, lists, tuples, strings and numbers, and memlens never imports or \
+                 calls anything";
+    // GLOBAL with a module line of 300 bytes: 60 are shown, and the 249 bytes of the 312 after
+    // them (3 before) are counted. The old reader read the name from the module line's byte 257
+    // and counted only the 241 bytes it had read.
+    let mut global = b"\x80\x02c".to_vec();
+    global.extend([b'a'; 300]);
+    global.extend(b"\nsystem\n.");
+    assert_eq!(global.len(), 312);
+    assert_eq!(
+        refused(&global),
+        format!(
+            "s.pickle (byte 2): error: opcode GLOBAL (0x63) naming \"{}\"… (249 more bytes){class}",
+            "a".repeat(60)
+        )
+    );
+    // The name line cut: "os." and 57 of its bytes shown, 308 - 63 = 245 after them.
+    let mut global = b"\x80\x02cos\n".to_vec();
+    global.extend([b'b'; 300]);
+    global.extend(b"\n.");
+    assert_eq!(global.len(), 308);
+    assert_eq!(
+        refused(&global),
+        format!(
+            "s.pickle (byte 2): error: opcode GLOBAL (0x63) naming \"os.{}\"… (245 more bytes){class}",
+            "b".repeat(57)
+        )
+    );
+    // Both lines whole: the name is quoted whole, nothing is said to follow.
+    assert_eq!(
+        refused(b"\x80\x02cos\nsystem\nq\x00."),
+        format!("s.pickle (byte 2): error: opcode GLOBAL (0x63) naming \"os.system\"{class}")
     );
 }

@@ -13,7 +13,8 @@ use rayon::prelude::*;
 /// What one piece's scan met, by offset in the buffer being scanned.
 #[derive(Debug, Default)]
 pub struct Found {
-    /// Damage found; the scan resumed at the next boundary.
+    /// Damage found; the scan resumed at the next boundary. [`scan_stream`] adds the bytes found
+    /// there to each message ([`found_at`]): only it knows how much of the file follows them.
     pub errors: Vec<(usize, String)>,
     /// Notes on events that were read (damaged values kept, oversized events).
     pub notes: Vec<(usize, String)>,
@@ -89,10 +90,12 @@ const SHOWN: usize = 32;
 
 /// The bytes at the place of damage `at`, quoted for a message: at most [`SHOWN`] of them, so
 /// that the user can find the place in a file of one long line (torch_npu writes
-/// `trace_view.json` so).
-fn found_at(b: &[u8], at: usize) -> String {
+/// `trace_view.json` so), and the count of the bytes after them in the file (`after` follow the
+/// end of `b`), so that the quote does not look like the file's end.
+fn found_at(b: &[u8], at: usize, after: u64) -> String {
     let end = b.len().min(at.saturating_add(SHOWN));
-    crate::quote::quote(b.get(at..end).unwrap_or(&[]), crate::quote::SHORT)
+    let after = (b.len() - end) as u64 + after;
+    crate::quote::quote_part(b.get(at..end).unwrap_or(&[]), crate::quote::SHORT, after)
 }
 
 /// Scans events of `b` starting at `start` until an event starts at or past `limit`; with
@@ -170,9 +173,7 @@ fn scan_piece<S: EventSink>(
                         out.stop = i;
                         return out;
                     }
-                    out.found
-                        .errors
-                        .push((at, format!("{msg}, found {}", found_at(b, at))));
+                    out.found.errors.push((at, msg.to_string()));
                     match next_boundary(b, at + 1) {
                         Some(n) => i = n,
                         None => {
@@ -191,10 +192,9 @@ fn scan_piece<S: EventSink>(
                     out.stop = i;
                     return out;
                 }
-                out.found.errors.push((
-                    i,
-                    format!("expected '{{' (an event) or ']', found {}", found_at(b, i)),
-                ));
+                out.found
+                    .errors
+                    .push((i, "expected '{' (an event) or ']'".to_string()));
                 match next_after_garbage(b, i + 1) {
                     Some(n) => i = n,
                     None => {
@@ -583,7 +583,7 @@ pub fn scan_stream<S: EventSink>(
                         format!(
                             "expected a JSON array of {} ('[' first), found {}",
                             opts.what,
-                            found_at(buf, i)
+                            found_at(buf, i, total.saturating_sub(buf_off + buf.len() as u64))
                         ),
                     )
                     .at_byte(buf_off + i as u64))
@@ -630,12 +630,21 @@ pub fn scan_stream<S: EventSink>(
         }
         .map_err(Diagnostic::from)?;
         let mut resume = buf.len();
+        // The file's bytes after this batch (none once the file has ended).
+        let after = if eof {
+            0
+        } else {
+            total.saturating_sub(buf_off + buf.len() as u64)
+        };
         for out in outs {
             events += out.events;
             for (at, msg) in &out.found.errors {
                 warn.push(
                     buf_off + *at as u64,
-                    format!("invalid JSON: {msg}; skipped to the next event"),
+                    format!(
+                        "invalid JSON: {msg}, found {}; skipped to the next event",
+                        found_at(buf, *at, after)
+                    ),
                 );
             }
             for (at, msg) in &out.found.notes {

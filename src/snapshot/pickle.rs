@@ -351,24 +351,27 @@ impl<'a> Input<'a> {
 
     /// The file's bytes from offset `at` for a message, quoted: at most 15 (a pickle is binary,
     /// and 15 bytes of `\xNN` fill a short quote), read from the source again: the buffer may no
-    /// longer hold them.
+    /// longer hold them. The bytes of the file after them are counted, so that the quote does
+    /// not look like the whole rest of the file.
     #[cold]
     fn shown_at(&self, at: u64) -> String {
         let mut b = [0u8; 15];
         let n = self.src.read_at(at, &mut b).unwrap_or(0);
-        crate::quote::quote(b.get(..n).unwrap_or(&[]), crate::quote::SHORT)
+        let after = self.len.saturating_sub(at.saturating_add(n as u64));
+        crate::quote::quote_part(b.get(..n).unwrap_or(&[]), crate::quote::SHORT, after)
     }
 
-    /// One text line (for the refused text opcodes' messages), at most 256 bytes of it.
-    fn line(&mut self) -> Vec<u8> {
+    /// One text line (for the refused text opcodes' messages), at most 256 bytes of it, and
+    /// whether it ended (a line end or the file's end) within them.
+    fn line(&mut self) -> (Vec<u8>, bool) {
         let mut out = Vec::new();
         while out.len() < 256 {
             match self.u8("a line") {
-                Ok(b'\n') | Err(_) => break,
+                Ok(b'\n') | Err(_) => return (out, true),
                 Ok(b) => out.push(b),
             }
         }
-        out
+        (out, false)
     }
 }
 
@@ -546,12 +549,20 @@ impl<'a> Machine<'a> {
     fn refused(&mut self, op: u8, at: u64) -> Fail {
         let what = match op {
             b'c' | b'i' => {
-                let mut named = self.input.line();
-                named.push(b'.');
-                named.extend(self.input.line());
+                // `module.name` from the lines `module` and `name`. A line cut at its 256 bytes
+                // goes on in the file: the quote counts the bytes after it (the `.` stands for
+                // the line end it replaces, so the count is the file's).
+                let (mut named, mut ended) = self.input.line();
+                if ended {
+                    named.push(b'.');
+                    let (name, name_ended) = self.input.line();
+                    named.extend(name);
+                    ended = name_ended;
+                }
+                let after = if ended { 0 } else { self.input.remaining() };
                 format!(
                     " naming {}",
-                    crate::quote::quote(&named, crate::quote::SHORT)
+                    crate::quote::quote_part(&named, crate::quote::SHORT, after)
                 )
             }
             0x93 => {

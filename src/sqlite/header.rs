@@ -56,12 +56,15 @@ pub fn parse(b: &[u8], file_len: u64) -> Result<Header, DbError> {
         ));
     }
     if !b.starts_with(MAGIC) {
+        // The first 16 bytes (as long as the header sought), and how much of the file follows.
+        let shown = b.get(..16).unwrap_or(b);
+        let after = file_len.saturating_sub(shown.len() as u64);
         return Err(DbError::at(
             0,
             format!(
                 "not an SQLite 3 database: expected the header \"SQLite format 3\\x00\" at byte 0, \
                  found {}",
-                crate::quote::quote(b.get(..16).unwrap_or(b), crate::quote::SHORT)
+                crate::quote::quote_part(shown, crate::quote::SHORT, after)
             ),
         ));
     }
