@@ -444,3 +444,57 @@ fn a_pickle_name_cut_at_its_256_bytes_counts_the_file_after_what_is_shown() {
         format!("s.pickle (byte 2): error: opcode GLOBAL (0x63) naming \"os.system\"{class}")
     );
 }
+
+#[test]
+fn a_somas_first_line_longer_than_what_is_looked_at_is_counted_to_its_end() {
+    // parse_dump looks for the first line in the file's first 200 bytes; the old message cut a
+    // longer line there and counted 135 bytes left out of a line of 300 (here 240).
+    let mut dump = b"\r\n  \n".to_vec();
+    dump.extend([b'x'; 300]);
+    dump.extend(b"\r\nmore\n");
+    let e = memlens::somas::parse_dump("d.ir", &dump)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&format!(
+            "(first line: \"{}\"… (240 more bytes));",
+            "x".repeat(60)
+        )),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_first_line_cut_by_the_classified_head_counts_the_file_after_it() {
+    use memlens::families::RECOGNIZERS;
+    use memlens::input::classify::{classify, UnknownFile};
+    use memlens::input::{Entry, Head};
+    // The reason an .ir file is not used, from the head classification read of a file of `size`
+    // bytes.
+    let reason = |head: &[u8], size: u64| {
+        let entries = [Entry {
+            path: "run/a.ir".to_string(),
+            size,
+        }];
+        let inv = classify(&entries, &[Head::Bytes(head.to_vec())], RECOGNIZERS);
+        let unknown: Vec<_> = inv.units_of::<UnknownFile>().collect();
+        unknown[0].reason.clone()
+    };
+    let what = "a .ir file without a SOMAS or task-info header (first line:";
+    // A head of 300 bytes with no line end, of a file of 10,000: 60 shown, 240 left in the head
+    // and the 9,700 after it (the old reason counted the 240 alone).
+    assert_eq!(
+        reason(&[b'x'; 300], 10_000),
+        format!("{what} \"{}\"… (9940 more bytes))", "x".repeat(60))
+    );
+    // The head is the whole file: the 240 only.
+    assert_eq!(
+        reason(&[b'x'; 300], 300),
+        format!("{what} \"{}\"… (240 more bytes))", "x".repeat(60))
+    );
+    // The line ends in the head: nothing after it is counted.
+    assert_eq!(
+        reason(b"hello\nworld", 10_000),
+        format!("{what} \"hello\")")
+    );
+}

@@ -81,13 +81,21 @@ pub fn diagnostic(file: &str, buf: &[u8], e: ParseError) -> Diagnostic {
     d
 }
 
+/// The first line of `buf` that is not blank, among those starting in its first 200 bytes,
+/// quoted. The line is taken whole, to its line end, so that the quote counts what it leaves out
+/// of a long one (the quote looks only at the bytes it shows).
 fn first_line(buf: &[u8]) -> String {
-    let text = buf.get(..buf.len().min(200)).unwrap_or(b"");
-    let line = text
-        .split(|b| *b == b'\n')
-        .find(|l| !lex::is_blank(lex::strip_cr(l)))
-        .unwrap_or(b"");
-    crate::quote::quote(lex::strip_cr(line), crate::quote::SHORT)
+    let mut at = 0;
+    while at < buf.len().min(200) {
+        let rest = buf.get(at..).unwrap_or(b"");
+        let len = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        let line = lex::strip_cr(rest.get(..len).unwrap_or(b""));
+        if !lex::is_blank(line) {
+            return crate::quote::quote(line, crate::quote::SHORT);
+        }
+        at += len + 1;
+    }
+    crate::quote::quote(b"", crate::quote::SHORT)
 }
 
 fn is_solver_log(buf: &[u8]) -> bool {

@@ -188,6 +188,13 @@ impl Recognizer for Dumps {
             .unwrap_or(head.len());
         let rest = head.get(start..).unwrap_or(b"");
         let line = rest.split(|b| *b == b'\n').next().unwrap_or(b"");
+        // A line with no end in the head goes on in the file: the quote counts the bytes after
+        // the head, so that it does not look like the whole line.
+        let after = if line.len() == rest.len() {
+            file.size.saturating_sub(head.len() as u64)
+        } else {
+            0
+        };
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if name.contains("somas_solver")
             || name.contains("somas_tensor_relation")
@@ -207,7 +214,7 @@ impl Recognizer for Dumps {
         if name.ends_with(".ir") {
             return Some(format!(
                 "a .ir file without a SOMAS or task-info header (first line: {})",
-                crate::quote::quote(line, crate::quote::SHORT)
+                crate::quote::quote_part(line, crate::quote::SHORT, after)
             ));
         }
         None
