@@ -34,7 +34,9 @@ pub(super) fn open_and<T>(
     match f(src.as_ref(), &mut prog) {
         Ok(v) => Some(v),
         Err(d) => {
-            warnings.push(d);
+            // A member claimed by its name can be a Git LFS pointer: the reader's words on its
+            // first bytes would not say so.
+            warnings.push(crate::input::lfs::explain(src.as_ref(), d));
             None
         }
     }

@@ -1,0 +1,78 @@
+//! Inputs of the shapes found in other projects' public repositories (round 28's search), opened
+//! the way a user would. The inputs are written here by hand in those shapes (no third-party file
+//! is copied); where each shape was seen is said beside it, and the expected texts and figures
+//! are worked out by hand from the bytes given.
+
+mod common;
+
+use memlens::input::UnknownFile;
+use memlens::source::BytesSource;
+
+/// A Git LFS pointer as `git lfs` writes it. Seen in place of an 870 MB `trace_view.json` in a
+/// public repository of torch_npu profiles (`OrangeRedeng/profile`, commit 0907491): every
+/// large file of it is tracked by LFS, so a clone without LFS, or a download of the file from
+/// the repository's web page, holds only these 131 bytes.
+const POINTER: &[u8] = b"version https://git-lfs.github.com/spec/v1\n\
+oid sha256:760b7f89de48e87cca2ef79508e042ac7408ca16d48eeddee11b7855177942b6\n\
+size 870601265\n";
+
+/// What every reader now says of it (the object's size is the pointer's `size` line).
+const SAID: &str = "a Git LFS pointer, not the file itself: the 870601265-byte file it stands \
+                    for was never downloaded (run `git lfs pull` in the repository it came \
+                    from, then open the file again)";
+
+// Seen failing before the change: the trace reader said `expected a JSON array of trace events
+// ('[' first), found "version https://git-lfs.github.c"`, the snapshot reader `expected a
+// pickle of protocol 2 to 5 … found "version https:/"`, the SOMAS parser `wrong file type: not a
+// SOMAS dump (first line: …)`, and a loose pointer was one of the "other files memlens does not
+// read", with no reason given.
+#[test]
+fn a_git_lfs_pointer_in_place_of_an_input_is_said_to_be_one() {
+    // The trace of a run folder: the error names the file and what it is; the run's other files
+    // are still read (the real sample's 184 operator_memory rows).
+    let files = common::run_folder(
+        "job",
+        0,
+        &[(
+            "ASCEND_PROFILER_OUTPUT/trace_view.json",
+            Some(POINTER.to_vec()),
+        )],
+    );
+    let loaded = common::load(&files);
+    assert_eq!(
+        loaded.diags("trace_view.json"),
+        [format!(
+            "job/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json: error: {SAID}"
+        )]
+    );
+    assert_eq!(loaded.rank("rank0").rows, 184);
+    // A CSV and the database export of a run folder alike (the db's refusal is a warning: the
+    // run's text files are read instead).
+    for rel in [
+        "ASCEND_PROFILER_OUTPUT/operator_memory.csv",
+        "ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db",
+    ] {
+        let files = common::run_folder("job", 0, &[(rel, Some(POINTER.to_vec()))]);
+        let diags = common::load(&files).diags(rel);
+        assert_eq!(diags.len(), 1, "{rel}: {diags:?}");
+        assert!(diags[0].contains(SAID), "{rel}: {}", diags[0]);
+    }
+    // A snapshot and a SOMAS dump read by their own commands.
+    let snap = memlens::snapshot::read(&BytesSource::new("oom.pickle", POINTER.to_vec()));
+    let e = snap.err().expect("a pointer is no snapshot");
+    assert_eq!(e.to_string(), format!("oom.pickle: error: {SAID}"));
+    let e = memlens::somas::parse_dump("Ascend_somas_tensor_offset_1.ir", POINTER).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("Ascend_somas_tensor_offset_1.ir: error: {SAID}")
+    );
+    // Given loose, whatever its name: an unknown file whose reason says so.
+    let mut set = memlens::families::input_set();
+    set.add_bytes("oom.pickle", POINTER.to_vec());
+    let reason = set
+        .classify()
+        .units_of::<UnknownFile>()
+        .map(|u| u.reason.clone())
+        .collect::<Vec<_>>();
+    assert_eq!(reason, [SAID]);
+}
