@@ -76,3 +76,44 @@ fn a_git_lfs_pointer_in_place_of_an_input_is_said_to_be_one() {
         .collect::<Vec<_>>();
     assert_eq!(reason, [SAID]);
 }
+
+// Seen failing before the change: each warning printed as `: warning: no profiler_info*.json in
+// the run folder; rank unknown` — the run folder's path, empty when the files are given
+// directly, was the only place named.
+#[test]
+fn warnings_of_files_given_directly_name_the_files() {
+    let om = common::npu(0, "ASCEND_PROFILER_OUTPUT/operator_memory.csv");
+    let loaded = common::load(&[("operator_memory.csv".to_string(), om)]);
+    let said: Vec<String> = loaded
+        .analysis
+        .warnings
+        .iter()
+        .map(|d| d.to_string())
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "operator_memory.csv: warning: no profiler_info*.json in the run folder; rank unknown",
+            "operator_memory.csv: warning: no trace_view.json: allocations get no call stack",
+        ]
+    );
+    // Two files given: both named.
+    let files = [
+        (
+            "operator_memory.csv".to_string(),
+            common::npu(0, "ASCEND_PROFILER_OUTPUT/operator_memory.csv"),
+        ),
+        (
+            "trace_view.json".to_string(),
+            common::npu(0, "ASCEND_PROFILER_OUTPUT/trace_view.json"),
+        ),
+    ];
+    let loaded = common::load(&files);
+    let places: Vec<&str> = loaded
+        .analysis
+        .warnings
+        .iter()
+        .map(|d| d.file.as_str())
+        .collect();
+    assert_eq!(places, ["operator_memory.csv, trace_view.json"]);
+}

@@ -199,7 +199,7 @@ fn warn_without_trace(run: &ProfilerRun, plan: &[Read<'_>], warnings: &mut Vec<D
     let has = |k: Kind| plan.iter().any(|r| r.reader == k);
     if has(Kind::OperatorMemory) && !has(Kind::Trace) {
         warnings.push(Diagnostic::warning(
-            &run.path,
+            run.place(),
             "no trace_view.json: allocations get no call stack",
         ));
     }

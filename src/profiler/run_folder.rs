@@ -106,6 +106,35 @@ impl UnitBody for ProfilerRun {
 }
 
 impl ProfilerRun {
+    /// What the run's own diagnostics are said of: its folder, or, when its files were given
+    /// loose (a file, or the run folder's own contents, named directly: no folder above them in
+    /// the input), those files — an empty place would print as `: warning: …`.
+    pub fn place(&self) -> String {
+        if !self.path.is_empty() {
+            return self.path.clone();
+        }
+        let f = &self.files;
+        let named = [
+            &f.profiler_info,
+            &f.profiler_metadata,
+            &f.operator_memory,
+            &f.memory_record,
+            &f.npu_module_mem,
+            &f.trace_view,
+        ];
+        let files: Vec<&str> = named
+            .into_iter()
+            .flatten()
+            .chain(&f.db)
+            .map(String::as_str)
+            .collect();
+        if files.is_empty() {
+            "the files given".to_string()
+        } else {
+            files.join(", ")
+        }
+    }
+
     /// Whether the folder holds a file the memory analysis reads: a text file or the database
     /// export (without one it is listed, not analysed: a run whose analysis never ran).
     pub fn has_memory_files(&self) -> bool {
