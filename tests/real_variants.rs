@@ -117,3 +117,87 @@ fn warnings_of_files_given_directly_name_the_files() {
         .collect();
     assert_eq!(places, ["operator_memory.csv, trace_view.json"]);
 }
+
+/// The header of CANN's own operator memory summary, as msprof writes it into
+/// `PROF_*/mindstudio_profiler_output/operator_memory_<device>_<model>_<time>.csv` (its export
+/// configuration and the CANN profiling guide's "operator_memory" page name these columns; the
+/// rows are written here by hand).
+const CANN_OPERATOR_MEMORY: &[u8] = b"Device_id,Name,Size(KB),Allocation Time(us),Duration(us),\
+Allocation Total Allocated(KB),Allocation Total Reserved(KB),Release Total Allocated(KB),\
+Release Total Reserved(KB),Device\r\n0,trans_TransData_0,50240.0,1736405443881360.630\t,115.97,\
+50304.0,76544.0,74752.0,76544.0,NPU:0\r\n";
+
+/// MindSpore's memory tracker's `operator_memory_<rank>.csv` (its `DumpProfilingMemInfo`, read in
+/// mindspore's mem_tracker.cc: every field followed by a comma, the pool's name as `Device`).
+const MS_TRACKER: &[u8] = b"Name,Size(KB),Allocation Time(us),Duration(us),Allocation Total \
+Allocated(MB),Allocation Total Reserved(MB),Release Total Allocated(MB),Release Total \
+Reserved(MB),Device,\nDefault/Conv2D-op1,4,1748750400871259,10,1,2,0.5,2,Ascend,\n";
+
+// Seen failing before the change: both were "1 other file memlens does not read" (2 for the
+// folder), with no word of what they are.
+#[test]
+fn memory_summaries_of_other_tools_are_named_when_nothing_else_is_given() {
+    let nothing = |files: &[(&str, &[u8])]| {
+        let mut set = memlens::families::input_set();
+        for (path, bytes) in files {
+            set.add_bytes(path, bytes.to_vec());
+        }
+        set.nothing_analysable().expect("nothing to analyse")
+    };
+    let of_its_own = "of CANN's own profiler (msprof) or of MindSpore's memory tracker, in \
+                      columns of its own (msprof's totals are in KB), not the analysed framework \
+                      output memlens reads";
+    let hint = "give the run folder (*_ascend_pt / *_ascend_ms) whose ASCEND_PROFILER_OUTPUT \
+                holds operator_memory.csv and memory_record.csv; a CANN application profiled with \
+                msprof alone has no such folder, and memlens does not read msprof's summaries";
+    // Given directly: one finding each, nothing left over.
+    let n = nothing(&[
+        (
+            "operator_memory_0_1_20250109145043.csv",
+            CANN_OPERATOR_MEMORY,
+        ),
+        ("operator_memory_0.csv", MS_TRACKER),
+    ]);
+    let found: Vec<(&str, &str)> = n
+        .found
+        .iter()
+        .map(|f| (f.path.as_str(), f.what.as_str()))
+        .collect();
+    let what = format!("a memory summary {of_its_own}");
+    assert_eq!(
+        found,
+        [
+            ("operator_memory_0.csv", what.as_str()),
+            ("operator_memory_0_1_20250109145043.csv", what.as_str()),
+        ]
+    );
+    assert!(n.found.iter().all(|f| f.hint.as_deref() == Some(hint)));
+    assert_eq!(n.more, 0);
+    // Their folder given (mindstudio_profiler_output copied out of its PROF_* folder): one
+    // finding, naming the first file and counting the others.
+    let n = nothing(&[
+        (
+            "mindstudio_profiler_output/operator_memory_0_1_20250109145043.csv",
+            CANN_OPERATOR_MEMORY,
+        ),
+        (
+            "mindstudio_profiler_output/memory_record_0_1_20250109145043.csv",
+            b"Device_id,Component,Timestamp(us),Total Allocated(KB),Total Reserved(KB),Device\r\n",
+        ),
+        ("mindstudio_profiler_output/README.txt", b"summary files"),
+    ]);
+    assert_eq!(n.found.len(), 1);
+    assert_eq!(n.found[0].path, "mindstudio_profiler_output");
+    assert_eq!(
+        n.found[0].what,
+        format!("memory summaries (memory_record_0_1_20250109145043.csv and 1 more) {of_its_own}")
+    );
+    assert_eq!(n.more, 0, "the folder's other file is said by its finding");
+    // Inside their PROF_* folder they are raw CANN data, said as before (one finding).
+    let n = nothing(&[(
+        "PROF_000001_20250109145043_ABC/mindstudio_profiler_output/operator_memory_0_1_2025.csv",
+        CANN_OPERATOR_MEMORY,
+    )]);
+    assert_eq!(n.found.len(), 1);
+    assert_eq!(n.found[0].path, "PROF_000001_20250109145043_ABC");
+}
