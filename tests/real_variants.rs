@@ -201,3 +201,46 @@ fn memory_summaries_of_other_tools_are_named_when_nothing_else_is_given() {
     assert_eq!(n.found.len(), 1);
     assert_eq!(n.found[0].path, "PROF_000001_20250109145043_ABC");
 }
+
+// Seen failing before the change: the message ended at the quoted header ("…Device Type"), the
+// one column it found, with no word of the semicolons.
+#[test]
+fn a_table_saved_with_semicolons_or_tabs_is_said_to_be_one() {
+    use memlens::profiler::memory_record::read_memory_record;
+    use memlens::profiler::operator_memory::read_operator_memory;
+    // operator_memory.csv re-saved by a spreadsheet in a language with decimal commas (the
+    // re-saved shape seen in verl-project/rl-insight's memory fixture, f7736ca: quoted times, 21084
+    // for 21084.0; here with the separators such a save writes).
+    let semi = "\u{feff}Name;Size(KB);Allocation Time(us);Release Time(us);Active Release \
+                Time(us);Duration(us);Active Duration(us);Allocation Total Allocated(MB);\
+                Allocation Total Reserved(MB);Allocation Total Active(MB);Release Total \
+                Allocated(MB);Release Total Reserved(MB);Release Total Active(MB);Stream Ptr;\
+                Device Type\r\naten::embedding;8192,5;\"1779785515604664,200\t\";;;;;\
+                19079,60595703125;21084;19079,60595703125;;;;6;NPU:0\r\n";
+    let src = BytesSource::new("operator_memory.csv", semi.as_bytes().to_vec());
+    let mut names = memlens::profiler::Interner::new();
+    let e = read_operator_memory(&src, &mut names, None).unwrap_err();
+    assert!(
+        e.message.ends_with(
+            "(107 more bytes), names separated by semicolons, not commas: a spreadsheet's save \
+             (in a language whose numbers have decimal commas, or as tab-delimited text); save it \
+             again as comma-separated CSV with decimal points, or give the profiler's original \
+             file)"
+        ),
+        "{e}"
+    );
+    // memory_record.csv saved as tab-delimited text.
+    let tabs = "Component\tTimestamp(us)\tTotal Allocated(MB)\tTotal Reserved(MB)\tTotal \
+                Active(MB)\tStream Ptr\tDevice Type\r\nPTA\t1736405443870818.960\t935.5\t1452.0\t\
+                935.5\t6\tNPU:0\r\n";
+    let src = BytesSource::new("memory_record.csv", tabs.as_bytes().to_vec());
+    let e = read_memory_record(&src, None).unwrap_err();
+    assert!(
+        e.message.contains("names separated by tabs, not commas"),
+        "{e}"
+    );
+    // A comma-separated header that is simply wrong says nothing of separators.
+    let src = BytesSource::new("memory_record.csv", b"a;b,c\r\n1,2,3\r\n".to_vec());
+    let e = read_memory_record(&src, None).unwrap_err();
+    assert!(!e.message.contains("separated by"), "{e}");
+}
