@@ -59,7 +59,9 @@ fn a_git_lfs_pointer_in_place_of_an_input_is_said_to_be_one() {
     }
     // A snapshot and a SOMAS dump read by their own commands.
     let snap = memlens::snapshot::read(&BytesSource::new("oom.pickle", POINTER.to_vec()));
-    let e = snap.err().expect("a pointer is no snapshot");
+    let Err(e) = snap else {
+        panic!("a pointer is no snapshot")
+    };
     assert_eq!(e.to_string(), format!("oom.pickle: error: {SAID}"));
     let e = memlens::somas::parse_dump("Ascend_somas_tensor_offset_1.ir", POINTER).unwrap_err();
     assert_eq!(
