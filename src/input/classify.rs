@@ -472,6 +472,13 @@ fn classify_loose(file: &FileView, recognizers: &[&dyn Recognizer]) -> Unit {
     if file.size == 0 || bytes.is_empty() {
         return unknown("empty file (0 bytes)".to_string());
     }
+    // Before the families look: a pointer in place of a snapshot or a dump is none of theirs, and
+    // "not a …" would hide why.
+    if file.size <= super::lfs::MAX_POINTER_BYTES {
+        if let Some(size) = super::lfs::pointer(bytes) {
+            return unknown(super::lfs::said(size));
+        }
+    }
     if let Some(unit) = recognizers.iter().find_map(|r| r.recognize(file)) {
         return unit;
     }

@@ -8,13 +8,15 @@
 //!   implements; the families' list is `crate::families::RECOGNIZERS`;
 //! - [`explain`]: what was looked for and found when the inputs hold nothing to analyse;
 //! - [`roots`]: paths given on the command line that do not exist (native only);
-//! - [`paths`]: the relative, `/`-separated paths every input is named by.
+//! - [`paths`]: the relative, `/`-separated paths every input is named by;
+//! - [`lfs`]: Git LFS pointer files, which stand in for large files in clones made without LFS.
 //!
 //! Nothing here names a family: a new input format is one more recognizer in that list.
 
 pub mod archive;
 pub mod classify;
 pub mod explain;
+pub mod lfs;
 pub mod paths;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod roots;

@@ -759,9 +759,32 @@ impl HeaderMap {
     }
 
     /// The header as found, for messages: its fields joined by `,`, quoted by
-    /// [`crate::quote::quote`] (the first line of a wrong file can be a megabyte of anything).
+    /// [`crate::quote::quote`] (the first line of a wrong file can be a megabyte of anything),
+    /// then what separates its names when that is not a comma ([`HeaderMap::separator`]).
     pub fn shown(&self) -> String {
-        crate::quote::quote(&self.raw, crate::quote::LONG)
+        let quoted = crate::quote::quote(&self.raw, crate::quote::LONG);
+        match self.separator() {
+            Some(sep) => format!(
+                "{quoted}, names separated by {sep}, not commas: a spreadsheet's save (in a \
+                 language whose numbers have decimal commas, or as tab-delimited text); save it \
+                 again as comma-separated CSV with decimal points, or give the profiler's \
+                 original file"
+            ),
+            None => quoted,
+        }
+    }
+
+    /// `';'` or a tab, in words, when the header is one field holding two or more of them: a
+    /// table saved by a spreadsheet with another separator (Excel and WPS save CSV with `;` in
+    /// languages that write `0,5`), which a comma-separated reader sees as one column.
+    fn separator(&self) -> Option<&'static str> {
+        let [one] = self.names.as_slice() else {
+            return None;
+        };
+        [(';', "semicolons"), ('\t', "tabs")]
+            .into_iter()
+            .find(|(c, _)| one.matches(*c).count() >= 2)
+            .map(|(_, words)| words)
     }
 
     /// True when the header has column `h` (as spelled in the file, case-insensitive).

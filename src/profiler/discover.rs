@@ -89,7 +89,7 @@ pub fn discover_job(inventory: &Inventory) -> Job {
         if let Some(run) = unit.get::<ProfilerRun>() {
             for note in &run.notes {
                 job.warnings
-                    .push(Diagnostic::warning(&run.path, note.clone()));
+                    .push(Diagnostic::warning(run.place(), note.clone()));
             }
             if !run.has_memory_files() {
                 // Nothing to analyse (analysis never run): the note above says what to do; the

@@ -34,7 +34,9 @@ pub(super) fn open_and<T>(
     match f(src.as_ref(), &mut prog) {
         Ok(v) => Some(v),
         Err(d) => {
-            warnings.push(d);
+            // A member claimed by its name can be a Git LFS pointer: the reader's words on its
+            // first bytes would not say so.
+            warnings.push(crate::input::lfs::explain(src.as_ref(), d));
             None
         }
     }
@@ -197,7 +199,7 @@ fn warn_without_trace(run: &ProfilerRun, plan: &[Read<'_>], warnings: &mut Vec<D
     let has = |k: Kind| plan.iter().any(|r| r.reader == k);
     if has(Kind::OperatorMemory) && !has(Kind::Trace) {
         warnings.push(Diagnostic::warning(
-            &run.path,
+            run.place(),
             "no trace_view.json: allocations get no call stack",
         ));
     }

@@ -106,6 +106,35 @@ impl UnitBody for ProfilerRun {
 }
 
 impl ProfilerRun {
+    /// What the run's own diagnostics are said of: its folder, or, when its files were given
+    /// loose (a file, or the run folder's own contents, named directly: no folder above them in
+    /// the input), those files — an empty place would print as `: warning: …`.
+    pub fn place(&self) -> String {
+        if !self.path.is_empty() {
+            return self.path.clone();
+        }
+        let f = &self.files;
+        let named = [
+            &f.profiler_info,
+            &f.profiler_metadata,
+            &f.operator_memory,
+            &f.memory_record,
+            &f.npu_module_mem,
+            &f.trace_view,
+        ];
+        let files: Vec<&str> = named
+            .into_iter()
+            .flatten()
+            .chain(&f.db)
+            .map(String::as_str)
+            .collect();
+        if files.is_empty() {
+            "the files given".to_string()
+        } else {
+            files.join(", ")
+        }
+    }
+
     /// Whether the folder holds a file the memory analysis reads: a text file or the database
     /// export (without one it is listed, not analysed: a run whose analysis never ran).
     pub fn has_memory_files(&self) -> bool {
@@ -193,45 +222,121 @@ impl Recognizer for RunFolders {
     }
 
     /// `PROF_*` folders outside any run folder: raw CANN data, whose run folder was not given or
-    /// whose analysis never ran.
+    /// whose analysis never ran; then folders of CANN's own summary tables
+    /// ([`is_cann_summary_name`]) given without their `PROF_*` folder.
     fn near_misses(&self, unrecognised: &[&str]) -> Vec<Finding> {
-        let mut folders: Vec<&str> = Vec::new();
-        for path in unrecognised {
-            let mut end = 0;
-            for comp in path.split('/') {
-                let start = end + usize::from(end > 0);
-                end = start + comp.len();
-                if end < path.len() && is_raw_data_folder_name(comp) {
-                    folders.push(&path[..end]);
-                    break;
+        let mut found = raw_data_folders(unrecognised);
+        found.extend(cann_summary_folders(unrecognised, &found));
+        found
+    }
+}
+
+/// Where CANN's own memory summaries sit: `mindstudio_profiler_output/` of a `PROF_*` folder, as
+/// `msprof` (a CANN application profiled without a framework) or a run folder kept with
+/// `data_simplification=False` leaves them. Their names carry device, model and time
+/// (`operator_memory_0_1_20250109145043.csv`) and their sizes are in KB, not the MB of the
+/// framework's export memlens reads; MindSpore's own memory tracker writes an
+/// `operator_memory_<rank>.csv` of yet another shape.
+pub fn is_cann_summary_name(name: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".csv") else {
+        return false;
+    };
+    [
+        "operator_memory_",
+        "memory_record_",
+        "npu_mem_",
+        "npu_module_mem_",
+        "static_op_mem_",
+    ]
+    .iter()
+    .any(|p| stem.strip_prefix(p).is_some_and(|rest| !rest.is_empty()))
+}
+
+/// The folders holding [`is_cann_summary_name`] files outside every folder already `found`, one
+/// finding each naming the files (such files given directly: one finding each).
+fn cann_summary_folders(unrecognised: &[&str], found: &[Finding]) -> Vec<Finding> {
+    let covered = |p: &str| {
+        found
+            .iter()
+            .any(|f| p.starts_with(&f.path) && p.as_bytes().get(f.path.len()) == Some(&b'/'))
+    };
+    let mut folders: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for path in unrecognised {
+        let name = file_name(path);
+        if is_cann_summary_name(name) && !covered(path) {
+            let folder = parent(path);
+            let key = if folder.is_empty() { *path } else { folder };
+            folders.entry(key).or_default().push(name);
+        }
+    }
+    folders
+        .into_iter()
+        .map(|(folder, names)| {
+            let what = match names.as_slice() {
+                [one] if *one == folder => "a memory summary".to_string(),
+                [one] => format!("a memory summary ({one})"),
+                [first, rest @ ..] => {
+                    format!("memory summaries ({first} and {} more)", rest.len())
                 }
+                [] => String::new(),
+            };
+            Finding {
+                path: folder.to_string(),
+                what: format!(
+                    "{what} of CANN's own profiler (msprof) or of MindSpore's memory tracker, in \
+                     columns of its own (msprof's totals are in KB), not the analysed framework \
+                     output memlens reads"
+                ),
+                hint: Some(
+                    "give the run folder (*_ascend_pt / *_ascend_ms) whose ASCEND_PROFILER_OUTPUT \
+                     holds operator_memory.csv and memory_record.csv; a CANN application profiled \
+                     with msprof alone has no such folder, and memlens does not read msprof's \
+                     summaries"
+                        .to_string(),
+                ),
+            }
+        })
+        .collect()
+}
+
+/// The `PROF_*` folders among `unrecognised` paths (see [`RunFolders::near_misses`]).
+fn raw_data_folders(unrecognised: &[&str]) -> Vec<Finding> {
+    let mut folders: Vec<&str> = Vec::new();
+    for path in unrecognised {
+        let mut end = 0;
+        for comp in path.split('/') {
+            let start = end + usize::from(end > 0);
+            end = start + comp.len();
+            if end < path.len() && is_raw_data_folder_name(comp) {
+                folders.push(&path[..end]);
+                break;
             }
         }
-        folders.dedup();
-        folders
-            .into_iter()
-            .map(|folder| {
-                let above = parent(folder);
-                Finding {
-                    path: folder.to_string(),
-                    what: "raw CANN profiler data (a PROF_* folder), not the analysed output \
-                           memlens reads"
-                        .to_string(),
-                    hint: Some(format!(
-                        "run {} on the run folder that holds it, then give memlens that folder",
-                        analyse_call(
-                            None,
-                            if above.is_empty() {
-                                "<run folder>"
-                            } else {
-                                above
-                            }
-                        )
-                    )),
-                }
-            })
-            .collect()
     }
+    folders.dedup();
+    folders
+        .into_iter()
+        .map(|folder| {
+            let above = parent(folder);
+            Finding {
+                path: folder.to_string(),
+                what: "raw CANN profiler data (a PROF_* folder), not the analysed output \
+                       memlens reads"
+                    .to_string(),
+                hint: Some(format!(
+                    "run {} on the run folder that holds it, then give memlens that folder",
+                    analyse_call(
+                        None,
+                        if above.is_empty() {
+                            "<run folder>"
+                        } else {
+                            above
+                        }
+                    )
+                )),
+            }
+        })
+        .collect()
 }
 
 /// True for a run folder name: `…_ascend_pt` or `…_ascend_ms`.
@@ -633,6 +738,28 @@ fn rank_id_value(v: Option<&serde_json::Value>) -> Option<Result<u32, String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cann_summaries_are_told_by_their_names() {
+        for name in [
+            "operator_memory_0_1_20250109145043.csv",
+            "memory_record_0.csv",
+            "npu_mem_0_1.csv",
+            "npu_module_mem_0_1.csv",
+            "static_op_mem_0_1.csv",
+        ] {
+            assert!(is_cann_summary_name(name), "{name}");
+        }
+        // The framework's export (read, not named a summary) and names that only start alike.
+        for name in [
+            "operator_memory.csv",
+            "operator_memory_.csv",
+            "operator_memory_0.json",
+            "npu_module_mem.csv",
+        ] {
+            assert!(!is_cann_summary_name(name), "{name}");
+        }
+    }
 
     #[test]
     fn run_names_parse_from_the_right() {

@@ -57,7 +57,10 @@ pub fn read_timed(
     let t0 = clock();
     let mut builder = build::Builder::new(source.name());
     let mut machine = pickle::Machine::new(source);
-    let top = machine.run(&mut builder).map_err(|e| *e)?;
+    // A pickle's name does not make it one: a Git LFS pointer in its place is said as such.
+    let top = machine
+        .run(&mut builder)
+        .map_err(|e| crate::input::lfs::explain(source, *e))?;
     let end = machine.offset();
     // Building the model from the pickle's values is a long step of its own for a large file.
     source.check_stop(end)?;

@@ -139,6 +139,11 @@ pub fn parse_dump_with(
             "wrong file type: binary content, expected a SOMAS text dump such as *_somas_tensor_offset_*.ir",
         ));
     }
+    if buf.len() as u64 <= crate::input::lfs::MAX_POINTER_BYTES {
+        if let Some(size) = crate::input::lfs::pointer(buf) {
+            return Err(Diagnostic::error(file, crate::input::lfs::said(size)));
+        }
+    }
     let parsed = if cache_json::looks_like(head) {
         cache_json::parse(buf, file)
     } else {
