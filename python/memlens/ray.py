@@ -53,11 +53,13 @@ def _summarize(root: str, group: str) -> List[str]:
     return [json.dumps(r) for r in json.loads(_native.summarize_group(_node_root(root), group))]
 
 
-def _pinned(fn, node_id: str, retries: int, **options):
-    import ray
+def _pinned(remote, node_id: str, retries: int, **options):
+    """`remote` (a Ray remote function) to run on node `node_id`, one CPU, retried `retries` times
+    if its worker is lost. Make `remote` once per job: each `ray.remote(fn)` is exported to the
+    cluster anew when first run, which cost the driver ~2 ms per rank task when made per task."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    return ray.remote(fn).options(
+    return remote.options(
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_id, soft=False),
         num_cpus=1,
         max_retries=retries,
@@ -81,7 +83,8 @@ def discover_job(root: str) -> List[Dict[str, Any]]:
     import ray
 
     nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
-    refs = [(n, _pinned(_discover, n, 1).remote(root)) for n in nodes]
+    discover = ray.remote(_discover)
+    refs = [(n, _pinned(discover, n, 1).remote(root)) for n in nodes]
     out = []
     for node, ref in refs:
         try:
@@ -149,14 +152,15 @@ def summarize_ranks(
 
     import ray
 
+    rank_task = ray.remote(_started_then)
     tasks = []
     for node in nodes:
+        on_node = _pinned(rank_task, node["node_id"], retries, num_returns="streaming")
         for group in node.get("groups", []):
             if _key(group) in skip:
                 continue
             g = json.dumps(group)
-            task = _pinned(_started_then, node["node_id"], retries, num_returns="streaming")
-            tasks.append((g, task.remote(_summarize, root, g)))
+            tasks.append((g, on_node.remote(_summarize, root, g)))
     results: List[Optional[List[str]]] = [None] * len(tasks)
     pending = {gen: i for i, (_, gen) in enumerate(tasks)}
     started: Dict[int, Tuple[float, Any]] = {}  # task -> (when its mark came, the mark's ref)
@@ -177,7 +181,12 @@ def summarize_ranks(
                         finish(i, [_native.failed_rank(tasks[i][0], f"not done within {timeout:g} s (cancelled)")])
                 left = [timeout - (now - t0) for i, t0 in running.items() if results[i] is None]
                 wait = max(0.0, min(left)) if left else None
-            ready, _ = ray.wait(list(pending), num_returns=1, timeout=wait, fetch_local=False)
+            waiting = list(pending)
+            ready, _ = ray.wait(waiting, num_returns=1, timeout=wait, fetch_local=False)
+            if ready and len(waiting) > 1:
+                # Every task ready by now, not only the first: a wait looks at each task waited
+                # on, so one wait per task made the driver's work grow with the square of the ranks.
+                ready, _ = ray.wait(waiting, num_returns=len(waiting), timeout=0, fetch_local=False)
             for gen in ready:
                 i = pending[gen]
                 if i not in started:
@@ -239,9 +248,11 @@ def analyze_job(
     Raises before any rank task runs: InputNotFoundError when the root exists on no node (or
     `out`'s folder does not exist), NothingToAnalyseError when no node holds a rank under it,
     MemlensError when `out` exists but is not a job summary. On Ctrl-C (`Interrupted`, a
-    KeyboardInterrupt) the ranks done are written to `out`, the others as interrupted."""
+    KeyboardInterrupt) the ranks done are written to `out`, the others as interrupted.
+    ValueError: a `timeout` not above 0 or a negative `retries`."""
     import ray
 
+    _check_limits(timeout, retries)
     if out:
         _writable(out)
     if not ray.is_initialized():
@@ -307,9 +318,49 @@ not a job summary, or some rank failed (the others are in --out, each failed one
 130 interrupted (Ctrl-C): the ranks done are in --out, the same command again does the rest."""
 
 
+_NOT_SECONDS = "the limit must be a number of seconds above 0"
+_NOT_RETRIES = "the number of retries must be 0 or more"
+
+
+def _check_limits(timeout: Optional[float], retries: int) -> None:
+    """Refuses a `timeout` that is not a number of seconds above 0 (0 would cancel every task at
+    its start) and a negative `retries`, before anything runs."""
+    if timeout is not None and not 0 < timeout < float("inf"):
+        raise ValueError(f"timeout {timeout!r}: {_NOT_SECONDS}")
+    if retries < 0:
+        raise ValueError(f"retries {retries!r}: {_NOT_RETRIES}")
+
+
+def _seconds(text: str) -> float:
+    """`--timeout`'s value (argparse names the option on an error)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    try:
+        _check_limits(v, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: {_NOT_SECONDS}") from None
+    return v
+
+
+def _count(text: str) -> int:
+    """`--retries`' value."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    try:
+        _check_limits(None, v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: {_NOT_RETRIES}") from None
+    return v
+
+
 def main(argv: Optional[List[str]] = None) -> int:
-    """`python -m memlens.ray ROOT --out job.memlens.json [--address ADDR] [--rerun]`; returns
-    the exit status (`_EXIT_CODES`, the memlens CLI's conventions)."""
+    """`python -m memlens.ray ROOT --out job.memlens.json [--address ADDR] [--rerun]
+    [--timeout SECONDS] [--retries N]`; returns the exit status (`_EXIT_CODES`, the memlens
+    CLI's conventions)."""
     p = argparse.ArgumentParser(
         prog="python -m memlens.ray",
         description=__doc__.split("\n\n")[0],
@@ -320,9 +371,24 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--out", required=True, help="the job summary file to write")
     p.add_argument("--address", default=None, help="Ray cluster address (default: the current or a new local one)")
     p.add_argument("--rerun", action="store_true", help="analyse ranks already in --out again")
+    p.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="cancel a rank task that runs longer than this on its node (its wait for a CPU not"
+        " counted); the rank is reported as not done (default: no limit)",
+    )
+    p.add_argument(
+        "--retries",
+        type=_count,
+        default=1,
+        metavar="N",
+        help="run a rank task again up to N times when its worker process or node is lost (default: 1)",
+    )
     a = p.parse_args(argv)
     try:
-        s = analyze_job(a.root, address=a.address, out=a.out, rerun=a.rerun)
+        s = analyze_job(a.root, address=a.address, out=a.out, rerun=a.rerun, retries=a.retries, timeout=a.timeout)
     except Interrupted as stop:
         print(
             f"{p.prog}: interrupted: {plural(stop.pending, 'rank')} not summarised, marked so in {a.out};"

@@ -11,7 +11,8 @@ generated 2 roles x 12 ranks job, one rank of it damaged:
 - a root on no node, an empty root, an `out` that is no job summary or cannot be written: the
   reason and exit status before any rank task runs;
 - a task that raises is reported with its own exception, one past its timeout is cancelled,
-  Ctrl-C writes the ranks done;
+  Ctrl-C writes the ranks done; the command's --timeout and --retries reach the tasks, and a bad
+  limit is refused before anything runs;
 - the ranks of a node lost after discovery are reported with the reason, the others intact.
 
 Kept small (tiny traces, one CPU per node) so the file runs in about a minute on two cores."""
@@ -291,6 +292,82 @@ def test_the_timeout_counts_a_tasks_own_run_time(cluster, spread, monkeypatch):
     status = {r["run_dirs"][0]: (r["status"], r.get("error")) for r in ranks}
     assert status.pop(one[0]["run_dirs"][0]) == ("error", "not done within 4 s (cancelled)")
     assert list(status.values()) == [("ok", None)] * 2
+
+
+def test_the_command_passes_its_timeout_and_retries_to_the_rank_tasks(cluster, spread, capsys, monkeypatch):
+    """`python -m memlens.ray ... --timeout SECONDS --retries N` limit each rank task as
+    `analyze_job(timeout=, retries=)` do. One node's two ranks: one sleeps 6 s, the other kills its
+    worker once. With `--timeout 3 --retries 0` the first is cancelled and the second reported
+    lost, each named on stderr and in --out (exit 2); with the default retries the second is run
+    again and summarised. Failed on the old command, which had neither option (argparse:
+    "unrecognized arguments")."""
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    node = [n for n in mray.discover_job(ROOT) if len(n["groups"]) >= 2][0]
+    slow, killed = [g for g in node["groups"] if g["run_dirs"] != [spread["damaged"]]][:2]
+    nodes = [dict(node, groups=[slow, killed])]
+    monkeypatch.setattr(mray, "discover_job", lambda root: nodes)
+    marker = [d for d in spread["disks"] if (d / killed["run_dirs"][0]).exists()][0] / "killed-once"
+
+    def slow_or_killed(root, group):
+        import json
+        import os
+        import time
+
+        if json.loads(group)["run_dirs"] == slow["run_dirs"]:
+            time.sleep(6)
+        else:
+            mark = os.path.join(os.environ["MEMLENS_DISK"], "killed-once")
+            if not os.path.exists(mark):
+                open(mark, "w").close()
+                os._exit(1)
+        return mray._summarize(root, group)
+
+    monkeypatch.setattr(mray, "_summarize", slow_or_killed)
+    out = spread["base"] / "limited.memlens.json"
+    marker.unlink(missing_ok=True)
+    capsys.readouterr()
+    assert mray.main([ROOT, "--out", str(out), "--timeout", "3", "--retries", "0"]) == 2
+    err = capsys.readouterr().err
+    status = {r["run_dirs"][0]: (r["status"], r.get("error") or "") for r in json.loads(out.read_text())["ranks"]}
+    assert status[slow["run_dirs"][0]] == ("error", "not done within 3 s (cancelled)")
+    assert status[killed["run_dirs"][0]][0] == "error" and "Worker" in status[killed["run_dirs"][0]][1]
+    assert "not done within 3 s (cancelled)" in err
+    marker.unlink()
+    assert mray.main([ROOT, "--out", str(out), "--rerun", "--timeout", "30"]) == 0
+    assert [r["status"] for r in json.loads(out.read_text())["ranks"]] == ["ok", "ok"]
+    assert marker.exists()  # the worker died once and the task ran again
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--timeout", "0"], "argument --timeout: '0': the limit must be a number of seconds above 0"),
+    (["--timeout", "-5"], "argument --timeout: '-5': the limit must be a number of seconds above 0"),
+    (["--timeout", "nan"], "argument --timeout: 'nan': the limit must be a number of seconds above 0"),
+    (["--timeout", "10s"], "argument --timeout: '10s' is not a number of seconds"),
+    (["--retries", "-1"], "argument --retries: '-1': the number of retries must be 0 or more"),
+    (["--retries", "1.5"], "argument --retries: '1.5' is not a whole number"),
+])
+def test_a_bad_timeout_or_retries_is_refused_before_anything_runs(tmp_path, capsys, monkeypatch, args, said):
+    def must_not_run(*a, **k):
+        pytest.fail("analyze_job ran with a bad option")
+
+    monkeypatch.setattr(mray, "analyze_job", must_not_run)
+    with pytest.raises(SystemExit) as stop:
+        mray.main([str(tmp_path), "--out", str(tmp_path / "x.json"), *args])
+    assert stop.value.code == 2
+    assert said in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("limits, said", [
+    ({"timeout": 0}, "timeout 0: the limit must be a number of seconds above 0"),
+    ({"timeout": float("nan")}, "timeout nan: the limit must be a number of seconds above 0"),
+    ({"retries": -1}, "retries -1: the number of retries must be 0 or more"),
+])
+def test_analyze_job_refuses_a_bad_timeout_or_retries_before_connecting(tmp_path, monkeypatch, limits, said):
+    # On the old analyze_job a timeout of 0 cancelled every rank task at its start.
+    monkeypatch.setattr(ray, "init", lambda *a, **k: pytest.fail("connected with a bad limit"))
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    with pytest.raises(ValueError, match=said):
+        mray.analyze_job(str(tmp_path), **limits)
 
 
 def main_after_ctrl_c(argv, capsys):
