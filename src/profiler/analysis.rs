@@ -212,6 +212,15 @@ pub struct RankReport {
     pub device: Option<u32>,
 }
 
+impl RankReport {
+    /// Whether the rank has something to draw: an allocation row or an allocator curve. A rank
+    /// without (its files refused, or holding no memory data) is still a rank of the job, but
+    /// not one whose peak can be the job's highest; the job summary marks it `error`.
+    pub fn has_data(&self) -> bool {
+        self.rows > 0 || matches!(self.peak_source, "memory_record" | "operator_memory")
+    }
+}
+
 /// One rank: its data (columnar where large) and summary.
 #[derive(Debug, Clone, Default)]
 pub struct RankAnalysis {

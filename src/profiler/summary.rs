@@ -241,7 +241,7 @@ impl RankSummary {
     /// The summary of one analysed rank.
     pub fn of(r: &RankAnalysis) -> RankSummary {
         let facts = &r.summary;
-        let has_data = facts.rows > 0 || facts.peak_source != "none";
+        let has_data = facts.has_data();
         let warnings = kept_diagnostics(&r.warnings, &facts.run_dirs);
         RankSummary {
             role: facts.role.clone(),
@@ -292,6 +292,15 @@ impl RankSummary {
             unreleased: Vec::new(),
             warnings: Vec::new(),
         }
+    }
+
+    /// Whether the rank's analysis did not run to its end (its task, node or reader failed): it
+    /// has no report. A rank analysed whose files gave no data has its report and its
+    /// diagnostics, which say why (a refused file is counted as such); it is not counted again
+    /// as a failed rank, so that a job says the same of it whether one reader analysed it or a
+    /// summary of its ranks was merged.
+    pub fn failed_where_it_ran(&self) -> bool {
+        self.status == RankStatus::Error && !self.report.is_object()
     }
 
     fn order_key(&self) -> (&str, Option<u32>, u32, &[String]) {

@@ -186,12 +186,17 @@ impl SummaryView {
     /// The job's totals, from the summaries alone: rows and unreleased figures are sums of the
     /// ranks' reports, errors and warnings are counted by level over [`SummaryView::warnings`],
     /// the files rejected are those the errors of discovery and of the ranks name, the files
-    /// ignored are discovery's (a summary file has none: it lists ranks only), and the ranks
-    /// that failed where they ran are `failed_ranks`.
+    /// ignored are discovery's (a summary file has none: it lists ranks only), the ranks that
+    /// failed where they ran ([`RankSummary::failed_where_it_ran`]) are `failed_ranks`, and the
+    /// peaks are of the ranks with data (`status` `ok`).
     pub fn totals(&self) -> JobTotals {
         let ranks = &self.job.ranks;
         let levels = Levels::of(&self.warnings());
-        let peak_rank = peak_index(ranks.iter().map(|r| r.peak_allocated_bytes));
+        let peak_rank = peak_index(
+            ranks
+                .iter()
+                .map(|r| (r.status == RankStatus::Ok).then_some(r.peak_allocated_bytes)),
+        );
         let ok: Vec<&RankSummary> = ranks
             .iter()
             .filter(|r| r.status == RankStatus::Ok)
@@ -215,7 +220,7 @@ impl SummaryView {
                     .iter()
                     .chain(ranks.iter().flat_map(|r| &r.warnings)),
             ),
-            failed_ranks: ranks.len() - ok.len(),
+            failed_ranks: ranks.iter().filter(|r| r.failed_where_it_ran()).count(),
             ranks_with_data: ok.len(),
             unreleased_bytes: ranks
                 .iter()
@@ -231,10 +236,11 @@ impl SummaryView {
         }
     }
 
-    /// The diagnostics of the job: discovery's first, then rank by rank: a failed rank's reason as an error on its first
-    /// run folder — unless its own diagnostics hold the errors that made it fail, which then say
-    /// it, each at its place — and each rank's diagnostics as the file keeps them, with their
-    /// level and place.
+    /// The diagnostics of the job: discovery's first, then rank by rank: the reason of a rank
+    /// that failed where it ran as an error on its first run folder — unless its own
+    /// diagnostics hold the errors that made it fail, which then say it, each at its place —
+    /// and each rank's diagnostics as the file keeps them, with their level and place. A rank
+    /// analysed without data has only its own diagnostics, as one reader lists them.
     pub fn warnings(&self) -> Vec<Diagnostic> {
         let place = |r: &RankSummary| {
             r.run_dirs
@@ -244,7 +250,7 @@ impl SummaryView {
         };
         let mut out = self.discovery.warnings.clone();
         for r in &self.job.ranks {
-            if r.status == RankStatus::Error && !r.warnings.iter().any(Diagnostic::is_error) {
+            if r.failed_where_it_ran() && !r.warnings.iter().any(Diagnostic::is_error) {
                 out.push(Diagnostic::error(
                     place(r),
                     r.error.clone().unwrap_or_else(|| "failed".to_string()),
@@ -256,9 +262,9 @@ impl SummaryView {
     }
 
     /// The overview: `memlens profiler --json`'s shape (ranks as their report objects, matrix,
-    /// outliers, warnings, totals), `ignored` (discovery's files not analysed), `times` (per rank: its curve's start and the
-    /// peak's time after it), `raw` (what became of the ranks opened from raw run folders) and
-    /// `summary` naming the file.
+    /// outliers, warnings, totals), `ignored` (discovery's files not analysed), `times` (per
+    /// rank: its curve's start and the peak's time after it), `raw` (what became of the ranks
+    /// opened from raw run folders) and `summary` naming the file.
     pub fn overview(&self) -> Value {
         let totals = self.totals();
         json!({

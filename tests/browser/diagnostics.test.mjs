@@ -15,6 +15,12 @@
 // settles as an error in the core's verdict. On main (546d10e) the pooled overview had none of
 // the discovery warnings and no file not analysed, one worker listed the task-info file as
 // "task-info file: not torch_npu profiler output", and the summary settled as "ready".
+//
+// Also: a rank whose only file was refused is one file rejected, not also a rank failed, read by
+// a pool or by one worker, and a summary whose every rank failed names no highest peak. On main
+// (d675c5a) the pool's card read "1 rank failed, 1 file rejected, …" where one worker's read "1
+// file rejected, …", and the failed summary's verdict said "1 rank failed, 1 file could not be
+// used" where the CLI said "1 file could not be used", with a "Highest peak allocated 0 B" card.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -183,7 +189,11 @@ test('a job read by a pool says what discovery said as one worker does, as the C
       assert.deepEqual(listed, ignored, search);
       const title = await page.textContent('#panel-ascend [data-testid="ascend-warnings-title"]');
       assert.equal(title, `${want.json.totals.levels}, ${ignored.length} files not analysed`, search);
-      seen.push({ rows, listed, title });
+      // The rollout rank's only file (its db export) was refused: a file rejected, as the CLI
+      // counts it, not also a rank failed.
+      const files = await page.textContent('#panel-ascend [data-metric="ascend-warnings"] .sub');
+      assert.equal(files, `${want.json.totals.rejected} file rejected, ${ignored.length} files not analysed`, search);
+      seen.push({ rows, listed, title, files });
       assert.deepEqual(b.consoleErrors, []);
     } finally {
       await b.close();
@@ -206,9 +216,12 @@ test('a job summary whose every rank failed settles as an error, in the core\'s 
     assert.equal(await page.getAttribute('[data-testid="jobsummary"]', 'data-state'), 'error');
     const problems = await page.$$eval('#error-list li', (li) => li.map((x) => x.textContent));
     assert.equal(problems.length, 1, JSON.stringify(problems));
-    assert.match(problems[0], /^no rank could be read: 1 rank failed/);
-    // The failed rank is still listed, with its reason.
+    // The CLI's words for the same drop: its one file could not be used (not also a rank failed).
+    assert.deepEqual(problems, [cli('profiler', 'db').stderr.trim().split('\n').at(-1).replace(/^memlens: /, '')]);
+    assert.match(problems[0], /^no rank could be read: 1 file could not be used/);
+    // The failed rank is still listed, with its reason; no rank is "the highest peak".
     assert.equal(await page.getAttribute('[data-testid="jobsummary-failed"]', 'data-failed'), String(summary.totals.failed));
+    assert.equal(await page.locator('[data-testid="jobsummary"] [data-metric="ascend-peak"]').count(), 0, 'no peak card');
     assert.deepEqual(b.consoleErrors, []);
   } finally {
     await b.close();

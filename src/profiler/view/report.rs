@@ -78,9 +78,10 @@ pub struct JobTotals {
     /// Files of the job that could not be read at all (an error about the file itself: not the
     /// expected table, unreadable), each counted once however many errors it has.
     pub rejected: usize,
-    /// Ranks whose analysis failed where it ran: a job summary's ranks with `status` `error`
-    /// (their reasons are among the warnings). An analysed job has none: its failures are the
-    /// files it rejected.
+    /// Ranks whose analysis did not run to its end where it ran (a job summary's rank whose
+    /// task or node failed, a rank no reader of the page could read; their reasons are among
+    /// the warnings). A rank analysed whose files were refused is not one: its files are counted
+    /// in `rejected`, as an analysed job counts them, so one reader and many say the same.
     pub failed_ranks: usize,
     /// Ranks with something to draw: at least one allocation row or an allocator curve. When it
     /// is 0 the page shows why instead of an empty dashboard.
@@ -89,18 +90,22 @@ pub struct JobTotals {
     pub unreleased_bytes: u64,
     /// Allocations never released in the capture.
     pub unreleased_rows: u64,
-    /// The rank with the highest peak allocated (its index in `ranks`; the first on a tie).
+    /// The rank with the highest peak allocated among the ranks with data (its index in
+    /// `ranks`; the first on a tie); `None` when no rank has data.
     pub peak_rank: Option<usize>,
-    /// The highest peak allocated (bytes).
+    /// The highest peak allocated (bytes; 0 when no rank has data).
     pub peak_allocated_bytes: u64,
-    /// The lowest peak allocated among the ranks (bytes).
+    /// The lowest peak allocated among the ranks with data (bytes; 0 when none has).
     pub min_peak_allocated_bytes: u64,
 }
 
-/// The index of the highest of `peaks` (the first on a tie); `None` when there are none.
-pub(crate) fn peak_index(peaks: impl Iterator<Item = u64>) -> Option<usize> {
+/// The index of the highest of `peaks` (the first on a tie) among the ranks that have data (a
+/// `None` is a rank without: a failed rank or one with no memory rows cannot be the job's
+/// highest peak); `None` when no rank has data.
+pub(crate) fn peak_index(peaks: impl Iterator<Item = Option<u64>>) -> Option<usize> {
     peaks
         .enumerate()
+        .filter_map(|(i, p)| Some((i, p?)))
         .fold(None, |best: Option<(usize, u64)>, (i, p)| match best {
             Some((b, top)) if top >= p => Some((b, top)),
             _ => Some((i, p)),
@@ -184,7 +189,11 @@ impl Verdict {
 /// The totals of `analysis` (ranks discovered as `job`).
 pub fn job_totals(analysis: &JobAnalysis, job: &Job) -> JobTotals {
     let ranks: Vec<&RankReport> = analysis.ranks.iter().map(|r| &r.summary).collect();
-    let peak_rank = peak_index(ranks.iter().map(|r| r.peak_allocated_bytes));
+    let peak_rank = peak_index(
+        ranks
+            .iter()
+            .map(|r| r.has_data().then_some(r.peak_allocated_bytes)),
+    );
     let levels = Levels::of(&analysis.warnings);
     JobTotals {
         ranks: ranks.len(),
@@ -201,10 +210,7 @@ pub fn job_totals(analysis: &JobAnalysis, job: &Job) -> JobTotals {
         ignored: job.ignored.len(),
         rejected: rejected_files(&analysis.warnings),
         failed_ranks: 0,
-        ranks_with_data: ranks
-            .iter()
-            .filter(|r| r.rows > 0 || matches!(r.peak_source, "memory_record" | "operator_memory"))
-            .count(),
+        ranks_with_data: ranks.iter().filter(|r| r.has_data()).count(),
         unreleased_bytes: ranks
             .iter()
             .fold(0u64, |a, r| a.saturating_add(r.unreleased_bytes)),
@@ -213,6 +219,7 @@ pub fn job_totals(analysis: &JobAnalysis, job: &Job) -> JobTotals {
         peak_allocated_bytes: peak_rank.map_or(0, |i| ranks[i].peak_allocated_bytes),
         min_peak_allocated_bytes: ranks
             .iter()
+            .filter(|r| r.has_data())
             .map(|r| r.peak_allocated_bytes)
             .min()
             .unwrap_or(0),
