@@ -201,6 +201,11 @@ impl<'a, 'p> RowSplitter<'a, 'p> {
         let want = usize::try_from((self.src.len() - self.pos).min(self.chunk as u64))
             .unwrap_or(self.chunk);
         if self.buf.len() < old + want {
+            // Grown to what this fill needs and no more: one chunk after the kept part of a row,
+            // which is shorter than the row limit. Left to `resize`, the first fill after a row
+            // cut by a chunk's end outgrew the first chunk's exact size and doubled the buffer.
+            self.buf
+                .reserve_exact((old + want).saturating_sub(self.buf.len()));
             self.buf.resize(old + want, 0);
         }
         let mut done = 0;
@@ -749,6 +754,82 @@ mod tests {
         assert_eq!(rows.len(), 3);
         // Placed, as the csv crate places it, on the blank line before it.
         assert_eq!(rows[2], (3, 30, vec![b"cann::x".to_vec(), b"1,5".to_vec()]));
+    }
+
+    /// Rows of `lens[k]` bytes (digits and commas, LF ended), cycled until `total` bytes.
+    fn rows_of(lens: &[usize], total: usize) -> Vec<u8> {
+        let mut data = Vec::new();
+        for &n in lens.iter().cycle() {
+            if data.len() >= total {
+                break;
+            }
+            data.extend((0..n - 1).map(|i| {
+                if i % 9 == 8 {
+                    b','
+                } else {
+                    b'0' + (i % 10) as u8
+                }
+            }));
+            data.push(b'\n');
+        }
+        data
+    }
+
+    #[test]
+    fn the_buffer_stays_one_chunk_and_the_longest_row() {
+        // A row cut by a chunk's end is kept and the next chunk read after it: the buffer needs
+        // one chunk and the kept part of a row, shorter than the longest row. Before, the first
+        // such fill outgrew the first chunk's exact size and `resize` doubled the buffer (a 16 MiB
+        // read of the page would have held 32 MiB, and 48 MiB while it moved).
+        let chunk = 4096;
+        for lens in [&[37, 41, 90][..], &[700, 3, 1500, 64], &[4095], &[4096, 17]] {
+            let data = rows_of(lens, 12 * chunk);
+            let longest = *lens.iter().max().unwrap();
+            let src = BytesSource::new("t.csv", data.clone());
+            let mut s = RowSplitter::new(&src, 1 << 20, None).with_chunk(chunk);
+            let mut rows = 0;
+            while let Next::Row { .. } = s.next_row().unwrap() {
+                rows += 1;
+                assert!(
+                    s.buf.capacity() <= chunk + longest,
+                    "rows of {lens:?}: a buffer of {} bytes for chunks of {chunk}",
+                    s.buf.capacity()
+                );
+            }
+            assert_eq!(rows, reference(&data).len(), "rows of {lens:?}");
+        }
+    }
+
+    #[test]
+    fn a_row_of_a_megabyte_is_read_whole_across_chunks() {
+        // Longer than any room a buffer of one chunk keeps, shorter than the reader's row limit.
+        let long = 1_000_000;
+        let mut data = rows_of(&[30], 200);
+        let at = data.len();
+        data.extend(rows_of(&[long], 1));
+        data.extend(rows_of(&[30, 55], 5000));
+        for chunk in [1 << 16, 1 << 20] {
+            assert_eq!(split(&data, chunk), reference(&data), "chunk {chunk}");
+            let src = BytesSource::new("t.csv", data.clone());
+            let mut s = RowSplitter::new(&src, crate::profiler::csv_common::MAX_CSV_ROW, None)
+                .with_chunk(chunk);
+            let mut seen = false;
+            loop {
+                match s.next_row().unwrap() {
+                    Next::Row { byte, .. } if byte == at as u64 => {
+                        let f = s.fields();
+                        // A comma every 9th byte, the LF not in the row.
+                        assert_eq!(f.len(), (long - 1) / 9 + 1);
+                        assert_eq!(f.iter().map(<[u8]>::len).sum::<usize>() + f.len(), long);
+                        seen = true;
+                    }
+                    Next::Row { .. } => {}
+                    Next::TooLong { .. } => panic!("a row shorter than the limit was cut"),
+                    Next::End => break,
+                }
+            }
+            assert!(seen, "chunk {chunk}: the long row was not read");
+        }
     }
 
     #[test]
