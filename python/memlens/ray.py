@@ -322,7 +322,7 @@ _NOT_SECONDS = "the limit must be a number of seconds above 0"
 _NOT_RETRIES = "the number of retries must be 0 or more"
 
 
-def _check_limits(timeout: Optional[float], retries: int) -> None:
+def _check_limits(timeout: Optional[float] = None, retries: int = 0) -> None:
     """Refuses a `timeout` that is not a number of seconds above 0 (0 would cancel every task at
     its start) and a negative `retries`, before anything runs."""
     if timeout is not None and not 0 < timeout < float("inf"):
@@ -331,30 +331,22 @@ def _check_limits(timeout: Optional[float], retries: int) -> None:
         raise ValueError(f"retries {retries!r}: {_NOT_RETRIES}")
 
 
-def _seconds(text: str) -> float:
-    """`--timeout`'s value (argparse names the option on an error)."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    try:
-        _check_limits(v, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: {_NOT_SECONDS}") from None
-    return v
+def _option(limit: str, parse, noun: str, rule: str):
+    """An argparse `type` for the command's `limit` option (`timeout`, `retries`): `parse`d, then
+    held to `_check_limits`; argparse names the option with either refusal."""
 
+    def value(text: str):
+        try:
+            v = parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {noun}") from None
+        try:
+            _check_limits(**{limit: v})
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: {rule}") from None
+        return v
 
-def _count(text: str) -> int:
-    """`--retries`' value."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    try:
-        _check_limits(None, v)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: {_NOT_RETRIES}") from None
-    return v
+    return value
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -373,7 +365,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--rerun", action="store_true", help="analyse ranks already in --out again")
     p.add_argument(
         "--timeout",
-        type=_seconds,
+        type=_option("timeout", float, "a number of seconds", _NOT_SECONDS),
         default=None,
         metavar="SECONDS",
         help="cancel a rank task that runs longer than this on its node (its wait for a CPU not"
@@ -381,7 +373,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     )
     p.add_argument(
         "--retries",
-        type=_count,
+        type=_option("retries", int, "a whole number", _NOT_RETRIES),
         default=1,
         metavar="N",
         help="run a rank task again up to N times when its worker process or node is lost (default: 1)",
