@@ -222,6 +222,11 @@ test('a job summary whose every rank failed settles as an error, in the core\'s 
     // The failed rank is still listed, with its reason; no rank is "the highest peak".
     assert.equal(await page.getAttribute('[data-testid="jobsummary-failed"]', 'data-failed'), String(summary.totals.failed));
     assert.equal(await page.locator('[data-testid="jobsummary"] [data-metric="ascend-peak"]').count(), 0, 'no peak card');
+    // Nor a "lowest peak (0 B)" and "highest peak (0 B)" in the matrix's legend (on d675c5a and
+    // after the card went, the legend still read so).
+    const legend = await page.textContent('[data-testid="jobsummary"] [data-testid="ascend-matrix-legend"]');
+    assert.doesNotMatch(legend, /lowest peak|highest peak/, legend);
+    assert.match(legend, /outlier/);
     assert.deepEqual(b.consoleErrors, []);
   } finally {
     await b.close();

@@ -64,9 +64,10 @@ export function overview({ report, ranks }, store, { soon = null } = {}) {
   body.append(el('div', { class: 'matrix-wrap' },
     el('h3', { text: 'Peak allocated (and reserved) by role and rank' }),
     matrix.node,
-    el('div', { class: 'legend' },
-      el('span', {}, el('span', { class: 'swatch heat-lo' }), `lowest peak (${bytes(minPeak)})`),
-      el('span', {}, el('span', { class: 'swatch heat-hi' }), `highest peak (${bytes(maxPeak)})`),
+    el('div', { class: 'legend', 'data-testid': 'ascend-matrix-legend' },
+      // Without a rank with data there is no lowest or highest peak (the core's totals say 0).
+      peak ? el('span', {}, el('span', { class: 'swatch heat-lo' }), `lowest peak (${bytes(minPeak)})`) : null,
+      peak ? el('span', {}, el('span', { class: 'swatch heat-hi' }), `highest peak (${bytes(maxPeak)})`) : null,
       el('span', { text: '▲/▼ outlier: > 10 % and > 64 MiB from its role’s median (roles with ≥ 3 ranks)' }))));
 
   // ---- one row per rank (virtual: only the rows in view are in the DOM; see rank-table.js) ----
