@@ -102,14 +102,20 @@ export function serve(loadEngine, modules = []) {
   };
   for (const m of modules) Object.assign(handlers, m(ctx));
 
+  // Settles once the worker holds its life lock (see installLife): requests wait for it.
+  let life = Promise.resolve();
   self.onmessage = async (ev) => {
     // The page's stop flag and lock (see worker-life.js); the threaded engine's threads are
     // stopped with the worker.
-    if (ev.data?.type === 'life') return installLife(ev.data, () => engine?.mod.stopThreads?.());
+    if (ev.data?.type === 'life') {
+      life = installLife(ev.data, () => engine?.mod.stopThreads?.());
+      return;
+    }
     const { id, method, params } = ev.data || {};
     const order = ++asked;
     try {
       await ready;
+      await life;
       if (!engine) throw new Error(`the analysis engine did not load: ${engineError}`);
       const handler = handlers[method];
       if (!handler) throw new Error(`unknown request ${method}`);

@@ -125,14 +125,26 @@ export function installLife({ flag, lock, id }, stopThreads) {
   // What this worker knows of its life, for a test that finds it still running: its number on the
   // page's marks, and when (its `performance.now()`) it saw its stop flag and said `stopped`.
   self.memlensLife = { id, seen: null, said: null };
+  // Settles once the worker holds its lock (at once without one). The page learns of the
+  // worker's end only through the lock, so the worker serves no request before it holds it: a
+  // worker that died in its first request before the lock came (a kill for its memory, the
+  // tests' `fault=close`) left the page waiting for ever.
+  let held = Promise.resolve();
   if (lock && self.navigator?.locks) {
-    self.navigator.locks.request(lock, () => {
-      self.postMessage({ type: 'life-locked' });
-      return new Promise(() => {});
-    }).catch(() => {});
+    held = new Promise((resolve) => {
+      self.navigator.locks.request(lock, () => {
+        self.postMessage({ type: 'life-locked' });
+        resolve();
+        return new Promise(() => {});
+      }).catch(() => resolve());
+    });
   }
-  if (!flag) return;
-  const raised = new Int32Array(flag);
+  if (flag) watchFlag(new Int32Array(flag), stopThreads);
+  return held;
+}
+
+/** Stops the worker's reads and threads, and says `stopped`, once the page raises `raised`. */
+function watchFlag(raised, stopThreads) {
   stopReadsOn(raised);
   const stop = () => {
     self.memlensLife.seen = performance.now();
