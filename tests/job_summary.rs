@@ -134,3 +134,101 @@ fn a_damaged_rank_is_in_the_summary_with_its_reason() {
     assert_eq!(s["ranks"][0]["status"], "ok");
     assert_eq!(s["matrix"].as_array().unwrap().len(), 1);
 }
+
+// Seen failing on main (45f92bb): `--json` had no `no_data` (nor `status`), the summary file's
+// rank none either, and the table printed the refused rank's peaks as "0.0" with no word of why.
+#[test]
+fn a_rank_whose_file_was_refused_is_said_the_same_by_the_table_the_json_and_the_summary() {
+    let job = Path::new("fixtures/classify/job");
+    let dir = tempfile::tempdir().unwrap();
+    let (summary, out) = summary_of(job, dir.path());
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let json = Command::new(env!("CARGO_BIN_EXE_memlens"))
+        .args(["profiler", "fixtures/classify/job", "--json", "-q"])
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let rollout = |v: &Value| {
+        v["ranks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["role"] == "rollout")
+            .cloned()
+            .unwrap()
+    };
+    let said = rollout(&json)["no_data"].clone();
+    assert_eq!(said["kind"], "refused");
+    let db = said["files"][0]["file"].as_str().unwrap().to_string();
+    assert!(db.starts_with("job/rollout/"), "{db}");
+    // The summary file's rank keeps the same fact.
+    assert_eq!(rollout(&summary)["no_data"], said);
+    assert_eq!(rollout(&summary)["status"], "error");
+    // The table: the rank's peaks are dashes, and the line under it says why, in those words.
+    let text = String::from_utf8(out.stdout).unwrap();
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("rollout "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(&cells[8..10], ["-", "-"], "{row}");
+    let says = format!("    no figures: {}", said["says"].as_str().unwrap());
+    assert!(text.lines().any(|l| l == says), "{text}");
+    assert!(
+        says.contains(&format!("its file was refused: {db}: ")),
+        "{says}"
+    );
+    // The other ranks print their peaks and no such line.
+    assert_eq!(text.matches("no figures:").count(), 1, "{text}");
+}
+
+// A file written before `no_data` (its ranks have none) is read with the same fact, taken from
+// its `report` and `warnings`; a rank with no report failed where it ran, with its `error`.
+// Seen failing on main (45f92bb): the ranks read had no `no_data`.
+#[test]
+fn a_summary_written_before_no_data_is_read_with_it() {
+    use memlens::profiler::summary::read_ranks;
+    let dir = tempfile::tempdir().unwrap();
+    let (summary, _) = summary_of(Path::new("fixtures/classify/job"), dir.path());
+    let mut old = summary.clone();
+    let ranks = old["ranks"].as_array_mut().unwrap();
+    for r in ranks.iter_mut() {
+        r.as_object_mut().unwrap().remove("no_data");
+    }
+    // A rank whose task failed on its node, as an older driver wrote it.
+    let lost = ranks.iter_mut().find(|r| r["role"] == "ref").unwrap();
+    let lost_dirs = lost["run_dirs"].clone();
+    for (k, v) in [
+        ("status", Value::from("error")),
+        ("error", Value::from("the worker of this task died")),
+        ("report", Value::Null),
+    ] {
+        lost[k] = v;
+    }
+    let read = read_ranks("old.memlens.json", &old.to_string()).unwrap();
+    let read: Value = serde_json::to_value(read).unwrap();
+    let of = |role: &str| -> Vec<&Value> {
+        read.as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["role"] == role)
+            .collect()
+    };
+    let rollout = summary["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["role"] == "rollout")
+        .unwrap();
+    assert_eq!(of("rollout")[0]["no_data"], rollout["no_data"]);
+    let lost = of("ref")
+        .into_iter()
+        .find(|r| r["run_dirs"] == lost_dirs)
+        .unwrap();
+    assert_eq!(lost["no_data"]["kind"], "failed");
+    assert_eq!(
+        lost["no_data"]["says"],
+        "its analysis failed where it ran: the worker of this task died"
+    );
+    assert!(of("actor").iter().all(|r| r["no_data"].is_null()));
+}

@@ -108,10 +108,10 @@ fn a_job_read_in_parts_has_the_overview_of_the_whole_job() {
     let cli_ranks = cli["ranks"].as_array().unwrap();
     assert_eq!(ranks.len(), cli_ranks.len());
     for (k, (r, c)) in ranks.iter().zip(cli_ranks).enumerate() {
+        // Each rank says how it came out in the keys of a job summary's rank, as the CLI does.
+        assert_eq!((&r["status"], &r["no_data"]), (&json!("ok"), &Value::Null));
         let mut r = r.clone();
         let m = r.as_object_mut().unwrap();
-        assert_eq!(m.remove("status"), Some(json!("ok")));
-        assert_eq!(m.remove("error"), Some(Value::Null));
         // The CLI names folders from the path it was given; the drop from its own root.
         let dirs = |v: &Value| -> Vec<String> {
             v["run_dirs"]
@@ -252,4 +252,67 @@ fn a_reader_given_no_known_folder_reads_nothing() {
     let (plan, ranks) = summaries_of(&["text/elsewhere".to_string()]);
     assert!(plan.is_empty());
     assert!(ranks.is_empty());
+}
+
+/// The rank `role` of a report or overview.
+fn rank_of(v: &Value, role: &str) -> Value {
+    v["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["role"] == role)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {role} rank in {v}"))
+}
+
+// Seen failing on main (45f92bb): one reader's rank had no `status` and no `no_data` (the page
+// drew its zeros as figures) where the pool's said `status` `error` with its diagnostics as
+// `error` (the page drew "failed" with dashes), and neither said which kind of rank without data
+// it was.
+#[test]
+fn a_rank_whose_file_was_refused_says_so_in_the_same_words_read_by_one_reader_or_in_parts() {
+    let (parts, one) = parts_and_one(|| dropped_from("fixtures/classify/job", "job"));
+    let (p, o) = (rank_of(&parts, "rollout"), rank_of(&one, "rollout"));
+    for key in ["status", "error", "no_data"] {
+        assert_eq!(p[key], o[key], "{key}");
+    }
+    assert_eq!(o["status"], "error");
+    // What the rank's files were, from the job's own diagnostics: the one error names its db.
+    let errors: Vec<&Value> = one["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["severity"] == "error")
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let (file, message) = (
+        errors[0]["file"].as_str().unwrap(),
+        errors[0]["message"].as_str().unwrap(),
+    );
+    assert!(
+        file.starts_with("job/rollout/") && file.ends_with(".db"),
+        "{file}"
+    );
+    assert_eq!(
+        o["no_data"],
+        json!({
+            "kind": "refused",
+            "files": [{ "file": file, "reason": message }],
+            "reason": null,
+            "says": format!("its file was refused: {file}: {message}"),
+        })
+    );
+    // The ranks with data say nothing of the kind, in both.
+    for v in [&parts, &one] {
+        let with_data: Vec<&Value> = v["ranks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["role"] != "rollout")
+            .collect();
+        assert_eq!(with_data.len(), 4);
+        assert!(with_data
+            .iter()
+            .all(|r| r["status"] == "ok" && r["no_data"].is_null() && r["error"].is_null()));
+    }
 }

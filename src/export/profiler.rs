@@ -80,9 +80,15 @@ pub fn report_text(analysis: &JobAnalysis) -> String {
         let s = &r.summary;
         let role = if s.role.is_empty() { "-" } else { &s.role };
         let rank = s.rank.map_or("unknown".to_string(), |r| r.to_string());
+        // A rank without data has no peaks: a dash, not "0.0", and why on the line below.
+        let no_data = crate::profiler::summary::RankOutcome::of(r).no_data;
+        let peak = |b: u64| match no_data {
+            Some(_) => "-".to_string(),
+            None => format!("{:.1}", mib(b)),
+        };
         let _ = writeln!(
             o,
-            "{:<24} {:>7} {:>7} {:>6} {:>7} {:>7} {:>6} {:>6} {:>11.1} {:>11.1} {:>10}",
+            "{:<24} {:>7} {:>7} {:>6} {:>7} {:>7} {:>6} {:>6} {:>11} {:>11} {:>10}",
             role,
             rank,
             s.rows,
@@ -91,10 +97,13 @@ pub fn report_text(analysis: &JobAnalysis) -> String {
             s.stacks.via_forward,
             s.stacks.approximate,
             s.stacks.none,
-            mib(s.peak_allocated_bytes),
-            mib(s.peak_reserved_bytes),
+            peak(s.peak_allocated_bytes),
+            peak(s.peak_reserved_bytes),
             s.unreleased_rows
         );
+        if let Some(n) = &no_data {
+            let _ = writeln!(o, "    no figures: {}", n.says);
+        }
         for g in s.live_at_peak.iter().take(3) {
             let _ = writeln!(
                 o,

@@ -42,6 +42,7 @@ pub mod generate;
 pub mod inject;
 pub mod memory_record;
 pub mod module_mem;
+pub mod no_data;
 pub mod operator_memory;
 pub mod plan;
 pub mod queries;

@@ -14,6 +14,7 @@
 
 use super::analysis::{matrix_outliers, JobAnalysis, MatrixCell, Outlier, RankAnalysis};
 use super::memory_record::Metric;
+use super::no_data::NoData;
 use super::queries::curve_window;
 use crate::diag::Diagnostic;
 use serde::{Deserialize, Serialize};
@@ -85,6 +86,11 @@ pub struct RankSummary {
     pub status: RankStatus,
     /// Why the rank has no data (`status` = `error`).
     pub error: Option<String>,
+    /// Which kind of rank without data this is, in words ([`NoData`]); `null` for a rank with
+    /// data. Added within version 2: a file written before it has none, and reading fills it in
+    /// from the rank's `report` and `warnings` ([`RankSummary::fill_no_data`]).
+    #[serde(default)]
+    pub no_data: Option<NoData>,
     /// Peak allocated bytes of the framework allocator.
     pub peak_allocated_bytes: u64,
     /// Peak reserved bytes.
@@ -241,26 +247,16 @@ impl RankSummary {
     /// The summary of one analysed rank.
     pub fn of(r: &RankAnalysis) -> RankSummary {
         let facts = &r.summary;
-        let has_data = facts.has_data();
         let warnings = kept_diagnostics(&r.warnings, &facts.run_dirs);
+        let outcome = RankOutcome::of(r);
         RankSummary {
             role: facts.role.clone(),
             rank: facts.rank,
             step: facts.step,
             run_dirs: facts.run_dirs.clone(),
-            status: if has_data {
-                RankStatus::Ok
-            } else {
-                RankStatus::Error
-            },
-            error: (!has_data).then(|| {
-                if warnings.is_empty() {
-                    "no memory data in the rank's run folders".to_string()
-                } else {
-                    let lines: Vec<String> = warnings.iter().map(|d| d.to_string()).collect();
-                    lines.join("\n")
-                }
-            }),
+            status: outcome.status,
+            error: outcome.error,
+            no_data: outcome.no_data,
             peak_allocated_bytes: facts.peak_allocated_bytes,
             peak_reserved_bytes: facts.peak_reserved_bytes,
             report: serde_json::to_value(facts).unwrap_or(serde_json::Value::Null),
@@ -284,6 +280,7 @@ impl RankSummary {
             step,
             run_dirs,
             status: RankStatus::Error,
+            no_data: Some(NoData::failed(&reason)),
             error: Some(reason),
             peak_allocated_bytes: 0,
             peak_reserved_bytes: 0,
@@ -303,6 +300,20 @@ impl RankSummary {
         self.status == RankStatus::Error && !self.report.is_object()
     }
 
+    /// Sets [`RankSummary::no_data`] of a rank without data whose file kept none (written
+    /// before the key): a rank with no report failed where it ran, one with its report was
+    /// refused or empty as its diagnostics say.
+    pub fn fill_no_data(&mut self) {
+        if self.status == RankStatus::Ok || self.no_data.is_some() {
+            return;
+        }
+        self.no_data = Some(if self.failed_where_it_ran() {
+            NoData::failed(self.error.as_deref().unwrap_or("no reason given"))
+        } else {
+            NoData::of_analysed(&self.warnings)
+        });
+    }
+
     fn order_key(&self) -> (&str, Option<u32>, u32, &[String]) {
         (
             &self.role,
@@ -310,6 +321,43 @@ impl RankSummary {
             self.rank.unwrap_or(u32::MAX),
             &self.run_dirs,
         )
+    }
+}
+
+/// How the analysis of one rank came out, as every view of the rank says it: its status, the
+/// reason in the diagnostics' lines (`error`) and which kind of rank without data it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RankOutcome {
+    /// `ok` when the rank has figures.
+    pub status: RankStatus,
+    /// The rank's kept diagnostics as the CLI prints them, one a line, for a rank without data.
+    pub error: Option<String>,
+    /// Why the rank has no figures.
+    pub no_data: Option<NoData>,
+}
+
+impl RankOutcome {
+    /// The outcome of an analysed rank.
+    pub fn of(r: &RankAnalysis) -> RankOutcome {
+        if r.summary.has_data() {
+            return RankOutcome {
+                status: RankStatus::Ok,
+                error: None,
+                no_data: None,
+            };
+        }
+        let kept = kept_diagnostics(&r.warnings, &r.summary.run_dirs);
+        let error = if kept.is_empty() {
+            "no memory data in the rank's run folders".to_string()
+        } else {
+            let lines: Vec<String> = kept.iter().map(|d| d.to_string()).collect();
+            lines.join("\n")
+        };
+        RankOutcome {
+            status: RankStatus::Error,
+            error: Some(error),
+            no_data: Some(NoData::of_analysed(&r.warnings)),
+        }
     }
 }
 
@@ -322,6 +370,8 @@ impl JobSummary {
     /// Merges rank summaries (from one machine or many) into the job summary: ranks ordered by
     /// role, step, rank and run folders; matrix, outliers and totals computed from them.
     pub fn merge(mut ranks: Vec<RankSummary>) -> JobSummary {
+        // Ranks from a file or a node of an older memlens say why they have no data too.
+        ranks.iter_mut().for_each(RankSummary::fill_no_data);
         ranks.sort_by(|a, b| a.order_key().cmp(&b.order_key()));
         let cells: Vec<MatrixCell> = ranks
             .iter()
@@ -430,7 +480,9 @@ pub fn read_ranks(file: &str, text: &str) -> Result<Vec<RankSummary>, Diagnostic
             ),
         ));
     }
-    Ok(head.ranks)
+    let mut ranks = head.ranks;
+    ranks.iter_mut().for_each(RankSummary::fill_no_data);
+    Ok(ranks)
 }
 
 /// Parses one rank summary given as JSON text (what a node sends to the driver).

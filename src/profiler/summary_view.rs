@@ -60,6 +60,7 @@ fn rank_report(r: &RankSummary) -> Value {
         if let Some(o) = v.as_object_mut() {
             o.insert("status".into(), json!(r.status));
             o.insert("error".into(), json!(r.error));
+            o.insert("no_data".into(), json!(r.no_data));
         }
         return v;
     }
@@ -89,6 +90,7 @@ fn rank_report(r: &RankSummary) -> Value {
         "device": null,
         "status": r.status,
         "error": r.error,
+        "no_data": r.no_data,
     })
 }
 

@@ -4,13 +4,14 @@
 use crate::diag::{Diagnostic, Levels, Severity};
 use crate::profiler::analysis::{JobAnalysis, MatrixCell, Outlier, RankReport};
 use crate::profiler::discover::Job;
+use crate::profiler::summary::RankOutcome;
 use serde::Serialize;
 
 /// The document `memlens profiler --json` prints and the page's job summary reads.
 #[derive(Debug, Serialize)]
 pub struct JobReport<'a> {
-    /// Per-rank summaries, in discovery order.
-    pub ranks: Vec<&'a RankReport>,
+    /// Per-rank summaries, in discovery order, each with how its analysis came out.
+    pub ranks: Vec<RankEntry<'a>>,
     /// The role × rank matrix of peaks.
     pub matrix: &'a [MatrixCell],
     /// Ranks that stand out from their role.
@@ -23,6 +24,19 @@ pub struct JobReport<'a> {
     pub totals: JobTotals,
     /// How the job came out: the exit code `memlens profiler` gives it, and its problem in words.
     pub verdict: Verdict,
+}
+
+/// One rank of the report: its figures and, beside them, its outcome (`status`, `error`,
+/// `no_data`: the keys a job summary's rank has), so that a rank without data reads the same
+/// whether one reader analysed the job or a job summary was merged.
+#[derive(Debug, Serialize)]
+pub struct RankEntry<'a> {
+    /// The rank's figures.
+    #[serde(flatten)]
+    pub report: &'a RankReport,
+    /// How its analysis came out.
+    #[serde(flatten)]
+    pub outcome: RankOutcome,
 }
 
 /// A file that was given but not analysed.
@@ -38,7 +52,14 @@ pub struct Ignored<'a> {
 pub fn job_report<'a>(analysis: &'a JobAnalysis, job: &'a Job) -> JobReport<'a> {
     let totals = job_totals(analysis, job);
     JobReport {
-        ranks: analysis.ranks.iter().map(|r| &r.summary).collect(),
+        ranks: analysis
+            .ranks
+            .iter()
+            .map(|r| RankEntry {
+                report: &r.summary,
+                outcome: RankOutcome::of(r),
+            })
+            .collect(),
         matrix: &analysis.matrix,
         outliers: &analysis.outliers,
         ignored: job
