@@ -277,6 +277,14 @@ fn a_rank_whose_file_was_refused_says_so_in_the_same_words_read_by_one_reader_or
         assert_eq!(p[key], o[key], "{key}");
     }
     assert_eq!(o["status"], "error");
+    // Its peak is no cell of the matrix, whoever read the job, and the outliers are the same.
+    assert_eq!(parts["matrix"], one["matrix"]);
+    assert_eq!(parts["outliers"], one["outliers"]);
+    assert!(!one["matrix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["role"] == "rollout"));
     // What the rank's files were, from the job's own diagnostics: the one error names its db.
     let errors: Vec<&Value> = one["warnings"]
         .as_array()

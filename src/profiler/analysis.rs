@@ -858,11 +858,14 @@ fn median(v: &mut [u64]) -> u64 {
 
 /// Builds the matrix and the outliers: a rank stands out when its role has at least 3 ranks and
 /// its peak allocated differs from the role's median by more than 10% and more than 64 MiB (with
-/// 2 ranks the median sits halfway and cannot single one out).
+/// 2 ranks the median sits halfway and cannot single one out). Only the ranks with data are in
+/// it, as in a merged job summary: a rank without (its files refused) has no peak to set against
+/// its role's, and one reader and a pool of them find the same outliers.
 pub fn job_matrix(ranks: &[RankAnalysis]) -> (Vec<MatrixCell>, Vec<Outlier>) {
     matrix_outliers(
         ranks
             .iter()
+            .filter(|r| r.summary.has_data())
             .map(|r| MatrixCell {
                 role: r.summary.role.clone(),
                 rank: r.summary.rank,
