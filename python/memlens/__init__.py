@@ -93,8 +93,13 @@ class Job(Mapping):
     def __repr__(self) -> str:
         # The core's counts by level in words ("1 error, 2 warnings"), as the CLI and the page
         # show them: an error (a file that could not be used) is not a warning.
+        # Ranks without figures (files refused, or holding no memory data) are counted as the
+        # page's panel heads them; why, in the core's words, is each rank's `no_data["says"]`.
         levels = self._report.get("totals", {}).get("levels", "")
-        return f"<memlens.Job: {_plural(len(self._report.get('ranks', [])), 'rank')}, {levels}>"
+        ranks = self._report.get("ranks", [])
+        without = sum(1 for r in ranks if r.get("no_data"))
+        counted = f" ({without:,} without figures)" if without else ""
+        return f"<memlens.Job: {_plural(len(ranks), 'rank')}{counted}, {levels}>"
 
     @property
     def report(self) -> dict:

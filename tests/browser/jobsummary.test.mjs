@@ -210,7 +210,7 @@ test('a summary of 1,201 ranks: totals, matrix, the outlier and each rank as the
         assert.equal(await page.getAttribute('[data-testid="jobsummary-failed"]', 'data-failed'), '1');
         assert.equal(await page.textContent('[data-testid="jobsummary-failed"] h2'), '1 rank failed');
         const failedItems = await page.$$eval('[data-testid="jobsummary-failed"] li', (lis) => lis.map((li) => li.textContent));
-        assert.deepEqual(failedItems, [`actor · rank 1200${expect.failedReason}`]);
+        assert.deepEqual(failedItems, [`actor · rank 1200no figures: its analysis failed where it ran: ${expect.failedReason}`]);
         assert.equal(await page.textContent('[data-testid="jobsummary"] [data-metric="ascend-warnings"] .sub'), '1 rank failed');
         assert.doesNotMatch(await page.textContent('[data-testid="jobsummary"]'), /rejected|\(s\)/);
         // The call-stack counts fit their column (they were cut to "63 nor…" at 1024 px).
@@ -657,7 +657,7 @@ test('a rank of 8.6 M rows: no figure of the rank table is cut; a failed rank is
         await page.mouse.move(box.x, box.y);
         await page.waitForFunction(() => /rank 2/.test(document.querySelector('[data-testid="tooltip"]')?.textContent || ''), null, { timeout: 5000 });
         const tip = await page.textContent('[data-testid="tooltip"]');
-        assert.match(tip, /actor · rank 2.*failed: .*line 3: expected 8 fields/s);
+        assert.match(tip, /actor · rank 2.*no figures: its analysis failed where it ran: .*line 3: expected 8 fields/s);
         assertClean(b, server.origin);
       } finally {
         await b.close();

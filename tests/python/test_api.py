@@ -242,7 +242,9 @@ def _repr_want(job):
     levels = [w["severity"] for w in job["warnings"]]
     errors, warnings = levels.count("error"), len(levels) - levels.count("error")
     words = [f"{n} {noun}{'' if n == 1 else 's'}" for n, noun in ((errors, "error"), (warnings, "warning")) if n]
-    return f"<memlens.Job: {ranks} rank{'' if ranks == 1 else 's'}, {', '.join(words) or 'no errors or warnings'}>"
+    without = [r for r in job["ranks"] if r["status"] == "error"]
+    counted = f" ({len(without)} without figures)" if without else ""
+    return f"<memlens.Job: {ranks} rank{'' if ranks == 1 else 's'}{counted}, {', '.join(words) or 'no errors or warnings'}>"
 
 
 def test_job_repr_counts_ranks_and_problems_by_level(job, tmp_path):
@@ -257,6 +259,24 @@ def test_job_repr_counts_ranks_and_problems_by_level(job, tmp_path):
     assert [w["severity"] for w in damaged["warnings"]].count("error") == 1
     assert repr(damaged) == _repr_want(damaged)
     assert "1 error" in repr(damaged)
+
+
+def test_a_rank_whose_file_was_refused_is_said_as_the_cli_says_it(cli):
+    """The classify job's rollout rank (its one db export refused): the job's repr counts it
+    without figures, and its rank says why in the CLI's words (`memlens profiler --json`, which
+    its table prints under the rank). Failed on the old package: the repr said "5 ranks" alone and
+    the rank had no `no_data`."""
+    job = memlens.analyze(ROOT / "fixtures" / "classify" / "job")
+    assert repr(job) == _repr_want(job)
+    assert "5 ranks (1 without figures), 1 error" in repr(job)
+    out = cli("profiler", "fixtures/classify/job", "--json", "-q", check=False)
+    assert out.returncode == 2, out.stderr
+    cli = {r["role"]: r for r in json.loads(out.stdout)["ranks"]}
+    ours = {r["role"]: r for r in job["ranks"]}
+    assert ours["rollout"]["no_data"] == cli["rollout"]["no_data"]
+    assert ours["rollout"]["no_data"]["says"].startswith("its file was refused: job/rollout/")
+    text = cli("profiler", "fixtures/classify/job", check=False).stdout
+    assert f"    no figures: {ours['rollout']['no_data']['says']}" in text.splitlines()
 
 
 def _cli_message(out):

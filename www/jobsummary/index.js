@@ -191,13 +191,28 @@ function rawFolders(report, file, rawError, select) {
  */
 const SLOW_MS = 60;
 
-/** Failed ranks listed at most; the rest are counted (every reason is among the warnings). */
+/** Ranks without figures listed at most; the rest are counted (every reason is among the warnings). */
 const FAILED_LISTED = 50;
 
 /**
- * The ranks whose analysis failed where they ran, counted and each with its reason (a damaged or
- * missing file, a task or node that failed); null when every rank has a summary. A rank's button
- * selects it.
+ * How each kind of rank without figures (the core's `no_data.kind`) is counted in the panel's
+ * line: a rank whose files were refused (its files are among the rejected files the totals
+ * count), one whose analysis failed where it ran (a task or node that failed), one whose files
+ * hold no memory data.
+ */
+const KINDS = [
+  ['refused', (n) => `${plural(n, 'rank')} had ${n === 1 ? 'its' : 'their'} files refused`],
+  ['failed', (n) => `${plural(n, 'rank')} failed where ${n === 1 ? 'it' : 'they'} ran`],
+  ['empty', (n) => `${plural(n, 'rank')} ${n === 1 ? 'holds' : 'hold'} no memory data`],
+];
+
+/** A rank's kind of having no figures: the core's, or (a rank handed over without it) failed. */
+const kindOf = (r) => r.no_data?.kind || 'failed';
+
+/**
+ * The ranks without figures, counted by why and each with the core's words for it (its file
+ * refused and why, its analysis failed where it ran, its files read and empty: what the command
+ * line prints under the rank); null when every rank has figures. A rank's button selects it.
  */
 function failedRanks(report, select) {
   const failed = [];
@@ -206,17 +221,23 @@ function failedRanks(report, select) {
   });
   if (!failed.length) return null;
   const n = failed.length;
+  const counts = new Map();
+  for (const i of failed) counts.set(kindOf(report.ranks[i]), (counts.get(kindOf(report.ranks[i])) || 0) + 1);
   const list = el('ul', { class: 'warning-list rank-list' }, ...failed.slice(0, FAILED_LISTED).map((i) => {
     const r = report.ranks[i];
-    return el('li', { class: 'error', 'data-rank-index': String(i) },
+    const says = r.no_data?.says || `its analysis failed where it ran: ${r.error || 'no reason given'}`;
+    return el('li', { class: 'error', 'data-rank-index': String(i), 'data-kind': kindOf(r) },
       el('button', { type: 'button', class: 'linkish where', text: rankLabel(r), title: (r.run_dirs || []).join('\n'), on: { click: () => select(i) } }),
-      el('span', { class: 'msg', text: r.error || 'failed (no reason given)' }));
+      el('span', { class: 'msg', text: `no figures: ${says}` }));
   }));
   const ok = report.ranks.length - n;
   const rest = ok === 0 ? 'no rank of the job has figures' : ok === 1 ? 'the other rank is summarised in full' : `the other ${int(ok)} ranks are summarised in full`;
-  return el('section', { class: 'panel', 'data-testid': 'jobsummary-failed', data: { failed: String(n) } },
-    el('h2', { text: `${plural(n, 'rank')} failed` }),
-    el('p', { class: 'muted', text: `${n === 1 ? 'Its' : 'Their'} analysis failed where ${n === 1 ? 'it' : 'they'} ran, so the summary has no figures for ${n === 1 ? 'it' : 'them'}; ${rest}.` }),
+  const why = KINDS.filter(([k]) => counts.has(k)).map(([k, words]) => words(counts.get(k)));
+  // Every rank failed where it ran: "2 ranks failed", as the totals' card counts them.
+  const title = counts.size === 1 && counts.has('failed') ? `${plural(n, 'rank')} failed` : `${plural(n, 'rank')} without figures`;
+  return el('section', { class: 'panel', 'data-testid': 'jobsummary-failed', data: { failed: String(n), kinds: KINDS.filter(([k]) => counts.has(k)).map(([k]) => `${k}:${counts.get(k)}`).join(' ') } },
+    el('h2', { text: title }),
+    el('p', { class: 'muted', text: `${why.join('; ')}, so the summary has no figures for ${n === 1 ? 'it' : 'them'}; ${rest}.` }),
     list,
     n > FAILED_LISTED ? el('p', { class: 'muted', text: `… and ${plural(n - FAILED_LISTED, 'more rank')} (every reason is listed among the warnings below).` }) : null);
 }
@@ -306,7 +327,7 @@ function rankDetail(report, client) {
     head(i, 'ready', `Run folders: ${s.run_dirs.join(', ') || '(none)'}`);
     if (s.status === 'error') {
       node.dataset.state = 'failed';
-      failure.textContent = `This rank has no summary: ${s.error || 'failed'}`;
+      failure.textContent = `This rank has no figures: ${s.no_data?.says || s.error || 'failed'}`;
       failure.hidden = false;
       figures.hidden = true;
       return;

@@ -244,16 +244,21 @@ function failedRankPanel(report, select) {
       const r = report.ranks[i];
       const dirs = r.run_dirs || [];
       const big = tooLarge(r);
-      node.dataset.reason = big ? 'too-large' : 'not-read';
-      title.textContent = big ? `${rankLabel(r)} was not read: a file is too large for the page` : `${rankLabel(r)} was not read`;
+      // A rank the page read whose files gave nothing (refused, empty) or whose analysis failed
+      // where it ran (a summary's) has the core's words; one the page could not read, its own.
+      const word = failedWord(r);
+      const read = !big && word !== 'not read';
+      node.dataset.reason = big ? 'too-large' : read ? r.no_data?.kind || 'failed' : 'not-read';
+      title.textContent = big ? `${rankLabel(r)} was not read: a file is too large for the page` : read ? `${rankLabel(r)} has no figures` : `${rankLabel(r)} was not read`;
       if (big && r.tooLarge) {
         // Each file over the limit with its size, and the limit, printed so that the two differ.
         reason.replaceChildren(...r.tooLarge.files.flatMap((f, k) => [k ? ' ' : '', el('code', { text: f.path }),
           ` is ${bytesApart(f.bytes, r.tooLarge.limit).join(', more than the ')} this page reads of one file.`]),
         ' A browser tab holds at most 4 GiB of WebAssembly memory.');
       } else {
-        // The reason as the pool gives it ("not read: the analysis worker …"), as a sentence.
-        const why = String(r.error || 'no reason was given').replace(/^(not read|too large):\s*/, '');
+        // The reason as the pool gives it ("not read: the analysis worker …") or as the core says
+        // it ("its file was refused: …"), as a sentence.
+        const why = read && r.no_data ? r.no_data.says : String(r.error || 'no reason was given').replace(/^(not read|too large):\s*/, '');
         reason.textContent = `${why.charAt(0).toUpperCase()}${why.slice(1)}${/[.!?]$/.test(why) ? '' : '.'}`;
       }
       marked.textContent = `Its row of the job overview is marked “${failedWord(r)}”: it has no figures, charts or tables here. `;
@@ -264,7 +269,10 @@ function failedRankPanel(report, select) {
       for (let k = 1; k < n && target === null; k++) if (report.ranks[(i + k) % n].status !== 'error') target = (i + k) % n;
       next.hidden = target === null;
       if (target !== null) next.textContent = `Open ${rankLabel(report.ranks[target])}`;
-      cli.replaceChildren('The command line reads it outside the browser, with the machine’s memory: ',
+      // A rank read without figures would be read the same outside the page: the command line
+      // says the same of it.
+      if (read && ['refused', 'empty'].includes(r.no_data?.kind)) cli.replaceChildren('The command line says the same of it: ', el('code', { text: `memlens profiler ${dirs.join(' ')}` }), '.');
+      else cli.replaceChildren('The command line reads it outside the browser, with the machine’s memory: ',
         el('code', { text: `memlens profiler ${dirs.join(' ')}` }), ', or ', el('code', { text: `memlens serve ${dirs.join(' ')}` }),
         ' to see it on this page read by the native engine.');
     },

@@ -10,7 +10,7 @@ import { el, cssVar } from '../ui/dom.js';
 import { bytes, exactBytes, int } from '../format.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { rankLabel } from './common.js';
-import { failedRank, failedWord, tooLarge } from './rank-table.js';
+import { failedRank, failedReason, failedWord, tooLarge } from './rank-table.js';
 
 /** Layout in CSS pixels: the role column, the header row and one cell (gap included). */
 const LABEL_W = 170;
@@ -374,7 +374,8 @@ export function rankMatrix(report, open, soon = null) {
       const why = String(r.error || '').replace(/^too large:\s*/, '').split('; ').filter(Boolean);
       return [rankLabel(r), 'not read: a file is too large for the page', ...why, 'no figures (read it with memlens profiler or memlens serve)'];
     }
-    if (failedRank(r)) return [rankLabel(r), `${failedWord(r) === 'not read' ? 'not read' : 'failed'}: ${String(r.error || 'no reason given').replace(/^not read:\s*/, '')}`, 'no figures (its zeros are left out of the job’s lowest peak)'];
+    // Why in the words of the rank table's title (the core's, for a rank the page read).
+    if (failedRank(r)) return [rankLabel(r), failedReason(r), 'its zeros are left out of the job’s lowest peak'];
     const o = outlierOf(i);
     const lines = [rankLabel(r), `peak allocated ${exactBytes(r.peak_allocated_bytes)}`, `peak reserved ${exactBytes(r.peak_reserved_bytes)}`];
     if (o) lines.push(`stands out: ${o.deviation_permille > 0 ? '+' : ''}${(o.deviation_permille / 10).toFixed(1)} % from the role's median ${bytes(o.role_median_bytes)}`);

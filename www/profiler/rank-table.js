@@ -16,7 +16,12 @@ const REST_MS = 40;
 
 const none = (v) => v === null || v === undefined;
 
-/** Whether rank `r` of a report failed (its reader died, or its analysis failed where it ran). */
+/**
+ * Whether rank `r` of a report has no figures: its files were refused or hold no memory data, its
+ * analysis failed where it ran, or the page could not read it. The core says it in `status` for
+ * one reader's report and a pool's or a summary's overview alike, so both paths draw it the same:
+ * dashes and a word, never zeros.
+ */
 export const failedRank = (r) => r.status === 'error';
 
 /**
@@ -26,24 +31,35 @@ export const failedRank = (r) => r.status === 'error';
  */
 export const tooLarge = (r) => failedRank(r) && (Boolean(r.tooLarge) || /^too large\b/.test(r.error || ''));
 
+/** Whether the page could not read rank `r` (its reader failed or died). */
+const notRead = (r) => /^not read\b/.test(r.error || '');
+
 /**
- * What a failed rank's cells say in place of its zeros: "too large" when it was left out for a
- * file larger than the page reads, "not read" when the page could not read it (its reader died),
- * "failed" when its analysis failed where it ran (a job summary file).
+ * What a rank without figures shows in place of its zeros: "too large" when it was left out for
+ * a file larger than the page reads, "not read" when the page could not read it (its reader
+ * died), and otherwise the core's kind (`no_data.kind`): "refused" (its files were refused),
+ * "no data" (its files hold no memory data) or "failed" (its analysis failed where it ran).
  */
 export function failedWord(r) {
   if (tooLarge(r)) return 'too large';
-  return /^not read\b/.test(r.error || '') ? 'not read' : 'failed';
+  if (notRead(r)) return 'not read';
+  return { refused: 'refused', empty: 'no data' }[r.no_data?.kind] || 'failed';
 }
 
-/** Why a failed rank has no figures, as a sentence's start: "this rank was not read: …". */
+/**
+ * Why a rank has no figures, as a sentence's start: "this rank was not read: …", or the core's
+ * words ("no figures: its file was refused: …"), which the command line prints too.
+ */
 export function failedReason(r) {
-  const why = String(r.error || 'no reason given').replace(/^(not read|too large):\s*/, '');
-  return `${failedWord(r) === 'failed' ? 'this rank failed' : 'this rank was not read'}: ${tooLarge(r) ? `a file is too large for the page: ${why}` : why}`;
+  if (tooLarge(r) || notRead(r)) {
+    const why = String(r.error || 'no reason given').replace(/^(not read|too large):\s*/, '');
+    return `this rank was not read: ${tooLarge(r) ? `a file is too large for the page: ${why}` : why}`;
+  }
+  return `no figures: ${r.no_data?.says || `its analysis failed where it ran: ${r.error || 'no reason given'}`}`;
 }
 
-/** A failed rank's figure cell: a dash, with the reason in its title. */
-const noFigure = (r) => ({ text: '–', title: `no figure: ${failedReason(r)}` });
+/** A figure cell of a rank without figures: a dash, with the reason in its title. */
+const noFigure = (r) => ({ text: '–', title: failedReason(r) });
 
 /**
  * The columns: header, its least width in px (`min`, widened to the widest cell: numbers are never
@@ -322,6 +338,8 @@ export function rankTable(summaries, ranks, onSelect, soon = null) {
       unreleasedRows: String(r.unreleased_rows),
       source: r.source,
       status: tooLarge(r) ? 'too-large' : failedRank(r) ? 'error' : 'ok',
+      // Which kind of rank without figures the core says it is (refused, failed, empty).
+      noData: r.no_data?.kind || '',
       tooLargeBytes: r.tooLarge ? String(r.tooLarge.files.reduce((n, f) => n + f.bytes, 0)) : '',
       rankIndex: String(i),
     }),
