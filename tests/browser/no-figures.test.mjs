@@ -74,10 +74,7 @@ test('a rank whose only file was refused: the same row and panel read by a pool 
       await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 60000 });
       assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-workers'), search === '?workers=2' ? '2' : null, search);
       const row = await tableRow(page, '#panel-ascend', 'rollout');
-      assert.equal(row.status, 'error', search);
-      assert.equal(row.noData, 'refused', search);
-      assert.equal(row.badge, 'refused', search);
-      assert.equal(row.peak, '✕ refused', search);
+      assert.deepEqual([row.status, row.badge, row.peak, row.noData], ['error', 'refused', '✕ refused', 'refused'], `${search}: ${JSON.stringify(row)}`);
       // No figure reads as a measured zero; each says why in the CLI's words.
       assert.ok(!row.cells.some(([t]) => /^0( B)?$|^0 · 0 B$/.test(t)), `${search}: ${JSON.stringify(row.cells)}`);
       assert.ok(row.cells.some(([t, title]) => t === '–' && title === says), `${search}: ${JSON.stringify(row.cells)}`);
@@ -93,7 +90,7 @@ test('a rank whose only file was refused: the same row and panel read by a pool 
       }));
       assert.deepEqual(panel, {
         reason: 'refused',
-        title: 'rollout · rank 2 has no figures',
+        title: 'rollout · rank 2 · db has no figures',
         says: `${rollout.no_data.says.charAt(0).toUpperCase()}${rollout.no_data.says.slice(1)}.`,
       }, search);
       seen.push({ row, panel });
@@ -127,7 +124,7 @@ test('the job summary of the same job lists the refused rank in the same words, 
       kinds: 'refused:1',
       title: '1 rank without figures',
       line: '1 rank had its files refused, so the summary has no figures for it; the other 4 ranks are summarised in full.',
-      items: [['refused', 'rollout · rank 2', `no figures: ${rollout.no_data.says}`]],
+      items: [['refused', 'rollout · rank 2 · db', `no figures: ${rollout.no_data.says}`]],
     });
     // The totals above it count its file, not a failed rank.
     assert.equal(await page.textContent('[data-testid="jobsummary"] [data-metric="ascend-warnings"] .sub'), '1 file rejected');
@@ -157,8 +154,8 @@ test('the job summary of the same job lists the refused rank in the same words, 
       title: '2 ranks without figures',
       line: '1 rank had its files refused; 1 rank failed where it ran, so the summary has no figures for them; the other 3 ranks are summarised in full.',
       items: [
-        ['failed', 'actor · rank 1', 'no figures: its analysis failed where it ran: the worker of this task died'],
-        ['refused', 'rollout · rank 2', `no figures: ${rollout.no_data.says}`],
+        ['failed', 'actor · rank 1 · step 1', 'no figures: its analysis failed where it ran: the worker of this task died'],
+        ['refused', 'rollout · rank 2 · db', `no figures: ${rollout.no_data.says}`],
       ],
     });
     assert.equal(await again.page.textContent('[data-testid="jobsummary"] [data-metric="ascend-warnings"] .sub'), '1 rank failed, 1 file rejected');

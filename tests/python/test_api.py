@@ -271,9 +271,9 @@ def test_a_rank_whose_file_was_refused_is_said_as_the_cli_says_it(cli):
     assert "5 ranks (1 without figures), 1 error" in repr(job)
     out = cli("profiler", "fixtures/classify/job", "--json", "-q", check=False)
     assert out.returncode == 2, out.stderr
-    cli = {r["role"]: r for r in json.loads(out.stdout)["ranks"]}
+    theirs = {r["role"]: r for r in json.loads(out.stdout)["ranks"]}
     ours = {r["role"]: r for r in job["ranks"]}
-    assert ours["rollout"]["no_data"] == cli["rollout"]["no_data"]
+    assert ours["rollout"]["no_data"] == theirs["rollout"]["no_data"]
     assert ours["rollout"]["no_data"]["says"].startswith("its file was refused: job/rollout/")
     text = cli("profiler", "fixtures/classify/job", check=False).stdout
     assert f"    no figures: {ours['rollout']['no_data']['says']}" in text.splitlines()
