@@ -78,6 +78,9 @@ test('a rank whose only file was refused: the same row and panel read by a pool 
       // No figure reads as a measured zero; each says why in the CLI's words.
       assert.ok(!row.cells.some(([t]) => /^0( B)?$|^0 · 0 B$/.test(t)), `${search}: ${JSON.stringify(row.cells)}`);
       assert.ok(row.cells.some(([t, title]) => t === '–' && title === says), `${search}: ${JSON.stringify(row.cells)}`);
+      // The rank picker names it by the same word (on 1d3c76a it read "— not read").
+      const option = await page.$$eval('[data-testid="rank-select"] option', (os) => os.map((o) => o.textContent).filter((t) => t.startsWith('rollout')));
+      assert.deepEqual(option, ['rollout · rank 2 · db — refused'], search);
       // The ranks read carry no mark.
       assert.equal(await page.$$eval('#panel-ascend [data-testid="rank-failed"]', (n) => n.length), 1, search);
       // Selected, its views give way to a panel that says why, in the same words.
@@ -93,7 +96,7 @@ test('a rank whose only file was refused: the same row and panel read by a pool 
         title: 'rollout · rank 2 · db has no figures',
         says: `${rollout.no_data.says.charAt(0).toUpperCase()}${rollout.no_data.says.slice(1)}.`,
       }, search);
-      seen.push({ row, panel });
+      seen.push({ row, panel, option });
       assert.deepEqual(foreignRequests(b.requests, server.origin), []);
       assert.deepEqual(b.consoleErrors, []);
     } finally {

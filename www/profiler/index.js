@@ -311,8 +311,9 @@ async function build(root, job, ctx, onDispose, options = {}) {
     ...(withNone ? [el('option', { value: '', text: 'no comparison' })] : []),
     ...report.ranks.map((r, i) => el('option', {
       value: String(i),
-      text: unread(i) ? `${rankLabel(r)} — ${tooLarge(r) ? 'too large' : 'not read'}` : `${rankLabel(r)} — peak ${bytes(r.peak_allocated_bytes)}`,
-      // A rank that was not read has no curve to compare with.
+      // A rank without figures is named by the word its table row shows ("refused", "not read").
+      text: unread(i) ? `${rankLabel(r)} — ${failedWord(r)}` : `${rankLabel(r)} — peak ${bytes(r.peak_allocated_bytes)}`,
+      // A rank without figures has no curve to compare with.
       disabled: withNone && unread(i),
     })),
   ];
