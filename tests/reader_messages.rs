@@ -220,6 +220,47 @@ fn trace_damage_shows_what_was_found_the_same_whatever_the_batch() {
 }
 
 #[test]
+fn trace_damage_longer_than_a_batch_is_one_warning_whatever_the_batch() {
+    let good = r#"{"ph": "X", "cat": "cpu_op", "name": "a", "ts": "1.0", "dur": 1}"#;
+    // 150 bytes of garbage between two events, from byte 67: the old reader warned again at
+    // the start of every batch the garbage ran into (3 warnings in 40-byte batches, 2 in
+    // 100-byte ones). 284 bytes, so 185 follow the 32 quoted.
+    let text = format!("[{good}, {}, {good}]", "x".repeat(150));
+    let want = [format!(
+        "trace_view.json (byte 67): warning: invalid JSON: expected '{{' (an event) or ']', \
+         found \"{}\"… (185 more bytes); skipped to the next event",
+        "x".repeat(32)
+    )];
+    for batch in (1..=text.len() + 1).chain([1 << 20]) {
+        assert_eq!(
+            read_trace_texts(text.as_bytes(), batch),
+            want,
+            "batch {batch}"
+        );
+    }
+    // Damage inside an event whose rest (a 200-byte string) runs past the batch end: the old
+    // reader went on at the next batch inside the string and called it garbage between events.
+    // The `1` at byte 101 stands where the `:` after "ts" belongs; 379 bytes, 246 after the
+    // quote.
+    let text = format!(
+        r#"[{good}, {{"ph": "X", "cat": "cpu_op", "ts" 1, "s": "{}"}}, {good}]"#,
+        "y".repeat(200)
+    );
+    let want = [format!(
+        "trace_view.json (byte 101): warning: invalid JSON: expected ':' after a member name, \
+         found \"1, \\\"s\\\": \\\"{}\"… (246 more bytes); skipped to the next event",
+        "y".repeat(23)
+    )];
+    for batch in (1..=text.len() + 1).chain([1 << 20]) {
+        assert_eq!(
+            read_trace_texts(text.as_bytes(), batch),
+            want,
+            "batch {batch}"
+        );
+    }
+}
+
+#[test]
 fn a_trace_of_the_wrong_type_quotes_its_start_and_a_bad_ts_its_value() {
     // The old reader: "found 'P'".
     let zip = b"PK\x03\x04\x14\x00\x00\x00\x08\x00rest of a zip archive, more than 32 bytes";
