@@ -211,10 +211,7 @@ fn trace_damage_shows_what_was_found_the_same_whatever_the_batch() {
         read_trace_texts(text.as_bytes(), 1 << 20),
         [
             "trace_view.json (byte 101): warning: invalid JSON: expected ':' after a member name, \
-          found \"1}]\"; skipped to the next event",
-            // The skip took the closing bracket with it.
-            "trace_view.json (byte 104): warning: the array is not closed with ']' (truncated \
-             file?)"
+          found \"1}]\"; skipped to the next event"
         ]
     );
 }
@@ -258,6 +255,51 @@ fn trace_damage_longer_than_a_batch_is_one_warning_whatever_the_batch() {
             "batch {batch}"
         );
     }
+}
+
+#[test]
+fn damage_in_the_last_event_is_all_that_is_said_of_a_closed_array() {
+    // The skip after the damage ran past the closing `]` (no event follows it), and the old
+    // reader added "the array is not closed with ']' (truncated file?)" at the file's end.
+    let good = r#"{"ph": "X", "cat": "cpu_op", "name": "a", "ts": "1.0", "dur": 1}"#;
+    let text = format!(
+        "[{good}, {{\"ph\": \"X\", \"cat\": \"cpu_op\", \"ts\" 1, \"s\": \"{}\"}}]\n",
+        "y".repeat(100)
+    );
+    // 214 bytes; the `1` at byte 101.
+    let want = [format!(
+        "trace_view.json (byte 101): warning: invalid JSON: expected ':' after a member name, \
+         found \"1, \\\"s\\\": \\\"{}\"… (81 more bytes); skipped to the next event",
+        "y".repeat(23)
+    )];
+    for batch in (1..=text.len() + 1).chain([1 << 20]) {
+        assert_eq!(
+            read_trace_texts(text.as_bytes(), batch),
+            want,
+            "batch {batch}"
+        );
+    }
+    // Garbage after the last event, up to the `]`: the same.
+    let text = format!("[{good}, zz zz]");
+    for batch in (1..=text.len() + 1).chain([1 << 20]) {
+        assert_eq!(
+            read_trace_texts(text.as_bytes(), batch),
+            ["trace_view.json (byte 67): warning: invalid JSON: expected '{' (an event) or ']', \
+              found \"zz zz]\"; skipped to the next event"],
+            "batch {batch}"
+        );
+    }
+    // A file that does end without its `]` after the damage still says so.
+    let text = format!("[{good}, {{\"cat\": \"cpu_op\", \"ts\" 1, \"dur\": 2}}\n");
+    assert_eq!(
+        read_trace_texts(text.as_bytes(), 1 << 20),
+        [
+            "trace_view.json (byte 90): warning: invalid JSON: expected ':' after a member name, \
+             found \"1, \\\"dur\\\": 2}\\n\"; skipped to the next event",
+            "trace_view.json (byte 103): warning: the array is not closed with ']' (truncated \
+             file?)"
+        ]
+    );
 }
 
 #[test]

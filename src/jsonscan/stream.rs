@@ -103,11 +103,14 @@ fn found_at(b: &[u8], at: usize, after: u64) -> String {
 
 impl<S> Piece<S> {
     /// Ends the scan at the end of `b`, inside damage that `skip` passes over, to go on in the
-    /// next batch.
-    fn skipped_to_end(mut self, b: &[u8], skip: Skip) -> Self {
+    /// next batch. When `b` ends where the file does (`last`) and the last byte other than
+    /// blanks the skip passed is `]`, that byte closed the array: only the damage is reported,
+    /// not an array left open.
+    fn skipped_to_end(mut self, b: &[u8], skip: Skip, last: bool) -> Self {
         self.cut = true;
         self.stop = b.len();
         self.skip = Some(skip);
+        self.ended = last && skip.last() == b']';
         self
     }
 }
@@ -135,7 +138,7 @@ fn scan_piece<S: EventSink>(
     if let Some(skip) = resume {
         match skip.find(b, start) {
             Ok(n) => i = n,
-            Err(skip) => return out.skipped_to_end(b, skip),
+            Err(skip) => return out.skipped_to_end(b, skip, last),
         }
     }
     let mut cursor = Cursor::default();
@@ -198,7 +201,7 @@ fn scan_piece<S: EventSink>(
                     out.found.errors.push((at, msg.to_string()));
                     match Skip::new(true).find(b, at + 1) {
                         Ok(n) => i = n,
-                        Err(skip) => return out.skipped_to_end(b, skip),
+                        Err(skip) => return out.skipped_to_end(b, skip, last),
                     }
                 }
             },
@@ -213,7 +216,7 @@ fn scan_piece<S: EventSink>(
                     .push((i, "expected '{' (an event) or ']'".to_string()));
                 match Skip::new(false).find(b, i + 1) {
                     Ok(n) => i = n,
-                    Err(skip) => return out.skipped_to_end(b, skip),
+                    Err(skip) => return out.skipped_to_end(b, skip, last),
                 }
             }
             None => {
