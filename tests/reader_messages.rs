@@ -303,6 +303,26 @@ fn damage_in_the_last_event_is_all_that_is_said_of_a_closed_array() {
 }
 
 #[test]
+fn damage_in_an_event_the_reader_skips_is_not_looked_for_whatever_the_batch() {
+    // A damaged event of no kept category (the `1` where the `:` after "ts" belongs), followed
+    // by a kept one: the old reader parsed it, and reported its damage, only when the kept
+    // category after it fell within 256 bytes of its start in the same batch (read whole: one
+    // warning at byte 84; in batches of 1 to 31 bytes: none, of 32: one).
+    let good = r#"{"ph": "X", "cat": "cpu_op", "name": "a", "ts": "1.0", "dur": 1}"#;
+    let text = format!(
+        r#"[{good}, {{"ph": "X", "ts" 1, "s": "{}"}}, {good}]"#,
+        "y".repeat(100)
+    );
+    for batch in (1..=text.len() + 1).chain([1 << 20]) {
+        assert_eq!(
+            read_trace_texts(text.as_bytes(), batch),
+            Vec::<String>::new(),
+            "batch {batch}"
+        );
+    }
+}
+
+#[test]
 fn a_trace_of_the_wrong_type_quotes_its_start_and_a_bad_ts_its_value() {
     // The old reader: "found 'P'".
     let zip = b"PK\x03\x04\x14\x00\x00\x00\x08\x00rest of a zip archive, more than 32 bytes";
