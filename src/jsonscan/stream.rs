@@ -30,6 +30,16 @@ pub trait EventSink: Default + Send {
     fn event(&mut self, b: &[u8], i: usize, skip: &mut Cursor, found: &mut Found) -> Scan;
 }
 
+/// Where the buffer being scanned stands in the file.
+#[derive(Debug, Clone, Copy, Default)]
+struct Place {
+    /// The buffer ends where the file does.
+    last: bool,
+    /// The skip over damage that the previous buffer's end cut: the scan from the buffer's start
+    /// goes on with it, silently, to the next event.
+    resume: Option<Skip>,
+}
+
 /// One piece's scan.
 #[derive(Default)]
 struct Piece<S> {
@@ -116,20 +126,18 @@ impl<S> Piece<S> {
 }
 
 /// Scans events of `b` starting at `start` until an event starts at or past `limit`; with
-/// `check`, asks it every [`STOP_CHECK_BYTES`] and ends early once the load is stopped. `last`
-/// says that `b` ends where the file does; otherwise damage found fewer than [`SHOWN`] bytes
-/// before the end of `b` is left for the next batch, so that its message shows the same bytes
-/// whatever the batch size. `resume` is the skip over damage the previous batch's end cut: the
-/// scan goes on with it, silently, to the next event.
+/// `check`, asks it every [`STOP_CHECK_BYTES`] and ends early once the load is stopped. Unless
+/// `b` ends where the file does, damage found fewer than [`SHOWN`] bytes before the end of `b`
+/// is left for the next batch, so that its message shows the same bytes whatever the batch size.
 fn scan_piece<S: EventSink>(
     b: &[u8],
     start: usize,
     limit: usize,
     event: &str,
     check: Option<StopCheck<'_>>,
-    last: bool,
-    resume: Option<Skip>,
+    place: Place,
 ) -> Piece<S> {
+    let Place { last, resume } = place;
     let mut out = Piece {
         start,
         ..Piece::default()
@@ -228,8 +236,8 @@ fn scan_piece<S: EventSink>(
 }
 
 /// Scans a whole buffer from `start`: cuts it into `pieces`, scans them in parallel, and checks
-/// that each piece starts where the previous one stopped (re-scanning when it does not). The
-/// first piece goes on with `resume`, the skip over damage the previous batch's end cut.
+/// that each piece starts where the previous one stopped (re-scanning when it does not). Only
+/// the first piece goes on with the skip the previous batch's end cut.
 ///
 /// With `check` (the scan runs on the thread that reads the source), the load's stop is asked
 /// about as the scan goes: inside each piece when the pieces run on this thread anyway (one
@@ -241,8 +249,7 @@ fn scan_buffer<S: EventSink>(
     min_split: usize,
     event: &str,
     check: Option<StopCheck<'_>>,
-    last: bool,
-    resume: Option<Skip>,
+    place: Place,
 ) -> Result<Vec<Piece<S>>, SourceError> {
     let len = b.len();
     let mut starts = vec![start];
@@ -271,10 +278,13 @@ fn scan_buffer<S: EventSink>(
     }
     let mut outs: Vec<Piece<S>> = Vec::with_capacity(bounds.len());
     // Only the first piece starts where the previous batch stopped.
-    let resume_at = |s: usize| resume.filter(|_| s == start);
+    let at = |s: usize| Place {
+        resume: place.resume.filter(|_| s == start),
+        ..place
+    };
     if sequential {
         for &(s, lim) in &bounds {
-            let out = scan_piece(b, s, lim, event, check, last, resume_at(s));
+            let out = scan_piece(b, s, lim, event, check, at(s));
             if let Some(e) = out.stopped {
                 return Err(e);
             }
@@ -295,7 +305,7 @@ fn scan_buffer<S: EventSink>(
             outs.par_extend(
                 group
                     .par_iter()
-                    .map(|&(s, lim)| scan_piece(b, s, lim, event, None, last, resume_at(s))),
+                    .map(|&(s, lim)| scan_piece(b, s, lim, event, None, at(s))),
             );
             // The pieces after one cut by the buffer's end, or after the array's end, are not
             // used (the chain below ends there).
@@ -322,7 +332,17 @@ fn scan_buffer<S: EventSink>(
         let next_start = outs.get(k + 1).map_or(usize::MAX, |o| o.start);
         if stop != next_start {
             outs.truncate(k + 1);
-            let out = scan_piece(b, stop, usize::MAX, event, check, last, None);
+            let out = scan_piece(
+                b,
+                stop,
+                usize::MAX,
+                event,
+                check,
+                Place {
+                    resume: None,
+                    ..place
+                },
+            );
             if let Some(e) = out.stopped {
                 return Err(e);
             }
@@ -628,8 +648,10 @@ pub fn scan_stream<S: EventSink>(
                         min_split,
                         opts.event,
                         None,
-                        eof,
-                        skip,
+                        Place {
+                            last: eof,
+                            resume: skip,
+                        },
                     )
                 });
                 ahead = Some(read_into(src, read_off, spare, TAIL_ROOM, next_want));
@@ -647,8 +669,10 @@ pub fn scan_stream<S: EventSink>(
                 min_split,
                 opts.event,
                 check,
-                eof,
-                skip,
+                Place {
+                    last: eof,
+                    resume: skip,
+                },
             )
         }
         .map_err(Diagnostic::from)?;
