@@ -685,17 +685,24 @@ pub fn scan_stream<S: EventSink>(
         };
         for out in outs {
             events += out.events;
-            for (at, msg) in &out.found.errors {
-                warn.push(
-                    buf_off + *at as u64,
-                    format!(
+            // Damage and notes in the order of their bytes: a read in smaller batches meets a
+            // note and the damage after it in different batches, and must say the same.
+            let mut found: Vec<(usize, String)> = out
+                .found
+                .errors
+                .iter()
+                .map(|(at, msg)| {
+                    let text = format!(
                         "invalid JSON: {msg}, found {}; skipped to the next event",
                         found_at(buf, *at, after)
-                    ),
-                );
-            }
-            for (at, msg) in &out.found.notes {
-                warn.push(buf_off + *at as u64, msg.clone());
+                    );
+                    (*at, text)
+                })
+                .chain(out.found.notes.iter().cloned())
+                .collect();
+            found.sort_by_key(|&(at, _)| at);
+            for (at, text) in found {
+                warn.push(buf_off + at as u64, text);
             }
             if out.ended {
                 ended = true;
