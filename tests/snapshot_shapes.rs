@@ -231,7 +231,7 @@ fn fields_of_the_newer_and_older_versions() {
         assert_eq!(frames.len(), 2, "{ext}");
         assert_eq!(
             frames[1],
-            ("train_step".into(), "/work/train.py".into(), 42)
+            ("train_step".into(), "/home/user/train.py".into(), 42)
         );
 
         // torch_npu: no pool id, no times.
@@ -275,6 +275,10 @@ fn json_with_sorted_keys_and_a_bom_is_recognised_and_read() {
     let snap = read_bytes("list.json", list).unwrap_or_else(|d| panic!("{d}"));
     assert_eq!(snap.segments[0].total_size, 512);
     assert_eq!(snapshot::sniff(br#"{"traceEvents": []}"#), None);
+    // An allocator with nothing reserved: read, not refused (the old code refused it as 'not a
+    // pickle').
+    let empty = read_bytes("empty.json", r#"{"segments": []}"#).unwrap_or_else(|d| panic!("{d}"));
+    assert!(empty.segments.is_empty() && empty.warnings.is_empty());
 }
 
 #[test]
