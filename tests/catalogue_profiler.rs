@@ -524,13 +524,17 @@ fn case_19_trace_is_an_object() {
 
 #[test]
 fn case_20_trace_with_damaged_events() {
-    // Garbage between events and a member without a value: each is skipped to the next event,
-    // with its byte offset.
+    // Garbage between events and a member without a value in a kept event: each is skipped to
+    // the next event, with its byte offset. (Damage in an event that mentions no kept category
+    // is not looked for: its end is found from the masks alone. This case's event was once
+    // `{"ph": "X", "cat": }`, reported only because the kept event after it fell within 256
+    // bytes of its start in the same batch.)
     let good = r#"{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": "1.000", "dur": 1}"#;
-    let text = format!(r#"[{good}, nonsense, {good}, {{"ph": "X", "cat": }}, {good}]"#);
+    let text =
+        format!(r#"[{good}, nonsense, {good}, {{"ph": "X", "cat": "cpu_op", "name": }}, {good}]"#);
     let l = drop_with(&[(TV, Some(text.clone().into_bytes()))]);
     let b1 = text.find("nonsense").unwrap();
-    let b2 = text.find(r#""cat": }"#).unwrap() + 7;
+    let b2 = text.find(r#""name": }"#).unwrap() + 8;
     // 32 bytes are quoted from each place; the rest of the file after them is counted.
     let (after1, after2) = (text.len() - b1 - 32, text.len() - b2 - 32);
     assert_eq!(

@@ -68,8 +68,8 @@ fn an_empty_folder_says_what_was_looked_for_with_exit_1() {
         "torch_npu / MindSpore profiler run folders (`*_ascend_pt`, `*_ascend_ms`, or a \
                     folder holding ASCEND_PROFILER_OUTPUT, profiler_info*.json or a memory file)";
     let somas = "MindSpore SOMAS dumps (`*somas*.ir`, told by their first lines)";
-    let snapshot = "PyTorch / torch_npu memory snapshots (pickles of any name, told by their \
-                    first bytes)";
+    let snapshot = "PyTorch / torch_npu memory snapshots (pickles or their JSON form, of any \
+                    name, told by their first bytes)";
     let summary = "memlens job summaries (`job.memlens.json`, told by their `format` key)";
     let both = format!("{profiler}, {somas}, {snapshot} or {summary}");
     for (cmd, looked_for) in [

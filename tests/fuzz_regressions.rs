@@ -166,3 +166,46 @@ fn profiler_db_disjoint_records_name_the_database() {
         assert!(!w.file.is_empty(), "every warning names a file: {w}");
     }
 }
+
+/// trace target, round 29 (its warnings compared whatever the chunking, damaged files too): a
+/// kept event's note (a name that is not UTF-8, its string at byte 38) and garbage after it (byte 66). Read
+/// whole, one piece listed its damage first and its notes after; in batches that part them, each
+/// came with its own batch, in byte order. The fuzzed input had the same shape (a call stack
+/// that was not UTF-8, then a config object where an event belongs). Warnings come in byte order
+/// whatever the batch size.
+#[test]
+fn trace_notes_and_damage_come_in_byte_order_whatever_the_batch() {
+    use memlens::profiler::trace::{read_trace, TraceOptions};
+    let text: &[u8] = b"[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\xff\", \"ts\": \"1\", \
+        \"dur\": 1}, zz, {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"ts\": \"2\", \"dur\": 1}]";
+    let places = |batch: usize| {
+        let src = BytesSource::new("trace_view.json", text.to_vec());
+        let opts = TraceOptions { batch, pieces: 2 };
+        let t = read_trace(&src, &mut Interner::new(), &mut Interner::new(), opts, None).unwrap();
+        assert_eq!(t.ops.len(), 2, "batch {batch}");
+        t.warnings
+            .iter()
+            .map(|w| {
+                (
+                    w.byte,
+                    w.message.split(',').next().unwrap_or("").to_string(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let want = vec![
+        (
+            Some(38),
+            "a string that is not valid UTF-8 or has a bad escape; kept with the bad bytes shown \
+             as U+FFFD"
+                .to_string(),
+        ),
+        (
+            Some(66),
+            "invalid JSON: expected '{' (an event) or ']'".to_string(),
+        ),
+    ];
+    for batch in (1..=text.len() + 1).chain([1 << 20]) {
+        assert_eq!(places(batch), want, "batch {batch}");
+    }
+}

@@ -211,12 +211,115 @@ fn trace_damage_shows_what_was_found_the_same_whatever_the_batch() {
         read_trace_texts(text.as_bytes(), 1 << 20),
         [
             "trace_view.json (byte 101): warning: invalid JSON: expected ':' after a member name, \
-          found \"1}]\"; skipped to the next event",
-            // The skip took the closing bracket with it.
-            "trace_view.json (byte 104): warning: the array is not closed with ']' (truncated \
+          found \"1}]\"; skipped to the next event"
+        ]
+    );
+}
+
+#[test]
+fn trace_damage_longer_than_a_batch_is_one_warning_whatever_the_batch() {
+    let good = r#"{"ph": "X", "cat": "cpu_op", "name": "a", "ts": "1.0", "dur": 1}"#;
+    // 150 bytes of garbage between two events, from byte 67: the old reader warned again at
+    // the start of every batch the garbage ran into (3 warnings in 40-byte batches, 2 in
+    // 100-byte ones). 284 bytes, so 185 follow the 32 quoted.
+    let text = format!("[{good}, {}, {good}]", "x".repeat(150));
+    let want = [format!(
+        "trace_view.json (byte 67): warning: invalid JSON: expected '{{' (an event) or ']', \
+         found \"{}\"… (185 more bytes); skipped to the next event",
+        "x".repeat(32)
+    )];
+    for batch in (1..=text.len() + 1).chain([1 << 20]) {
+        assert_eq!(
+            read_trace_texts(text.as_bytes(), batch),
+            want,
+            "batch {batch}"
+        );
+    }
+    // Damage inside an event whose rest (a 200-byte string) runs past the batch end: the old
+    // reader went on at the next batch inside the string and called it garbage between events.
+    // The `1` at byte 101 stands where the `:` after "ts" belongs; 379 bytes, 246 after the
+    // quote.
+    let text = format!(
+        r#"[{good}, {{"ph": "X", "cat": "cpu_op", "ts" 1, "s": "{}"}}, {good}]"#,
+        "y".repeat(200)
+    );
+    let want = [format!(
+        "trace_view.json (byte 101): warning: invalid JSON: expected ':' after a member name, \
+         found \"1, \\\"s\\\": \\\"{}\"… (246 more bytes); skipped to the next event",
+        "y".repeat(23)
+    )];
+    for batch in (1..=text.len() + 1).chain([1 << 20]) {
+        assert_eq!(
+            read_trace_texts(text.as_bytes(), batch),
+            want,
+            "batch {batch}"
+        );
+    }
+}
+
+#[test]
+fn damage_in_the_last_event_is_all_that_is_said_of_a_closed_array() {
+    // The skip after the damage ran past the closing `]` (no event follows it), and the old
+    // reader added "the array is not closed with ']' (truncated file?)" at the file's end.
+    let good = r#"{"ph": "X", "cat": "cpu_op", "name": "a", "ts": "1.0", "dur": 1}"#;
+    let text = format!(
+        "[{good}, {{\"ph\": \"X\", \"cat\": \"cpu_op\", \"ts\" 1, \"s\": \"{}\"}}]\n",
+        "y".repeat(100)
+    );
+    // 214 bytes; the `1` at byte 101.
+    let want = [format!(
+        "trace_view.json (byte 101): warning: invalid JSON: expected ':' after a member name, \
+         found \"1, \\\"s\\\": \\\"{}\"… (81 more bytes); skipped to the next event",
+        "y".repeat(23)
+    )];
+    for batch in (1..=text.len() + 1).chain([1 << 20]) {
+        assert_eq!(
+            read_trace_texts(text.as_bytes(), batch),
+            want,
+            "batch {batch}"
+        );
+    }
+    // Garbage after the last event, up to the `]`: the same.
+    let text = format!("[{good}, zz zz]");
+    for batch in (1..=text.len() + 1).chain([1 << 20]) {
+        assert_eq!(
+            read_trace_texts(text.as_bytes(), batch),
+            ["trace_view.json (byte 67): warning: invalid JSON: expected '{' (an event) or ']', \
+              found \"zz zz]\"; skipped to the next event"],
+            "batch {batch}"
+        );
+    }
+    // A file that does end without its `]` after the damage still says so.
+    let text = format!("[{good}, {{\"cat\": \"cpu_op\", \"ts\" 1, \"dur\": 2}}\n");
+    assert_eq!(
+        read_trace_texts(text.as_bytes(), 1 << 20),
+        [
+            "trace_view.json (byte 90): warning: invalid JSON: expected ':' after a member name, \
+             found \"1, \\\"dur\\\": 2}\\n\"; skipped to the next event",
+            "trace_view.json (byte 103): warning: the array is not closed with ']' (truncated \
              file?)"
         ]
     );
+}
+
+#[test]
+fn damage_in_an_event_the_reader_skips_is_not_looked_for_whatever_the_batch() {
+    // A damaged event of no kept category (the `1` where the `:` after "ts" belongs), followed
+    // by a kept one: the old reader parsed it, and reported its damage, only when the kept
+    // category after it fell within 256 bytes of its start in the same batch (read whole: one
+    // warning at byte 84; in batches of 1 to 31 bytes: none, of 32: one).
+    let good = r#"{"ph": "X", "cat": "cpu_op", "name": "a", "ts": "1.0", "dur": 1}"#;
+    let text = format!(
+        r#"[{good}, {{"ph": "X", "ts" 1, "s": "{}"}}, {good}]"#,
+        "y".repeat(100)
+    );
+    for batch in (1..=text.len() + 1).chain([1 << 20]) {
+        assert_eq!(
+            read_trace_texts(text.as_bytes(), batch),
+            Vec::<String>::new(),
+            "batch {batch}"
+        );
+    }
 }
 
 #[test]

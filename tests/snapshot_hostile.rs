@@ -79,10 +79,11 @@ fn opcodes_that_name_a_class_or_call_code_are_refused_with_their_offset() {
 
 #[test]
 fn not_a_pickle_or_another_protocol_is_named() {
-    // 15 of its 16 bytes are shown: the closing brace is counted, not silently dropped.
+    // 15 of its 16 bytes are shown: the closing brace is counted, not silently dropped. (Text
+    // that opens a JSON object or array is read as a snapshot's JSON form: tests/snapshot_shapes.rs.)
     assert_eq!(
-        refused(b"{\"segments\": []}"),
-        format!("{NAME} (byte 0): error: expected a pickle of protocol 2 to 5 (starting with the PROTO opcode 0x80), found \"{{\\\"segments\\\": []\"… (1 more byte)")
+        refused(b"segments: [], x}"),
+        format!("{NAME} (byte 0): error: expected a pickle of protocol 2 to 5 (starting with the PROTO opcode 0x80), found \"segments: [], x\"… (1 more byte)")
     );
     assert_eq!(
         refused(b"(lp0\n."),

@@ -74,7 +74,7 @@ function details(unit) {
     }
     cell.append(line);
   } else if (unit.kind === 'snapshot') {
-    cell.append(el('div', { text: `pickle protocol ${unit.protocol} · ${unit.layout === 'dict' ? 'segments and device traces' : 'a bare list of segments'}` }));
+    cell.append(el('div', { text: `${unit.protocol ? `pickle protocol ${unit.protocol}` : 'JSON'} · ${unit.layout === 'dict' ? 'segments and device traces' : 'a bare list of segments'}` }));
   } else {
     cell.append(el('div', { class: 'muted', text: unit.reason }));
   }

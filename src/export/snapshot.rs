@@ -32,9 +32,9 @@ pub fn report_text(snap: &Snapshot, a: &Analysis) -> String {
     let mib = |b: i64| b as f64 / (1u64 << 20) as f64;
     let _ = writeln!(
         out,
-        "{}: pickle protocol {}, {} segments, {} frames, {} stacks",
+        "{}: {}, {} segments, {} frames, {} stacks",
         snap.file,
-        snap.protocol,
+        crate::snapshot::form(snap.protocol),
         snap.segments.len(),
         snap.frames.len(),
         snap.stacks.len().saturating_sub(1)

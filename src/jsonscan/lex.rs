@@ -328,51 +328,73 @@ pub fn str_lossy(v: &[u8]) -> Option<(std::borrow::Cow<'_, str>, bool)> {
     }
 }
 
-/// After garbage between events (not inside one): the next `{` preceded (blanks aside) by `,`.
-pub fn next_after_garbage(b: &[u8], from: usize) -> Option<usize> {
-    let mut i = from;
-    loop {
-        let k = i + memchr(b'{', b.get(i..)?)?;
-        let before = b.get(..k)?.iter().rposition(|&c| !is_ws(c));
-        if before.and_then(|p| b.get(p)) == Some(&b',') {
-            return Some(k);
+/// A skip over damage to the next probable event start. It may run past the end of the bytes at
+/// hand and go on in the next batch: what it looks for next to a `{` is kept in it, so that the
+/// damage is reported once, where it starts, however the file is cut into batches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Skip {
+    /// Damage inside an event: the next `{` preceded (blanks aside) by `,` and `}`, as between
+    /// two events. Otherwise garbage between events: the next `{` preceded by `,`.
+    in_event: bool,
+    /// The last two bytes other than blanks before the bytes being searched (the nearer one
+    /// last; zero for none), read by the previous batch.
+    before: [u8; 2],
+}
+
+impl Skip {
+    /// A skip over damage inside an event (`true`) or between events, starting in the bytes at
+    /// hand.
+    pub fn new(in_event: bool) -> Self {
+        Skip {
+            in_event,
+            before: [0; 2],
         }
-        i = k + 1;
+    }
+
+    /// The next event start in `b` at or after `from`; or, when `b` holds none, the skip to go
+    /// on with in the bytes that follow `b`.
+    pub fn find(self, b: &[u8], from: usize) -> Result<usize, Skip> {
+        let mut i = from;
+        loop {
+            let Some(k) = b.get(i..).and_then(|r| memchr(b'{', r)).map(|p| i + p) else {
+                return Err(Skip {
+                    before: self.last_two(b, b.len()),
+                    ..self
+                });
+            };
+            let [second, first] = self.last_two(b, k);
+            if first == b',' && (!self.in_event || second == b'}') {
+                return Ok(k);
+            }
+            i = k + 1;
+        }
+    }
+
+    /// The last byte other than blanks the skip passed (zero for none): `]` at the file's end
+    /// closes the array.
+    pub fn last(self) -> u8 {
+        self.before[1]
+    }
+
+    /// The last two bytes other than blanks before `b[k]`, the ones before `b` filling in.
+    fn last_two(self, b: &[u8], k: usize) -> [u8; 2] {
+        let mut seen = b
+            .get(..k)
+            .unwrap_or(&[])
+            .iter()
+            .rev()
+            .filter(|&&c| !is_ws(c));
+        match (seen.next(), seen.next()) {
+            (Some(&first), Some(&second)) => [second, first],
+            (Some(&first), None) => [self.before[1], first],
+            _ => self.before,
+        }
     }
 }
 
 /// Next probable event start at or after `from`: a `{` preceded (blanks aside) by `,` and `}`.
 pub fn next_boundary(b: &[u8], from: usize) -> Option<usize> {
-    let mut i = from;
-    loop {
-        let k = i + memchr(b'{', b.get(i..)?)?;
-        let mut p = k;
-        let mut ok = false;
-        while p > 0 {
-            p -= 1;
-            match b.get(p) {
-                Some(&c) if is_ws(c) => continue,
-                Some(b',') => {
-                    let mut q = p;
-                    while q > 0 {
-                        q -= 1;
-                        match b.get(q) {
-                            Some(&c) if is_ws(c) => continue,
-                            Some(b'}') => ok = true,
-                            _ => {}
-                        }
-                        break;
-                    }
-                }
-                _ => {}
-            }
-            break;
-        }
-        if ok {
-            return Some(k);
-        }
-        i = k + 1;
-    }
+    Skip::new(true).find(b, from).ok()
 }
 
 /// Finds the end of a JSON value that started at a `{` or `[` given in pieces, keeping only its

@@ -4,7 +4,7 @@
 //! event. What an event means is the [`EventSink`]'s business.
 
 use super::blocks::Cursor;
-use super::lex::{is_ws, next_after_garbage, next_boundary, skip_ws, Scan, Skipper};
+use super::lex::{is_ws, next_boundary, skip_ws, Scan, Skip, Skipper};
 use crate::diag::Diagnostic;
 use crate::source::{Source, SourceError, STOP_CHECK_BYTES};
 use memchr::memchr;
@@ -30,6 +30,16 @@ pub trait EventSink: Default + Send {
     fn event(&mut self, b: &[u8], i: usize, skip: &mut Cursor, found: &mut Found) -> Scan;
 }
 
+/// Where the buffer being scanned stands in the file.
+#[derive(Debug, Clone, Copy, Default)]
+struct Place {
+    /// The buffer ends where the file does.
+    last: bool,
+    /// The skip over damage that the previous buffer's end cut: the scan from the buffer's start
+    /// goes on with it, silently, to the next event.
+    resume: Option<Skip>,
+}
+
 /// One piece's scan.
 #[derive(Default)]
 struct Piece<S> {
@@ -41,6 +51,9 @@ struct Piece<S> {
     cut: bool,
     /// True when the closing `]` was reached.
     ended: bool,
+    /// The skip over damage that the end of the buffer cut (then `cut` is true and `stop` is the
+    /// buffer's end): the next batch goes on with it rather than reporting the rest again.
+    skip: Option<Skip>,
     events: u64,
     found: Found,
     sink: S,
@@ -98,24 +111,44 @@ fn found_at(b: &[u8], at: usize, after: u64) -> String {
     crate::quote::quote_part(b.get(at..end).unwrap_or(&[]), crate::quote::SHORT, after)
 }
 
+impl<S> Piece<S> {
+    /// Ends the scan at the end of `b`, inside damage that `skip` passes over, to go on in the
+    /// next batch. When `b` ends where the file does (`last`) and the last byte other than
+    /// blanks the skip passed is `]`, that byte closed the array: only the damage is reported,
+    /// not an array left open.
+    fn skipped_to_end(mut self, b: &[u8], skip: Skip, last: bool) -> Self {
+        self.cut = true;
+        self.stop = b.len();
+        self.skip = Some(skip);
+        self.ended = last && skip.last() == b']';
+        self
+    }
+}
+
 /// Scans events of `b` starting at `start` until an event starts at or past `limit`; with
-/// `check`, asks it every [`STOP_CHECK_BYTES`] and ends early once the load is stopped. `last`
-/// says that `b` ends where the file does; otherwise damage found fewer than [`SHOWN`] bytes
-/// before the end of `b` is left for the next batch, so that its message shows the same bytes
-/// whatever the batch size.
+/// `check`, asks it every [`STOP_CHECK_BYTES`] and ends early once the load is stopped. Unless
+/// `b` ends where the file does, damage found fewer than [`SHOWN`] bytes before the end of `b`
+/// is left for the next batch, so that its message shows the same bytes whatever the batch size.
 fn scan_piece<S: EventSink>(
     b: &[u8],
     start: usize,
     limit: usize,
     event: &str,
     check: Option<StopCheck<'_>>,
-    last: bool,
+    place: Place,
 ) -> Piece<S> {
+    let Place { last, resume } = place;
     let mut out = Piece {
         start,
         ..Piece::default()
     };
     let mut i = start;
+    if let Some(skip) = resume {
+        match skip.find(b, start) {
+            Ok(n) => i = n,
+            Err(skip) => return out.skipped_to_end(b, skip, last),
+        }
+    }
     let mut cursor = Cursor::default();
     // One comparison per event when nobody asks.
     let every = STOP_CHECK_BYTES as usize;
@@ -174,15 +207,9 @@ fn scan_piece<S: EventSink>(
                         return out;
                     }
                     out.found.errors.push((at, msg.to_string()));
-                    match next_boundary(b, at + 1) {
-                        Some(n) => i = n,
-                        None => {
-                            // No boundary after the damage in this buffer: treat the rest as cut,
-                            // so the next batch (with more bytes) tries again from here.
-                            out.cut = true;
-                            out.stop = b.len();
-                            return out;
-                        }
+                    match Skip::new(true).find(b, at + 1) {
+                        Ok(n) => i = n,
+                        Err(skip) => return out.skipped_to_end(b, skip, last),
                     }
                 }
             },
@@ -195,13 +222,9 @@ fn scan_piece<S: EventSink>(
                 out.found
                     .errors
                     .push((i, "expected '{' (an event) or ']'".to_string()));
-                match next_after_garbage(b, i + 1) {
-                    Some(n) => i = n,
-                    None => {
-                        out.cut = true;
-                        out.stop = b.len();
-                        return out;
-                    }
+                match Skip::new(false).find(b, i + 1) {
+                    Ok(n) => i = n,
+                    Err(skip) => return out.skipped_to_end(b, skip, last),
                 }
             }
             None => {
@@ -213,7 +236,8 @@ fn scan_piece<S: EventSink>(
 }
 
 /// Scans a whole buffer from `start`: cuts it into `pieces`, scans them in parallel, and checks
-/// that each piece starts where the previous one stopped (re-scanning when it does not).
+/// that each piece starts where the previous one stopped (re-scanning when it does not). Only
+/// the first piece goes on with the skip the previous batch's end cut.
 ///
 /// With `check` (the scan runs on the thread that reads the source), the load's stop is asked
 /// about as the scan goes: inside each piece when the pieces run on this thread anyway (one
@@ -225,7 +249,7 @@ fn scan_buffer<S: EventSink>(
     min_split: usize,
     event: &str,
     check: Option<StopCheck<'_>>,
-    last: bool,
+    place: Place,
 ) -> Result<Vec<Piece<S>>, SourceError> {
     let len = b.len();
     let mut starts = vec![start];
@@ -253,9 +277,14 @@ fn scan_buffer<S: EventSink>(
         bounds.push((s, starts.get(k + 1).copied().unwrap_or(usize::MAX)));
     }
     let mut outs: Vec<Piece<S>> = Vec::with_capacity(bounds.len());
+    // Only the first piece starts where the previous batch stopped.
+    let at = |s: usize| Place {
+        resume: place.resume.filter(|_| s == start),
+        ..place
+    };
     if sequential {
         for &(s, lim) in &bounds {
-            let out = scan_piece(b, s, lim, event, check, last);
+            let out = scan_piece(b, s, lim, event, check, at(s));
             if let Some(e) = out.stopped {
                 return Err(e);
             }
@@ -276,7 +305,7 @@ fn scan_buffer<S: EventSink>(
             outs.par_extend(
                 group
                     .par_iter()
-                    .map(|&(s, lim)| scan_piece(b, s, lim, event, None, last)),
+                    .map(|&(s, lim)| scan_piece(b, s, lim, event, None, at(s))),
             );
             // The pieces after one cut by the buffer's end, or after the array's end, are not
             // used (the chain below ends there).
@@ -303,7 +332,17 @@ fn scan_buffer<S: EventSink>(
         let next_start = outs.get(k + 1).map_or(usize::MAX, |o| o.start);
         if stop != next_start {
             outs.truncate(k + 1);
-            let out = scan_piece(b, stop, usize::MAX, event, check, last);
+            let out = scan_piece(
+                b,
+                stop,
+                usize::MAX,
+                event,
+                check,
+                Place {
+                    resume: None,
+                    ..place
+                },
+            );
             if let Some(e) = out.stopped {
                 return Err(e);
             }
@@ -513,6 +552,8 @@ pub fn scan_stream<S: EventSink>(
     let mut read_off: u64 = 0;
     let mut first = true;
     let mut ended = false;
+    // The skip over damage the last batch's end cut.
+    let mut skip: Option<Skip> = None;
     let batch_len = |read_off: u64| {
         usize::try_from(total.saturating_sub(read_off))
             .unwrap_or(usize::MAX)
@@ -607,7 +648,10 @@ pub fn scan_stream<S: EventSink>(
                         min_split,
                         opts.event,
                         None,
-                        eof,
+                        Place {
+                            last: eof,
+                            resume: skip,
+                        },
                     )
                 });
                 ahead = Some(read_into(src, read_off, spare, TAIL_ROOM, next_want));
@@ -625,7 +669,10 @@ pub fn scan_stream<S: EventSink>(
                 min_split,
                 opts.event,
                 check,
-                eof,
+                Place {
+                    last: eof,
+                    resume: skip,
+                },
             )
         }
         .map_err(Diagnostic::from)?;
@@ -638,22 +685,30 @@ pub fn scan_stream<S: EventSink>(
         };
         for out in outs {
             events += out.events;
-            for (at, msg) in &out.found.errors {
-                warn.push(
-                    buf_off + *at as u64,
-                    format!(
+            // Damage and notes in the order of their bytes: a read in smaller batches meets a
+            // note and the damage after it in different batches, and must say the same.
+            let mut found: Vec<(usize, String)> = out
+                .found
+                .errors
+                .iter()
+                .map(|(at, msg)| {
+                    let text = format!(
                         "invalid JSON: {msg}, found {}; skipped to the next event",
                         found_at(buf, *at, after)
-                    ),
-                );
-            }
-            for (at, msg) in &out.found.notes {
-                warn.push(buf_off + *at as u64, msg.clone());
+                    );
+                    (*at, text)
+                })
+                .chain(out.found.notes.iter().cloned())
+                .collect();
+            found.sort_by_key(|&(at, _)| at);
+            for (at, text) in found {
+                warn.push(buf_off + at as u64, text);
             }
             if out.ended {
                 ended = true;
             }
             resume = out.stop;
+            skip = out.skip;
             let cut = out.cut;
             take(out.sink);
             if cut {

@@ -218,9 +218,9 @@ impl EventSink for TorchSink {
         // them every branch below ends in the structural scan's end (a category read at its place
         // is not kept and the event is skipped to where [`Cursor::skip_nested`] ends it; no
         // category ends there too; the search finds nothing), so that end is taken at once, from
-        // the masks alone, without walking the event's members. The window is the one the search
-        // below looks at first, so an event the search would parse is never taken here; an event
-        // cut by the buffer's end must mention none up to that end.
+        // the masks alone, without walking the event's members. An event that mentions one
+        // within the window after its start is walked (most of them are kept); an event cut by
+        // the buffer's end must mention none up to that end.
         if event_walk() == EventWalk::Masks
             && !self.cands.hit(b, i, i.saturating_add(CANDIDATE_WINDOW))
         {
@@ -262,21 +262,16 @@ impl TorchSink {
             Head::NoCat(end) => return Scan::Done(end),
             Head::Unsure => {}
         }
-        // Otherwise (a nested `cat`, damage, or an event cut by the buffer's end) search for the
-        // kept categories. In a kept event the category shows within its first few hundred bytes:
-        // parse such an event directly instead of skipping it first and parsing it again (a wrong
-        // guess only costs a full parse of one small event).
-        if self.cands.hit(b, i, i.saturating_add(CANDIDATE_WINDOW)) {
-            return scan_event(b, i, self, found, None);
-        }
-        let end = match skip.skip_nested(b, i) {
-            Scan::Done(e) => e,
-            other => return other,
-        };
-        if self.cands.hit(b, i, end) {
-            scan_event(b, i, self, found, None)
-        } else {
-            Scan::Done(end)
+        // Otherwise (a nested `cat`, damage, or an event cut by the buffer's end) the event is
+        // parsed when its own bytes mention a kept category (up to the buffer's end when it is
+        // cut there), as in the masks' decision above. Not from a window of bytes after its
+        // start: that window reached into the events after it as far as the batch went, so a
+        // damaged event of another category was parsed, and its damage reported, or skipped
+        // depending on where the batch ended.
+        match skip.skip_nested(b, i) {
+            Scan::Done(end) if !self.cands.hit(b, i, end) => Scan::Done(end),
+            Scan::Cut if !self.cands.hit(b, i, b.len()) => Scan::Cut,
+            _ => scan_event(b, i, self, found, None),
         }
     }
 }

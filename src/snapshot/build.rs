@@ -41,6 +41,7 @@ pub(crate) enum Kind {
     Annotations,
     Annotation,
     Settings,
+    PoolId,
     Skip,
 }
 
@@ -62,6 +63,7 @@ impl Kind {
             Kind::Annotations => "external_annotations",
             Kind::Annotation => "an annotation",
             Kind::Settings => "allocator_settings",
+            Kind::PoolId => "a segment's pool id",
             Kind::Skip => "an ignored value",
         }
     }
@@ -242,6 +244,8 @@ enum State {
     Annotations(Vec<Annotation>),
     Annotation(Box<PAnnot>),
     Settings(Vec<(String, String)>),
+    /// A pool id written as a list (the JSON form of the pickle's tuple): its integers so far.
+    PoolId(Vec<i64>),
 }
 
 impl State {
@@ -266,6 +270,7 @@ impl State {
             Kind::Annotations => State::Annotations(Vec::new()),
             Kind::Annotation => State::Annotation(Box::default()),
             Kind::Settings => State::Settings(Vec::new()),
+            Kind::PoolId => State::PoolId(Vec::new()),
         }
     }
 }
@@ -354,6 +359,15 @@ pub(crate) struct Builder {
     batches: Batches,
 }
 
+/// What the file is, in words, by its protocol (0: the JSON form).
+fn form(protocol: u8) -> &'static str {
+    if protocol == 0 {
+        "JSON"
+    } else {
+        "pickle"
+    }
+}
+
 fn key_id(key: Option<Val>) -> Option<u32> {
     match key {
         Some(Val::Str(id)) => Some(id),
@@ -396,6 +410,7 @@ fn child_kind(parent: Kind, key: Option<Val>, dict: bool) -> Option<Kind> {
         Segment => match (k, dict) {
             (Some(K_BLOCKS), false) => Blocks,
             (Some(K_FRAMES), false) => Frames,
+            (Some(K_POOL_ID), false) => PoolId,
             _ => Skip,
         },
         Block => match (k, dict) {
@@ -407,7 +422,7 @@ fn child_kind(parent: Kind, key: Option<Val>, dict: bool) -> Option<Kind> {
             (Some(K_FRAMES), false) => Frames,
             _ => Skip,
         },
-        Frame | Annotation | Settings | Skip => Skip,
+        Frame | Annotation | Settings | PoolId | Skip => Skip,
     })
 }
 
@@ -785,12 +800,18 @@ impl Ctx {
                 Some(K_TIME_US) => a.time_us = self.int(&v, kind, K_TIME_US, at),
                 _ => {}
             },
+            (State::PoolId(items), _) => match v {
+                // Anything but a pair of integers fails the segment's check (three items, say).
+                Fin::Val(Val::Int(i)) if items.len() < 3 => items.push(i),
+                _ => items.push(i64::MIN),
+            },
             (State::Settings(list), _) => {
                 let Some(k) = k else { return };
                 let text = match v {
                     Fin::Val(Val::Str(id)) => format!("'{}'", self.strings.get(id)),
                     Fin::Val(Val::Int(i)) => i.to_string(),
-                    Fin::Val(Val::Float(f)) => f.to_string(),
+                    // Debug keeps the point of a whole float, as Python's repr does (0.0, not 0).
+                    Fin::Val(Val::Float(f)) => format!("{f:?}"),
                     Fin::Val(Val::Bool(b)) => if b { "True" } else { "False" }.to_string(),
                     Fin::Val(Val::None) => "None".to_string(),
                     Fin::Val(Val::Pair(a, b)) => format!("({a}, {b})"),
@@ -1119,6 +1140,14 @@ impl Builder {
                     None => return Err(self.limit(at, "stack frames")),
                 }
             }
+            // A pool id written as a list is the pickle's tuple; anything else is not a pool id.
+            State::PoolId(items) => Fin::Val(match items[..] {
+                [a, b] => match (i32::try_from(a), i32::try_from(b)) {
+                    (Ok(a), Ok(b)) => Val::Pair(a, b),
+                    _ => Val::Skipped,
+                },
+                _ => Val::Skipped,
+            }),
             st => Fin::Rec(kind, st),
         };
         if memo != NO_MEMO {
@@ -1196,7 +1225,8 @@ impl Builder {
                     return Err(Box::new(Diagnostic::error(
                         &self.file,
                         format!(
-                            "the pickle holds a dict without 'segments' or 'device_traces' (keys: {}); not a memory snapshot",
+                            "the {} holds a dict without 'segments' or 'device_traces' (keys: {}); not a memory snapshot",
+                            form(protocol),
                             self.ctx.root_keys.join(", ")
                         ),
                     )));
@@ -1215,7 +1245,8 @@ impl Builder {
                 return Err(Box::new(Diagnostic::error(
                     &self.file,
                     format!(
-                        "the pickle holds {found}; a memory snapshot is a dict with 'segments' and 'device_traces' or a list of segments"
+                        "the {} holds {found}; a memory snapshot is a dict with 'segments' and 'device_traces' or a list of segments",
+                        form(protocol)
                     ),
                 )));
             }

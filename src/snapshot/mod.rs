@@ -16,6 +16,7 @@ mod batches;
 mod build;
 pub mod generate;
 pub mod intern;
+pub mod json;
 pub mod model;
 pub mod pickle;
 pub mod recognize;
@@ -56,16 +57,24 @@ pub fn read_timed(
 ) -> Result<(Snapshot, ReadTimings), Diagnostic> {
     let t0 = clock();
     let mut builder = build::Builder::new(source.name());
-    let mut machine = pickle::Machine::new(source);
-    // A pickle's name does not make it one: a Git LFS pointer in its place is said as such.
-    let top = machine
-        .run(&mut builder)
-        .map_err(|e| crate::input::lfs::explain(source, *e))?;
-    let end = machine.offset();
-    // Building the model from the pickle's values is a long step of its own for a large file.
+    let head = source.read_range(0, SNIFF_BYTES)?;
+    // Text that opens a JSON object or array is read as JSON (a pickle of protocol 2 or later
+    // starts with 0x80; 0 and 1, which memlens refuses, with '(', '}' or ']'), so that a JSON
+    // file that is not a snapshot is told so in JSON's terms.
+    let (top, end, protocol) = if json::opens(&head) {
+        let top = json::run(source, &mut builder).map_err(|e| *e)?;
+        (top, source.len(), 0)
+    } else {
+        let mut machine = pickle::Machine::new(source);
+        // A pickle's name does not make it one: a Git LFS pointer in its place is said as such.
+        let top = machine
+            .run(&mut builder)
+            .map_err(|e| crate::input::lfs::explain(source, *e))?;
+        (top, machine.offset(), machine.protocol)
+    };
+    // Building the model from the parsed values is a long step of its own for a large file.
     source.check_stop(end)?;
     let t1 = clock();
-    let protocol = machine.protocol;
     let mut snap = builder
         .finish(top, protocol, source.len())
         .map_err(|e| *e)?;
@@ -88,10 +97,20 @@ pub fn read_timed(
     Ok((snap, timings))
 }
 
+/// The form of a snapshot read with `protocol` ([`Snapshot::protocol`]), in words: `pickle
+/// protocol 4`, or `JSON` (protocol 0).
+pub fn form(protocol: u8) -> String {
+    if protocol == 0 {
+        "JSON".to_string()
+    } else {
+        format!("pickle protocol {protocol}")
+    }
+}
+
 /// What [`sniff`] recognised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sniffed {
-    /// Pickle protocol (2 to 5).
+    /// Pickle protocol (2 to 5); 0 for the JSON form.
     pub protocol: u8,
     /// True for the dict layout (`segments`, `device_traces`, …), false for a bare segment list.
     pub dict: bool,
@@ -100,10 +119,27 @@ pub struct Sniffed {
 /// How many leading bytes [`sniff`] needs.
 pub const SNIFF_BYTES: usize = 64;
 
+/// The keys a segment's dict starts with in the files seen (the first key of a bare segment list's
+/// first item): `device` as torch writes it, `active_size` once `json.dump(sort_keys=True)` has
+/// sorted them.
+const SEGMENT_KEYS: [&[u8]; 7] = [
+    b"device",
+    b"active_size",
+    b"address",
+    b"total_size",
+    b"allocated_size",
+    b"stream",
+    b"segment_type",
+];
+
 /// Recognises a snapshot from its first bytes (whatever the file is named: a `.json` file may be
 /// a pickle): the `PROTO` opcode of protocol 2–5, then a dict whose first key is `segments` or
-/// `device_traces`, or a list whose first item is a dict with a segment's key.
+/// `device_traces`, or a list whose first item is a dict with a segment's key; or the same in
+/// JSON ([`json::sniff`]).
 pub fn sniff(head: &[u8]) -> Option<Sniffed> {
+    if let Some(dict) = json::sniff(head) {
+        return Some(Sniffed { protocol: 0, dict });
+    }
     let mut p = Cursor { b: head, i: 0 };
     if p.u8()? != 0x80 {
         return None;
@@ -129,14 +165,6 @@ pub fn sniff(head: &[u8]) -> Option<Sniffed> {
             }
             p.memo_and_mark();
             let k = p.string()?;
-            const SEGMENT_KEYS: [&[u8]; 6] = [
-                b"device",
-                b"address",
-                b"total_size",
-                b"allocated_size",
-                b"stream",
-                b"segment_type",
-            ];
             SEGMENT_KEYS.contains(&k).then_some(Sniffed {
                 protocol,
                 dict: false,
@@ -216,7 +244,7 @@ mod tests {
         );
         assert_eq!(sniff(b"\x80\x04}\x94(\x8c\x05other"), None);
         assert_eq!(sniff(b"\x80\x01}\x94(\x8c\x08segments"), None);
-        assert_eq!(sniff(b"{\"segments\": []}"), None);
+        assert_eq!(sniff(b"{\"traceEvents\": []}"), None);
         assert_eq!(sniff(b""), None);
     }
 }

@@ -243,7 +243,7 @@ pub struct Snapshot {
     pub file: String,
     /// Size of the file in bytes.
     pub file_bytes: u64,
-    /// Pickle protocol.
+    /// Pickle protocol; 0 for the JSON form.
     pub protocol: u8,
     /// Top-level layout.
     pub layout: Layout,

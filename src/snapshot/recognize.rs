@@ -1,6 +1,6 @@
 //! Recognising memory snapshots among the inputs: by their first bytes (a pickle of protocol 2–5
-//! whose top level is a snapshot's dict or segment list), whatever the file is named — torch
-//! examples name them `.pickle`, users `.pkl`, `.json` or nothing.
+//! whose top level is a snapshot's dict or segment list, or the same saved as JSON), whatever the
+//! file is named — torch examples name them `.pickle`, users `.pkl`, `.json` or nothing.
 
 use super::{sniff, SNIFF_BYTES};
 use crate::input::classify::{FileView, Recognizer, Unit, UnitBody};
@@ -13,7 +13,7 @@ pub struct SnapshotFile {
     pub path: String,
     /// Size in bytes.
     pub size: u64,
-    /// Pickle protocol.
+    /// Pickle protocol; 0 for the JSON form.
     pub protocol: u8,
     /// `dict` (segments, device_traces, …) or `segment_list`.
     pub layout: &'static str,
@@ -27,7 +27,7 @@ impl UnitBody for SnapshotFile {
         &self.path
     }
     fn summary(&self) -> String {
-        format!("pickle protocol {}, {}", self.protocol, self.layout)
+        format!("{}, {}", super::form(self.protocol), self.layout)
     }
 }
 
@@ -51,7 +51,7 @@ impl Recognizer for Snapshots {
     }
 
     fn looks_for(&self) -> &'static [&'static str] {
-        &["PyTorch / torch_npu memory snapshots (pickles of any name, told by their first bytes)"]
+        &["PyTorch / torch_npu memory snapshots (pickles or their JSON form, of any name, told by their first bytes)"]
     }
 
     fn loose_head(&self, _path: &str, _size: u64) -> usize {

@@ -138,7 +138,7 @@ pub struct Summary {
     pub file: String,
     /// Its size.
     pub bytes: u64,
-    /// Pickle protocol.
+    /// Pickle protocol; 0 for the JSON form.
     pub protocol: u8,
     /// `dict` or `segment_list`.
     pub layout: &'static str,

@@ -1,5 +1,6 @@
-// The memory-snapshot tab against the CLI: the real samples and generated snapshots (several
-// devices, OOMs, expandable segments, the torch-2.0 layout in a file named .json) are recognised
+// The memory-snapshot tab against the CLI: the real samples (one also in its JSON form) and
+// generated snapshots (several devices, OOMs, expandable segments, the torch-2.0 layout in a file
+// named .json) are recognised
 // and show the figures `memlens snapshot --json` prints; a broken snapshot shows the CLI's error
 // while the other files of the drop still open; hover shows an allocation's size and stack, a
 // click selects it, a group row highlights its allocations in both charts; every export equals
@@ -18,6 +19,8 @@ const FIX = path.join(root, 'fixtures', 'snapshots');
 const TINY = 'cs336_tiny_mem_snapshot.pickle';
 const MEDIUM = 'cs336_medium_128_training_memory_snapshot.pickle';
 const OLD_JSON = 'generated_torch20_p2.json';
+// The tiny sample saved with json.dump (the JSON form some tools write for web viewers).
+const TINY_JSON = 'cs336_tiny_mem_snapshot.json';
 let isolated;
 let plain;
 let tmp;
@@ -116,7 +119,7 @@ before(async () => {
   plain = await startServer({ isolate: false });
   tmp = mkdtempSync(path.join(tmpdir(), 'memlens-snapshot-page-'));
   mkdirSync(path.join(tmp, 'snaps'));
-  for (const f of [TINY, MEDIUM, OLD_JSON]) writeFileSync(path.join(tmp, 'snaps', f), readFileSync(path.join(FIX, f)));
+  for (const f of [TINY, MEDIUM, OLD_JSON, TINY_JSON]) writeFileSync(path.join(tmp, 'snaps', f), readFileSync(path.join(FIX, f)));
   const g = path.join(tmp, 'snaps', 'gen.pickle');
   execFileSync(CLI, ['generate', 'snapshot', '--size-mb', '3', '--devices', '2', '--ooms', '2', '--expandable', '--seed', '3', '--out', g]);
   gen = g;
@@ -135,7 +138,7 @@ test('the samples and a generated snapshot show the figures of memlens snapshot 
   const b = await openBrowser();
   try {
     const page = await b.page();
-    for (const name of [TINY, MEDIUM, 'gen.pickle']) {
+    for (const name of [TINY, MEDIUM, 'gen.pickle', TINY_JSON]) {
       await fresh(page, isolated.url);
       await dropFiles(page, [entry(`snaps/${name}`, path.join(tmp, 'snaps', name))]);
       assert.equal(await snapSettled(page), 'ready', name);
@@ -148,15 +151,19 @@ test('the samples and a generated snapshot show the figures of memlens snapshot 
         assert.deepEqual(await metrics(page), expectedMetrics(d), `${name} device ${dev}`);
       }
       await drawn(page);
+      // The file line names the form: the pickle's protocol, or JSON.
+      const form = name === TINY_JSON ? ', JSON, keys segments' : ', pickle protocol ';
+      assert.ok((await page.textContent('[data-testid="snapshot"]')).includes(form), name);
     }
-    // Classification: the page and inspect agree on the whole folder (a .json pickle included).
+    // Classification: the page and inspect agree on the whole folder (a .json pickle and a JSON
+    // snapshot included).
     await fresh(page, isolated.url);
-    const drop = [TINY, MEDIUM, OLD_JSON, 'gen.pickle', 'broken.pickle'].map((n) => entry(`snaps/${n}`, path.join(tmp, 'snaps', n)));
+    const drop = [TINY, MEDIUM, OLD_JSON, TINY_JSON, 'gen.pickle', 'broken.pickle'].map((n) => entry(`snaps/${n}`, path.join(tmp, 'snaps', n)));
     await dropFiles(page, drop);
     await snapSettled(page);
     const units = sorted(await pageUnits(page));
     assert.deepEqual(units, sorted(cliUnits(path.join(tmp, 'snaps'))));
-    assert.equal(units.filter((u) => u.kind === 'snapshot').length, 5);
+    assert.equal(units.filter((u) => u.kind === 'snapshot').length, 6);
     assert.deepEqual(foreignRequests(b.requests, isolated.origin), []);
     assert.deepEqual(b.consoleErrors, []);
   } finally {

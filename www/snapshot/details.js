@@ -29,7 +29,7 @@ export function overviewView({ store, info, place }) {
       metric('snapshot-largest-free-block', 'Largest free block', d.largest_free_block, exactBytes(d.largest_free_block)));
     const peakAt = d.peak_trace_index === null ? 'before the first trace entry' : `after entry ${int(d.peak_trace_index)}${d.peak_time_us !== null ? ` (time_us ${d.peak_time_us})` : ''}`;
     const facts = el('dl', { class: 'facts' },
-      el('dt', { text: 'file' }), el('dd', { text: `${s.file} — ${bytes(s.bytes)}, pickle protocol ${s.protocol}, ${s.layout === 'dict' ? `keys ${s.keys.join(', ')}` : 'a bare list of segments'}` }),
+      el('dt', { text: 'file' }), el('dd', { text: `${s.file} — ${bytes(s.bytes)}, ${s.protocol ? `pickle protocol ${s.protocol}` : 'JSON'}, ${s.layout === 'dict' ? `keys ${s.keys.join(', ')}` : 'a bare list of segments'}` }),
       el('dt', { text: 'peak' }), el('dd', { text: peakAt }),
       el('dt', { text: 'actions' }), el('dd', { text: Object.entries(d.actions).filter(([, n]) => n > 0).map(([a, n]) => `${a} ${int(n)}`).join(', ') || 'none' }),
       el('dt', { text: 'stacks' }), el('dd', { text: `${int(s.distinct_frames)} distinct frames in ${int(s.distinct_stacks)} distinct stacks` }));
