@@ -1,0 +1,169 @@
+//! The text tables of other writers and versions, read by the three CSV readers: each input is
+//! written here by hand in a shape seen in a public repository (said beside it: repository, path,
+//! commit), and every figure expected is worked out by hand from the bytes given.
+
+use memlens::profiler::memory_record::{read_memory_record, MemoryRecord};
+use memlens::profiler::module_mem::{read_module_mem, ModuleMem};
+use memlens::profiler::operator_memory::{read_operator_memory, MemRow, OperatorMemory};
+use memlens::profiler::Interner;
+use memlens::source::BytesSource;
+
+const MB: u64 = 1 << 20;
+const KB: u64 = 1 << 10;
+
+fn operator_memory(text: &str) -> (OperatorMemory, Interner) {
+    let mut names = Interner::new();
+    let src = BytesSource::new("operator_memory.csv", text.as_bytes().to_vec());
+    let om = read_operator_memory(&src, &mut names, None).expect("read");
+    (om, names)
+}
+
+fn memory_record(text: &str) -> MemoryRecord {
+    let src = BytesSource::new("memory_record.csv", text.as_bytes().to_vec());
+    read_memory_record(&src, None).expect("read")
+}
+
+fn module_mem(text: &str) -> ModuleMem {
+    let src = BytesSource::new("npu_module_mem.csv", text.as_bytes().to_vec());
+    read_module_mem(&src, None).expect("read")
+}
+
+/// A row's six totals in the order of the file's columns (allocation's allocated, reserved,
+/// active, then the release's).
+fn totals(r: &MemRow) -> [Option<u64>; 6] {
+    [
+        r.alloc_total_allocated(),
+        r.alloc_total_reserved(),
+        r.alloc_total_active(),
+        r.release_total_allocated(),
+        r.release_total_reserved(),
+        r.release_total_active(),
+    ]
+}
+
+/// CANN's msprof `operator_memory_<device>_<model>_<time>.csv` given as `operator_memory.csv`: its
+/// totals are in KB. Header: msprof's export configuration (Ascend/msprof,
+/// analysis/msconfig/msprof_export_data_config.py, b3d3062: `Name,Size(KB),Allocation Time(us),
+/// Duration(us),Allocation Total Allocated(KB),…,Device`), with the `Device_id` column CANN's
+/// profiling guide shows first. The row's figures are those of torch_npu's own test of the bean
+/// that converts this file (Ascend/pytorch, test/profiler/analysis/prof_bean/
+/// test_ge_op_memory_bean.py, d217d46: 192 KB allocated = 0.1875 MB, 502336 KB reserved =
+/// 490.5625 MB).
+///
+/// Seen failing before the change: the four KB totals read as empty (`[None; 6]`), silently.
+#[test]
+fn msprof_operator_memory_totals_are_read_in_kb() {
+    let (om, names) = operator_memory(
+        "Device_id,Name,Size(KB),Allocation Time(us),Duration(us),Allocation Total Allocated(KB),\
+         Allocation Total Reserved(KB),Release Total Allocated(KB),Release Total Reserved(KB),\
+         Device\r\n\
+         0,Graph_21,192,16995.950\t,92.6,192,502336,0,502336,NPU:0\r\n\
+         0,trans_TransData_0,50240.0,1736405443881360.630\t,115.97,50304.5,76544.0,,,NPU:0\r\n",
+    );
+    assert!(om.warnings.is_empty(), "{:?}", om.warnings);
+    let [a, b] = om.rows.as_slice() else {
+        panic!("two rows: {:?}", om.rows)
+    };
+    assert_eq!(names.get(a.name), "Graph_21");
+    assert_eq!(a.size, 192 * KB);
+    assert_eq!(a.alloc_ns(), Some(16_995_950));
+    // Release = allocation + duration: 16995.950 + 92.6 µs.
+    assert_eq!(a.release_ns(), Some(17_088_550));
+    // 192 KB = 196608 bytes; 502336 KB = 490.5625 MB = 514392064 bytes.
+    assert_eq!(
+        totals(a),
+        [
+            Some(196_608),
+            Some(514_392_064),
+            None,
+            Some(0),
+            Some(514_392_064),
+            None
+        ]
+    );
+    assert_eq!(names.get(a.device), "NPU:0");
+    // 50304.5 KB = 51511808 bytes, 76544 KB = 74.75 MB; no release totals.
+    assert_eq!(
+        totals(b),
+        [
+            Some(51_511_808),
+            Some(74 * MB + 3 * MB / 4),
+            None,
+            None,
+            None,
+            None
+        ]
+    );
+    assert_eq!(b.release_ns(), Some(1_736_405_443_881_476_600));
+}
+
+/// msprof's `memory_record_*.csv` given as `memory_record.csv`: `Component,Timestamp(us),Total
+/// Allocated(KB),Total Reserved(KB),Device` (Ascend/msprof's export configuration, as above; the
+/// figures of torch_npu's test of its bean, test_ge_memory_record_bean.py, 32e32f2: GE at
+/// 1699.550 µs, 192 KB = 0.1875 MB allocated, 502336 KB = 490.5625 MB reserved).
+///
+/// Seen failing before the change: both totals read as empty.
+#[test]
+fn msprof_memory_record_totals_are_read_in_kb() {
+    let mr = memory_record(
+        "Component,Timestamp(us),Total Allocated(KB),Total Reserved(KB),Device\r\n\
+         GE,1699.550\t,192,502336,NPU:0\r\n\
+         GE,1700.000\t,0.5,502336,NPU:0\r\n",
+    );
+    assert!(mr.warnings.is_empty(), "{:?}", mr.warnings);
+    let ge = mr.get("GE").expect("GE series");
+    assert_eq!(ge.ts, [1_699_550, 1_700_000]);
+    assert_eq!(ge.allocated.to_vec(), [Some(196_608), Some(512)]);
+    assert_eq!(ge.reserved.to_vec(), [Some(514_392_064), Some(514_392_064)]);
+    assert_eq!(ge.active.to_vec(), [None, None]);
+}
+
+/// npu_module_mem in KB without `Device_id` (msprof's export configuration, as above:
+/// `Component,Timestamp(us),Total Reserved(KB),Device`) and with it (torch_npu's raw CANN input),
+/// and MB as torch_npu writes it: one unit table reads all three.
+#[test]
+fn npu_module_mem_reads_kb_and_mb() {
+    let kb = module_mem(
+        "Component,Timestamp(us),Total Reserved(KB),Device\nHCCL,1736405443839379.660\t,2560,\
+         NPU:0\nSLOG,1736405443839379.660\t,-1,NPU:0\n",
+    );
+    assert!(kb.kb);
+    assert_eq!(kb.modules[0].reserved, [Some(2560 * KB)]);
+    assert_eq!(kb.modules[1].reserved, [None], "-1 KB: only frees seen");
+    let kb_id = module_mem(
+        "Device_id,Component,Timestamp(us),Total Reserved(KB),Device\n0,APP,5.000\t,0.5,NPU:0\n",
+    );
+    assert!(kb_id.kb && kb_id.has_device_id);
+    assert_eq!(kb_id.modules[0].reserved, [Some(512)]);
+    let mb =
+        module_mem("Component,Timestamp(us),Total Reserved(MB),Device\nGE,5.000\t,2.5,NPU:0\n");
+    assert!(!mb.kb);
+    assert_eq!(mb.modules[0].reserved, [Some(5 * MB / 2)]);
+}
+
+/// Totals in two units: no writer's file; refused in words naming the columns, not read half.
+#[test]
+fn totals_in_two_units_are_refused_in_words() {
+    let mut names = Interner::new();
+    let src = BytesSource::new(
+        "operator_memory.csv",
+        b"Name,Size(KB),Allocation Time(us),Allocation Total Allocated(MB),Allocation Total \
+          Reserved(KB)\nop,1.0,1.000\t,1.0,1024\n"
+            .to_vec(),
+    );
+    let e = read_operator_memory(&src, &mut names, None).unwrap_err();
+    assert!(
+        e.message.contains(
+            "its totals are in two units, MB (Allocation Total Allocated(MB)) and KB (Allocation \
+             Total Reserved(KB)), which no profiler writes"
+        ),
+        "{e}"
+    );
+    let src = BytesSource::new(
+        "memory_record.csv",
+        b"Component,Timestamp(us),Total Allocated(KB),Total Reserved(MB)\nGE,1.000\t,1,1\n"
+            .to_vec(),
+    );
+    let e = read_memory_record(&src, None).unwrap_err();
+    assert!(e.message.contains("two units"), "{e}");
+}
