@@ -167,3 +167,115 @@ fn totals_in_two_units_are_refused_in_words() {
     let e = read_memory_record(&src, None).unwrap_err();
     assert!(e.message.contains("two units"), "{e}");
 }
+
+/// MindSpore's memory tracker's `operator_memory_<rank>.csv` given as `operator_memory.csv`:
+/// every field, the header's last name too, followed by a comma (mindspore's mem_tracker.cc,
+/// `DumpProfilingMemInfo`, as real28 read it: `block_file << … << ","` after each field), times as
+/// integer µs, sizes and totals as C++ stream floats (`4`, `0.5`, `1.5e+06`), the pool's name as
+/// `Device`, and an unreleased block's `Duration(us)` empty.
+#[test]
+fn the_mindspore_tracker_csv_whose_lines_end_in_a_comma_reads() {
+    let (om, names) = operator_memory(
+        "Name,Size(KB),Allocation Time(us),Duration(us),Allocation Total Allocated(MB),Allocation \
+         Total Reserved(MB),Release Total Allocated(MB),Release Total Reserved(MB),Device,\n\
+         Default/Conv2D-op1,4,1748750400871259,10,1,2,0.5,2,Ascend,\n\
+         Default/MatMul-op2,1.5e+06,1748750400871300,,1466.5,2048,,,Ascend,\n",
+    );
+    assert!(om.warnings.is_empty(), "{:?}", om.warnings);
+    let [a, b] = om.rows.as_slice() else {
+        panic!("two rows: {:?}", om.rows)
+    };
+    assert_eq!(names.get(a.name), "Default/Conv2D-op1");
+    assert_eq!(a.size, 4 * KB);
+    assert_eq!(a.alloc_ns(), Some(1_748_750_400_871_259_000));
+    assert_eq!(a.release_ns(), Some(1_748_750_400_871_269_000));
+    assert_eq!(
+        totals(a),
+        [
+            Some(MB),
+            Some(2 * MB),
+            None,
+            Some(MB / 2),
+            Some(2 * MB),
+            None
+        ]
+    );
+    assert_eq!(names.get(a.device), "Ascend");
+    // 1.5e+06 KB = 1536000000 bytes; 1466.5 MB = 1537736704 bytes.
+    assert_eq!(b.size, 1_536_000_000);
+    assert_eq!(b.release_ns(), None);
+    assert_eq!(
+        totals(b),
+        [Some(1_537_736_704), Some(2048 * MB), None, None, None, None]
+    );
+}
+
+/// MindSpore 2.5's text tables: times as Python `Decimal` texts with 0 to 3 decimals
+/// (`1736405443871259`, `.7`, `.72`, `.720`, each with the TAB), as floats without the TAB
+/// (`1736405443871259.8`), `N/A` for empty, and `APP` rows whose totals are `0.0`, not empty.
+/// MindSpore's "MB" is KB / 1000 (1,024,000 bytes).
+#[test]
+fn mindspore_times_of_any_decimals_and_app_rows_at_zero_read() {
+    let mr = memory_record(
+        "Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Total Active(MB),Device \
+         Type\r\n\
+         APP,1736405443871259\t,0.0,3000.0,0.0,NPU:1\r\n\
+         MindSpore,1736405443871259.7\t,1.5,2.0,1.5,NPU:1\r\n\
+         MindSpore,1736405443871259.72\t,2.0,2.0,N/A,NPU:1\r\n\
+         MindSpore,1736405443871259.720\t,0.001,2.0,0.001,NPU:1\r\n\
+         MindSpore,1736405443871259.8,0.0,2.0,0.0,NPU:1\r\n",
+    );
+    assert!(mr.warnings.is_empty(), "{:?}", mr.warnings);
+    assert!(mr.mindspore);
+    let app = mr.get("APP").expect("APP");
+    assert_eq!(app.ts, [1_736_405_443_871_259_000]);
+    assert_eq!(app.allocated.to_vec(), [Some(0)]);
+    assert_eq!(app.reserved.to_vec(), [Some(3_072_000_000)]);
+    let ms = mr.get("MindSpore").expect("MindSpore");
+    assert_eq!(
+        ms.ts,
+        [
+            1_736_405_443_871_259_700,
+            1_736_405_443_871_259_720,
+            1_736_405_443_871_259_720,
+            1_736_405_443_871_259_800
+        ]
+    );
+    assert_eq!(
+        ms.allocated.to_vec(),
+        [Some(1_536_000), Some(2_048_000), Some(1_024), Some(0)]
+    );
+    assert_eq!(
+        ms.active.to_vec(),
+        [Some(1_536_000), None, Some(1_024), Some(0)]
+    );
+}
+
+/// MindSpore 2.5's `trace_view.json` pretty-printed (`json.dump(…, indent=4)`: every member on a
+/// line of its own) with `ts` and `dur` as strings, read as the compact array torch_npu writes.
+#[test]
+fn a_pretty_printed_trace_with_string_durations_reads() {
+    use memlens::profiler::trace::{read_trace, TraceOptions};
+    let text = "[\n    {\n        \"ph\": \"X\",\n        \"name\": \"aten::add\",\n        \"pid\": 7,\n        \
+                \"tid\": 7,\n        \"ts\": \"1736405443863674.400\",\n        \"dur\": \"162.66\",\n        \
+                \"cat\": \"cpu_op\",\n        \"args\": {\n            \"Sequence number\": 12\n        }\n    },\n    \
+                {\n        \"ph\": \"X\",\n        \"name\": \"ProfilerStep#3\",\n        \"pid\": 7,\n        \
+                \"tid\": 7,\n        \"ts\": \"1736405443863600.5\",\n        \"dur\": \"1000\",\n        \
+                \"cat\": \"cpu_op\",\n        \"args\": {}\n    }\n]\n";
+    let src = BytesSource::new("trace_view.json", text.as_bytes().to_vec());
+    let (mut names, mut stacks) = (Interner::new(), Interner::new());
+    let t = read_trace(&src, &mut names, &mut stacks, TraceOptions::default(), None).unwrap();
+    assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+    // Both are CPU ops; the step is also a step.
+    assert_eq!(t.ops.len(), 2);
+    assert_eq!(names.get(t.ops.name[0]), "aten::add");
+    assert_eq!(t.ops.dur[1], 1_000_000);
+    assert_eq!(t.ops.ts[0], 1_736_405_443_863_674_400);
+    assert_eq!(t.ops.dur[0], 162_660);
+    assert_eq!(t.ops.seq[0], 12);
+    assert_eq!(t.steps.len(), 1);
+    assert_eq!(
+        (t.steps[0].step, t.steps[0].ts, t.steps[0].end),
+        (3, 1_736_405_443_863_600_500, 1_736_405_443_864_600_500)
+    );
+}
