@@ -2,6 +2,8 @@
 //! written here by hand in a shape seen in a public repository (said beside it: repository, path,
 //! commit), and every figure expected is worked out by hand from the bytes given.
 
+mod common;
+
 use memlens::profiler::memory_record::{read_memory_record, MemoryRecord};
 use memlens::profiler::module_mem::{read_module_mem, ModuleMem};
 use memlens::profiler::operator_memory::{read_operator_memory, MemRow, OperatorMemory};
@@ -210,18 +212,20 @@ fn the_mindspore_tracker_csv_whose_lines_end_in_a_comma_reads() {
     );
 }
 
-/// MindSpore 2.5's text tables: times as Python `Decimal` texts with 0 to 3 decimals
-/// (`1736405443871259`, `.7`, `.72`, `.720`, each with the TAB), as floats without the TAB
+/// MindSpore's text tables: times as Python `Decimal` texts with 0 to 3 decimals and no TAB
+/// (mindspore-ai/mindspore, mindspore/python/mindspore/profiler/parser/ascend_memory_generator.py,
+/// 194120f: `Decimal(ns) / 1000` written with `str`, which drops the trailing zeros: `…259`,
+/// `…259.7`, `…259.72`), with the TAB (`….720\t`, the msprof GE rows' own text) or as a float
 /// (`1736405443871259.8`), `N/A` for empty, and `APP` rows whose totals are `0.0`, not empty.
-/// MindSpore's "MB" is KB / 1000 (1,024,000 bytes).
+/// MindSpore's "MB" is KB / 1000 (the same file: `KB_TO_MB = 1000`), 1,024,000 bytes.
 #[test]
 fn mindspore_times_of_any_decimals_and_app_rows_at_zero_read() {
     let mr = memory_record(
         "Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Total Active(MB),Device \
          Type\r\n\
-         APP,1736405443871259\t,0.0,3000.0,0.0,NPU:1\r\n\
-         MindSpore,1736405443871259.7\t,1.5,2.0,1.5,NPU:1\r\n\
-         MindSpore,1736405443871259.72\t,2.0,2.0,N/A,NPU:1\r\n\
+         APP,1736405443871259,0.0,3000.0,0.0,NPU:1\r\n\
+         MindSpore,1736405443871259.7,1.5,2.0,1.5,NPU:1\r\n\
+         MindSpore,1736405443871259.72,2.0,2.0,N/A,NPU:1\r\n\
          MindSpore,1736405443871259.720\t,0.001,2.0,0.001,NPU:1\r\n\
          MindSpore,1736405443871259.8,0.0,2.0,0.0,NPU:1\r\n",
     );
@@ -278,4 +282,43 @@ fn a_pretty_printed_trace_with_string_durations_reads() {
         (t.steps[0].step, t.steps[0].ts, t.steps[0].end),
         (3, 1_736_405_443_863_600_500, 1_736_405_443_864_600_500)
     );
+}
+
+/// The first torch_npu profiler analysis's two memory tables (Ascend/pytorch,
+/// torch_npu/profiler/analysis/prof_view/memory_view_parser.py in an early 2023 version
+/// (its `HEADERS_FORM` and `HEADERS_LINE_CHART`; the commit is not named by the index, whose
+/// latest version, bfa652d, writes operator_memory.csv and memory_record.csv)), written into the run folder: `Tag` for the
+/// component, `Operator` for the name, totals in KB with reserved before allocated, times and
+/// durations as Python floats (`time_ns / 1000.0`).
+///
+/// Seen failing before the change: the run had no memory file (the two were "other files memlens
+/// does not read") and no rows.
+#[test]
+fn the_first_torch_npu_memory_view_files_are_read() {
+    let form =
+        b"Tag,Operator,Size(KB),Allocation Time(us),Release Time(us),Duration(us),Device Type\r\n\
+PTA,aten::empty,1024.0,1699876543210123.5,,,NPU:0\r\n\
+PTA,aten::add,2048.0,1699876543210200.25,1699876543210300.0,99.75,NPU:0\r\n";
+    let chart = b"Tag,Timestamp(us),Total Reserved(KB),Total Allocated(KB),Device Type\r\n\
+PTA,1699876543210123.5,20480.0,1024.0,NPU:0\r\n\
+PTA,1699876543210200.25,20480.0,3072.0,NPU:0\r\n\
+PTA,1699876543210300.0,20480.0,1024.0,NPU:0\r\n";
+    let files = common::run_folder(
+        "job",
+        0,
+        &[
+            ("ASCEND_PROFILER_OUTPUT/operator_memory.csv", None),
+            ("ASCEND_PROFILER_OUTPUT/memory_record.csv", None),
+            ("memory_view_form.csv", Some(form.to_vec())),
+            ("memory_view_line_chart.csv", Some(chart.to_vec())),
+        ],
+    );
+    let loaded = common::load(&files);
+    assert_eq!(loaded.diags("memory_view"), Vec::<String>::new());
+    let r = loaded.rank("rank0");
+    assert_eq!(r.rows, 2);
+    // 3072 KB allocated at 1699876543210200.25 µs; 20480 KB = 20 MiB reserved.
+    assert_eq!(r.peak_allocated_bytes, 3 * MB);
+    assert_eq!(r.peak_time_ns, 1_699_876_543_210_200_250);
+    assert_eq!(r.peak_reserved_bytes, 20 * MB);
 }

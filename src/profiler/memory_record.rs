@@ -211,7 +211,8 @@ const RESERVED: usize = 3;
 const ACTIVE: usize = 4;
 /// The columns read, each with its accepted spellings.
 const COLUMNS: [&[&str]; 5] = [
-    &["Component"],
+    // `Tag`: the first torch_npu's `memory_view_line_chart.csv`.
+    &["Component", "Tag"],
     &["Timestamp(us)"],
     &["Total Allocated(MB)"],
     &["Total Reserved(MB)"],

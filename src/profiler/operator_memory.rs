@@ -264,7 +264,8 @@ const DEVICE: usize = 14;
 
 /// The columns read, each with its accepted spellings.
 const COLUMNS: [&[&str]; 15] = [
-    &["Name"],
+    // `Operator`: the first torch_npu's `memory_view_form.csv`.
+    &["Name", "Operator"],
     &["Size(KB)"],
     &["Allocation Time(us)"],
     &["Release Time(us)"],
