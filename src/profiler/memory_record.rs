@@ -7,7 +7,7 @@
 //! The framework allocator series (`PTA` or `MindSpore`) is the "memory over time" curve.
 
 use super::csv_common::{
-    component_and_time, field_eq, read_table, time_or_skip, total_u64_at, total_u64_like,
+    component_and_time, field_eq, mb_read_kb, mb_u64_at, mb_u64_like, read_table, time_or_skip,
     totals_in_kb, HeaderMap, NumberMemo, Row, Warnings,
 };
 use crate::diag::Diagnostic;
@@ -227,43 +227,20 @@ struct Cols {
     allocated: Option<usize>,
     reserved: Option<usize>,
     active: Option<usize>,
-    /// The totals are in KB (CANN's msprof), not MB.
-    kb: bool,
 }
 
 impl Cols {
-    /// The places of [`COLUMNS`] in the header `h`, each named by the column it holds, and the
-    /// totals' unit; `Err` when the totals are in two units ([`totals_in_kb`]).
-    fn locate(h: &HeaderMap) -> Result<Self, String> {
+    /// The places of [`COLUMNS`] in the header `h`, each named by the column it holds.
+    fn locate(h: &HeaderMap) -> Self {
         let at = |c: usize| h.index.get(c).copied().flatten();
-        Ok(Cols {
+        Cols {
             component: at(COMPONENT),
             timestamp: at(TIMESTAMP),
             allocated: at(ALLOCATED),
             reserved: at(RESERVED),
             active: at(ACTIVE),
-            kb: totals_in_kb(h, &[ALLOCATED, RESERVED, ACTIVE])
-                .map_err(|why| format!("not a memory_record.csv this reads: {why}"))?,
-        })
+        }
     }
-}
-
-/// A row's allocated, reserved and active totals (bytes), read in KB when `KB_TOTALS`, else MB.
-#[inline(always)]
-fn totals<const KB_TOTALS: bool>(
-    row: &Row<'_>,
-    h: &HeaderMap,
-    cols: &Cols,
-    w: &mut Warnings,
-    file: &str,
-    reserved_memo: &mut NumberMemo,
-) -> (Option<u64>, Option<u64>, Option<u64>) {
-    let allocated = total_u64_at::<KB_TOTALS>(row, h, cols.allocated, w, file, None);
-    let reserved = total_u64_at::<KB_TOTALS>(row, h, cols.reserved, w, file, Some(reserved_memo));
-    // Active is allocated in most rows (no block waits to be reused), written alike.
-    let active =
-        total_u64_like::<KB_TOTALS>(row, h, cols.active, w, file, (cols.allocated, allocated));
-    (allocated, reserved, active)
 }
 
 /// Most components (series) one file may have: real files have `PTA`, `GE`, `PTA+GE`, `APP`,
@@ -281,7 +258,7 @@ pub fn read_memory_record(
     let mut warnings = Warnings::default();
     // The columns' places, located once from the header (the fields are then read by index).
     let locate = |h: &HeaderMap| {
-        let cols = Cols::locate(h)?;
+        let cols = Cols::locate(h);
         if cols.component.is_some() && cols.timestamp.is_some() {
             Ok(cols)
         } else {
@@ -324,12 +301,11 @@ pub fn read_memory_record(
         let Some(ts) = ts else {
             return;
         };
-        // The totals' unit is the file's: one test a row, and each row's code compiled for it.
-        let (allocated, reserved, active) = if cols.kb {
-            totals::<true>(row, h, cols, w, &file, &mut reserved_memo)
-        } else {
-            totals::<false>(row, h, cols, w, &file, &mut reserved_memo)
-        };
+        // Read as MB whatever the unit: a KB file is rescaled once read.
+        let allocated = mb_u64_at(row, h, cols.allocated, w, &file, None);
+        let reserved = mb_u64_at(row, h, cols.reserved, w, &file, Some(&mut reserved_memo));
+        // Active is allocated in most rows (no block waits to be reused), written alike.
+        let active = mb_u64_like(row, h, cols.active, w, &file, (cols.allocated, allocated));
         let component = component.unwrap_or_default();
         let at = match known.or_else(|| index.get(component.as_ref()).copied()) {
             Some(i) => i,
@@ -365,15 +341,26 @@ pub fn read_memory_record(
         }
     };
     let header = read_table(src, &COLUMNS, locate, on_row, &mut warnings, progress)?;
-    // Located once already (a file with totals in two units did not get here).
-    let kb = totals_in_kb(&header, &[ALLOCATED, RESERVED, ACTIVE]).unwrap_or(false);
+    // The unit is asked after the rows, not in `locate`: there it changed the compiled row loop
+    // (`callgrind`: ~9 instructions and a copy more a row). A file refused for it is read for
+    // nothing, and no writer's file is.
+    let kb = totals_in_kb(&header, &[ALLOCATED, RESERVED, ACTIVE]).map_err(|why| {
+        Diagnostic::error(&file, format!("not a memory_record.csv this reads: {why}"))
+            .at_line(1)
+            .at_byte(0)
+    })?;
     out.mindspore = out
         .series
         .iter()
         .any(|s| s.component.starts_with("MindSpore"));
     for s in &mut out.series {
-        // MindSpore's "MB"; its KB (1024 bytes, as msprof's) needs no rescaling.
-        if out.mindspore && !kb {
+        if kb {
+            // Read as MB: 1024 times the bytes of a KB total.
+            s.allocated.map_values(mb_read_kb);
+            s.reserved.map_values(mb_read_kb);
+            s.active.map_values(mb_read_kb);
+        } else if out.mindspore {
+            // MindSpore's "MB"; its KB (1024 bytes, as msprof's) needs no more.
             // value_bytes = MB_ms × 1000 × 1024 = (bytes_pta / 2^20) × 1_024_000.
             let rescale = |v: u64| ((u128::from(v) * 1_024_000 + (1 << 19)) >> 20) as u64;
             s.allocated.map_values(rescale);
@@ -667,7 +654,7 @@ GE,1736405443881360.630\t,49.125,74.75,,,NPU:0\r\n";
             assert_eq!(got, expect, "{text}");
             for (d, ((_, kind), _)) in mr.warnings.iter().zip(&warned) {
                 let what = match *kind {
-                    "bad MB" => "expected a number of MB",
+                    "bad MB" => "expected a number like",
                     "bad time" => "expected a time in microseconds",
                     other => other,
                 };

@@ -5,7 +5,7 @@
 //! the same way (the columns and row shapes are described in `docs/formats-profiler.md`).
 
 use super::csv_common::{
-    field_eq, read_table, show_field, time_at, total_u64_at, total_u64_like, totals_in_kb,
+    field_eq, mb_read_kb, mb_u64_at, mb_u64_like, read_table, show_field, time_at, totals_in_kb,
     HeaderMap, NumberMemo, Row, Warnings,
 };
 use super::Interner;
@@ -91,6 +91,18 @@ pub enum Total {
     ReleaseReserved,
     /// `Release Total Active(MB)`.
     ReleaseActive,
+}
+
+impl Total {
+    /// Every total, in the order of the file's columns.
+    pub const ALL: [Total; 6] = [
+        Total::AllocAllocated,
+        Total::AllocReserved,
+        Total::AllocActive,
+        Total::ReleaseAllocated,
+        Total::ReleaseReserved,
+        Total::ReleaseActive,
+    ];
 }
 
 fn pack_time(t: Option<i64>) -> i64 {
@@ -303,9 +315,9 @@ pub fn read_operator_memory(
             .filter_map(|&c| COLUMNS.get(c).and_then(|a| a.first().copied()))
             .collect();
         if missing.is_empty() {
-            let kb = totals_in_kb(h, &[A_ALLOC, A_RES, A_ACT, R_ALLOC, R_RES, R_ACT])
+            totals_in_kb(h, &[A_ALLOC, A_RES, A_ACT, R_ALLOC, R_RES, R_ACT])
                 .map_err(|why| format!("not an operator_memory.csv this reads: {why}"))?;
-            Ok((cols, kb))
+            Ok(cols)
         } else {
             Err(format!(
                 "not an operator_memory.csv header: missing column(s) {}; expected \
@@ -319,15 +331,15 @@ pub fn read_operator_memory(
     let mut last = [LastText::default(), LastText::default()];
     // The last allocation reserved total read (reserved totals change rarely).
     let mut reserved = NumberMemo::default();
-    let on_row = |h: &HeaderMap, (cols, kb): &(Cols, bool), row: &Row<'_>, w: &mut Warnings| {
-        let memos = (&mut last, &mut reserved);
-        // The totals' unit is the file's: one test a row, and each row's code compiled for it.
-        let r = if *kb {
-            parse_row::<true>((h, cols), row, w, &file, strings, memos)
-        } else {
-            parse_row::<false>((h, cols), row, w, &file, strings, memos)
-        };
-        if let Some(r) = r {
+    let on_row = |h: &HeaderMap, cols: &Cols, row: &Row<'_>, w: &mut Warnings| {
+        if let Some(r) = parse_row(
+            (h, cols),
+            row,
+            w,
+            &file,
+            strings,
+            (&mut last, &mut reserved),
+        ) {
             if rows.len() == rows.capacity() {
                 grow(&mut rows, row.byte, total);
             }
@@ -335,6 +347,14 @@ pub fn read_operator_memory(
         }
     };
     let header = read_table(src, &COLUMNS, locate, on_row, &mut warnings, progress)?;
+    // Located once already (a file with totals in two units did not get here).
+    if totals_in_kb(&header, &[A_ALLOC, A_RES, A_ACT, R_ALLOC, R_RES, R_ACT]).unwrap_or(false) {
+        for r in &mut rows {
+            for t in Total::ALL {
+                r.set_total(t, r.total(t).map(mb_read_kb));
+            }
+        }
+    }
     let has = |c: usize| header.index.get(c).copied().flatten().is_some();
     let layout = if (0..15).all(has) {
         Layout::Current
@@ -426,11 +446,11 @@ impl LastText {
 /// The place of each of [`COLUMNS`] in the file (`None`: not in its header).
 type Cols = [Option<usize>; 15];
 
-/// One row as a [`MemRow`], its fields read from the columns located in `cols`, its totals in KB
-/// when `KB_TOTALS` (CANN's msprof) and in MB otherwise; `None` for a row skipped (counted in
-/// `w`).
+/// One row as a [`MemRow`], its fields read from the columns located in `cols`, its totals read
+/// as MB (a file with them in KB is rescaled once read: [`mb_read_kb`]); `None` for a row skipped
+/// (counted in `w`).
 #[inline(always)]
-fn parse_row<const KB_TOTALS: bool>(
+fn parse_row(
     (h, cols): (&HeaderMap, &Cols),
     row: &Row<'_>,
     w: &mut Warnings,
@@ -524,12 +544,12 @@ fn parse_row<const KB_TOTALS: bool>(
     // torch_npu writes most totals twice: active as allocated (no block waits to be reused), the
     // release's reserved as the allocation's, and reserved as in the row before; a field whose
     // bytes repeat one already read takes its value.
-    let a_alloc = total_u64_at::<KB_TOTALS>(row, h, col(A_ALLOC), w, file, None);
-    let a_res = total_u64_at::<KB_TOTALS>(row, h, col(A_RES), w, file, Some(reserved));
-    let a_act = total_u64_like::<KB_TOTALS>(row, h, col(A_ACT), w, file, (col(A_ALLOC), a_alloc));
-    let r_alloc = total_u64_at::<KB_TOTALS>(row, h, col(R_ALLOC), w, file, None);
-    let r_res = total_u64_like::<KB_TOTALS>(row, h, col(R_RES), w, file, (col(A_RES), a_res));
-    let r_act = total_u64_like::<KB_TOTALS>(row, h, col(R_ACT), w, file, (col(R_ALLOC), r_alloc));
+    let a_alloc = mb_u64_at(row, h, col(A_ALLOC), w, file, None);
+    let a_res = mb_u64_at(row, h, col(A_RES), w, file, Some(reserved));
+    let a_act = mb_u64_like(row, h, col(A_ACT), w, file, (col(A_ALLOC), a_alloc));
+    let r_alloc = mb_u64_at(row, h, col(R_ALLOC), w, file, None);
+    let r_res = mb_u64_like(row, h, col(R_RES), w, file, (col(A_RES), a_res));
+    let r_act = mb_u64_like(row, h, col(R_ACT), w, file, (col(R_ALLOC), r_alloc));
     r.set_total(Total::AllocAllocated, a_alloc);
     r.set_total(Total::AllocReserved, a_res);
     r.set_total(Total::AllocActive, a_act);
