@@ -17,7 +17,7 @@ oid sha256:760b7f89de48e87cca2ef79508e042ac7408ca16d48eeddee11b7855177942b6\n\
 size 870601265\n";
 
 /// What every reader now says of it (the object's size is the pointer's `size` line).
-const SAID: &str = "a Git LFS pointer, not the file itself: the 870601265-byte file it stands \
+const SAID: &str = "a Git LFS pointer, not the file itself: the 830.3 MiB file it stands \
                     for was never downloaded (run `git lfs pull` in the repository it came \
                     from, then open the file again)";
 

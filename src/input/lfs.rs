@@ -54,7 +54,10 @@ pub fn explain(src: &dyn Source, mut d: crate::diag::Diagnostic) -> crate::diag:
 /// What a pointer file is, in the words of a diagnostic or of an unknown file's reason.
 pub fn said(size: Option<u64>) -> String {
     let object = match size {
-        Some(n) => format!("the {n}-byte file it stands for"),
+        Some(n) => format!(
+            "the {} file it stands for",
+            crate::profiler::size_class::bytes_text(n)
+        ),
         None => "the file it stands for".to_string(),
     };
     format!(
@@ -134,7 +137,7 @@ size 870601265\n";
     fn the_words_name_the_size_and_the_command() {
         assert_eq!(
             said(Some(870_601_265)),
-            "a Git LFS pointer, not the file itself: the 870601265-byte file it stands for was \
+            "a Git LFS pointer, not the file itself: the 830.3 MiB file it stands for was \
              never downloaded (run `git lfs pull` in the repository it came from, then open the \
              file again)"
         );

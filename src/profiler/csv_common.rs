@@ -710,11 +710,20 @@ impl Warnings {
     }
 }
 
+/// The units a size column's name may end in, with the bytes of one: torch_npu and MindSpore
+/// write totals in MB (`Total Reserved(MB)`), CANN's msprof in KB (`Total Reserved(KB)`,
+/// `Allocation Total Allocated(KB)`). A wanted name ending in one of them ([`HeaderMap::new`])
+/// finds its column in any of them, and [`HeaderMap::units`] says which the file has.
+pub const SIZE_UNITS: [(&str, i128); 2] = [("(MB)", 1 << 20), ("(KB)", 1 << 10)];
+
 /// Where each logical column of a table is, mapped by header name (case and spacing ignored).
 #[derive(Debug, Clone)]
 pub struct HeaderMap {
     /// Column index for each wanted name, in the order asked.
     pub index: Vec<Option<usize>>,
+    /// For each wanted name ending in a unit of [`SIZE_UNITS`] whose column was found, the bytes
+    /// of the unit the file's name of it ends in (`None` for the other names).
+    pub units: Vec<Option<i128>>,
     /// The header as found, trimmed (bytes that are not UTF-8 read as U+FFFD).
     pub names: Vec<String>,
     /// The header's fields as read, joined by `,`: what [`HeaderMap::shown`] quotes.
@@ -728,6 +737,29 @@ fn norm_header(h: &str) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// The place of the wanted name `a` (normalised) among the header's `normed` names and, when `a`
+/// ends in a unit of [`SIZE_UNITS`], the bytes of the unit the column found has: the name as
+/// asked first, then its stem with each other unit.
+fn find_column(normed: &[String], a: &str) -> Option<(usize, Option<i128>)> {
+    let exact = normed.iter().position(|h| h == a);
+    let Some((stem, asked)) = SIZE_UNITS.iter().find_map(|&(u, bytes)| {
+        let u = u.to_ascii_lowercase();
+        Some((a.strip_suffix(u.as_str())?.to_string(), bytes))
+    }) else {
+        return exact.map(|k| (k, None));
+    };
+    if let Some(k) = exact {
+        return Some((k, Some(asked)));
+    }
+    SIZE_UNITS.iter().find_map(|&(u, bytes)| {
+        let name = format!("{stem}{}", u.to_ascii_lowercase());
+        normed
+            .iter()
+            .position(|h| *h == name)
+            .map(|k| (k, Some(bytes)))
+    })
 }
 
 impl HeaderMap {
@@ -746,16 +778,21 @@ impl HeaderMap {
         for n in &mut names {
             *n = n.trim_start_matches('\u{feff}').trim().to_string();
         }
-        let index = wanted
+        let (index, units) = wanted
             .iter()
             .map(|aliases| {
-                aliases.iter().find_map(|a| {
-                    let a = norm_header(a);
-                    normed.iter().position(|h| *h == a)
-                })
+                aliases
+                    .iter()
+                    .find_map(|a| find_column(&normed, &norm_header(a)))
+                    .map_or((None, None), |(k, unit)| (Some(k), unit))
             })
-            .collect();
-        HeaderMap { index, names, raw }
+            .unzip();
+        HeaderMap {
+            index,
+            units,
+            names,
+            raw,
+        }
     }
 
     /// The header as found, for messages: its fields joined by `,`, quoted by
@@ -1126,13 +1163,61 @@ const TIME: Unit = Unit {
     expected: "a time in microseconds like 1736405443871259.720",
 };
 
-/// torch_npu MB (2^20 bytes) → bytes.
+/// torch_npu MB (2^20 bytes) → bytes; also every total of a file whose totals are in KB, which
+/// its reader rescales ([`mb_read_kb`]), so the words name no unit (the field's name does).
 const MB: Unit = Unit {
     scale: 0,
     mul: 1 << 20,
     kind: "bad MB",
-    expected: "a number of MB like 954.37",
+    expected: "a number like 954.37",
 };
+
+/// A total of a KB file as its bytes, from the value [`mb_u64_at`] read as MB (2^20 times the
+/// text's number, rounded): divided by 1024, half away from zero. Exact for every KB text of a
+/// whole number of bytes (`x` KB with `1024 × x` whole, which `2^20 × x` then is too, so the first
+/// rounding rounds nothing), as msprof writes them; for a text with more decimals than bytes have,
+/// within a byte of `1024 × x`. The row code reads every total as MB, one unit compiled in:
+/// with the unit chosen in it (a constant per row's code, or a value per field) `callgrind`
+/// counted 3.5-5 % more instructions for a rank's two CSV files of MB totals.
+pub fn mb_read_kb(v: u64) -> u64 {
+    v / 1024 + u64::from(v % 1024 >= 512)
+}
+
+/// Whether the totals of a file, the wanted columns `totals` of its header `h`, are in KB (CANN's
+/// msprof) rather than MB (torch_npu, MindSpore), by the units [`HeaderMap::units`] found them
+/// in; `Err` (a refusal's words) when they are in both, which no profiler writes: a reader takes
+/// a file's totals in one unit. Out of line: asked once a file, and kept out of the row loop's
+/// function.
+#[inline(never)]
+pub fn totals_in_kb(h: &HeaderMap, totals: &[usize]) -> Result<bool, String> {
+    let found: Vec<(usize, i128)> = totals
+        .iter()
+        .filter_map(|&c| Some((c, (*h.units.get(c)?)?)))
+        .collect();
+    let kb = |u: i128| u == 1 << 10;
+    match found.first() {
+        None => Ok(false),
+        Some(&(_, first)) if found.iter().all(|&(_, u)| u == first) => Ok(kb(first)),
+        Some(_) => {
+            let named = |want_kb: bool| {
+                found
+                    .iter()
+                    .filter(|&&(_, u)| kb(u) == want_kb)
+                    .filter_map(|&(c, _)| h.index.get(c).copied().flatten())
+                    .filter_map(|k| h.names.get(k).map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            Err(format!(
+                "its totals are in two units, MB ({}) and KB ({}), which no profiler writes; \
+                 memlens reads a file's totals in one unit (found: {})",
+                named(false),
+                named(true),
+                h.shown()
+            ))
+        }
+    }
+}
 
 /// The optional number in column `idx` (located once per file; `None`: the header lacks it) in
 /// `unit`; a bad value is counted in `w` and read as empty. Inlined into the reader's row code
@@ -1228,8 +1313,10 @@ pub fn time_at(
     number_at(row, h, idx, w, file, TIME, None)
 }
 
-/// The optional MB total in column `idx` as bytes (see [`number_at`], and its `memo`); a bad
-/// value, or a negative total (no allocator total can be one), is counted and read as empty.
+/// The optional total in column `idx` read as MB, in bytes (see [`number_at`], and its `memo`); a
+/// bad value, or a negative total (no allocator total can be one), is counted and read as empty.
+/// Of a file whose totals are in KB ([`totals_in_kb`]) the value is 1024 times the total's bytes,
+/// which the reader then rescales ([`mb_read_kb`]).
 #[inline(always)]
 pub fn mb_u64_at(
     row: &Row<'_>,

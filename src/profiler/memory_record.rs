@@ -2,12 +2,13 @@
 //!
 //! torch_npu components are `PTA` (torch caching allocator), `GE` (CANN pool), `PTA+GE`, `APP`
 //! (process-level, no Allocated value) and `WORKSPACE`; MindSpore writes `MindSpore`,
-//! `MindSpore+GE`, `GE`, `APP`, and its "MB" columns are KB / 1000, not KB / 1024.
+//! `MindSpore+GE`, `GE`, `APP`, and its "MB" columns are KB / 1000, not KB / 1024. msprof's own
+//! `memory_record_*.csv` has its totals in KB (`Total Allocated(KB)`), read as such.
 //! The framework allocator series (`PTA` or `MindSpore`) is the "memory over time" curve.
 
 use super::csv_common::{
-    component_and_time, field_eq, mb_u64_at, mb_u64_like, read_table, time_or_skip, HeaderMap,
-    NumberMemo, Row, Warnings,
+    component_and_time, field_eq, mb_read_kb, mb_u64_at, mb_u64_like, read_table, time_or_skip,
+    totals_in_kb, HeaderMap, NumberMemo, Row, Warnings,
 };
 use crate::diag::Diagnostic;
 use crate::source::Source;
@@ -210,7 +211,8 @@ const RESERVED: usize = 3;
 const ACTIVE: usize = 4;
 /// The columns read, each with its accepted spellings.
 const COLUMNS: [&[&str]; 5] = [
-    &["Component"],
+    // `Tag`: the first torch_npu's `memory_view_line_chart.csv`.
+    &["Component", "Tag"],
     &["Timestamp(us)"],
     &["Total Allocated(MB)"],
     &["Total Reserved(MB)"],
@@ -299,6 +301,7 @@ pub fn read_memory_record(
         let Some(ts) = ts else {
             return;
         };
+        // Read as MB whatever the unit: a KB file is rescaled once read.
         let allocated = mb_u64_at(row, h, cols.allocated, w, &file, None);
         let reserved = mb_u64_at(row, h, cols.reserved, w, &file, Some(&mut reserved_memo));
         // Active is allocated in most rows (no block waits to be reused), written alike.
@@ -337,13 +340,27 @@ pub fn read_memory_record(
             s.active.push(active);
         }
     };
-    read_table(src, &COLUMNS, locate, on_row, &mut warnings, progress)?;
+    let header = read_table(src, &COLUMNS, locate, on_row, &mut warnings, progress)?;
+    // The unit is asked after the rows, not in `locate`: there it changed the compiled row loop
+    // (`callgrind`: ~9 instructions and a copy more a row). A file refused for it is read for
+    // nothing, and no writer's file is.
+    let kb = totals_in_kb(&header, &[ALLOCATED, RESERVED, ACTIVE]).map_err(|why| {
+        Diagnostic::error(&file, format!("not a memory_record.csv this reads: {why}"))
+            .at_line(1)
+            .at_byte(0)
+    })?;
     out.mindspore = out
         .series
         .iter()
         .any(|s| s.component.starts_with("MindSpore"));
     for s in &mut out.series {
-        if out.mindspore {
+        if kb {
+            // Read as MB: 1024 times the bytes of a KB total.
+            s.allocated.map_values(mb_read_kb);
+            s.reserved.map_values(mb_read_kb);
+            s.active.map_values(mb_read_kb);
+        } else if out.mindspore {
+            // MindSpore's "MB"; its KB (1024 bytes, as msprof's) needs no more.
             // value_bytes = MB_ms × 1000 × 1024 = (bytes_pta / 2^20) × 1_024_000.
             let rescale = |v: u64| ((u128::from(v) * 1_024_000 + (1 << 19)) >> 20) as u64;
             s.allocated.map_values(rescale);
@@ -637,7 +654,7 @@ GE,1736405443881360.630\t,49.125,74.75,,,NPU:0\r\n";
             assert_eq!(got, expect, "{text}");
             for (d, ((_, kind), _)) in mr.warnings.iter().zip(&warned) {
                 let what = match *kind {
-                    "bad MB" => "expected a number of MB",
+                    "bad MB" => "expected a number like",
                     "bad time" => "expected a time in microseconds",
                     other => other,
                 };

@@ -55,15 +55,14 @@ pub struct ModuleMem {
 
 const COMPONENT: usize = 0;
 const TIMESTAMP: usize = 1;
-const RESERVED_MB: usize = 2;
-const RESERVED_KB: usize = 3;
-const DEVICE: usize = 4;
-const DEVICE_ID: usize = 5;
-const COLUMNS: [&[&str]; 6] = [
+const RESERVED: usize = 2;
+const DEVICE: usize = 3;
+const DEVICE_ID: usize = 4;
+/// The columns read; `Total Reserved` in MB or KB (csv_common's `SIZE_UNITS`).
+const COLUMNS: [&[&str]; 5] = [
     &["Component"],
     &["Timestamp(us)"],
     &["Total Reserved(MB)"],
-    &["Total Reserved(KB)"],
     &["Device", "Device Type"],
     &["Device_id"],
 ];
@@ -78,7 +77,7 @@ pub fn read_module_mem(
     let mut warnings = Warnings::default();
     let locate = |h: &HeaderMap| {
         let has = |c: usize| h.index.get(c).copied().flatten().is_some();
-        if has(COMPONENT) && has(TIMESTAMP) && (has(RESERVED_MB) || has(RESERVED_KB)) {
+        if has(COMPONENT) && has(TIMESTAMP) && has(RESERVED) {
             Ok(())
         } else {
             Err(format!(
@@ -102,18 +101,11 @@ pub fn read_module_mem(
         else {
             return;
         };
-        let (text, kb) = match (
-            row.get_bytes(col(RESERVED_MB)),
-            row.get_bytes(col(RESERVED_KB)),
-        ) {
-            (Some(t), _) => (Some(t), false),
-            (None, Some(t)) => (Some(t), true),
-            _ => (None, false),
-        };
-        let reserved = match text {
+        let unit = h.units.get(RESERVED).copied().flatten().unwrap_or(1 << 20);
+        let reserved = match row.get_bytes(col(RESERVED)) {
             None => None,
             Some(t) => {
-                let v = parse_scaled_bytes(t, 0, if kb { 1024 } else { 1 << 20 });
+                let v = parse_scaled_bytes(t, 0, unit);
                 match v {
                     Some(v) if v >= 0 => Some(v.unsigned_abs()),
                     // -1 KB (-0.0009765625 MB): only frees were observed.
@@ -177,7 +169,7 @@ pub fn read_module_mem(
     };
     let h = read_table(src, &COLUMNS, locate, on_row, &mut warnings, progress)?;
     out.has_device_id = h.index.get(DEVICE_ID).copied().flatten().is_some();
-    out.kb = h.index.get(RESERVED_MB).copied().flatten().is_none();
+    out.kb = h.units.get(RESERVED).copied().flatten() == Some(1 << 10);
     out.warnings = warnings.into_vec();
     Ok(out)
 }

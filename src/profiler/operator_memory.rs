@@ -1,12 +1,12 @@
 //! `operator_memory.csv`: one row per allocator block (PTA rows) or CANN op allocation (`cann::`).
 //!
 //! Columns are mapped by header name, so the current 15-column layout, the legacy 10-column one
-//! (torch_npu 5.0.x) and MindSpore's `N/A` variant all read the same way (the columns and row
-//! shapes are described in `docs/formats-profiler.md`).
+//! (torch_npu 5.0.x), MindSpore's `N/A` variant and msprof's own with its totals in KB all read
+//! the same way (the columns and row shapes are described in `docs/formats-profiler.md`).
 
 use super::csv_common::{
-    field_eq, mb_u64_at, mb_u64_like, read_table, show_field, time_at, HeaderMap, NumberMemo, Row,
-    Warnings,
+    field_eq, mb_read_kb, mb_u64_at, mb_u64_like, read_table, show_field, time_at, totals_in_kb,
+    HeaderMap, NumberMemo, Row, Warnings,
 };
 use super::Interner;
 use crate::diag::Diagnostic;
@@ -91,6 +91,18 @@ pub enum Total {
     ReleaseReserved,
     /// `Release Total Active(MB)`.
     ReleaseActive,
+}
+
+impl Total {
+    /// Every total, in the order of the file's columns.
+    pub const ALL: [Total; 6] = [
+        Total::AllocAllocated,
+        Total::AllocReserved,
+        Total::AllocActive,
+        Total::ReleaseAllocated,
+        Total::ReleaseReserved,
+        Total::ReleaseActive,
+    ];
 }
 
 fn pack_time(t: Option<i64>) -> i64 {
@@ -264,7 +276,8 @@ const DEVICE: usize = 14;
 
 /// The columns read, each with its accepted spellings.
 const COLUMNS: [&[&str]; 15] = [
-    &["Name"],
+    // `Operator`: the first torch_npu's `memory_view_form.csv`.
+    &["Name", "Operator"],
     &["Size(KB)"],
     &["Allocation Time(us)"],
     &["Release Time(us)"],
@@ -302,6 +315,8 @@ pub fn read_operator_memory(
             .filter_map(|&c| COLUMNS.get(c).and_then(|a| a.first().copied()))
             .collect();
         if missing.is_empty() {
+            totals_in_kb(h, &[A_ALLOC, A_RES, A_ACT, R_ALLOC, R_RES, R_ACT])
+                .map_err(|why| format!("not an operator_memory.csv this reads: {why}"))?;
             Ok(cols)
         } else {
             Err(format!(
@@ -332,6 +347,14 @@ pub fn read_operator_memory(
         }
     };
     let header = read_table(src, &COLUMNS, locate, on_row, &mut warnings, progress)?;
+    // Located once already (a file with totals in two units did not get here).
+    if totals_in_kb(&header, &[A_ALLOC, A_RES, A_ACT, R_ALLOC, R_RES, R_ACT]).unwrap_or(false) {
+        for r in &mut rows {
+            for t in Total::ALL {
+                r.set_total(t, r.total(t).map(mb_read_kb));
+            }
+        }
+    }
     let has = |c: usize| header.index.get(c).copied().flatten().is_some();
     let layout = if (0..15).all(has) {
         Layout::Current
@@ -423,8 +446,9 @@ impl LastText {
 /// The place of each of [`COLUMNS`] in the file (`None`: not in its header).
 type Cols = [Option<usize>; 15];
 
-/// One row as a [`MemRow`], its fields read from the columns located in `cols`; `None` for a row
-/// skipped (counted in `w`).
+/// One row as a [`MemRow`], its fields read from the columns located in `cols`, its totals read
+/// as MB (a file with them in KB is rescaled once read: [`mb_read_kb`]); `None` for a row skipped
+/// (counted in `w`).
 #[inline(always)]
 fn parse_row(
     (h, cols): (&HeaderMap, &Cols),

@@ -15,12 +15,18 @@ use std::collections::BTreeMap;
 /// Largest `profiler_info*.json` / `profiler_metadata.json` read whole (real ones are a few KiB).
 pub const PROFILER_JSON_LIMIT: usize = 4 << 20;
 
-/// The torch_npu files a memory analysis reads, by file name.
-pub const MEMORY_FILES: [&str; 4] = [
+/// The torch_npu files a memory analysis reads, by file name. The first torch_npu profiler
+/// analysis (Ascend/pytorch's `prof_view/memory_view_parser.py` of 2023) wrote what became
+/// `operator_memory.csv` and `memory_record.csv` as `memory_view_form.csv` (`Tag,Operator,…`) and
+/// `memory_view_line_chart.csv` (`Tag,Timestamp(us),Total Reserved(KB),…`); the readers take
+/// their columns by name.
+pub const MEMORY_FILES: [&str; 6] = [
     "operator_memory.csv",
     "memory_record.csv",
     "npu_module_mem.csv",
     "trace_view.json",
+    "memory_view_form.csv",
+    "memory_view_line_chart.csv",
 ];
 
 /// A torch_npu / MindSpore profiler run folder (`*_ascend_pt`, `*_ascend_ms`).
@@ -535,8 +541,8 @@ fn build_run(root: &str, members: &[FileView]) -> ProfilerRun {
             run.files.db.push(path.clone());
         } else if (in_output || top_level) && MEMORY_FILES.contains(&name) {
             let slot = match name {
-                "operator_memory.csv" => &mut run.files.operator_memory,
-                "memory_record.csv" => &mut run.files.memory_record,
+                "operator_memory.csv" | "memory_view_form.csv" => &mut run.files.operator_memory,
+                "memory_record.csv" | "memory_view_line_chart.csv" => &mut run.files.memory_record,
                 "npu_module_mem.csv" => &mut run.files.npu_module_mem,
                 _ => &mut run.files.trace_view,
             };

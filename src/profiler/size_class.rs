@@ -37,17 +37,54 @@ impl SizeClass {
     }
 }
 
+/// The binary units of sizes in words, each 1024 times the one before.
+const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+
+/// The largest of [`UNITS`] that `n` bytes reach (index: the unit is 1024^index bytes).
+fn unit_of(n: u64) -> usize {
+    let k = 63 - n.max(1).leading_zeros() as usize;
+    (k / 10).min(UNITS.len() - 1)
+}
+
 /// A power of two in bytes as text in the largest binary unit it is a whole number of.
 fn power_text(n: u64) -> String {
-    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let k = 63 - n.max(1).leading_zeros() as usize;
-    let unit = (k / 10).min(UNITS.len() - 1);
+    let unit = unit_of(n);
     format!("{} {}", n >> (unit * 10), UNITS[unit])
+}
+
+/// A size in words, as the page writes sizes (www/format.js `bytes`): whole bytes below 1 KiB
+/// (`131 B`), else the largest binary unit reached with two decimals, one from 100 on
+/// (`1.50 KiB`, `830.3 MiB`). For messages, where an exact count of bytes reads as noise.
+pub fn bytes_text(n: u64) -> String {
+    let unit = unit_of(n);
+    if unit == 0 {
+        return format!("{n} B");
+    }
+    // Exact in an f64 to 2^53 bytes, and within a rounding step beyond: it is only shown.
+    let v = n as f64 / (1u64 << (unit * 10)) as f64;
+    let decimals = if v >= 100.0 { 1 } else { 2 };
+    format!("{v:.decimals$} {}", UNITS[unit])
 }
 
 #[cfg(test)]
 mod tests {
     use super::SizeClass;
+
+    /// The page's texts (www/format.js `bytes`, worked out by hand): whole bytes below 1 KiB,
+    /// two decimals below 100 of a unit, one from 100 on.
+    #[test]
+    fn sizes_read_as_the_page_writes_them() {
+        use super::bytes_text;
+        assert_eq!(bytes_text(0), "0 B");
+        assert_eq!(bytes_text(131), "131 B");
+        assert_eq!(bytes_text(1023), "1023 B");
+        assert_eq!(bytes_text(1536), "1.50 KiB");
+        assert_eq!(bytes_text(100 << 10), "100.0 KiB");
+        // 870601265 / 2^20 = 830.26…
+        assert_eq!(bytes_text(870_601_265), "830.3 MiB");
+        assert_eq!(bytes_text(5 << 30), "5.00 GiB");
+        assert_eq!(bytes_text(u64::MAX), "16.00 EiB");
+    }
 
     #[test]
     fn classes_are_powers_of_two_with_exact_labels() {
