@@ -4,6 +4,8 @@
 // Reads files on disk (or uses native-only parts of the library): not built for wasm32.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use memlens::snapshot::{self, analysis, summary};
 use memlens::source::PathSource;
 use serde_json::Value;
@@ -31,26 +33,6 @@ fn load(name: &str) -> (snapshot::Snapshot, Value) {
     (snap, s)
 }
 
-const DEVICE_FIELDS: [&str; 17] = [
-    "segments",
-    "reserved_bytes",
-    "allocated_bytes",
-    "requested_bytes",
-    "blocks",
-    "blocks_by_state",
-    "trace_entries",
-    "actions",
-    "oom_events",
-    "baseline_allocated_bytes",
-    "peak_allocated_bytes",
-    "peak_trace_index",
-    "peak_time_us",
-    "live_at_peak_by_frame",
-    "live_at_snapshot_by_frame",
-    "free_in_segments_bytes",
-    "largest_free_block",
-];
-
 #[test]
 fn samples_match_the_python_expectations() {
     let exp = expected();
@@ -77,7 +59,7 @@ fn samples_match_the_python_expectations() {
             "{name}: devices"
         );
         for (dev, ev) in ed {
-            for f in DEVICE_FIELDS {
+            for f in common::SNAPSHOT_DEVICE_FIELDS {
                 assert_eq!(gd[dev][f], ev[f], "{name} device {dev}: {f}");
             }
         }

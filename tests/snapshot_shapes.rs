@@ -14,6 +14,8 @@
 // Reads files on disk: not built for wasm32.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use memlens::snapshot::{self, analysis, model::NO_TIME, summary};
 use memlens::source::{BytesSource, PathSource};
 use serde_json::{json, Value};
@@ -334,25 +336,7 @@ fn a_real_snapshot_in_json_form_reads_to_the_python_expectations() {
     assert_eq!(got["distinct_frames"], e["distinct_frames"]);
     assert_eq!(got["distinct_stacks"], e["distinct_stacks"]);
     let (gd, ed) = (&got["devices"]["0"], &e["devices"]["0"]);
-    for f in [
-        "segments",
-        "reserved_bytes",
-        "allocated_bytes",
-        "requested_bytes",
-        "blocks",
-        "blocks_by_state",
-        "trace_entries",
-        "actions",
-        "oom_events",
-        "baseline_allocated_bytes",
-        "peak_allocated_bytes",
-        "peak_trace_index",
-        "peak_time_us",
-        "live_at_peak_by_frame",
-        "live_at_snapshot_by_frame",
-        "free_in_segments_bytes",
-        "largest_free_block",
-    ] {
+    for f in common::SNAPSHOT_DEVICE_FIELDS {
         assert_eq!(gd[f], ed[f], "{f}");
     }
     assert_eq!(snap.segments[0].pool_id, Some((0, 0)));

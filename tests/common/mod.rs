@@ -401,3 +401,25 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// The per-device figures of a snapshot summary compared with an expectation worked out by other
+/// means (the samples' `expected.json`, the hand-made shapes' figures).
+pub const SNAPSHOT_DEVICE_FIELDS: [&str; 17] = [
+    "segments",
+    "reserved_bytes",
+    "allocated_bytes",
+    "requested_bytes",
+    "blocks",
+    "blocks_by_state",
+    "trace_entries",
+    "actions",
+    "oom_events",
+    "baseline_allocated_bytes",
+    "peak_allocated_bytes",
+    "peak_trace_index",
+    "peak_time_us",
+    "live_at_peak_by_frame",
+    "live_at_snapshot_by_frame",
+    "free_in_segments_bytes",
+    "largest_free_block",
+];
