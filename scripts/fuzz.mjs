@@ -66,8 +66,14 @@ const SEEDS = {
   somas_offline: [[SOMAS, '.ir']],
   somas_task_info: [[SOMAS, 'task_info_graph_1.ir'], [FIX, '.ir']],
   somas_cache_json: [[SOMAS, '.json']],
-  // The real snapshots' heads and the small generated ones (one of them named .json).
-  snapshot: [[path.join(FIX, 'snapshots'), '.pickle', { max: 96 << 10 }], [path.join(FIX, 'snapshots'), '.json', { max: 96 << 10 }]],
+  // The real snapshots' heads, the small generated ones and the hand-made shapes.
+  snapshot: [
+    [path.join(FIX, 'snapshots'), '.pickle', { max: 96 << 10 }],
+    [path.join(FIX, 'snapshots'), '.json', { max: 96 << 10 }],
+    // Each torch version's shape, as a pickle and in the JSON form.
+    [path.join(FIX, 'snapshot-shapes'), '.pickle', { max: 96 << 10 }],
+    [path.join(FIX, 'snapshot-shapes'), '.json', { max: 96 << 10 }],
+  ],
   // Small database exports written for the run by `memlens generate profiler --export db` (see
   // generatedDbs).
   profiler_db: [[path.join(root, 'fuzz', 'seeds-db'), '.db', { max: 128 << 10 }]],
