@@ -368,7 +368,9 @@ const CURVE_H = 160;
 /**
  * Allocated and reserved bytes over the capture, one point per column, on a canvas of a fixed
  * height. Returns { node, set(curve, r) }; the canvas is drawn on the next frame, and again when
- * its width changes.
+ * its width changes. A curve whose samples are all at one instant (a rank of one row has one) has
+ * no time to draw a line along: each series is a dot in the middle with its value beside it, and
+ * the legend says that it is one sample (a line from a point to itself drew nothing at all).
  */
 function curveChart() {
   const wrap = el('div', { class: 'summary-curve', 'data-testid': 'jobsummary-curve', data: { columns: '0' } });
@@ -386,7 +388,7 @@ function curveChart() {
   const draw = () => {
     queued = false;
     if (!data) return;
-    const { curve, maxY, t0, span } = data;
+    const { curve, maxY, t0, span, instant } = data;
     const n = curve.t_ns.length;
     const w = Math.max(200, wrap.clientWidth || 600);
     const h = CURVE_H;
@@ -402,7 +404,12 @@ function curveChart() {
     g.clearRect(0, 0, w, h);
     const x = (t) => 4 + ((t - t0) / span) * (w - 8);
     const y = (v) => h - 4 - (v / maxY) * (h - 8);
-    for (const [values, color] of [[curve.reserved_bytes, cssVar('--muted') || '#888'], [curve.allocated_bytes, cssVar('--accent') || '#36c']]) {
+    const series = [[curve.reserved_bytes, cssVar('--muted') || '#888', 'reserved'], [curve.allocated_bytes, cssVar('--accent') || '#36c', 'allocated']];
+    if (instant) {
+      drawInstant(g, series, w / 2, y);
+      return;
+    }
+    for (const [values, color] of series) {
       g.strokeStyle = color;
       g.lineWidth = 1.5;
       g.beginPath();
@@ -439,15 +446,51 @@ function curveChart() {
     for (const v of curve.reserved_bytes) maxY = Math.max(maxY, v);
     for (const v of curve.allocated_bytes) maxY = Math.max(maxY, v);
     const t0 = curve.t_ns[0];
+    // Every sample at one instant: no span to draw a line along.
+    const instant = curve.t_ns[n - 1] === t0;
     const span = Math.max(1, curve.t_ns[n - 1] - t0);
-    data = { curve, maxY, t0, span };
+    data = { curve, maxY, t0, span, instant };
+    wrap.dataset.instant = instant ? '1' : '0';
     canvas.setAttribute('aria-label', `memory over time of ${rankLabel(r)}`);
     keyAllocated.textContent = `allocated (peak ${bytes(r.peak_allocated_bytes)})`;
     keyReserved.textContent = `reserved (peak ${bytes(r.peak_reserved_bytes)})`;
-    scale.textContent = `${ms(span)} · ${n} columns · scale 0–${bytes(maxY)}`;
+    scale.textContent = instant
+      ? `${n === 1 ? 'one sample' : `${plural(n, 'sample')} at one instant`}: the capture holds a single point in time, drawn as a dot · scale 0–${bytes(maxY)}`
+      : `${ms(span)} · ${plural(n, 'column')} · scale 0–${bytes(maxY)}`;
     queue();
   }
   return { node: wrap, set };
+}
+
+/**
+ * Series ([values, colour, name]) whose samples are all at one instant, at x = `cx`: each a dot
+ * at its last value (a vertical stroke from its least to its largest when they differ), its name
+ * and value written beside it — reserved above its dot, allocated below, so that equal values
+ * do not write over each other.
+ */
+function drawInstant(g, series, cx, y) {
+  g.font = '12px system-ui, sans-serif';
+  g.textAlign = 'left';
+  for (const [values, color, name] of series) {
+    const last = values[values.length - 1];
+    const [lo, hi] = [Math.min(...values), Math.max(...values)];
+    g.fillStyle = color;
+    g.strokeStyle = color;
+    g.lineWidth = 1.5;
+    if (lo !== hi) {
+      g.beginPath();
+      g.moveTo(cx, y(lo));
+      g.lineTo(cx, y(hi));
+      g.stroke();
+    }
+    g.beginPath();
+    g.arc(cx, y(last), 4, 0, Math.PI * 2);
+    g.fill();
+    const above = name === 'reserved';
+    g.textBaseline = above ? 'bottom' : 'top';
+    const ty = Math.min(Math.max(y(last) + (above ? -4 : 4), above ? 14 : 0), above ? CURVE_H : CURVE_H - 14);
+    g.fillText(`${name} ${bytes(last)}`, cx + 8, ty);
+  }
 }
 
 /**

@@ -8,7 +8,10 @@ import { bytes, int, timeMs } from '../format.js';
 
 const MARGIN = { left: 72, right: 14, top: 10, bottom: 28 };
 
-/** Tick values for [a, b], about `n` of them, at 1/2/5×10^k steps (binary steps for bytes). */
+/**
+ * Tick values for [a, b], about `n` of them, at 1/2/5×10^k steps (binary steps for bytes), whole
+ * numbers for indices and bytes.
+ */
 export function ticks(a, b, n, kind) {
   if (!(b > a)) return [a];
   const span = b - a;
@@ -21,7 +24,9 @@ export function ticks(a, b, n, kind) {
     const raw = span / n;
     const p = 10 ** Math.floor(Math.log10(raw));
     step = [1, 2, 5, 10].map((m) => p * m).find((s) => s >= raw);
-    if (kind === 'index') step = Math.max(1, Math.round(step));
+    // Indices and bytes are whole numbers: a step under 1 would label two ticks alike ("1 B",
+    // "1 B" for 0.5 and 1 on the axis of a curve that is 0 or 1 byte).
+    if (kind === 'index' || kind === 'bytes') step = Math.max(1, Math.round(step));
   }
   const out = [];
   for (let v = Math.ceil(a / step) * step; v <= b + step * 1e-9; v += step) out.push(v);

@@ -1,0 +1,109 @@
+// Views given one point or none draw something a user can read, not an empty box: the job summary
+// tab's curve of a rank whose capture is a single sample (a dot and its value), the snapshot
+// timeline of a device without a trace (the snapshot's allocated and reserved bytes as lines, as
+// `memlens snapshot --json` gives them), the SOMAS views of a dump without nodes (a sentence
+// each, no chart, no dead button), and the axes of a curve of 0 or 1 byte (no two ticks labelled
+// alike). Screenshots at 1440×900 and 1024×700, light and dark.
+//
+// Seen failing on main (641f95b): the job summary curve of fixtures/classify/job's one-row ranks
+// painted no pixel (a path of one point strokes nothing); the snapshot timeline without a trace
+// painted no curve; the SOMAS curves of a dump without nodes were an empty box labelled
+// "1 B, 1 B, 0 B" with its controls live, the frame a grey bar with dead buttons.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { root, CLI, openBrowser, startServer, engineThreads, dropFiles, settled, screenshot, assertClean } from './harness.mjs';
+
+let server;
+let tmp;
+
+before(async () => {
+  server = await startServer({ isolate: true });
+  tmp = mkdtempSync(path.join(tmpdir(), 'memlens-few-points-'));
+});
+
+after(async () => {
+  await server.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+const b64 = (buf) => Buffer.from(buf).toString('base64');
+
+/** A browser at `viewport` and `colorScheme` with `files` dropped and the page settled. */
+async function open(files, { viewport = { width: 1440, height: 900 }, colorScheme = 'light' } = {}) {
+  const b = await openBrowser({ viewport, colorScheme });
+  const page = await b.page();
+  await page.goto(server.url);
+  await engineThreads(page);
+  await dropFiles(page, files);
+  await settled(page, 120000);
+  return { b, page };
+}
+
+const SIZES = [];
+for (const colorScheme of ['light', 'dark']) for (const viewport of [{ width: 1440, height: 900 }, { width: 1024, height: 700 }]) SIZES.push({ colorScheme, viewport });
+
+/** Painted pixels (alpha > 0) of the canvas under `sel`, after the next frames. */
+function inked(page, sel) {
+  return page.$eval(sel, async (c) => {
+    await new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res)));
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let k = 3; k < d.length; k += 4) if (d[k]) n++;
+    return n;
+  });
+}
+
+test('the job summary curve of a rank with one sample is a dot with its value, not an empty box', async () => {
+  cpSync(path.join(root, 'fixtures', 'classify', 'job'), path.join(tmp, 'job'), { recursive: true });
+  const r = spawnSync(CLI, ['profiler', 'job', '-q', '--summary', 'job.memlens.json'], { cwd: tmp, encoding: 'utf8' });
+  assert.equal(r.status, 2, r.stderr);
+  const text = readFileSync(path.join(tmp, 'job.memlens.json'), 'utf8');
+  const summary = JSON.parse(text);
+  // The rank the tab opens on (the highest peak, the first of equals) has one sample.
+  const peak = summary.ranks.filter((x) => x.status === 'ok').reduce((a, x) => (x.peak_allocated_bytes > a.peak_allocated_bytes ? x : a));
+  assert.equal(peak.curve.t_ns.length, 1);
+  const [alloc, reserved] = [peak.curve.allocated_bytes[0], peak.curve.reserved_bytes[0]];
+  for (const { colorScheme, viewport } of SIZES) {
+    const { b, page } = await open([{ path: 'job.memlens.json', base64: b64(text) }], { viewport, colorScheme });
+    try {
+      await page.waitForFunction(() => document.querySelector('[data-testid="jobsummary-rank"]')?.dataset.state === 'ready', null, { timeout: 60000 });
+      const curve = '[data-testid="jobsummary-curve"]';
+      assert.equal(await page.getAttribute(curve, 'data-columns'), '1');
+      // The dots (two of radius 4) and their labels are painted (on main: 0 pixels).
+      const n = await inked(page, `${curve} canvas`);
+      assert.ok(n > 100, `${colorScheme} ${viewport.width}: ${n} pixels painted`);
+      assert.equal(await page.getAttribute(curve, 'data-instant'), '1');
+      const legend = await page.$eval(`${curve} .legend`, (l) => l.textContent);
+      assert.match(legend, /one sample: the capture holds a single point in time, drawn as a dot/);
+      assert.ok(legend.includes(`peak ${(alloc / 2 ** 20).toFixed(2)} MiB`) && legend.includes(`peak ${(reserved / 2 ** 20).toFixed(2)} MiB`), legend);
+      await page.locator('[data-testid="jobsummary-rank"]').scrollIntoViewIfNeeded();
+      await screenshot(page, `few-points-summary-${viewport.width}-${colorScheme}`);
+      assertClean(b, server.origin);
+    } finally {
+      await b.close();
+    }
+  }
+});
+
+test('the axis of a curve of 0 or 1 byte (or entry) labels no two ticks alike', async () => {
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(server.url);
+    const got = await page.evaluate(async () => {
+      const { ticks, axisLabel } = await import(new URL('ui/plot.js', location.href).href);
+      const out = {};
+      for (const [kind, top] of [['bytes', 1.08], ['index', 1.04], ['bytes', 3.2]]) {
+        out[`${kind} ${top}`] = ticks(0, top, 4, kind).map((v) => axisLabel(v, kind));
+      }
+      return out;
+    });
+    assert.deepEqual(got, { 'bytes 1.08': ['0 B', '1 B'], 'index 1.04': ['0', '1'], 'bytes 3.2': ['0 B', '1 B', '2 B', '3 B'] });
+  } finally {
+    await b.close();
+  }
+});
