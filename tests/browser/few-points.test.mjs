@@ -89,6 +89,54 @@ test('the job summary curve of a rank with one sample is a dot with its value, n
   }
 });
 
+test('the snapshot timeline of a device without a trace draws the snapshot\'s allocated and reserved bytes', async () => {
+  const frames = [{ name: 'train_step', filename: '/home/user/train.py', line: 42 }];
+  const A = 139637976727552;
+  const segment = {
+    device: 0, address: A, total_size: 2097152, allocated_size: 1024, active_size: 1024, requested_size: 1000, stream: 0, segment_type: 'large', frames,
+    blocks: [{ address: A, size: 1024, requested_size: 1000, state: 'active_allocated', frames }, { address: A + 1024, size: 2097152 - 1024, requested_size: 0, state: 'inactive', frames: [] }],
+  };
+  const file = path.join(tmp, 'no-trace.json');
+  writeFileSync(file, JSON.stringify({ segments: [segment], device_traces: [[]] }));
+  const r = spawnSync(CLI, ['snapshot', file, '--json'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const d = JSON.parse(r.stdout).devices['0'];
+  assert.equal(d.trace_entries, 0);
+  for (const { colorScheme, viewport } of SIZES) {
+    const { b, page } = await open([{ path: 'no-trace.json', base64: b64(readFileSync(file)) }], { viewport, colorScheme });
+    try {
+      await page.waitForFunction(() => document.querySelector('[data-testid="snapshot"]')?.dataset.state === 'ready', null, { timeout: 60000 });
+      const canvas = '[data-testid="snapshot-timeline"]';
+      await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.atSnapshot, canvas, { timeout: 30000 });
+      assert.equal(await page.getAttribute(canvas, 'data-at-snapshot'), `reserved:${d.reserved_bytes} allocated:${d.allocated_bytes}`);
+      await page.locator('#snap-timeline').scrollIntoViewIfNeeded();
+      await screenshot(page, `few-points-snapshot-no-trace-${viewport.width}-${colorScheme}`);
+      assertClean(b, server.origin);
+    } finally {
+      await b.close();
+    }
+  }
+});
+
+test('a snapshot device without segments: the allocator state says so and hides its chart buttons', async () => {
+  const frames = [{ name: 'train_step', filename: '/home/user/train.py', line: 42 }];
+  const text = JSON.stringify({ segments: [], device_traces: [[{ action: 'alloc', addr: 4096, size: 1024, stream: 0, frames }]] });
+  const { b, page } = await open([{ path: 'trace-only.json', base64: b64(text) }]);
+  try {
+    await page.waitForFunction(() => document.querySelector('[data-testid="snapshot"]')?.dataset.state === 'ready', null, { timeout: 60000 });
+    const state = await page.$eval('#snap-state', (s) => ({
+      says: s.querySelector('.empty-state')?.textContent,
+      buttons: [...s.querySelectorAll('button')].filter((x) => x.offsetParent !== null).map((x) => x.textContent),
+    }));
+    assert.deepEqual(state, { says: 'This device holds no segment at the snapshot (nothing reserved).', buttons: [] });
+    // The timeline has a chart: its buttons stay.
+    assert.deepEqual(await page.$$eval('#snap-timeline button', (bs) => bs.filter((x) => x.offsetParent !== null).map((x) => x.textContent)), ['Reset', 'PNG']);
+    assertClean(b, server.origin);
+  } finally {
+    await b.close();
+  }
+});
+
 test('the axis of a curve of 0 or 1 byte (or entry) labels no two ticks alike', async () => {
   const b = await openBrowser();
   try {

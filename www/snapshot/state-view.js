@@ -88,6 +88,8 @@ export function stateView({ client, store, info, onError, place }) {
     if (plot) plot.destroy();
     plot = null;
     data = null;
+    // Reset and PNG act on the chart: without one they are hidden, not left dead.
+    tools.hidden = !d.segments;
     if (!d.segments) {
       body.append(stateLine('empty', 'This device holds no segment at the snapshot (nothing reserved).'));
       return;

@@ -102,6 +102,8 @@ export function timelineView({ client, store, info, onError, place }) {
     plot = null;
     data = null;
     curve = null;
+    // Reset and PNG act on the chart: without one they are hidden, not left dead.
+    tools.hidden = !d.allocations;
     if (!d.allocations) {
       body.append(stateLine('empty', 'No allocation is known on this device: the trace records none and the snapshot holds no allocated block.'));
       return;
@@ -172,6 +174,7 @@ export function timelineView({ client, store, info, onError, place }) {
       line(curve.allocatedMax, cssVar('--snap-allocated'), []);
     }
     const d = dinfo();
+    if (!d.entries) atSnapshot(ctx, p);
     if (d.peak_trace_index !== null) {
       const x = Math.round(p.px(d.peak_trace_index + 0.5)) + 0.5;
       if (x >= 0 && x <= p.width) {
@@ -209,6 +212,37 @@ export function timelineView({ client, store, info, onError, place }) {
         ctx.stroke();
       }
     }
+  }
+
+  // Without a trace the curves have no entry to be drawn at (the chart was an empty box): what the
+  // snapshot itself says, its allocated and reserved bytes, is drawn across the chart instead, each
+  // line named with its value. The canvas says which values it drew, for the tests.
+  function atSnapshot(ctx, p) {
+    const s = info.summary.devices[String(device())];
+    if (!s) return;
+    ctx.font = '11px system-ui, sans-serif';
+    ctx.textAlign = 'left';
+    const drawn = [];
+    for (const [value, color, dash, name, above] of [
+      [s.reserved_bytes, cssVar('--snap-reserved'), [5, 3], 'reserved', true],
+      [s.allocated_bytes, cssVar('--snap-allocated'), [], 'allocated', false],
+    ]) {
+      const y = Math.round(p.py(value)) + 0.5;
+      ctx.strokeStyle = color;
+      ctx.setLineDash(dash);
+      ctx.lineWidth = 1.5;
+      ctx.beginPath();
+      ctx.moveTo(0, y);
+      ctx.lineTo(p.width, y);
+      ctx.stroke();
+      ctx.setLineDash([]);
+      ctx.fillStyle = color;
+      ctx.textBaseline = above ? 'bottom' : 'top';
+      const ty = above ? Math.max(14, y - 3) : Math.min(p.height - 14, y + 3);
+      ctx.fillText(`${name} at the snapshot: ${bytes(value)}`, 6, ty);
+      drawn.push(`${name}:${value}`);
+    }
+    plot.canvas.dataset.atSnapshot = drawn.join(' ');
   }
 
   // The selected allocation's alloc and free entries, marked on the chart. Its answer is drawn only
