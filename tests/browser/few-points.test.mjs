@@ -137,6 +137,49 @@ test('a snapshot device without segments: the allocator state says so and hides 
   }
 });
 
+test('a SOMAS dump without nodes: each view says so, with no empty chart and no dead button', async () => {
+  // A dump of the v1.10+ shape with its sections and nothing in them.
+  const dump = [
+    'All Parameters:', '', 'index:\tsize:\tsource node name:\tnode out index:', '', '',
+    'All Tensors:', '', 'index:\taligned_size:\toriginal_size:\toffset:\ttype:\tlifelong:\tlife_start:\tlife_end:\tsource node name:', '', '',
+    'All Nodes:', '', '', '',
+    'All Union Tensors Info:', '', '', '',
+    'All Merged Blocks:', '', 'start_offset:\tsize:', '',
+    'Total Memory Size after reused:0',
+  ].join('\n');
+  const file = path.join(tmp, 'Ascend_somas_tensor_offset_1.ir');
+  writeFileSync(file, dump);
+  const r = spawnSync(CLI, ['somas', file, '--json'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout).nodes, 0);
+  for (const { colorScheme, viewport } of SIZES) {
+    const { b, page } = await open([{ path: 'Ascend_somas_tensor_offset_1.ir', base64: b64(dump) }], { viewport, colorScheme });
+    try {
+      await page.waitForFunction(() => document.querySelector('[data-testid="somas"]')?.dataset.state === 'ready', null, { timeout: 60000 });
+      const views = await page.evaluate(() => Object.fromEntries(['curves', 'layout', 'frame'].map((id) => {
+        const s = document.querySelector(`[data-view="${id}"]`);
+        return [id, {
+          says: s.querySelector('.empty-state')?.textContent ?? null,
+          canvases: [...s.querySelectorAll('canvas')].filter((c) => c.offsetParent !== null).length,
+          buttons: [...s.querySelectorAll('button')].filter((x) => x.offsetParent !== null).map((x) => x.textContent),
+        }];
+      })));
+      assert.deepEqual(views, {
+        curves: { says: 'This dump lists no node: there is no execution order to draw memory over. Open the *_somas_tensor_offset_* dump of a compiled graph.', canvases: 0, buttons: [] },
+        layout: { says: 'This dump lists no node and no tensor: nothing to lay out. Open the *_somas_tensor_offset_* dump of a compiled graph.', canvases: 0, buttons: [] },
+        frame: { says: 'This dump lists no node: nothing runs, so no tensor is alive at any point and there is no frame to show.', canvases: 0, buttons: [] },
+      });
+      // The export offers no PNG of a chart that is not drawn.
+      const exported = await page.$$eval('[data-view="export"] .toolbar button', (bs) => bs.filter((x) => x.offsetParent !== null).map((x) => x.textContent));
+      assert.deepEqual(exported, ['Download all (zip)', 'summary.json']);
+      await screenshot(page, `few-points-somas-no-nodes-${viewport.width}-${colorScheme}`);
+      assertClean(b, server.origin);
+    } finally {
+      await b.close();
+    }
+  }
+});
+
 test('the axis of a curve of 0 or 1 byte (or entry) labels no two ticks alike', async () => {
   const b = await openBrowser();
   try {

@@ -101,6 +101,13 @@ export class Curves {
       draw: (ctx, plot) => this.draw(ctx, plot),
     });
     this.plot.canvas.dataset.testid = 'somas-curves';
+    // A dump without nodes has no execution order to draw over (the chart was an empty box with
+    // a scale of 0–1 B): a sentence says so, and the chart and its controls are hidden.
+    if (!sm.nodes) {
+      this.plot.box.hidden = true;
+      tools.hidden = true;
+      body.append(el('div', { class: 'empty-state', 'data-testid': 'somas-curves-none', text: 'This dump lists no node: there is no execution order to draw memory over. Open the *_somas_tensor_offset_* dump of a compiled graph.' }));
+    }
     const x1 = app.info.max_index + 1;
     let view = null;
     const cx0 = Number(hash.get('s.cx0', NaN));

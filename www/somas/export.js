@@ -23,9 +23,10 @@ export class ExportView {
     tools.append(
       this.zipButton,
       button('summary.json', () => this.downloadSummary(), { title: 'the summary with the queries, as memlens somas FILE --json prints it', data: { testid: 'somas-export-summary' } }),
-      button('Curves PNG', () => downloadCanvas(charts.curves.plot.canvas, 'CurvesView.png')),
-      button('Layout PNG', () => charts.layout.plot && downloadCanvas(charts.layout.plot.canvas, 'TensorLayout.png')),
-      button('Frame PNG', () => downloadCanvas(charts.frame.canvas, 'MemoryFrame.png')),
+      // A chart that is not drawn (a dump without nodes, or without a layout) has no PNG to save.
+      button('Curves PNG', () => downloadCanvas(charts.curves.plot.canvas, 'CurvesView.png'), { hidden: !app.summary.nodes }),
+      button('Layout PNG', () => charts.layout.plot && downloadCanvas(charts.layout.plot.canvas, 'TensorLayout.png'), { hidden: !charts.layout.plot }),
+      button('Frame PNG', () => downloadCanvas(charts.frame.canvas, 'MemoryFrame.png'), { hidden: !app.summary.nodes }),
     );
     this.what = el('p', { class: 'muted' });
     this.list = el('ul', { class: 'somas-files', data: { testid: 'somas-export-files' } });

@@ -8,6 +8,9 @@ import { Grid, COMPACT } from './grid.js';
 
 const STRIP_H = 44;
 
+/** What the frame says of a dump without nodes. */
+const noFrame = () => el('div', { class: 'empty-state', 'data-testid': 'somas-frame-none', text: 'This dump lists no node: nothing runs, so no tensor is alive at any point and there is no frame to show.' });
+
 export class Frame {
   constructor(app, parent) {
     this.app = app;
@@ -36,6 +39,11 @@ export class Frame {
     this.axis = el('div', { class: 'somas-strip-axis muted' });
     this.tableBox = el('div', { class: 'somas-frame-table' });
     body.append(this.head, this.canvas, this.axis, this.tableBox);
+    // A dump without nodes has no frame at all: a sentence says so, and the strip, its table and
+    // the buttons that step through nodes are hidden rather than left empty and dead.
+    this.noNodes = !app.summary.nodes;
+    for (const n of [tools, this.canvas, this.axis, this.tableBox]) n.hidden = this.noNodes;
+    if (this.noNodes) this.head.replaceChildren(noFrame());
     this.grid = new Grid(this.tableBox, {
       app,
       view: 'frame',
@@ -91,7 +99,7 @@ export class Frame {
     const seq = ++this.loading;
     if (index === null || index === undefined) {
       this.data = null;
-      this.head.replaceChildren(el('span', { class: 'muted', text: 'Select a node (in the curves, the layout, the nodes table or with a query) to see its memory frame.' }));
+      this.head.replaceChildren(this.noNodes ? noFrame() : el('span', { class: 'muted', text: 'Select a node (in the curves, the layout, the nodes table or with a query) to see its memory frame.' }));
       delete this.section.dataset.node;
       this.draw();
       return;

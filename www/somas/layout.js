@@ -40,7 +40,13 @@ export class Layout {
     );
     this.status = el('div', { class: 'somas-status muted', data: { testid: 'somas-layout-status' } });
     if (!info.layout) {
-      body.append(stateLine('empty', 'No tensor of this dump occupies memory (every aligned size is 0): nothing to lay out.'));
+      // Zoom, Reset and PNG act on the chart, the legend names its colours: without a chart they
+      // are hidden, not left dead.
+      tools.hidden = true;
+      legend.hidden = true;
+      body.append(stateLine('empty', app.summary.nodes
+        ? 'No tensor of this dump occupies memory (every aligned size is 0): nothing to lay out.'
+        : 'This dump lists no node and no tensor: nothing to lay out. Open the *_somas_tensor_offset_* dump of a compiled graph.'));
       return;
     }
     if (!info.placed) {
