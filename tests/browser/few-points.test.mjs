@@ -198,3 +198,63 @@ test('the axis of a curve of 0 or 1 byte (or entry) labels no two ticks alike', 
     await b.close();
   }
 });
+
+test('a compared pair of one-sample runs draws each side as a dot with its value; a side without a curve is said', async () => {
+  // One run folder of fixtures/classify/job (one memory_record row: 10.0 MB allocated), and a
+  // copy of it whose CSVs keep only their headers (no curve).
+  const one = path.join(tmp, 'cmp-one', 'host-a_1001_20250101120000123_ascend_pt');
+  cpSync(path.join(root, 'fixtures', 'classify', 'job', 'step1', 'actor_update', 'host-a_1001_20250101120000123_ascend_pt'), one, { recursive: true });
+  const none = path.join(tmp, 'cmp-none', 'host-a_1001_20250101120000123_ascend_pt');
+  cpSync(one, none, { recursive: true });
+  for (const f of ['memory_record.csv', 'operator_memory.csv']) {
+    const p = path.join(none, 'ASCEND_PROFILER_OUTPUT', f);
+    writeFileSync(p, `${readFileSync(p, 'utf8').split('\n')[0]}\n`);
+  }
+  const allocated = 10.0 * 2 ** 20;
+  for (const { colorScheme, viewport } of SIZES) {
+    const b = await openBrowser({ viewport, colorScheme });
+    try {
+      const page = await b.page();
+      await page.goto(server.url);
+      await engineThreads(page);
+      await page.click('[data-testid="compare-button"]');
+      await page.waitForSelector('[data-testid="compare"][data-state="empty"]');
+      const compare = async (base, candidate) => {
+        await page.setInputFiles('input[data-testid="compare-base-folder"]', base);
+        await page.setInputFiles('input[data-testid="compare-candidate-folder"]', candidate);
+        // The overlay of an earlier comparison is marked, so that the wait is for this one's.
+        await page.evaluate(() => document.querySelector('[data-testid="compare-overlay"]')?.classList.add('earlier'));
+        await page.click('[data-testid="compare-run"]');
+        await page.waitForFunction(() => document.querySelector('[data-testid="compare-overlay"]:not(.earlier)')?.dataset.state === 'ready', null, { timeout: 120000 });
+      };
+      await compare(one, one);
+      // The candidate's dot (drawn last) is in the middle of the axis at 10 MiB: that pixel has
+      // the candidate's colour (on main nothing was drawn there but the grid).
+      const want = await page.$eval('[data-testid="compare-overlay-canvas"]', async () => {
+        await new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res)));
+        const probe = document.createElement('canvas').getContext('2d');
+        probe.fillStyle = getComputedStyle(document.documentElement).getPropertyValue('--compare-candidate').trim();
+        probe.fillRect(0, 0, 1, 1);
+        return [...probe.getImageData(0, 0, 1, 1).data].slice(0, 3);
+      });
+      const dot = await page.$eval('[data-testid="compare-overlay-canvas"]', (c, allocated) => {
+        const [left, top, width, height] = c.dataset.area.split(',').map(Number);
+        const dpr = window.devicePixelRatio || 1;
+        const top1 = allocated * 1.08;
+        const x = left + width / 2;
+        const y = top + height - (allocated / top1) * height;
+        return [...c.getContext('2d').getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1).data].slice(0, 3);
+      }, allocated);
+      assert.ok(dot.every((v, i) => Math.abs(v - want[i]) <= 40), `${colorScheme} ${viewport.width}: the dot's pixel ${dot} against ${want}`);
+      await page.locator('[data-testid="compare-overlay"]').scrollIntoViewIfNeeded();
+      await screenshot(page, `few-points-compare-one-${viewport.width}-${colorScheme}`);
+      await compare(one, none);
+      const said = await page.$eval('[data-testid="compare-overlay"]', (o) => ({ without: o.dataset.without, status: o.querySelector('[data-testid="compare-overlay-status"]').textContent }));
+      assert.equal(said.without, 'candidate');
+      assert.match(said.status, /^the candidate has no curve to draw: only the baseline is drawn/);
+      assertClean(b, server.origin);
+    } finally {
+      await b.close();
+    }
+  }
+});

@@ -132,6 +132,23 @@ export function mountOverlay(parent, call, { family, pair = 0, steps = false }) 
       }
       ctx.stroke();
       ctx.setLineDash([]);
+      // A profiler curve's last value has no width (nothing follows it): a dot, or a curve of one
+      // point would stroke nothing at all.
+      const last = n - 1;
+      if (ys[last] !== null && end(last) === d.x[last]) {
+        ctx.fillStyle = color;
+        ctx.beginPath();
+        ctx.arc(p.px(d.x[last] * scale), p.py(ys[last]), 3.5, 0, Math.PI * 2);
+        ctx.fill();
+        // A lone point says its value and side (the baseline's above, the candidate's below).
+        if (n === 1) {
+          ctx.font = '11px system-ui, sans-serif';
+          ctx.textAlign = 'left';
+          ctx.textBaseline = key === 'base' ? 'bottom' : 'top';
+          const y = p.py(ys[last]) + (key === 'base' ? -4 : 4);
+          ctx.fillText(`${key === 'base' ? 'baseline' : 'candidate'} ${bytes(ys[last])}`, p.px(d.x[last] * scale) + 7, Math.min(Math.max(y, 14), p.height - 14));
+        }
+      }
     }
     // The largest growth and shrink: a band at least MARK_WIDTH wide and a marker with its size.
     for (const m of marks) {
@@ -191,7 +208,8 @@ export function mountOverlay(parent, call, { family, pair = 0, steps = false }) 
     if (min < 0) marks.push(extent(d, min));
     const x0 = d.x.length ? d.x[0] * scale : 0;
     const x1 = d.x.length ? d.x[d.x.length - 1] * scale + (profiler ? 0 : 1) : 1;
-    plot.setDomain({ x0, x1: x1 > x0 ? x1 : x0 + 1, y0: 0, y1: top * 1.08 });
+    // Curves of one instant are drawn in the middle of the axis, not on its left edge.
+    plot.setDomain({ ...(x1 > x0 ? { x0, x1 } : { x0: x0 - 0.5, x1: x0 + 0.5 }), y0: 0, y1: top * 1.08 });
     Object.assign(box.dataset, {
       state: 'ready',
       points: String(d.x.length),
@@ -206,7 +224,12 @@ export function mountOverlay(parent, call, { family, pair = 0, steps = false }) 
     const parts = [];
     if (max > 0) parts.push(`largest growth ${signed(max)} ${span(from, to)}`);
     if (min < 0) parts.push(`largest shrink ${signed(min)} ${span(marks[marks.length - 1].from, marks[marks.length - 1].to)}`);
+    // A side without any value (its run has no allocator curve) is said, not passed for equal.
+    const none = ['base', 'candidate'].filter((key) => !d[key].some((v) => v !== null));
+    if (none.length === 2) parts.push('neither side has a curve to draw');
+    else if (none.length) parts.push(`the ${none[0] === 'base' ? 'baseline' : 'candidate'} has no curve to draw: only the ${none[0] === 'base' ? 'candidate' : 'baseline'} is drawn`);
     if (!parts.length) parts.push('the curves are equal wherever both have a value');
+    box.dataset.without = none.join(' ');
     if (d.reduced) parts.push(`${d.x.length} of ${d.exact_points} points (each side's maximum per bucket)`);
     status.textContent = [parts.join('; '), ...d.notes].join('. ') + '.';
   }
