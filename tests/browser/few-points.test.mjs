@@ -2,13 +2,15 @@
 // tab's curve of a rank whose capture is a single sample (a dot and its value), the snapshot
 // timeline of a device without a trace (the snapshot's allocated and reserved bytes as lines, as
 // `memlens snapshot --json` gives them), the SOMAS views of a dump without nodes (a sentence
-// each, no chart, no dead button), and the axes of a curve of 0 or 1 byte (no two ticks labelled
-// alike). Screenshots at 1440×900 and 1024×700, light and dark.
+// each, no chart, no dead button), the compare overlay of two one-sample runs (a dot per side with
+// its value) and of a run against one without a curve (said so), and the axes of a curve of 0 or
+// 1 byte (no two ticks labelled alike). Screenshots at 1440×900 and 1024×700, light and dark.
 //
 // Seen failing on main (641f95b): the job summary curve of fixtures/classify/job's one-row ranks
 // painted no pixel (a path of one point strokes nothing); the snapshot timeline without a trace
 // painted no curve; the SOMAS curves of a dump without nodes were an empty box labelled
-// "1 B, 1 B, 0 B" with its controls live, the frame a grey bar with dead buttons.
+// "1 B, 1 B, 0 B" with its controls live, the frame a grey bar with dead buttons; the compare
+// overlay of one-sample runs drew nothing where the dot is.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
