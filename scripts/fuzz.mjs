@@ -3,6 +3,13 @@
 //
 //   node scripts/fuzz.mjs --seconds 600            all targets, 10 minutes each
 //   node scripts/fuzz.mjs --seconds 60 classify    one target
+//   node scripts/fuzz.mjs --seconds 60 --prebuilt classify
+//                                                  the binary `cargo fuzz build` left in fuzz/target,
+//                                                  run as it is (no rebuild: the sanitizer build takes
+//                                                  15-40 min on a busy machine, and any change to src/
+//                                                  since, a merge included, makes `cargo fuzz run`
+//                                                  rebuild it; the runs then test the source it was
+//                                                  built from)
 //
 // Needs `cargo install cargo-fuzz` and the nightly toolchain. Crashes land in
 // fuzz/artifacts/<target>/; keep each one as a regression test under tests/. The full output of
@@ -152,6 +159,7 @@ main(async () => {
   const args = process.argv.slice(2);
   const si = args.indexOf('--seconds');
   const seconds = si >= 0 ? Number(args[si + 1]) : 60;
+  const prebuilt = args.includes('--prebuilt');
   const named = args.filter((a, i) => !a.startsWith('--') && (si < 0 || i !== si + 1));
   const all = targets();
   const chosen = named.length ? named : all;
@@ -169,11 +177,15 @@ main(async () => {
     const before = new Set(findings());
     console.log(`\n▶ fuzzing ${t} for ${seconds} s (${seeds} seeds)`);
     const t0 = performance.now();
-    const res = spawnSync(
-      'cargo',
-      ['+nightly', 'fuzz', 'run', t, corpus, '--', `-max_total_time=${seconds}`, '-rss_limit_mb=2048', '-timeout=10', '-print_final_stats=1', ...(FLAGS[t] || [])],
-      { cwd: root, encoding: 'utf8', maxBuffer: 1 << 28 },
-    );
+    const flags = [`-max_total_time=${seconds}`, '-rss_limit_mb=2048', '-timeout=10', '-print_final_stats=1', ...(FLAGS[t] || [])];
+    // `cargo fuzz run` gives the binary the corpus and where findings go; --prebuilt does the same.
+    mkdirSync(artifacts, { recursive: true });
+    const bin = path.join(root, 'fuzz', 'target', 'x86_64-unknown-linux-gnu', 'release', t);
+    if (prebuilt && !existsSync(bin)) throw new Error(`--prebuilt: no ${bin} (run \`cargo +nightly fuzz build\` first)`);
+    const [cmd, cmdArgs] = prebuilt
+      ? [bin, [`-artifact_prefix=${artifacts}/`, ...flags, corpus]]
+      : ['cargo', ['+nightly', 'fuzz', 'run', t, corpus, '--', ...flags]];
+    const res = spawnSync(cmd, cmdArgs, { cwd: root, encoding: 'utf8', maxBuffer: 1 << 28 });
     const minutes = (performance.now() - t0) / 60000;
     const out = `${res.stdout}\n${res.stderr}`;
     writeFileSync(path.join(logs, `${t}.log`), out);

@@ -209,3 +209,62 @@ fn trace_notes_and_damage_come_in_byte_order_whatever_the_batch() {
         assert_eq!(places(batch), want, "batch {batch}");
     }
 }
+
+/// trace target, finding of the lead's run after round 29: two cpu_op events whose call stacks
+/// are the same bytes, invalid UTF-8 included, got one "not valid UTF-8" warning read whole and
+/// one per piece read in pieces (each piece has its own cache of the stacks it decoded, and the
+/// warning went with a stack's first decoding). Every event holding such a stack is warned of, at
+/// its stack's first byte, as every event with a bad name is, whatever the batch and the pieces.
+/// The events stand 600 bytes apart so that the small batches put them in different pieces.
+#[test]
+fn trace_a_repeated_bad_stack_is_warned_at_each_event_whatever_the_batch() {
+    use memlens::profiler::trace::{read_trace, TraceOptions};
+    let event = |name: &str| {
+        let mut e = format!(
+            "{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"{name}\", \"ts\": \"1\", \"dur\": 1, \
+             \"args\": {{\"Call stack\": \""
+        )
+        .into_bytes();
+        e.extend_from_slice(b"/a/main.py(3): f\xff;<string>(1): <module>\"}}");
+        e
+    };
+    let filler = format!(
+        "{{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"{}\", \"ts\": 2}}",
+        "x".repeat(600)
+    );
+    let mut text = b"[".to_vec();
+    text.extend(event("a"));
+    text.extend(b", ");
+    text.extend(filler.as_bytes());
+    text.extend(b", ");
+    text.extend(event("b"));
+    text.extend(b"]");
+    // Each stack's value starts at its opening quote.
+    let key = b"\"Call stack\": ";
+    let stacks: Vec<u64> = (0..text.len() - key.len())
+        .filter(|&i| &text[i..i + key.len()] == key)
+        .map(|i| (i + key.len()) as u64)
+        .collect();
+    assert_eq!(stacks.len(), 2);
+    let bad =
+        "a string that is not valid UTF-8 or has a bad escape; kept with the bad bytes shown \
+               as U+FFFD";
+    for pieces in [1, 2, 3] {
+        for batch in (1..=text.len() + 1).chain([1 << 20]) {
+            let src = BytesSource::new("trace_view.json", text.clone());
+            let (mut names, mut interned) = (Interner::new(), Interner::new());
+            let opts = TraceOptions { batch, pieces };
+            let t = read_trace(&src, &mut names, &mut interned, opts, None).unwrap();
+            let got: Vec<_> = t
+                .warnings
+                .iter()
+                .map(|w| (w.byte, w.message.as_str()))
+                .collect();
+            let want: Vec<_> = stacks.iter().map(|&at| (Some(at), bad)).collect();
+            assert_eq!(got, want, "batch {batch}, {pieces} pieces");
+            let kept: Vec<_> = t.ops.stack.iter().map(|&s| interned.get(s)).collect();
+            let stack = "/a/main.py(3): f\u{FFFD};<string>(1): <module>";
+            assert_eq!(kept, [stack, stack], "batch {batch}, {pieces} pieces");
+        }
+    }
+}

@@ -167,6 +167,15 @@ fn read_trace_texts(bytes: &[u8], batch: usize) -> Vec<String> {
     }
 }
 
+/// Asserts that the trace reader gives `want` (warnings' or the error's texts) on `bytes` read in
+/// batches of every size from 1 byte to the whole file and beyond.
+fn trace_texts_whatever_the_batch<S: AsRef<str>>(bytes: &[u8], want: &[S]) {
+    let want: Vec<&str> = want.iter().map(AsRef::as_ref).collect();
+    for batch in (1..=bytes.len() + 1).chain([1 << 20]) {
+        assert_eq!(read_trace_texts(bytes, batch), want, "batch {batch}");
+    }
+}
+
 #[test]
 fn trace_damage_shows_what_was_found_the_same_whatever_the_batch() {
     // One line, as torch_npu writes it: the old reader said only "expected ':' after a member
@@ -183,13 +192,7 @@ fn trace_damage_shows_what_was_found_the_same_whatever_the_batch() {
          found \"{\\\"oops\\\": 1}, \\\"dur\\\": 1}, {\\\"ph\\\": \\\"\"… (57 more bytes); skipped \
          to the next event",
     ];
-    for batch in (1..=text.len() + 1).chain([1 << 20]) {
-        assert_eq!(
-            read_trace_texts(text.as_bytes(), batch),
-            want,
-            "batch {batch}"
-        );
-    }
+    trace_texts_whatever_the_batch(text.as_bytes(), &want);
     // Garbage between events, binary and a terminal code: escaped, at most 32 bytes of it (4 +
     // 2 + 26), then the 74 z, ", " and the event and ']' after them: 141 more bytes.
     let text = format!("[{good}, \x1b[2J\u{ff}{}, {good}]", "z".repeat(100));
@@ -228,13 +231,7 @@ fn trace_damage_longer_than_a_batch_is_one_warning_whatever_the_batch() {
          found \"{}\"… (185 more bytes); skipped to the next event",
         "x".repeat(32)
     )];
-    for batch in (1..=text.len() + 1).chain([1 << 20]) {
-        assert_eq!(
-            read_trace_texts(text.as_bytes(), batch),
-            want,
-            "batch {batch}"
-        );
-    }
+    trace_texts_whatever_the_batch(text.as_bytes(), &want);
     // Damage inside an event whose rest (a 200-byte string) runs past the batch end: the old
     // reader went on at the next batch inside the string and called it garbage between events.
     // The `1` at byte 101 stands where the `:` after "ts" belongs; 379 bytes, 246 after the
@@ -248,13 +245,7 @@ fn trace_damage_longer_than_a_batch_is_one_warning_whatever_the_batch() {
          found \"1, \\\"s\\\": \\\"{}\"… (246 more bytes); skipped to the next event",
         "y".repeat(23)
     )];
-    for batch in (1..=text.len() + 1).chain([1 << 20]) {
-        assert_eq!(
-            read_trace_texts(text.as_bytes(), batch),
-            want,
-            "batch {batch}"
-        );
-    }
+    trace_texts_whatever_the_batch(text.as_bytes(), &want);
 }
 
 #[test]
@@ -272,23 +263,16 @@ fn damage_in_the_last_event_is_all_that_is_said_of_a_closed_array() {
          found \"1, \\\"s\\\": \\\"{}\"… (81 more bytes); skipped to the next event",
         "y".repeat(23)
     )];
-    for batch in (1..=text.len() + 1).chain([1 << 20]) {
-        assert_eq!(
-            read_trace_texts(text.as_bytes(), batch),
-            want,
-            "batch {batch}"
-        );
-    }
+    trace_texts_whatever_the_batch(text.as_bytes(), &want);
     // Garbage after the last event, up to the `]`: the same.
     let text = format!("[{good}, zz zz]");
-    for batch in (1..=text.len() + 1).chain([1 << 20]) {
-        assert_eq!(
-            read_trace_texts(text.as_bytes(), batch),
-            ["trace_view.json (byte 67): warning: invalid JSON: expected '{' (an event) or ']', \
-              found \"zz zz]\"; skipped to the next event"],
-            "batch {batch}"
-        );
-    }
+    trace_texts_whatever_the_batch(
+        text.as_bytes(),
+        &[
+            "trace_view.json (byte 67): warning: invalid JSON: expected '{' (an event) or ']', \
+              found \"zz zz]\"; skipped to the next event",
+        ],
+    );
     // A file that does end without its `]` after the damage still says so.
     let text = format!("[{good}, {{\"cat\": \"cpu_op\", \"ts\" 1, \"dur\": 2}}\n");
     assert_eq!(
@@ -313,13 +297,7 @@ fn damage_in_an_event_the_reader_skips_is_not_looked_for_whatever_the_batch() {
         r#"[{good}, {{"ph": "X", "ts" 1, "s": "{}"}}, {good}]"#,
         "y".repeat(100)
     );
-    for batch in (1..=text.len() + 1).chain([1 << 20]) {
-        assert_eq!(
-            read_trace_texts(text.as_bytes(), batch),
-            Vec::<String>::new(),
-            "batch {batch}"
-        );
-    }
+    trace_texts_whatever_the_batch::<&str>(text.as_bytes(), &[]);
 }
 
 #[test]

@@ -204,9 +204,8 @@ struct TorchSink {
     stacks: Interner,
     /// Raw (still escaped) call stack spans already interned, by a hash of a sample of their
     /// bytes: a repeated stack is recognised by one short hash and one comparison, without
-    /// decoding and hashing its kilobytes again. Values: (start, end, id) in this piece's buffer.
-    raw_stacks:
-        std::collections::HashMap<u64, Vec<(usize, usize, u32)>, foldhash::fast::FixedState>,
+    /// decoding and hashing its kilobytes again. Values: [`SeenStack`]s in this piece's buffer.
+    raw_stacks: std::collections::HashMap<u64, Vec<SeenStack>, foldhash::fast::FixedState>,
     cands: Cands,
 }
 
@@ -569,32 +568,49 @@ fn sample_hash(raw: &[u8]) -> u64 {
     h.finish()
 }
 
+/// A call stack a piece has interned: its raw span in the piece's buffer, its local id, and
+/// whether it did not decode (so that each event holding it is warned of, not only the first).
+#[derive(Clone, Copy)]
+struct SeenStack {
+    start: usize,
+    end: usize,
+    id: u32,
+    bad: bool,
+}
+
 /// The local id of the call stack whose JSON string is `b[span]`, decoding it only the first time.
+///
+/// A stack that does not decode is noted at every event that holds it, as a bad op name is: a
+/// note only at a stack's first sight made the warnings depend on how the file was cut, since
+/// each piece has its own cache (one note read whole, one per piece read in pieces).
 fn intern_stack(b: &[u8], span: (usize, usize), out: &mut TorchSink, found: &mut Found) -> u32 {
     let raw = b.get(span.0..span.1).unwrap_or(&[]);
     let key = sample_hash(raw);
     if let Some(seen) = out.raw_stacks.get(&key) {
-        for &(s, e, id) in seen {
-            if b.get(s..e)
+        for s in seen {
+            if b.get(s.start..s.end)
                 .is_some_and(|seen| crate::bytes::same_bytes(seen, raw))
             {
-                return id;
+                if s.bad {
+                    found.notes.push((span.0, BAD_STRING.to_string()));
+                }
+                return s.id;
             }
         }
     }
-    let id = match str_lossy(raw) {
-        Some((s, bad)) if !s.is_empty() => {
-            if bad {
-                found.notes.push((span.0, BAD_STRING.to_string()));
-            }
-            out.stacks.intern(&s)
-        }
-        _ => 0,
+    let (id, bad) = match str_lossy(raw) {
+        Some((s, bad)) if !s.is_empty() => (out.stacks.intern(&s), bad),
+        _ => (0, false),
     };
-    out.raw_stacks
-        .entry(key)
-        .or_default()
-        .push((span.0, span.1, id));
+    if bad {
+        found.notes.push((span.0, BAD_STRING.to_string()));
+    }
+    out.raw_stacks.entry(key).or_default().push(SeenStack {
+        start: span.0,
+        end: span.1,
+        id,
+        bad,
+    });
     id
 }
 
