@@ -322,3 +322,54 @@ PTA,1699876543210300.0,20480.0,1024.0,NPU:0\r\n";
     assert_eq!(r.peak_time_ns, 1_699_876_543_210_200_250);
     assert_eq!(r.peak_reserved_bytes, 20 * MB);
 }
+
+/// The first torch_npu's `memory_view_line_chart.csv` with its `APP` rows as its writer wrote
+/// them: three fields under the five-column header. Ascend/pytorch,
+/// torch_npu/profiler/analysis/prof_view/memory_view_parser.py in an early 2023 version (the one
+/// with `HEADERS_LINE_CHART`; the index does not name its commit) keeps the rows of CANN's
+/// `npu_mem.csv` whose event is `APP`, each as `NpuMemoryBean.row` of
+/// torch_npu/profiler/analysis/prof_bean/npu_mem_bean.py of the same time, whose `SHOW_HEADERS`
+/// were `event`, `timestamp(us)`, `memory(KB)`: `APP,<time>,<KB>`, the app's memory under Total
+/// Reserved(KB), no allocated total, no device. Later versions of both files wrote full rows.
+///
+/// Seen failing before the change: one "short row" warning counted at every APP row (here 2).
+/// A short row of any other shape is still counted.
+#[test]
+fn the_first_torch_npu_line_chart_app_rows_read_without_warnings() {
+    let mr = memory_record(
+        "Tag,Timestamp(us),Total Reserved(KB),Total Allocated(KB),Device Type\r\n\
+         APP,1699876543210100.0,40960.0\r\n\
+         PTA,1699876543210123.5,20480.0,1024.0,NPU:0\r\n\
+         APP,1699876543210200.0,61440.0\r\n\
+         PTA,1699876543210200.25,20480.0,3072.0,NPU:0\r\n",
+    );
+    assert!(mr.warnings.is_empty(), "{:?}", mr.warnings);
+    let app = mr.get("APP").expect("APP");
+    assert_eq!(
+        app.ts,
+        [1_699_876_543_210_100_000, 1_699_876_543_210_200_000]
+    );
+    // 40960 KB = 40 MiB, 61440 KB = 60 MiB reserved; no allocated total written.
+    assert_eq!(app.reserved.to_vec(), [Some(40 * MB), Some(60 * MB)]);
+    assert_eq!(app.allocated.to_vec(), [None, None]);
+    let pta = mr.get("PTA").expect("PTA");
+    assert_eq!(pta.allocated.to_vec(), [Some(KB * KB), Some(3 * KB * KB)]);
+
+    // Not that writer's shape: a PTA row cut short, an APP row of four fields, and an APP row
+    // of three fields in a memory_record.csv (whose writers wrote full APP rows).
+    let mr = memory_record(
+        "Tag,Timestamp(us),Total Reserved(KB),Total Allocated(KB),Device Type\r\n\
+         PTA,1699876543210123.5,20480.0\r\n\
+         APP,1699876543210100.0,40960.0,0.0\r\n",
+    );
+    let w: Vec<String> = mr.warnings.iter().map(|d| d.to_string()).collect();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].contains("row has 3 fields, the header has 5"), "{w:?}");
+    assert_eq!(mr.warnings[0].count, 2);
+    let mr = memory_record(
+        "Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Total Active(MB),Stream \
+         Ptr,Device Type\r\n\
+         APP,1736405443756384.100\t,,2109.6015625\r\n",
+    );
+    assert_eq!(mr.warnings.len(), 1, "{:?}", mr.warnings);
+}

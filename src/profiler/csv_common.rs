@@ -975,18 +975,23 @@ fn is_null_word(f: &[u8]) -> bool {
 /// field parsers inlined (no call through a pointer per row, no column lookup per field).
 ///
 /// Rows that are not valid CSV or not UTF-8 are skipped and counted in `warnings`; so are rows
-/// longer than [`MAX_CSV_ROW`] bytes (skipped up to the end of their line).
-pub fn read_table<C, L, F>(
+/// longer than [`MAX_CSV_ROW`] bytes (skipped up to the end of their line). A row with fewer fields
+/// than the header is read (the missing ones empty) and counted as a short row, unless
+/// `written_short` says a writer wrote rows of its shape short on purpose (asked of short rows
+/// only, so it costs the other rows nothing).
+pub fn read_table<C, L, F, K>(
     src: &dyn Source,
     wanted: &[&[&str]],
     locate: L,
     mut on_row: F,
+    written_short: K,
     warnings: &mut Warnings,
     progress: Option<&mut dyn FnMut(u64, u64)>,
 ) -> Result<HeaderMap, Diagnostic>
 where
     L: FnOnce(&HeaderMap) -> Result<C, String>,
     F: FnMut(&HeaderMap, &C, &Row<'_>, &mut Warnings),
+    K: Fn(&C, &Row<'_>) -> bool,
 {
     let file = src.name().to_string();
     let mut rows = RowSplitter::new(src, MAX_CSV_ROW, progress);
@@ -1064,7 +1069,11 @@ where
                 if record.len() == 1 && record.get(0).is_some_and(|f| trim_bytes(f).is_empty()) {
                     continue; // blank line
                 }
-                if record.len() < ncols {
+                let row = Row { record, line, byte };
+                let short = row.record.len() < ncols;
+                let written_short = short && written_short(&cols, &row);
+                let record = &row.record;
+                if short && !written_short {
                     // Short rows are kept (missing trailing columns read as empty), but counted:
                     // a truncated last line is the usual cause.
                     warnings.add_keyed(
@@ -1092,7 +1101,7 @@ where
                         ),
                     );
                 }
-                if record.len() >= ncols && rows.ended_without_line_end() {
+                if (!short || written_short) && rows.ended_without_line_end() {
                     // torch_npu ends every line of its CSV files, the last one too (every real
                     // sample does): a last row without a line end was most likely cut, perhaps
                     // inside its last field, which then reads short with every field present (a
@@ -1114,7 +1123,6 @@ where
                         ),
                     );
                 }
-                let row = Row { record, line, byte };
                 on_row(&header, &cols, &row, warnings);
             }
             Next::TooLong {

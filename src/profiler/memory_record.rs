@@ -222,6 +222,9 @@ const COLUMNS: [&[&str]; 5] = [
 /// Where the columns a row is read from are in the file (`None`: not in its header), located
 /// once per file from the header.
 struct Cols {
+    /// The first torch_npu's `memory_view_line_chart.csv` (its first column is `Tag`), whose
+    /// `APP` rows were written short on purpose: see [`app_row_written_short`].
+    line_chart: bool,
     component: Option<usize>,
     timestamp: Option<usize>,
     allocated: Option<usize>,
@@ -234,6 +237,9 @@ impl Cols {
     fn locate(h: &HeaderMap) -> Self {
         let at = |c: usize| h.index.get(c).copied().flatten();
         Cols {
+            line_chart: at(COMPONENT)
+                .and_then(|i| h.names.get(i))
+                .is_some_and(|n| n == "Tag"),
             component: at(COMPONENT),
             timestamp: at(TIMESTAMP),
             allocated: at(ALLOCATED),
@@ -241,6 +247,23 @@ impl Cols {
             active: at(ACTIVE),
         }
     }
+}
+
+/// Fields of an `APP` row of the first torch_npu's `memory_view_line_chart.csv`: its writer
+/// (Ascend/pytorch, `torch_npu/profiler/analysis/prof_view/memory_view_parser.py` of 2023, with the
+/// `NpuMemoryBean` of `prof_bean/npu_mem_bean.py` whose `SHOW_HEADERS` were `event`,
+/// `timestamp(us)`, `memory(KB)`) copied CANN's three `npu_mem.csv` fields under the five-column
+/// header `Tag,Timestamp(us),Total Reserved(KB),Total Allocated(KB),Device Type`: the app's memory
+/// lands under Total Reserved, and there is no allocated total and no device.
+const LINE_CHART_APP_FIELDS: usize = 3;
+
+/// True for a row of the shape that writer wrote short on purpose (an `APP` row of exactly
+/// [`LINE_CHART_APP_FIELDS`] fields in a line chart): read without a short-row warning, its
+/// missing totals empty. Any other short row is still counted.
+fn app_row_written_short(cols: &Cols, row: &Row<'_>) -> bool {
+    cols.line_chart
+        && row.record.len() == LINE_CHART_APP_FIELDS
+        && row.get_bytes(cols.component) == Some(b"APP".as_slice())
 }
 
 /// Most components (series) one file may have: real files have `PTA`, `GE`, `PTA+GE`, `APP`,
@@ -340,7 +363,15 @@ pub fn read_memory_record(
             s.active.push(active);
         }
     };
-    let header = read_table(src, &COLUMNS, locate, on_row, &mut warnings, progress)?;
+    let header = read_table(
+        src,
+        &COLUMNS,
+        locate,
+        on_row,
+        app_row_written_short,
+        &mut warnings,
+        progress,
+    )?;
     // The unit is asked after the rows, not in `locate`: there it changed the compiled row loop
     // (`callgrind`: ~9 instructions and a copy more a row). A file refused for it is read for
     // nothing, and no writer's file is.

@@ -167,7 +167,15 @@ pub fn read_module_mem(
             m.reserved.push(reserved);
         }
     };
-    let h = read_table(src, &COLUMNS, locate, on_row, &mut warnings, progress)?;
+    let h = read_table(
+        src,
+        &COLUMNS,
+        locate,
+        on_row,
+        |_, _| false,
+        &mut warnings,
+        progress,
+    )?;
     out.has_device_id = h.index.get(DEVICE_ID).copied().flatten().is_some();
     out.kb = h.units.get(RESERVED).copied().flatten() == Some(1 << 10);
     out.warnings = warnings.into_vec();

@@ -346,7 +346,15 @@ pub fn read_operator_memory(
             rows.push(r);
         }
     };
-    let header = read_table(src, &COLUMNS, locate, on_row, &mut warnings, progress)?;
+    let header = read_table(
+        src,
+        &COLUMNS,
+        locate,
+        on_row,
+        |_, _| false,
+        &mut warnings,
+        progress,
+    )?;
     // Located once already (a file with totals in two units did not get here).
     if totals_in_kb(&header, &[A_ALLOC, A_RES, A_ACT, R_ALLOC, R_RES, R_ACT]).unwrap_or(false) {
         for r in &mut rows {
