@@ -403,7 +403,7 @@ fn mindspore_db_export_is_a_file_of_its_run_and_names_the_rank() {
     let notes = r.notes.join("\n");
     assert!(!notes.contains("profile_memory=True"), "{notes}");
     assert!(notes.contains("ascend_mindspore_profiler_3.db"), "{notes}");
-    assert!(notes.contains("msprof's layout"), "{notes}");
+    assert!(notes.contains("msprof's database layout"), "{notes}");
 }
 
 #[test]

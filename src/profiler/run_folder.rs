@@ -154,6 +154,7 @@ impl ProfilerRun {
             || f.memory_record.is_some()
             || f.trace_view.is_some()
             || !f.db.is_empty()
+            || !f.msprof_db.is_empty()
     }
 }
 
@@ -691,11 +692,10 @@ fn build_run(root: &str, members: &[FileView]) -> ProfilerRun {
         + usize::from(run.files.memory_record.is_some());
     if let (Some(db), 0) = (run.files.msprof_db.first(), framework_output) {
         run.notes.push(format!(
-            "{db} is a database export in msprof's layout (MindSpore's export_type=Db, or msprof's \
-             own), with CANN's operator memory (NPU_OP_MEM) and device memory (NPU_MEM, \
-             NPU_MODULE_MEM) but not the framework's allocator records; memlens does not read \
-             it yet: profile with export_type=[ExportType.Text, ExportType.Db] (or Text alone) \
-             for operator_memory.csv and memory_record.csv"
+            "{db}: msprof's database layout (MindSpore's export_type=Db): read for CANN's GE \
+             allocations and totals (NPU_OP_MEM, whose peak is the rank's), NPU_MEM and \
+             NPU_MODULE_MEM; it has no framework allocator records and no call stacks (the \
+             text export has them)"
         ));
     } else if !run.has_memory_files() && raw && !analysed {
         run.notes.push(format!(
