@@ -129,6 +129,28 @@ impl Diagnostic {
         self
     }
 
+    /// Where the diagnostic points, as its printed line names it: the file, then `:line` and
+    /// ` (byte N)` when known ("run/op.csv:12 (byte 345)").
+    pub fn place(&self) -> String {
+        let mut s = self.file.clone();
+        if let Some(line) = self.line {
+            s.push_str(&format!(":{line}"));
+        }
+        if let Some(byte) = self.byte {
+            s.push_str(&format!(" (byte {byte})"));
+        }
+        s
+    }
+
+    /// What was found, as the printed line says it after the level: the field first when there
+    /// is one ("Size(KB): not a number").
+    pub fn what(&self) -> String {
+        match &self.field {
+            Some(field) => format!("{field}: {}", self.message),
+            None => self.message.clone(),
+        }
+    }
+
     /// True for errors.
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
@@ -184,22 +206,11 @@ impl Diagnostic {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file)?;
-        if let Some(line) = self.line {
-            write!(f, ":{line}")?;
-        }
-        if let Some(byte) = self.byte {
-            write!(f, " (byte {byte})")?;
-        }
         let kind = match self.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        write!(f, ": {kind}: ")?;
-        if let Some(field) = &self.field {
-            write!(f, "{field}: ")?;
-        }
-        write!(f, "{}", self.message)?;
+        write!(f, "{}: {kind}: {}", self.place(), self.what())?;
         if self.count > 1 {
             write!(f, " ({} times)", self.count)?;
         }

@@ -297,6 +297,8 @@ fn a_rank_whose_file_was_refused_says_so_in_the_same_words_read_by_one_reader_or
         errors[0]["file"].as_str().unwrap(),
         errors[0]["message"].as_str().unwrap(),
     );
+    // The rank names the file with the place the error gives (the db header's byte).
+    let place = format!("{file} (byte {})", errors[0]["byte"].as_u64().unwrap());
     assert!(
         file.starts_with("job/rollout/") && file.ends_with(".db"),
         "{file}"
@@ -305,9 +307,9 @@ fn a_rank_whose_file_was_refused_says_so_in_the_same_words_read_by_one_reader_or
         o["no_data"],
         json!({
             "kind": "refused",
-            "files": [{ "file": file, "reason": message }],
+            "files": [{ "file": file, "place": place, "reason": message }],
             "reason": null,
-            "says": format!("its file was refused: {file}: {message}"),
+            "says": format!("its file was refused: {place}: {message}"),
         })
     );
     // The ranks with data say nothing of the kind, in both.

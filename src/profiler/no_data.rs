@@ -19,12 +19,18 @@ pub enum NoDataKind {
     Empty,
 }
 
-/// A file of the rank that an error names, with that error's message (the first, when several).
+/// A file of the rank that an error names, with where in it and what that error says (the first,
+/// when several).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RefusedFile {
     /// The file's path, as the diagnostics name it.
     pub file: String,
-    /// What the first error about it says.
+    /// The file and the place in it the error names, as the reader's error line does
+    /// ("job/r0/op.csv:12 (byte 345)"); the path alone when the reader named no place. Empty in
+    /// a summary written before it was kept.
+    #[serde(default)]
+    pub place: String,
+    /// What the first error about it says (its field first, when it names one).
     pub reason: String,
 }
 
@@ -40,7 +46,8 @@ pub struct NoData {
     /// Why the analysis failed (`failed`).
     #[serde(default)]
     pub reason: Option<String>,
-    /// The fact in words, to follow "no figures: " ("its file was refused: job/r0/x.db: …").
+    /// The fact in words, to follow "no figures: " ("its file was refused: job/r0/x.db (byte 0):
+    /// …"), each file named with its place as the reader's error names it.
     pub says: String,
 }
 
@@ -53,7 +60,8 @@ impl NoData {
             if !files.iter().any(|f| f.file == d.file) {
                 files.push(RefusedFile {
                     file: d.file.clone(),
-                    reason: d.message.clone(),
+                    place: d.place(),
+                    reason: d.what(),
                 });
             }
         }
@@ -68,7 +76,7 @@ impl NoData {
         }
         let each: Vec<String> = files
             .iter()
-            .map(|f| format!("{}: {}", f.file, f.reason))
+            .map(|f| format!("{}: {}", f.place, f.reason))
             .collect();
         let says = match files.len() {
             1 => format!("its file was refused: {}", each[0]),
@@ -121,5 +129,26 @@ mod tests {
             NoData::failed("worker died").says,
             "its analysis failed where it ran: worker died"
         );
+    }
+
+    // Seen failing before the place was kept: the sentence was "job/r0/op.csv: not a number",
+    // the line, byte and field only in the warnings list.
+    #[test]
+    fn a_refused_file_is_named_with_its_line_byte_and_field_as_its_error_line_names_it() {
+        let e = Diagnostic::error("job/r0/op.csv", "not a number")
+            .at_line(12)
+            .at_byte(345)
+            .in_field("Size(KB)");
+        let at_byte = Diagnostic::error("job/r1/x.db", "not a SQLite database").at_byte(0);
+        let n = NoData::of_analysed(&[e.clone(), at_byte.clone()]);
+        assert_eq!(
+            n.says,
+            "its 2 files were refused: job/r0/op.csv:12 (byte 345): Size(KB): not a number; \
+             job/r1/x.db (byte 0): not a SQLite database"
+        );
+        // The same words as the error's own line, the level left out.
+        for (f, d) in n.files.iter().zip([&e, &at_byte]) {
+            assert_eq!(format!("{}: error: {}", f.place, f.reason), d.to_string());
+        }
     }
 }

@@ -66,7 +66,11 @@ test('a rank whose only file was refused: the same row and panel read by a pool 
   const rollout = cliRank('rollout');
   assert.equal(rollout.no_data.kind, 'refused');
   const says = `no figures: ${rollout.no_data.says}`;
-  assert.match(says, /^no figures: its file was refused: job\/rollout\/.*\.db: /);
+  // The file is named with the place its error gives (the db header's byte), as the error's own
+  // line among the warnings names it (before, the place was only in the warnings).
+  const error = want.warnings.find((w) => w.severity === 'error');
+  assert.match(error.file, /^job\/rollout\/.*\.db$/);
+  assert.equal(says, `no figures: its file was refused: ${error.file} (byte ${error.byte}): ${error.message}`);
   const seen = [];
   for (const search of ['?workers=2', '?workers=1']) {
     const { b, page } = await open(search, filesUnder(path.join(tmp, 'job')));
@@ -96,6 +100,8 @@ test('a rank whose only file was refused: the same row and panel read by a pool 
         title: 'rollout · rank 2 · db has no figures',
         says: `${rollout.no_data.says.charAt(0).toUpperCase()}${rollout.no_data.says.slice(1)}.`,
       }, search);
+      // The page's words name the place as the CLI's do (on main the panel said "….db: page size …").
+      assert.ok(panel.says.includes(`${error.file} (byte ${error.byte}): `), panel.says);
       seen.push({ row, panel, option });
       assert.deepEqual(foreignRequests(b.requests, server.origin), []);
       assert.deepEqual(b.consoleErrors, []);
