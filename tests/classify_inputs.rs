@@ -366,3 +366,73 @@ fn a_run_folder_found_by_its_files_leaves_other_families_files_alone() {
     assert_eq!((named.rank, named.file_count), (Some(3), 2));
     assert_eq!(inv.units.len(), 5, "{:#?}", inv.units);
 }
+
+/// A file tree under a temporary folder: `(relative path, bytes)`.
+fn tree(files: &[(&str, &[u8])]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    for (rel, bytes) in files {
+        let p = tmp.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+    tmp
+}
+
+// MindSpore's db export (export_type=Db without Text) leaves no text file: before the msprof
+// layout was recognised, its db was no file of the run and the run's note said the memory files
+// were missing ("profile with profile_memory=True"), which is not what happened.
+#[test]
+fn mindspore_db_export_is_a_file_of_its_run_and_names_the_rank() {
+    let tmp = tree(&[
+        ("w_1_20250101000000000_ascend_ms/profiler_info.json", b"{}"),
+        ("w_1_20250101000000000_ascend_ms/FRAMEWORK/x.txt", b""),
+        (
+            "w_1_20250101000000000_ascend_ms/ASCEND_PROFILER_OUTPUT/ascend_mindspore_profiler_3.db",
+            b"",
+        ),
+    ]);
+    let inv = classify_paths(&[tmp.path().join("w_1_20250101000000000_ascend_ms")]);
+    let r = run(&inv, "w_1_20250101000000000_ascend_ms");
+    assert_eq!(
+        r.files.msprof_db,
+        ["w_1_20250101000000000_ascend_ms/ASCEND_PROFILER_OUTPUT/ascend_mindspore_profiler_3.db"]
+    );
+    assert!(r.files.db.is_empty());
+    // profiler_info.json names no rank; the db's name does.
+    assert_eq!((r.rank, r.rank_source), (Some(3), "db-file-name"));
+    let notes = r.notes.join("\n");
+    assert!(!notes.contains("profile_memory=True"), "{notes}");
+    assert!(notes.contains("ascend_mindspore_profiler_3.db"), "{notes}");
+    assert!(notes.contains("msprof's database layout"), "{notes}");
+}
+
+#[test]
+fn msprof_layout_dbs_given_on_their_own_are_runs() {
+    let tmp = tree(&[
+        ("a/ascend_mindspore_profiler.db", b""),
+        (
+            "PROF_000001_20250101000000000_ABCDEF/msprof_20250101000000.db",
+            b"",
+        ),
+        // Not msprof's name: the prefix alone, and another tool's db.
+        ("c/ascend_mindspore_profiler_x.db", b""),
+        ("c/msprof_.db", b""),
+    ]);
+    let inv = classify_paths(&[tmp.path().to_path_buf()]);
+    let root = tmp.path().file_name().unwrap().to_str().unwrap();
+    let a = run(&inv, &format!("{root}/a"));
+    assert_eq!(
+        a.files.msprof_db,
+        [format!("{root}/a/ascend_mindspore_profiler.db")]
+    );
+    // Without a number, the name gives no rank (MindSpore writes it so for rank 0 and for none).
+    assert_eq!((a.rank, a.rank_source), (None, "none"));
+    let p = run(
+        &inv,
+        &format!("{root}/PROF_000001_20250101000000000_ABCDEF"),
+    );
+    assert_eq!(p.files.msprof_db.len(), 1);
+    assert!(inv
+        .units_of::<ProfilerRun>()
+        .all(|r| !r.path.ends_with("/c")));
+}

@@ -4,7 +4,7 @@
 
 use super::attribution::{self, Attribution, StackSource};
 use super::discover::{Job, RankInput};
-use super::memory_record::{Metric, Series};
+use super::memory_record::{allocator_series, Metric, Series};
 use super::module_mem::ModuleSeries;
 use super::operator_memory::{MemRow, RowSource};
 use super::run;
@@ -609,9 +609,7 @@ fn disjoint_record(a: &RankAnalysis, input: &RankInput) -> Option<(Diagnostic, S
 fn records_aside(memory: &[Series], file: String) -> RecordsAside {
     let (start_ns, end_ns) =
         span(memory.iter().flat_map(|s| s.ts.iter().copied())).unwrap_or_default();
-    let fw = ["PTA", "MindSpore"]
-        .iter()
-        .find_map(|c| memory.iter().find(|x| x.component == *c));
+    let fw = allocator_series(memory);
     let peak = fw.and_then(|s| s.peak(Metric::Allocated));
     RecordsAside {
         file,
@@ -769,10 +767,7 @@ fn summarize(a: &mut RankAnalysis, from_record: bool) {
             s.unreleased_bytes = s.unreleased_bytes.saturating_add(r.size);
         }
     }
-    let fw = ["PTA", "MindSpore"]
-        .iter()
-        .find_map(|c| a.memory.iter().find(|x| x.component == *c));
-    if let Some(fw) = fw {
+    if let Some(fw) = allocator_series(&a.memory) {
         if let Some(p) = fw.peak(Metric::Allocated) {
             s.peak_allocated_bytes = p.bytes;
             s.peak_time_ns = p.time_ns;

@@ -197,10 +197,23 @@ impl MemoryRecord {
         self.series.iter().find(|s| s.component == component)
     }
 
-    /// The framework allocator's series: `PTA` (torch_npu) or `MindSpore`.
+    /// The framework allocator's series: `PTA` (torch_npu) or `MindSpore` (see
+    /// [`allocator_series`]).
     pub fn framework(&self) -> Option<&Series> {
-        self.get("PTA").or_else(|| self.get("MindSpore"))
+        allocator_series(&self.series)
     }
+}
+
+/// The components whose series gives a rank's peak, in order of preference: the framework's
+/// allocator (`PTA`, `MindSpore`), else CANN's `GE`, the only allocator a database export in
+/// msprof's layout records (see [`crate::profiler::msprof_db`]).
+pub const ALLOCATOR_COMPONENTS: [&str; 3] = ["PTA", "MindSpore", "GE"];
+
+/// The series of the first of [`ALLOCATOR_COMPONENTS`] that `series` holds.
+pub fn allocator_series(series: &[Series]) -> Option<&Series> {
+    ALLOCATOR_COMPONENTS
+        .iter()
+        .find_map(|c| series.iter().find(|s| s.component == *c))
 }
 
 // Places in [`COLUMNS`] (and so in the header map's `index`), not in the file.

@@ -10,7 +10,8 @@
 //!   [`csv_common`], which maps columns by header and parses times exactly to `i64` nanoseconds);
 //! - [`db`] reads the database export (`ascend_pytorch_profiler_*.db`, through
 //!   [`crate::sqlite`]) into the same rows, series, ops and stacks, so everything after reading
-//!   is shared;
+//!   is shared; [`msprof_db`] reads the export in msprof's own layout (MindSpore's
+//!   `ascend_mindspore_profiler_*.db`, msprof's `msprof_*.db`) into the same rows and series;
 //! - [`trace`] streams `trace_view.json` in chunks, keeping only `cpu_op` events, step spans and the
 //!   task-queue pairs;
 //! - [`plan`] says which files each rank reads, in which order (per run folder its database
@@ -42,6 +43,7 @@ pub mod generate;
 pub mod inject;
 pub mod memory_record;
 pub mod module_mem;
+pub mod msprof_db;
 pub mod no_data;
 pub mod operator_memory;
 pub mod plan;

@@ -21,7 +21,9 @@ pub enum Reader {
     MemoryRecord,
     /// `npu_module_mem.csv`: per-module device memory.
     ModuleMem,
-    /// `ascend_pytorch_profiler_<rank>.db`: everything the four text files hold, in one file.
+    /// `ascend_pytorch_profiler_<rank>.db`: everything the four text files hold, in one file;
+    /// or, in a run folder with no other memory file, a db in msprof's layout
+    /// (`ascend_mindspore_profiler_<rank>.db`, `msprof_<timestamp>.db`): CANN's operator memory.
     Database,
 }
 
@@ -36,14 +38,23 @@ pub struct Read<'a> {
 
 /// The files of one run folder in reading order: its database export when it has one, else its
 /// text files (see [`super::run`] for why the db is preferred, and for the fallback to
-/// [`text_plan`] when the db cannot be read at all).
+/// [`text_plan`] when the db cannot be read at all), else its db in msprof's layout. That one
+/// comes last because it holds only CANN's share of what the framework's exports hold: a
+/// MindSpore run that exported both keeps its text files' `MindSpore` allocator records.
 pub fn run_plan(run: &ProfilerRun) -> Vec<Read<'_>> {
-    match run.files.db.first() {
-        Some(path) => vec![Read {
+    let db = |path| {
+        vec![Read {
             path,
             reader: Reader::Database,
-        }],
-        None => text_plan(run),
+        }]
+    };
+    if let Some(path) = run.files.db.first() {
+        return db(path);
+    }
+    let text = text_plan(run);
+    match run.files.msprof_db.first() {
+        Some(path) if text.is_empty() => db(path),
+        _ => text,
     }
 }
 

@@ -4,7 +4,7 @@
 use super::analysis::{
     FrameGroup, RankAnalysis, GROUP_BY_OP_NAME, GROUP_BY_SIZE_CLASS, NO_NAME, NO_STACK, UNTRACKED,
 };
-use super::memory_record::{Metric, Series};
+use super::memory_record::{allocator_series, Metric, Series};
 use super::operator_memory::RowSource;
 use super::size_class::SizeClass;
 use std::borrow::Cow;
@@ -30,11 +30,19 @@ pub struct RowFilter {
 }
 
 impl RankAnalysis {
-    /// The framework allocator series (`PTA`, `MindSpore`, or reconstructed).
+    /// The allocator series the rank's peak comes from (`PTA`, `MindSpore`, reconstructed, or
+    /// `GE` when there is no framework series: [`allocator_series`]).
     pub fn framework(&self) -> Option<&Series> {
-        ["PTA", "MindSpore"]
-            .iter()
-            .find_map(|c| self.memory.iter().find(|s| s.component == *c))
+        allocator_series(&self.memory)
+    }
+
+    /// The rows the allocator of [`RankAnalysis::framework`] made: GE rows when that is `GE`,
+    /// else the framework's (PTA) rows.
+    pub fn allocator_rows(&self) -> RowSource {
+        match self.framework() {
+            Some(s) if s.component == "GE" => RowSource::Ge,
+            _ => RowSource::Pta,
+        }
     }
 
     /// The top user frame of row `i` (empty when it has no stack).
@@ -62,21 +70,28 @@ impl RankAnalysis {
         self.names.get(self.rows.get(i).map_or(0, |r| r.name))
     }
 
-    /// True when row `i` is a live PTA allocation at `t`: allocated at or before `t`, not yet
-    /// released (release time after `t`, or never).
+    /// True when row `i` is a live allocation of the rank's allocator
+    /// ([`RankAnalysis::allocator_rows`]) at `t`: allocated at or before `t`, not yet released
+    /// (release time after `t`, or never).
     pub fn is_live(&self, i: usize, t: i64) -> bool {
+        self.is_live_of(i, t, self.allocator_rows())
+    }
+
+    fn is_live_of(&self, i: usize, t: i64, source: RowSource) -> bool {
         let Some(r) = self.rows.get(i) else {
             return false;
         };
-        r.source == RowSource::Pta
+        r.source == source
             && !r.negative
             && r.alloc_ns().is_some_and(|a| a <= t)
             && r.release_ns().is_none_or(|rel| rel > t)
     }
 
-    /// PTA allocations alive at `t`, grouped by top user frame, largest first.
+    /// Allocations of the rank's allocator alive at `t`, grouped by top user frame, largest
+    /// first.
     pub fn live_at(&self, t: i64) -> Vec<FrameGroup> {
-        self.frame_groups((0..self.rows.len()).filter(|&i| self.is_live(i, t)))
+        let source = self.allocator_rows();
+        self.frame_groups((0..self.rows.len()).filter(|&i| self.is_live_of(i, t, source)))
     }
 
     /// The rows `ids` grouped by [`RankAnalysis::group_of`]: bytes (saturating) and count per
@@ -131,7 +146,11 @@ impl RankAnalysis {
 
     /// [`RankAnalysis::live_groups`] grouped as `by` says (see [`RankAnalysis::groups_by`]).
     pub fn live_groups_by(&self, t: i64, allocated: Option<u64>, by: &str) -> Vec<FrameGroup> {
-        let mut live = self.groups_by((0..self.rows.len()).filter(|&i| self.is_live(i, t)), by);
+        let source = self.allocator_rows();
+        let mut live = self.groups_by(
+            (0..self.rows.len()).filter(|&i| self.is_live_of(i, t, source)),
+            by,
+        );
         let seen = live.iter().fold(0u64, |a, g| a.saturating_add(g.bytes));
         if let Some(total) = allocated.filter(|&v| v > seen) {
             live.push(FrameGroup {
@@ -238,6 +257,7 @@ impl RankAnalysis {
     /// The rows `f` keeps, in row order: the part of the allocation table's filter that needs
     /// the analysis (time window, live set, leak candidates, frame group, size range).
     pub fn rows_matching(&self, f: &RowFilter) -> Vec<u32> {
+        let source = self.allocator_rows();
         (0..self.rows.len() as u32)
             .filter(|&i| {
                 let idx = i as usize;
@@ -245,7 +265,7 @@ impl RankAnalysis {
                     return false;
                 };
                 let t = r.time_ns().unwrap_or(i64::MIN);
-                f.live_at.is_none_or(|at| self.is_live(idx, at))
+                f.live_at.is_none_or(|at| self.is_live_of(idx, at, source))
                     && (!f.unreleased || self.is_unreleased_by(idx, f.end_ns))
                     && f.top_frame
                         .as_deref()

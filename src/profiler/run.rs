@@ -3,8 +3,9 @@
 
 use super::analysis::AnalyzeOptions;
 use super::plan::{run_plan, text_plan, Read, Reader as Kind};
+use super::run_folder::is_msprof_db_name;
 use super::run_folder::ProfilerRun;
-use super::{db, memory_record, module_mem, operator_memory, trace, Interner};
+use super::{db, memory_record, module_mem, msprof_db, operator_memory, trace, Interner};
 use crate::diag::Diagnostic;
 use crate::input::FileOpener;
 
@@ -114,7 +115,13 @@ pub(super) fn read_run(
         db_path,
         &mut db_warnings,
         progress,
-        &mut |src, prog| db::read_db(src, wal.as_deref(), names, stacks, Some(prog)),
+        &mut |src, prog| {
+            if is_msprof_db_name(crate::input::paths::file_name(db_path)) {
+                msprof_db::read_msprof_db(src, wal.as_deref(), names, Some(prog))
+            } else {
+                db::read_db(src, wal.as_deref(), names, stacks, Some(prog))
+            }
+        },
     );
     let text = text_plan(run);
     match read {

@@ -36,7 +36,8 @@ pub struct ProfilerRun {
     pub path: String,
     /// Rank, from `profiler_info_{rank}.json` (file name first, then its `rank_id` key); `None` = unknown.
     pub rank: Option<u32>,
-    /// Where the rank came from: `file-name`, `rank_id`, or `none`.
+    /// Where the rank came from: `file-name`, `rank_id`, `db-file-name` (the name of MindSpore's
+    /// `ascend_mindspore_profiler_{rank}.db`), or `none`.
     pub rank_source: &'static str,
     /// Role: `role` key of `profiler_metadata.json`, else the nearest ancestor folder that is not a
     /// run folder and not a step; empty when there is none.
@@ -80,6 +81,9 @@ pub struct RunFiles {
     pub trace_view: Option<String>,
     /// `ascend_pytorch_profiler_*.db` files (db export).
     pub db: Vec<String>,
+    /// Database exports in msprof's own layout ([`is_msprof_db_name`]): MindSpore's
+    /// `ascend_mindspore_profiler[_{rank}].db` and msprof's `msprof_{timestamp}.db`.
+    pub msprof_db: Vec<String>,
 }
 
 impl UnitBody for ProfilerRun {
@@ -132,6 +136,7 @@ impl ProfilerRun {
             .into_iter()
             .flatten()
             .chain(&f.db)
+            .chain(&f.msprof_db)
             .map(String::as_str)
             .collect();
         if files.is_empty() {
@@ -149,6 +154,7 @@ impl ProfilerRun {
             || f.memory_record.is_some()
             || f.trace_view.is_some()
             || !f.db.is_empty()
+            || !f.msprof_db.is_empty()
     }
 }
 
@@ -181,6 +187,7 @@ impl Recognizer for RunFolders {
             if is_profiler_info_name(name)
                 || MEMORY_FILES.contains(&name)
                 || is_db_name(name)
+                || is_msprof_db_name(name)
                 || name == "profiler_metadata.json"
             {
                 extra_roots.insert(parent(path).to_string(), ());
@@ -219,7 +226,7 @@ impl Recognizer for RunFolders {
 
     fn keeps(&self, path: &str, _size: u64) -> bool {
         let name = file_name(path);
-        MEMORY_FILES.contains(&name) || is_db_name(name)
+        MEMORY_FILES.contains(&name) || is_db_name(name) || is_msprof_db_name(name)
     }
 
     fn looks_for(&self) -> &'static [&'static str] {
@@ -367,6 +374,37 @@ fn is_db_name(name: &str) -> bool {
     name.starts_with("ascend_pytorch_profiler") && name.ends_with(".db")
 }
 
+fn all_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A database export in msprof's own layout (tables `NPU_OP_MEM`, `NPU_MEM`, `NPU_MODULE_MEM`,
+/// names in `STRING_IDS`): msprof writes `msprof_{timestamp}.db` into its `PROF_*` folder, and
+/// MindSpore's profiler with `export_type` Db moves that file, unchanged, to
+/// `ASCEND_PROFILER_OUTPUT/ascend_mindspore_profiler_{rank}.db` (`ascend_mindspore_profiler.db`
+/// when its rank id is 0 or unset: mindspore-ai/mindspore_test,
+/// mindspore/python/mindspore/profiler/common/profiler_path_manager.py, `move_db_file`, commit
+/// ca4bb05999144e2aeb03dbd0a3bcd5126ec24a4f).
+pub fn is_msprof_db_name(name: &str) -> bool {
+    if let Some(rest) = name
+        .strip_prefix("ascend_mindspore_profiler")
+        .and_then(|r| r.strip_suffix(".db"))
+    {
+        return rest.is_empty() || rest.strip_prefix('_').is_some_and(all_digits);
+    }
+    name.strip_prefix("msprof_")
+        .and_then(|r| r.strip_suffix(".db"))
+        .is_some_and(all_digits)
+}
+
+/// The rank in an `ascend_mindspore_profiler_{rank}.db` file name.
+pub fn msprof_db_rank(name: &str) -> Option<u32> {
+    let digits = name
+        .strip_prefix("ascend_mindspore_profiler_")?
+        .strip_suffix(".db")?;
+    all_digits(digits).then(|| digits.parse().ok()).flatten()
+}
+
 /// A step folder name: `step<N>`, `step_<N>`, `step-<N>` or all digits.
 pub fn step_number(name: &str) -> Option<u32> {
     let lower = name.to_ascii_lowercase();
@@ -477,6 +515,7 @@ fn is_run_file_of_content_root(rel: &str) -> bool {
                 || rel == "profiler_metadata.json"
                 || MEMORY_FILES.contains(&rel)
                 || is_db_name(db)
+                || is_msprof_db_name(db)
         }
     }
 }
@@ -539,6 +578,11 @@ fn build_run(root: &str, members: &[FileView]) -> ProfilerRun {
             meta_head = Some((head, *size));
         } else if is_db_name(name) && (in_output || top_level) {
             run.files.db.push(path.clone());
+        } else if is_msprof_db_name(name)
+            && (in_output || top_level || is_raw_data_folder_name(parent(rel)))
+        {
+            // msprof leaves its own at the top of its PROF_* folder.
+            run.files.msprof_db.push(path.clone());
         } else if (in_output || top_level) && MEMORY_FILES.contains(&name) {
             let slot = match name {
                 "operator_memory.csv" | "memory_view_form.csv" => &mut run.files.operator_memory,
@@ -559,7 +603,12 @@ fn build_run(root: &str, members: &[FileView]) -> ProfilerRun {
         }
     }
 
-    // Rank: the file name first, then the rank_id key.
+    // Rank: the file name first, then the rank_id key, then the name of MindSpore's db export.
+    let db_rank = run
+        .files
+        .msprof_db
+        .iter()
+        .find_map(|p| msprof_db_rank(file_name(p)));
     if let Some(info) = &run.files.profiler_info {
         if let Some(rank) = profiler_info_rank(file_name(info)) {
             run.rank = Some(rank);
@@ -575,14 +624,23 @@ fn build_run(root: &str, members: &[FileView]) -> ProfilerRun {
                         "{}: rank_id {bad} is not a rank number; rank unknown",
                         member_place(info, bytes, "rank_id")
                     )),
-                    None => run.notes.push(format!(
-                        "{info} names no rank (single-card run); rank unknown"
-                    )),
+                    None => match db_rank {
+                        Some(rank) => {
+                            run.rank = Some(rank);
+                            run.rank_source = "db-file-name";
+                        }
+                        None => run.notes.push(format!(
+                            "{info} names no rank (single-card run); rank unknown"
+                        )),
+                    },
                 },
                 Some(Err(msg)) => run.notes.push(msg),
                 None => {}
             }
         }
+    } else if let Some(rank) = db_rank {
+        run.rank = Some(rank);
+        run.rank_source = "db-file-name";
     } else {
         run.notes
             .push("no profiler_info*.json in the run folder; rank unknown".to_string());
@@ -629,7 +687,17 @@ fn build_run(root: &str, members: &[FileView]) -> ProfilerRun {
         let rel = f.path.strip_prefix(&prefix).unwrap_or(f.path);
         rel.starts_with("ASCEND_PROFILER_OUTPUT/")
     });
-    if !run.has_memory_files() && raw && !analysed {
+    let framework_output = run.files.db.len()
+        + usize::from(run.files.operator_memory.is_some())
+        + usize::from(run.files.memory_record.is_some());
+    if let (Some(db), 0) = (run.files.msprof_db.first(), framework_output) {
+        run.notes.push(format!(
+            "{db}: msprof's database layout (MindSpore's export_type=Db): read for CANN's GE \
+             allocations and totals (NPU_OP_MEM, whose peak is the rank's), NPU_MEM and \
+             NPU_MODULE_MEM; it has no framework allocator records and no call stacks (the \
+             text export has them)"
+        ));
+    } else if !run.has_memory_files() && raw && !analysed {
         run.notes.push(format!(
             "raw profiler data only (PROF_* / FRAMEWORK, no ASCEND_PROFILER_OUTPUT): the analysis \
              never ran (verl's default `analysis: False` leaves run folders like this); run {} \
@@ -765,6 +833,31 @@ mod tests {
         ] {
             assert!(!is_cann_summary_name(name), "{name}");
         }
+    }
+
+    #[test]
+    fn msprof_layout_db_names() {
+        for name in [
+            "ascend_mindspore_profiler.db",
+            "ascend_mindspore_profiler_0.db",
+            "ascend_mindspore_profiler_15.db",
+            "msprof_20250109145043.db",
+        ] {
+            assert!(is_msprof_db_name(name), "{name}");
+        }
+        for name in [
+            "ascend_mindspore_profiler_.db",
+            "ascend_mindspore_profiler_1x.db",
+            "ascend_pytorch_profiler_0.db",
+            "msprof_.db",
+            "msprof_1.db-wal",
+            "msprof.db",
+        ] {
+            assert!(!is_msprof_db_name(name), "{name}");
+        }
+        assert_eq!(msprof_db_rank("ascend_mindspore_profiler_15.db"), Some(15));
+        assert_eq!(msprof_db_rank("ascend_mindspore_profiler.db"), None);
+        assert_eq!(msprof_db_rank("msprof_20250109145043.db"), None);
     }
 
     #[test]

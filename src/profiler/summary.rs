@@ -13,7 +13,7 @@
 //! The format is versioned ([`FORMAT`], [`VERSION`]) and described in `docs/job-summary.md`.
 
 use super::analysis::{matrix_outliers, JobAnalysis, MatrixCell, Outlier, RankAnalysis};
-use super::memory_record::Metric;
+use super::memory_record::{allocator_series, Metric};
 use super::no_data::NoData;
 use super::queries::curve_window;
 use crate::diag::Diagnostic;
@@ -188,10 +188,7 @@ fn kept_diagnostics(diags: &[Diagnostic], run_dirs: &[String]) -> Vec<Diagnostic
 }
 
 fn reduced_curve(r: &RankAnalysis) -> Curve {
-    let Some(component) = ["PTA", "MindSpore"]
-        .into_iter()
-        .find(|c| r.memory.iter().any(|s| s.component == *c))
-    else {
+    let Some(component) = allocator_series(&r.memory).map(|s| s.component.as_str()) else {
         return Curve::default();
     };
     let (xs, _) = r.curve(component, Metric::Allocated);

@@ -6,7 +6,7 @@ use crate::profiler::csv_common::Warnings;
 use crate::sqlite::{DbError, Row, Table, Value};
 
 /// A value of the wrong kind, described for a message.
-pub(super) fn show(v: Value<'_>) -> String {
+pub(in crate::profiler) fn show(v: Value<'_>) -> String {
     match v {
         Value::Text(t) => format!("text {}", crate::quote::quote(t, crate::quote::SHORT)),
         Value::Real(r) => format!("real {r}"),
@@ -16,7 +16,7 @@ pub(super) fn show(v: Value<'_>) -> String {
 
 /// An integer from an INTEGER column; whole reals and integer text (the export keeps some times
 /// as TEXT) are accepted. `Err` describes what was found.
-pub(super) fn int(v: Value<'_>) -> Result<Option<i64>, String> {
+pub(in crate::profiler) fn int(v: Value<'_>) -> Result<Option<i64>, String> {
     match v {
         Value::Null => Ok(None),
         Value::Integer(i) => Ok(Some(i)),
@@ -31,7 +31,7 @@ pub(super) fn int(v: Value<'_>) -> Result<Option<i64>, String> {
 }
 
 /// The columns of one table a reader needs, resolved by name once.
-pub(super) struct Cols<'t> {
+pub(in crate::profiler) struct Cols<'t> {
     table: &'t Table,
     idx: Vec<Option<usize>>,
     names: &'static [&'static str],
@@ -39,7 +39,7 @@ pub(super) struct Cols<'t> {
 
 impl<'t> Cols<'t> {
     /// Resolves `names`; the first `required` of them must exist.
-    pub(super) fn new(
+    pub(in crate::profiler) fn new(
         table: &'t Table,
         names: &'static [&'static str],
         required: usize,
@@ -64,7 +64,7 @@ impl<'t> Cols<'t> {
         Ok(Cols { table, idx, names })
     }
 
-    pub(super) fn value<'r>(&self, row: &Row<'r>, k: usize) -> Value<'r> {
+    pub(in crate::profiler) fn value<'r>(&self, row: &Row<'r>, k: usize) -> Value<'r> {
         match self.idx.get(k).copied().flatten() {
             Some(i) => row.get(i),
             None => Value::Null,
@@ -72,7 +72,7 @@ impl<'t> Cols<'t> {
     }
 
     /// `TABLE.column`, for messages.
-    pub(super) fn field(&self, k: usize) -> String {
+    pub(in crate::profiler) fn field(&self, k: usize) -> String {
         format!(
             "{}.{}",
             self.table.name,
@@ -81,7 +81,13 @@ impl<'t> Cols<'t> {
     }
 
     /// Integer column `k`; a value of another kind is a keyed warning and reads as `None`.
-    pub(super) fn int(&self, row: &Row<'_>, k: usize, w: &mut Warnings, file: &str) -> Option<i64> {
+    pub(in crate::profiler) fn int(
+        &self,
+        row: &Row<'_>,
+        k: usize,
+        w: &mut Warnings,
+        file: &str,
+    ) -> Option<i64> {
         match int(self.value(row, k)) {
             Ok(v) => v,
             Err(found) => {
@@ -102,7 +108,7 @@ impl<'t> Cols<'t> {
     }
 
     /// Non-negative byte count in column `k` (a negative one is a warning and reads as `None`).
-    pub(super) fn bytes(
+    pub(in crate::profiler) fn bytes(
         &self,
         row: &Row<'_>,
         k: usize,
@@ -130,7 +136,7 @@ impl<'t> Cols<'t> {
 
     /// The `STRING_IDS` text of the id in column `k` (`None` for NULL; an unknown id is a
     /// warning and reads as the empty string).
-    pub(super) fn string<'s>(
+    pub(in crate::profiler) fn string<'s>(
         &self,
         row: &Row<'_>,
         k: usize,

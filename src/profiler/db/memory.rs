@@ -200,7 +200,11 @@ pub(super) fn read_op_memory(r: &mut Reader<'_, '_, '_>, strings: &Strings, name
 }
 
 /// The `APP` series of `NPU_MEM` (rows whose type is the string `app`; reserved = `hbm`).
-fn app_series(r: &mut Reader<'_, '_, '_>, strings: &Strings, w: &mut Warnings) -> Option<Series> {
+pub(in crate::profiler) fn app_series(
+    r: &mut Reader<'_, '_, '_>,
+    strings: &Strings,
+    w: &mut Warnings,
+) -> Option<Series> {
     let t = r.table("NPU_MEM", "")?;
     let c = match Cols::new(&t, &["type", "hbm", "timestampNs"], 3) {
         Ok(c) => c,
@@ -310,7 +314,7 @@ pub(super) fn read_memory_record(r: &mut Reader<'_, '_, '_>, strings: &Strings) 
     }
 }
 
-fn finish_series(mut series: Vec<Series>, w: Warnings) -> MemoryRecord {
+pub(in crate::profiler) fn finish_series(mut series: Vec<Series>, w: Warnings) -> MemoryRecord {
     for s in &mut series {
         s.sort_by_time();
         s.shrink_to_fit();
@@ -322,7 +326,7 @@ fn finish_series(mut series: Vec<Series>, w: Warnings) -> MemoryRecord {
     }
 }
 
-pub(super) fn read_module_mem(r: &mut Reader<'_, '_, '_>) {
+pub(in crate::profiler) fn read_module_mem(r: &mut Reader<'_, '_, '_>) {
     let Some(t) = r.table("NPU_MODULE_MEM", "") else {
         return;
     };

@@ -30,8 +30,8 @@
 //! The work is split by table group: [`columns`] (typed access to a table's columns),
 //! [`memory`] (allocations, allocator totals, module memory) and [`ops`] (op spans and stacks).
 
-mod columns;
-mod memory;
+pub(super) mod columns;
+pub(super) mod memory;
 mod ops;
 
 pub use ops::{MAX_FRAMES, MAX_STACK_BYTES};
@@ -152,6 +152,39 @@ pub fn read_db(
     stacks: &mut Interner,
     progress: Option<&mut dyn FnMut(u64, u64)>,
 ) -> Result<DbExport, Diagnostic> {
+    read_export(
+        src,
+        wal,
+        progress,
+        "a torch_npu profiler database",
+        &mut |r, strings, stop| {
+            read_rank(r);
+            stop(r.db)?;
+            memory::read_op_memory(r, strings, names);
+            stop(r.db)?;
+            memory::read_memory_record(r, strings);
+            stop(r.db)?;
+            memory::read_module_mem(r);
+            stop(r.db)?;
+            ops::read_ops(r, strings, names, stacks);
+            stop(r.db)
+        },
+    )
+}
+
+/// Asks after each table whether the load was stopped (see [`read_export`]).
+pub(super) type Stop<'a> = dyn Fn(&Database<'_>) -> Result<(), Diagnostic> + 'a;
+
+/// The frame of every database export's read: opens `src` (refusing it when its `-wal` holds
+/// pages the file lacks), reads `STRING_IDS` (`what` names the export in the message when that
+/// table is missing), then lets `body` read its tables, calling `stop` after each.
+pub(super) fn read_export(
+    src: &dyn Source,
+    wal: Option<&dyn Source>,
+    progress: Option<&mut dyn FnMut(u64, u64)>,
+    what: &str,
+    body: &mut dyn FnMut(&mut Reader<'_, '_, '_>, &Strings, &Stop<'_>) -> Result<(), Diagnostic>,
+) -> Result<DbExport, Diagnostic> {
     let file = src.name().to_string();
     let db = Database::open(src).map_err(|e| e.to_diagnostic(&file))?;
     if let Some(wal) = wal {
@@ -179,28 +212,18 @@ pub fn read_db(
     // which on its own would only be a damaged table among the warnings: asked again after
     // each table, it ends the whole read, never with the tables read so far as the export.
     let stop = |db: &Database<'_>| src.check_stop(db.position()).map_err(Diagnostic::from);
-    let strings = read_strings(&mut r);
+    let strings = read_strings(&mut r, what);
     stop(&db)?;
     let strings = strings.map_err(|e| e.to_diagnostic(&file))?;
-    read_rank(&mut r);
-    stop(&db)?;
-    memory::read_op_memory(&mut r, &strings, names);
-    stop(&db)?;
-    memory::read_memory_record(&mut r, &strings);
-    stop(&db)?;
-    memory::read_module_mem(&mut r);
-    stop(&db)?;
-    ops::read_ops(&mut r, &strings, names, stacks);
-    stop(&db)?;
+    body(&mut r, &strings, &stop)?;
     Ok(r.export)
 }
 
-fn read_strings(r: &mut Reader<'_, '_, '_>) -> Result<Strings, DbError> {
+fn read_strings(r: &mut Reader<'_, '_, '_>, what: &str) -> Result<Strings, DbError> {
     let t = r.db.table("STRING_IDS").ok_or_else(|| {
-        DbError::new(
-            "no STRING_IDS table: not a torch_npu profiler database (every name of the export \
-             is an id into that table)",
-        )
+        DbError::new(format!(
+            "no STRING_IDS table: not {what} (every name of the export is an id into that table)"
+        ))
     })?;
     let t = t.clone();
     let c = Cols::new(&t, &["id", "value"], 2)?;
@@ -214,7 +237,8 @@ fn read_strings(r: &mut Reader<'_, '_, '_>) -> Result<Strings, DbError> {
     Ok(Strings(map))
 }
 
-fn read_rank(r: &mut Reader<'_, '_, '_>) {
+/// The rank of `RANK_DEVICE_MAP`, when the table holds exactly one that is not negative.
+pub(super) fn read_rank(r: &mut Reader<'_, '_, '_>) {
     let Some(t) = r.table("RANK_DEVICE_MAP", "") else {
         return;
     };
