@@ -267,3 +267,43 @@ fn a_file_another_tab_analyses_is_not_listed_as_not_analysed() {
         .unwrap();
     assert_eq!(profiler["summary"]["ignored"], json(&o)["ignored"]);
 }
+
+// A run folder whose tables hold their headers alone has no memory data: exit 1, and its verdict
+// points to the warnings only when there are some. Seen failing on main (641f95b): "(see the
+// warnings)" beside "no errors or warnings", on the CLI and on the page's problems box.
+#[test]
+fn a_job_without_memory_rows_points_to_the_warnings_only_when_there_are_some() {
+    let dir = tempfile::tempdir().unwrap();
+    let step = Path::new("fixtures/classify/job/step1");
+    // With trace_view.json (no warning) and without it (a warning: no call stacks).
+    for (rel, warned) in [
+        (
+            "actor_update/host-a_1001_20250101120000123_ascend_pt",
+            false,
+        ),
+        ("ref/host_b.cluster_2001_20250101120100001_ascend_pt", true),
+    ] {
+        let job = dir.path().join(if warned { "warned" } else { "quiet" });
+        let folder = job.join(Path::new(rel).file_name().unwrap());
+        copy_dir(&step.join(rel), &folder);
+        for csv in ["operator_memory.csv", "memory_record.csv"] {
+            let p = folder.join("ASCEND_PROFILER_OUTPUT").join(csv);
+            if let Ok(text) = std::fs::read_to_string(&p) {
+                let header = text.lines().next().unwrap().to_string();
+                std::fs::write(&p, header + "\n").unwrap();
+            }
+        }
+        let o = run(&["profiler", &job.display().to_string(), "--json", "-q"]);
+        assert_eq!(o.status.code(), Some(1), "{rel}");
+        let v = json(&o);
+        let warnings = v["totals"]["warnings"].as_u64().unwrap();
+        assert_eq!(warnings > 0, warned, "{rel}: {}", v["warnings"]);
+        let said = "the run folders hold no memory rows and no allocator curve";
+        let want = if warned {
+            format!("{said} (see the warnings)")
+        } else {
+            said.to_string()
+        };
+        assert_eq!(v["verdict"]["problem"], want.as_str(), "{rel}");
+    }
+}

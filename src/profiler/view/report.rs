@@ -177,12 +177,19 @@ impl Verdict {
         }
         let (exit_code, problem) = match (unusable.is_empty(), has_data) {
             (true, true) => (0, None),
+            // The warnings are pointed to only when there are some: folders whose tables hold
+            // their headers alone warn of nothing, and "(see the warnings)" sent the user to an
+            // empty list.
             (true, false) => (
                 1,
-                Some(
-                    "the run folders hold no memory rows and no allocator curve (see the warnings)"
-                        .to_string(),
-                ),
+                Some(format!(
+                    "the run folders hold no memory rows and no allocator curve{}",
+                    if totals.warnings > 0 {
+                        " (see the warnings)"
+                    } else {
+                        ""
+                    }
+                )),
             ),
             (false, true) => (
                 2,
