@@ -84,6 +84,8 @@ const SEEDS = {
   // Small database exports written for the run by `memlens generate profiler --export db` (see
   // generatedDbs).
   profiler_db: [[path.join(root, 'fuzz', 'seeds-db'), '.db', { max: 128 << 10 }]],
+  // The hand-made dbs in msprof's layout (fixtures/msprof_db/make.py), the damaged ones too.
+  msprof_db: [[path.join(FIX, 'msprof_db'), '.db', { max: 128 << 10 }]],
 };
 
 /** Writes tiny generated db exports (a few dozen rows, one step) under fuzz/seeds-db. */
@@ -100,7 +102,7 @@ function generatedDbs() {
  * batches (each cut event is scanned again from its start), so its inputs stay small; the CSV
  * readers gain nothing from rows past the first few hundred but time. */
 const SMALL = ['-max_len=16384'];
-const FLAGS = { csv_rows: SMALL, trace: SMALL, operator_memory: SMALL, memory_record: SMALL, npu_module_mem: SMALL, ascend_job: ['-max_len=65536'], profiler_db: ['-max_len=131072'], snapshot: ['-max_len=131072'] };
+const FLAGS = { csv_rows: SMALL, trace: SMALL, operator_memory: SMALL, memory_record: SMALL, npu_module_mem: SMALL, ascend_job: ['-max_len=65536'], profiler_db: ['-max_len=131072'], msprof_db: ['-max_len=131072'], snapshot: ['-max_len=131072'] };
 
 /** Seeds above this size are cut to it: large seeds slow libFuzzer down more than they help. */
 const MAX_SEED = 256 << 10;

@@ -17,6 +17,31 @@ pub fn names_file(d: &Diagnostic, name: &str) {
     assert!(d.count >= 1);
 }
 
+/// An analysed profiler job from a database export: each rank's source is `db`, its stack counts
+/// add up to its rows, its summary serialises, its rows' names and stacks and its live set at the
+/// peak resolve, and every export of the job runs.
+pub fn exercise_db_job(a: &memlens::profiler::analysis::JobAnalysis) {
+    use memlens::export::profiler as exp;
+    for r in &a.ranks {
+        let s = &r.summary;
+        let st = &s.stacks;
+        assert_eq!(s.source, "db");
+        assert_eq!(
+            st.direct + st.via_forward + st.approximate + st.none,
+            s.rows
+        );
+        let _ = serde_json::to_string(s).expect("summary serialises");
+        for i in 0..r.rows.len().min(16) {
+            let _ = (r.stack(i), r.top_frame(i), r.innermost_frame(i), r.name(i));
+        }
+        let _ = r.live_at(s.peak_time_ns);
+    }
+    exp::write_memory_events(a, std::io::sink()).expect("memory_events");
+    exp::write_rank_summary(a, std::io::sink()).expect("rank_summary");
+    exp::write_peak_attribution(a, std::io::sink()).expect("peak_attribution");
+    exp::write_step_peaks(a, std::io::sink()).expect("step_peaks");
+}
+
 /// A parsed SOMAS model: cross references resolve, the analysis, summary, queries and every
 /// export run without panicking (the PNG charts drawn, not encoded), and the curves have one entry
 /// per execution index.
