@@ -251,3 +251,30 @@ fn a_truncated_db_is_an_error_naming_the_file() {
         messages(&a)
     );
 }
+
+/// The rank says which database layout it was read from, so the page names the tables it read:
+/// `db_layout` is `msprof` for MindSpore's db and absent for torch_npu's db and for the text
+/// export (their outputs unchanged).
+#[test]
+fn the_rank_names_the_msprof_layout_and_no_other() {
+    let json = |rel: &str| {
+        let a = analyze(&fixtures(rel));
+        assert_eq!(a.ranks.len(), 1, "{rel}");
+        serde_json::to_value(&a.ranks[0].summary).unwrap()
+    };
+    let ms = json(RUN);
+    assert_eq!(ms["source"], "db");
+    assert_eq!(ms["db_layout"], "msprof");
+    for other in [
+        "ascend/runs/dbonly/host_16_20250101000000003_ascend_pt",
+        "torch_npu/msinsight-level0/db/rank0_ascend_pt",
+        "torch_npu/msinsight-level0/text/rank0_ascend_pt",
+    ] {
+        let j = json(other);
+        assert_ne!(j["source"], "none", "{other}");
+        assert!(
+            j.as_object().unwrap().get("db_layout").is_none(),
+            "{other}: {j}"
+        );
+    }
+}

@@ -202,6 +202,12 @@ pub struct RankReport {
     /// What was read: `text` (the CSV and JSON files), `db` (the database export), `text+db`
     /// (runs of both kinds), or `none`.
     pub source: &'static str,
+    /// [`DB_LAYOUT_MSPROF`] when a run of the rank was read from a database export in msprof's
+    /// layout (MindSpore's `ascend_mindspore_profiler[_N].db`, msprof's `msprof_N.db`), whose
+    /// tables are not torch_npu's; absent otherwise. The page and the warnings name the tables
+    /// read after it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_layout: Option<&'static str>,
     /// Which framework wrote the rank: `MindSpore` (an `*_ascend_ms` folder, or a `MindSpore`
     /// component in memory_record), `torch_npu` (an `*_ascend_pt` folder, or a `PTA` component),
     /// or empty when nothing tells. The page names the allocator after it.
@@ -457,6 +463,12 @@ fn analyze_rank_in<E>(
     a.row_ops.shrink_to_fit();
     a.joined_ops.shrink_to_fit();
     a.memory = memory;
+    a.summary.db_layout = input
+        .runs
+        .iter()
+        .zip(&a.run_sources)
+        .any(|(run, &source)| source == "db" && db_path(run).is_some_and(|p| is_msprof_db(&p)))
+        .then_some(DB_LAYOUT_MSPROF);
     a.summary.framework = framework_of(input, &a.memory);
     a.summary.device = single_device(&a.rows, &a.names);
     if let Some((w, file)) = disjoint_record(&a, input) {
@@ -571,18 +583,22 @@ fn disjoint_record(a: &RankAnalysis, input: &RankInput) -> Option<(Diagnostic, S
     if rows.1 >= record.0 && record.1 >= rows.0 {
         return None;
     }
-    let from_db = |run: &super::ProfilerRun| {
-        super::plan::run_plan(run)
-            .iter()
-            .find(|r| r.reader == super::plan::Reader::Database)
-            .map(|r| r.path.to_string())
-    };
     let (file, records, allocations) = input
         .runs
         .iter()
         .zip(&a.run_sources)
         .find_map(|(run, &source)| match source {
-            "db" => from_db(run).map(|f| (f, "its MEMORY_RECORD table", "its OP_MEMORY table")),
+            "db" => db_path(run).map(|f| {
+                if is_msprof_db(&f) {
+                    (
+                        f,
+                        "its NPU_MEM and NPU_OP_MEM totals",
+                        "its NPU_OP_MEM events",
+                    )
+                } else {
+                    (f, "its MEMORY_RECORD table", "its OP_MEMORY table")
+                }
+            }),
             _ => run
                 .files
                 .memory_record
@@ -603,6 +619,23 @@ fn disjoint_record(a: &RankAnalysis, input: &RankInput) -> Option<(Diagnostic, S
         ),
     );
     Some((w, file))
+}
+
+/// [`RankReport::db_layout`] of a rank read from a database export in msprof's layout.
+pub const DB_LAYOUT_MSPROF: &str = "msprof";
+
+/// The database export the run's plan reads, if it reads one.
+fn db_path(run: &super::ProfilerRun) -> Option<String> {
+    super::plan::run_plan(run)
+        .iter()
+        .find(|r| r.reader == super::plan::Reader::Database)
+        .map(|r| r.path.to_string())
+}
+
+/// Whether the database export at `path` is in msprof's layout (by its name, as the run reader
+/// chooses its reader).
+fn is_msprof_db(path: &str) -> bool {
+    super::run_folder::is_msprof_db_name(crate::input::paths::file_name(path))
 }
 
 /// The range and peaks of records set aside (`memory` non-empty, sorted by time).

@@ -216,7 +216,7 @@ test('a run folder with a trace but no memory file: the empty state does not say
     await page.waitForFunction(() => ['ready', 'empty', 'error'].includes(document.querySelector('[data-testid="ascend"]')?.dataset.state), null, { timeout: 60000 });
     assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-state'), 'empty');
     const why = await page.textContent('[data-testid="ascend-empty"] p:first-child');
-    assert.match(why, /operator_memory\.csv, memory_record\.csv or ascend_pytorch_profiler_\*\.db/);
+    assert.match(why, /operator_memory\.csv, memory_record\.csv or a database export: ascend_pytorch_profiler_\*\.db, ascend_mindspore_profiler_\*\.db, msprof_\*\.db/);
     assert.match(why, /trace_view\.json alone holds none/);
     // The core's hint says what to do.
     assert.match(await page.textContent('[data-testid="ascend-empty"]'), /profile_memory=True/);

@@ -136,11 +136,20 @@ function groupsInWords(summary, s) {
 function groupNote(summary, s) {
   if (!summary || summary.group_by === 'frame') return null;
   const by = groupingOf(summary, s);
+  // A database export in msprof's layout (MindSpore's) never holds call stacks: the text export
+  // of the same run does, in its trace_view.json.
+  const msprof = summary.db_layout === 'msprof';
+  const why = msprof
+    ? 'its database export in msprof’s layout holds none'
+    : 'its trace_view.json was not dropped, or holds no stacks';
+  const fix = msprof
+    ? 'Drop the run folder of the text export of the same run (with trace_view.json) to group by the line of your code.'
+    : 'Drop the run folder with trace_view.json to group by the line of your code.';
   const text = summary.group_by === 'size_class'
-    ? 'No call stacks and no operator names in this rank: the groups are size classes (power-of-two ranges of allocation sizes). Drop the run folder with trace_view.json to group by the line of your code.'
+    ? `No call stacks and no operator names in this rank: the groups are size classes (power-of-two ranges of allocation sizes). ${fix}`
     : by === 'size_class'
-      ? 'No call stacks in this rank (its trace_view.json was not dropped, or holds no stacks): the groups are size classes, power-of-two ranges of allocation sizes. Drop the run folder with trace_view.json to group by the line of your code.'
-      : 'No call stacks in this rank (its trace_view.json was not dropped, or holds no stacks): the groups are operator names. Drop the run folder with trace_view.json to group by the line of your code.';
+      ? `No call stacks in this rank (${why}): the groups are size classes, power-of-two ranges of allocation sizes. ${fix}`
+      : `No call stacks in this rank (${why}): the groups are operator names. ${fix}`;
   return el('div', { class: 'group-note', 'data-testid': 'group-note', text });
 }
 
@@ -176,7 +185,7 @@ function groupChoice(store) {
 export function liveSet({ client, store, ranks, report, show, rendered }) {
   const back = el('button', { type: 'button', class: 'small', text: 'Back to the peak', title: 'Show the live set at the rank’s peak (p)', hidden: true, on: { click: () => store.set({ at: null, group: null }) } });
   const choice = groupChoice(store);
-  const helpText = (summary, s) => `Allocations of the framework allocator (PTA, or MindSpore’s) alive at that moment, ${groupsInWords(summary, s)}. Click a time on the memory chart to see another moment; click a group to list its allocations in the table.`;
+  const helpText = (summary, s) => `Allocations of ${summary && summary.db_layout === 'msprof' ? 'CANN’s GE allocator (a database export in msprof’s layout holds no framework allocator records)' : 'the framework allocator (PTA, or MindSpore’s)'} alive at that moment, ${groupsInWords(summary, s)}. Click a time on the memory chart to see another moment; click a group to list its allocations in the table.`;
   const { node, body, titleNode, helpNode } = section(6, 'live', 'At the peak', {
     tools: [choice.node, back],
     help: helpText(report.ranks[store.get().rank], store.get()),

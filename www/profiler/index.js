@@ -196,8 +196,8 @@ function emptyJob(root, job) {
   root.dataset.rejected = String(rejected);
   const hint = report.warnings.find((w) => /analyse\(/.test(w.message));
   const why = rejected
-    ? `${plural(rejected, 'file')} rejected: no file of this drop could be read as profiler memory data (operator_memory.csv, memory_record.csv, ascend_pytorch_profiler_*.db). Each file's error is listed below.`
-    : 'No run folder of this drop holds memory data memlens can read (operator_memory.csv, memory_record.csv or ascend_pytorch_profiler_*.db; trace_view.json alone holds none).';
+    ? `${plural(rejected, 'file')} rejected: no file of this drop could be read as profiler memory data (operator_memory.csv, memory_record.csv, ascend_pytorch_profiler_*.db, ascend_mindspore_profiler_*.db, msprof_*.db). Each file's error is listed below.`
+    : 'No run folder of this drop holds memory data memlens can read (operator_memory.csv, memory_record.csv or a database export: ascend_pytorch_profiler_*.db, ascend_mindspore_profiler_*.db, msprof_*.db; trace_view.json alone holds none).';
   root.replaceChildren(el('section', { class: 'panel' },
     el('h2', { text: 'torch_npu / MindSpore profiler' }),
     el('div', { class: 'metrics' },

@@ -194,16 +194,21 @@ export function memoryChart({ client, store, ranks, report, show }) {
     const shown = ranks[s.rank];
     const parts = [];
     const db = r.source === 'db';
-    if (r.peak_source === 'none') parts.push(db ? `No allocator data for this rank (no MEMORY_RECORD table and no ${allocatorName(r)} rows).` : `No allocator data for this rank (no memory_record.csv and no ${allocatorName(r)} rows).`);
+    // The tables read, as the export's own tools name them: msprof's layout (MindSpore's db) has
+    // its allocator totals and its rows in NPU_OP_MEM, torch_npu's in MEMORY_RECORD and OP_MEMORY.
+    const msprof = r.db_layout === 'msprof';
+    const recordsTable = msprof ? 'NPU_OP_MEM table' : 'MEMORY_RECORD table';
+    const rowsOf = msprof ? 'the NPU_OP_MEM rows' : 'the OP_MEMORY rows';
+    if (r.peak_source === 'none') parts.push(db ? `No allocator data for this rank (no ${recordsTable} and no ${allocatorName(r)} rows).` : `No allocator data for this rank (no memory_record.csv and no ${allocatorName(r)} rows).`);
     else {
       parts.push(`Peak allocated ${bytes(r.peak_allocated_bytes)} at ${ms(shown.peak)}`);
       parts.push(`peak reserved ${bytes(r.peak_reserved_bytes)}`);
       parts.push(`reserved − allocated at the peak ${bytes(r.fragmentation_bytes)}`);
       parts.push(r.peak_source === 'memory_record'
-        ? (db ? 'from the database’s MEMORY_RECORD table' : 'from memory_record.csv')
+        ? (db ? `from the database’s ${msprof ? 'NPU_OP_MEM totals' : recordsTable}` : 'from memory_record.csv')
         : r.records_aside
-          ? `rebuilt from ${db ? 'the OP_MEMORY rows' : 'operator_memory.csv'} (${db ? 'the MEMORY_RECORD table' : 'memory_record.csv'} covers another time range: drawn below on its own)`
-          : (db ? 'rebuilt from the OP_MEMORY rows (no MEMORY_RECORD table)' : 'rebuilt from operator_memory.csv (no memory_record.csv)'));
+          ? `rebuilt from ${db ? rowsOf : 'operator_memory.csv'} (${db ? `the ${msprof ? 'NPU_MEM and NPU_OP_MEM totals' : recordsTable}` : 'memory_record.csv'} covers another time range: drawn below on its own)`
+          : (db ? `rebuilt from ${rowsOf} (no ${recordsTable})` : 'rebuilt from operator_memory.csv (no memory_record.csv)'));
     }
     if (s.cmp !== null && ranks[s.cmp]) {
       const { step } = alignShift(shown, ranks[s.cmp], s.align);

@@ -86,7 +86,7 @@ function columns(summaries, ranks) {
     {
       key: 'rank', name: 'Rank', kind: 'int', min: 92, fr: 0.8, sortKey: rankKey,
       format: (_, { r }) => ({
-        nodes: [r.rank === 'unknown' ? rankText(r) : String(r.rank), failedRank(r) ? failedBadge(r) : sourceBadge(r.source)],
+        nodes: [r.rank === 'unknown' ? rankText(r) : String(r.rank), failedRank(r) ? failedBadge(r) : sourceBadge(r)],
         title: failedRank(r) ? failedReason(r) : r.rank === 'unknown' ? 'profiler_info names no rank number' : '',
       }),
       // The number and its badge; "MM" stands for the badge's margin, padding and border (its
@@ -279,13 +279,17 @@ function tooLargeFiles(r) {
 }
 
 /** Which export of a rank was read: a small "db" (database) or "text" (CSV/JSON files) badge. */
-function sourceBadge(source) {
+function sourceBadge(r) {
+  const { source } = r;
   const db = source === 'db';
+  const dbName = r.db_layout === 'msprof'
+    ? 'in msprof’s layout: ascend_mindspore_profiler_*.db or msprof_*.db'
+    : 'ascend_pytorch_profiler_*.db';
   return el('span', {
     class: `source-badge ${db ? 'db' : 'text'}`,
     'data-testid': 'rank-source',
     text: db ? 'db' : source === 'text' ? 'text' : source,
-    title: db ? 'read from the database export (ascend_pytorch_profiler_*.db)' : source === 'text' ? 'read from the text export (CSV and JSON files)' : 'read from both exports (runs of both kinds)',
+    title: db ? `read from the database export (${dbName})` : source === 'text' ? 'read from the text export (CSV and JSON files)' : 'read from both exports (runs of both kinds)',
   });
 }
 

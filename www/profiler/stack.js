@@ -65,7 +65,7 @@ export function callStack({ client, store, ranks, report, rendered }) {
     if (r.step !== null) fact('step', String(r.step));
     box.dataset.runSource = r.run_source;
     fact('file', r.run_source === 'db'
-      ? `${r.run_dir || ''} — database, OP_MEMORY row ${r.line}`
+      ? `${r.run_dir || ''} — database, ${report && report.ranks[rank] && report.ranks[rank].db_layout === 'msprof' ? 'NPU_OP_MEM' : 'OP_MEMORY'} row ${r.line}`
       : `${r.run_dir || ''} — operator_memory.csv line ${r.line}`);
     const sourceText = STACK_SOURCE_TEXT[r.stack_source] || r.stack_source;
     const how = el('div', { class: `stack-source ${r.stack_source}`, 'data-testid': 'stack-source' },

@@ -162,7 +162,7 @@ export function timeline({ client, store, ranks, report, show }) {
     plot.setDomain({ x0: 0, x1: end, y0: 0, y1: Math.max(1, t.height) }, { view });
     plot.brushRange = s.window ? [s.window[0] / 1e6, s.window[1] / 1e6] : null;
     applying = false;
-    if (!t.count) caption.textContent = 'This rank has no allocation rows with a time (no operator_memory.csv or OP_MEMORY table?).';
+    if (!t.count) caption.textContent = 'This rank has no allocation rows with a time (no operator_memory.csv, OP_MEMORY or NPU_OP_MEM table?).';
     await updateRow(store.get());
   }
 
