@@ -5,38 +5,30 @@
 // Reads files on disk (or uses native-only parts of the library): not built for wasm32.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use memlens::export::profiler as exp;
-use memlens::profiler::analysis::{analyze_job, AnalyzeOptions, JobAnalysis};
+use memlens::profiler::analysis::JobAnalysis;
 use serde_json::Value as J;
 use std::path::{Path, PathBuf};
 
-fn fixtures(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(rel)
-}
-
-fn analyze(path: &Path) -> JobAnalysis {
-    let mut inputs = memlens::families::input_set_from_paths(&[path.to_path_buf()]);
-    let job = memlens::profiler::job_of(&mut inputs);
-    analyze_job(&inputs, &job, &AnalyzeOptions::default(), &mut |_| {})
-}
+use common::{analyze_path, fixture};
 
 fn db_run() -> PathBuf {
-    fixtures("torch_npu/msinsight-level0/db/rank0_ascend_pt")
+    fixture("torch_npu/msinsight-level0/db/rank0_ascend_pt")
 }
 
 fn text_run() -> PathBuf {
-    fixtures("torch_npu/msinsight-level0/text/rank0_ascend_pt")
+    fixture("torch_npu/msinsight-level0/text/rank0_ascend_pt")
 }
 
 #[test]
 fn the_db_sample_gives_the_figures_sqlite_gives() {
     let e: J = serde_json::from_slice(
-        &std::fs::read(fixtures("torch_npu/msinsight-level0-db.expected.json")).unwrap(),
+        &std::fs::read(fixture("torch_npu/msinsight-level0-db.expected.json")).unwrap(),
     )
     .unwrap();
-    let a = analyze(&db_run());
+    let a = analyze_path(&db_run());
     assert_eq!(a.ranks.len(), 1);
     let r = &a.ranks[0];
     let s = &r.summary;
@@ -95,8 +87,8 @@ fn the_db_sample_gives_the_figures_sqlite_gives() {
 
 #[test]
 fn the_db_sample_equals_its_text_twin_apart_from_the_clock() {
-    let db = analyze(&db_run());
-    let text = analyze(&text_run());
+    let db = analyze_path(&db_run());
+    let text = analyze_path(&text_run());
     let (d, t) = (&db.ranks[0], &text.ranks[0]);
     let (ds, ts) = (&d.summary, &t.summary);
     assert_eq!(ts.source, "text");
@@ -237,7 +229,7 @@ fn a_generated_job_gives_byte_identical_exports_from_text_and_from_db() {
         .iter()
         .any(|p| p.ends_with(".csv") || p.ends_with("trace_view.json")));
     assert!(!listed(&tdir).iter().any(|p| p.ends_with(".db")));
-    let (t, d) = (analyze(&tdir), analyze(&ddir));
+    let (t, d) = (analyze_path(&tdir), analyze_path(&ddir));
     assert_eq!(d.ranks.len(), 4);
     for (rt, rd) in t.ranks.iter().zip(&d.ranks) {
         assert_eq!((rt.summary.source, rd.summary.source), ("text", "db"));

@@ -6,6 +6,8 @@
 // Reads files on disk (or uses native-only parts of the library): not built for wasm32.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use memlens::profiler::analysis::{analyze_job, AnalyzeOptions};
 use memlens::profiler::discover_job;
 use std::path::Path;
@@ -217,12 +219,7 @@ fn json_names_the_records_aside() {
     let dir = tempfile::tempdir().unwrap();
     copy_run(&dir.path().join("rank0_ascend_pt"), true);
     let ((rlo, rhi), (peak, _)) = shifted_records(&dir.path().join("rank0_ascend_pt"));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_memlens"))
-        .args(["profiler", "--json"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::profiler_json(&[dir.path()]);
     let aside = &v["ranks"][0]["records_aside"];
     assert_eq!(aside["start_ns"].as_i64(), Some(rlo));
     assert_eq!(aside["end_ns"].as_i64(), Some(rhi));

@@ -25,26 +25,17 @@
 // Reads files on disk (or uses native-only parts of the library): not built for wasm32.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use memlens::diag::Severity;
-use memlens::profiler::analysis::{analyze_job, AnalyzeOptions, JobAnalysis};
+use memlens::profiler::analysis::JobAnalysis;
 use memlens::profiler::memory_record::Metric;
-use std::path::{Path, PathBuf};
 
 const T: i64 = 1_736_405_443_000_000_000;
 const RUN: &str = "msprof_db/w_1_20250101000000000_ascend_ms";
 const DB: &str = "ASCEND_PROFILER_OUTPUT/ascend_mindspore_profiler_3.db";
 
-fn fixtures(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(rel)
-}
-
-fn analyze(path: &Path) -> JobAnalysis {
-    let mut inputs = memlens::families::input_set_from_paths(&[path.to_path_buf()]);
-    let job = memlens::profiler::job_of(&mut inputs);
-    analyze_job(&inputs, &job, &AnalyzeOptions::default(), &mut |_| {})
-}
+use common::{analyze_path, fixture};
 
 /// Every warning and error of the job and its ranks (once each), as `severity file field:
 /// message` lines.
@@ -65,7 +56,7 @@ fn messages(a: &JobAnalysis) -> Vec<String> {
 
 #[test]
 fn the_mindspore_db_gives_the_figures_worked_out_by_hand() {
-    let a = analyze(&fixtures(RUN));
+    let a = analyze_path(&fixture(RUN));
     assert_eq!(a.ranks.len(), 1);
     let r = &a.ranks[0];
     let s = &r.summary;
@@ -140,17 +131,7 @@ fn the_mindspore_db_gives_the_figures_worked_out_by_hand() {
 
 #[test]
 fn the_cli_json_gives_the_same_numbers() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_memlens"))
-        .args(["profiler", "--json"])
-        .arg(fixtures(RUN))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = common::profiler_json(&[fixture(RUN)]);
     let r = &j["ranks"][0];
     assert_eq!(r["rank"], 3);
     assert_eq!(r["source"], "db");
@@ -183,7 +164,7 @@ fn the_cli_json_gives_the_same_numbers() {
 
 #[test]
 fn a_db_without_npu_op_mem_says_so_and_keeps_the_device_memory() {
-    let a = analyze(&fixtures("msprof_db/bad/no_op_mem"));
+    let a = analyze_path(&fixture("msprof_db/bad/no_op_mem"));
     let msgs = messages(&a);
     assert!(
         msgs.iter()
@@ -198,7 +179,7 @@ fn a_db_without_npu_op_mem_says_so_and_keeps_the_device_memory() {
 
 #[test]
 fn a_table_without_a_needed_column_is_an_error_naming_the_table_and_column() {
-    let a = analyze(&fixtures("msprof_db/bad/no_type_column"));
+    let a = analyze_path(&fixture("msprof_db/bad/no_type_column"));
     let msgs = messages(&a);
     assert!(
         msgs.iter().any(|m| m.starts_with("Error ")
@@ -211,7 +192,7 @@ fn a_table_without_a_needed_column_is_an_error_naming_the_table_and_column() {
 
 #[test]
 fn a_size_of_the_wrong_type_skips_its_row_with_a_warning_naming_the_column() {
-    let a = analyze(&fixtures("msprof_db/bad/text_size"));
+    let a = analyze_path(&fixture("msprof_db/bad/text_size"));
     let msgs = messages(&a);
     assert!(
         msgs.iter().any(|m| m.contains("msprof_20250101000000.db")
@@ -232,10 +213,10 @@ fn a_size_of_the_wrong_type_skips_its_row_with_a_warning_naming_the_column() {
 #[test]
 fn a_truncated_db_is_an_error_naming_the_file() {
     let tmp = tempfile::tempdir().unwrap();
-    let bytes = std::fs::read(fixtures(RUN).join(DB)).unwrap();
+    let bytes = std::fs::read(fixture(RUN).join(DB)).unwrap();
     let db = tmp.path().join("ascend_mindspore_profiler_3.db");
     std::fs::write(&db, &bytes[..bytes.len() / 3]).unwrap();
-    let a = analyze(tmp.path());
+    let a = analyze_path(tmp.path());
     let errors: Vec<String> = a
         .warnings
         .iter()
@@ -258,9 +239,9 @@ fn a_truncated_db_is_an_error_naming_the_file() {
 #[test]
 fn the_rank_names_the_msprof_layout_and_no_other() {
     let json = |rel: &str| {
-        let a = analyze(&fixtures(rel));
+        let a = analyze_path(&fixture(rel));
         assert_eq!(a.ranks.len(), 1, "{rel}");
-        serde_json::to_value(&a.ranks[0].summary).unwrap()
+        common::json(&a.ranks[0].summary)
     };
     let ms = json(RUN);
     assert_eq!(ms["source"], "db");

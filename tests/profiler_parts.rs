@@ -15,7 +15,6 @@ use memlens::profiler::summary_view::{Request, SummaryView};
 use memlens::profiler::view::{JobView, Request as JobRequest};
 use serde_json::{json, Value};
 use std::path::Path;
-use std::process::Command;
 
 const RAW: &str = "fixtures/torch_npu/msinsight-level0/text";
 
@@ -78,12 +77,7 @@ fn parts_name_each_rank_with_the_bytes_of_its_plan() {
 
 #[test]
 fn a_job_read_in_parts_has_the_overview_of_the_whole_job() {
-    let out = Command::new(env!("CARGO_BIN_EXE_memlens"))
-        .args(["profiler", RAW, "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cli = common::profiler_json(&[RAW]);
 
     let (plan0, mut ranks) = summaries_of(&["text/rank0_ascend_pt".to_string()]);
     let (plan1, ranks1) = summaries_of(&["text/rank1_ascend_pt".to_string()]);

@@ -7,7 +7,7 @@ use super::discover::{Job, RankInput};
 use super::memory_record::{allocator_series, Metric, Series};
 use super::module_mem::ModuleSeries;
 use super::operator_memory::{MemRow, RowSource};
-use super::run;
+use super::run::{self, DbLayout};
 use super::trace::{self, StepSpan, TraceOptions};
 use super::Interner;
 use crate::diag::Diagnostic;
@@ -251,8 +251,9 @@ pub struct RankAnalysis {
     pub joined_ops: Vec<JoinedOp>,
     /// Run folder index per row.
     pub row_run: Vec<u32>,
-    /// What was read of each run folder (index as in `summary.run_dirs`): `text` or `db`.
-    pub run_sources: Vec<&'static str>,
+    /// The database export each run folder's plan read (index as in `summary.run_dirs`), None
+    /// for a run read from its text files ([`run::source_name`] says which in one word).
+    pub run_dbs: Vec<Option<super::run::DbExport>>,
     /// Step per row (`ProfilerStep#N` containing the allocation time).
     pub row_step: Vec<Option<u64>>,
     /// memory_record series per component (all runs), sorted by time; reconstructed `PTA` when
@@ -383,8 +384,7 @@ fn analyze_rank_in<E>(
         // A stopped load's reader ended with an error (a warning of this run): what was read
         // is not the run, so nothing of it is analysed.
         stop()?;
-        sources.push(data.source);
-        a.run_sources.push(data.source);
+        sources.push(data.source());
         if a.summary.rank.is_none() {
             a.summary.rank = data.rank;
         }
@@ -393,8 +393,10 @@ fn analyze_rank_in<E>(
             operator_memory,
             memory_record,
             module_mem,
+            db,
             ..
         } = data;
+        a.run_dbs.push(db);
         if let Some(t) = &mut trace {
             warnings.append(&mut t.warnings);
             a.summary.trace_ops += t.ops.len() as u64;
@@ -463,11 +465,11 @@ fn analyze_rank_in<E>(
     a.row_ops.shrink_to_fit();
     a.joined_ops.shrink_to_fit();
     a.memory = memory;
-    a.summary.db_layout = input
-        .runs
+    a.summary.db_layout = a
+        .run_dbs
         .iter()
-        .zip(&a.run_sources)
-        .any(|(run, &source)| source == "db" && db_path(run).is_some_and(|p| is_msprof_db(&p)))
+        .flatten()
+        .any(|db| db.layout == DbLayout::Msprof)
         .then_some(DB_LAYOUT_MSPROF);
     a.summary.framework = framework_of(input, &a.memory);
     a.summary.device = single_device(&a.rows, &a.names);
@@ -586,20 +588,13 @@ fn disjoint_record(a: &RankAnalysis, input: &RankInput) -> Option<(Diagnostic, S
     let (file, records, allocations) = input
         .runs
         .iter()
-        .zip(&a.run_sources)
-        .find_map(|(run, &source)| match source {
-            "db" => db_path(run).map(|f| {
-                if is_msprof_db(&f) {
-                    (
-                        f,
-                        "its NPU_MEM and NPU_OP_MEM totals",
-                        "its NPU_OP_MEM events",
-                    )
-                } else {
-                    (f, "its MEMORY_RECORD table", "its OP_MEMORY table")
-                }
-            }),
-            _ => run
+        .zip(&a.run_dbs)
+        .find_map(|(run, db)| match db {
+            Some(db) => {
+                let (records, allocations) = db.layout.tables();
+                Some((db.path.clone(), records, allocations))
+            }
+            None => run
                 .files
                 .memory_record
                 .clone()
@@ -623,20 +618,6 @@ fn disjoint_record(a: &RankAnalysis, input: &RankInput) -> Option<(Diagnostic, S
 
 /// [`RankReport::db_layout`] of a rank read from a database export in msprof's layout.
 pub const DB_LAYOUT_MSPROF: &str = "msprof";
-
-/// The database export the run's plan reads, if it reads one.
-fn db_path(run: &super::ProfilerRun) -> Option<String> {
-    super::plan::run_plan(run)
-        .iter()
-        .find(|r| r.reader == super::plan::Reader::Database)
-        .map(|r| r.path.to_string())
-}
-
-/// Whether the database export at `path` is in msprof's layout (by its name, as the run reader
-/// chooses its reader).
-fn is_msprof_db(path: &str) -> bool {
-    super::run_folder::is_msprof_db_name(crate::input::paths::file_name(path))
-}
 
 /// The range and peaks of records set aside (`memory` non-empty, sorted by time).
 fn records_aside(memory: &[Series], file: String) -> RecordsAside {

@@ -58,21 +58,75 @@ pub(super) struct RunData {
     pub(super) operator_memory: Option<operator_memory::OperatorMemory>,
     pub(super) memory_record: Option<memory_record::MemoryRecord>,
     pub(super) module_mem: Option<module_mem::ModuleMem>,
-    /// `text` or `db`.
-    pub(super) source: &'static str,
+    /// The database export the run's plan chose to read and the reader its name chose, even
+    /// when it could not be read; None when the plan read text files only.
+    pub(super) db: Option<DbExport>,
     /// The rank the database names (`RANK_DEVICE_MAP`).
     pub(super) rank: Option<u32>,
 }
 
+/// `db` when a run's plan read the database export `db`, `text` when it read text files only.
+pub fn source_name(db: Option<&DbExport>) -> &'static str {
+    if db.is_some() {
+        "db"
+    } else {
+        "text"
+    }
+}
+
+/// A run's database export: its path and the layout its reader reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DbExport {
+    /// The db's path as the run folder lists it.
+    pub path: String,
+    /// Whose tables it holds.
+    pub layout: DbLayout,
+}
+
+/// The two layouts of a profiler's database export, each read by its own reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbLayout {
+    /// torch_npu's `ascend_pytorch_profiler_*.db`: MEMORY_RECORD and OP_MEMORY tables.
+    TorchNpu,
+    /// msprof's layout (MindSpore's `ascend_mindspore_profiler*.db`, `msprof_*.db`): NPU_MEM and
+    /// NPU_OP_MEM tables.
+    Msprof,
+}
+
+impl DbLayout {
+    /// The layout of the db named `path` (its file name decides, as for every member of a run
+    /// folder).
+    fn of(path: &str) -> Self {
+        if is_msprof_db_name(crate::input::paths::file_name(path)) {
+            DbLayout::Msprof
+        } else {
+            DbLayout::TorchNpu
+        }
+    }
+
+    /// What holds the memory records, and what holds the allocations, in words for a warning.
+    pub fn tables(self) -> (&'static str, &'static str) {
+        match self {
+            DbLayout::TorchNpu => ("its MEMORY_RECORD table", "its OP_MEMORY table"),
+            DbLayout::Msprof => ("its NPU_MEM and NPU_OP_MEM totals", "its NPU_OP_MEM events"),
+        }
+    }
+}
+
 impl RunData {
-    /// A run with nothing read yet, from `source` (`text` or `db`).
-    fn empty(source: &'static str) -> Self {
+    /// What was read: `text` or `db`.
+    pub(super) fn source(&self) -> &'static str {
+        source_name(self.db.as_ref())
+    }
+
+    /// A run with nothing read yet, from its text files (`db` None) or from `db`.
+    fn empty(db: Option<DbExport>) -> Self {
         RunData {
             trace: None,
             operator_memory: None,
             memory_record: None,
             module_mem: None,
-            source,
+            db,
             rank: None,
         }
     }
@@ -109,18 +163,16 @@ pub(super) fn read_run(
     }
     // `<db>-wal` beside it: a write-ahead log whose pages the db file does not hold yet.
     let wal = files.open(&format!("{db_path}-wal")).ok();
+    let layout = DbLayout::of(db_path);
     let mut db_warnings = Vec::new();
     let read = open_and(
         files,
         db_path,
         &mut db_warnings,
         progress,
-        &mut |src, prog| {
-            if is_msprof_db_name(crate::input::paths::file_name(db_path)) {
-                msprof_db::read_msprof_db(src, wal.as_deref(), names, Some(prog))
-            } else {
-                db::read_db(src, wal.as_deref(), names, stacks, Some(prog))
-            }
+        &mut |src, prog| match layout {
+            DbLayout::Msprof => msprof_db::read_msprof_db(src, wal.as_deref(), names, Some(prog)),
+            DbLayout::TorchNpu => db::read_db(src, wal.as_deref(), names, stacks, Some(prog)),
         },
     );
     let text = text_plan(run);
@@ -133,7 +185,10 @@ pub(super) fn read_run(
                 operator_memory: x.operator_memory,
                 memory_record: x.memory_record,
                 module_mem: x.module_mem,
-                source: "db",
+                db: Some(DbExport {
+                    path: db_path.to_string(),
+                    layout,
+                }),
                 rank: x.rank,
             }
         }
@@ -150,7 +205,10 @@ pub(super) fn read_run(
         }
         None => {
             warnings.append(&mut db_warnings);
-            RunData::empty("db")
+            RunData::empty(Some(DbExport {
+                path: db_path.to_string(),
+                layout,
+            }))
         }
     }
 }
@@ -165,7 +223,7 @@ fn read_text(
     warnings: &mut Vec<Diagnostic>,
     progress: &mut dyn FnMut(u64),
 ) -> RunData {
-    let mut data = RunData::empty("text");
+    let mut data = RunData::empty(None);
     warn_without_trace(run, plan, warnings);
     for r in plan {
         if files.stopped() {
@@ -226,7 +284,7 @@ fn read_text_shared(
     (names, stacks): (&mut Interner, &mut Interner),
     warnings: &mut Vec<Diagnostic>,
 ) -> RunData {
-    let mut data = RunData::empty("text");
+    let mut data = RunData::empty(None);
     warn_without_trace(run, plan, warnings);
     // Each read's warnings, by its place in the plan.
     let mut per_read: Vec<Vec<Diagnostic>> = plan.iter().map(|_| Vec::new()).collect();

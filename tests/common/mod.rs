@@ -1,4 +1,4 @@
-//! Helpers shared by the hardening tests (catalogue, limits, determinism).
+//! Helpers shared by the integration tests: fixtures, loading and analysing drops, the CLI run.
 #![allow(dead_code)]
 
 use memlens::diag::Diagnostic;
@@ -126,6 +126,31 @@ impl Loaded {
     pub fn ignored(&self) -> Vec<(String, String)> {
         self.job.ignored.clone()
     }
+}
+
+/// The analysis of the inputs at `path` (a file or a folder), as the CLI reads them.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn analyze_path(path: &Path) -> JobAnalysis {
+    let mut inputs = memlens::families::input_set_from_paths(&[path.to_path_buf()]);
+    let job = memlens::profiler::job_of(&mut inputs);
+    analyze_job(&inputs, &job, &AnalyzeOptions::default(), &mut |_| {})
+}
+
+/// What `memlens profiler <args> --json` prints, parsed; the run must succeed.
+pub fn profiler_json<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> serde_json::Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_memlens"))
+        .arg("profiler")
+        .args(args)
+        .arg("--json")
+        .output()
+        .expect("memlens runs");
+    assert!(
+        out.status.success(),
+        "memlens profiler {:?} --json: {}",
+        args.iter().map(|a| a.as_ref()).collect::<Vec<_>>(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("--json prints JSON")
 }
 
 /// A rank summary as JSON, for whole-value comparisons.

@@ -680,12 +680,12 @@ impl JobView {
                 .get(i)
                 .and_then(|&k| r.summary.run_dirs.get(k as usize)),
             line: m.line,
-            run_source: r
-                .row_run
-                .get(i)
-                .and_then(|&k| r.run_sources.get(k as usize))
-                .copied()
-                .unwrap_or("text"),
+            run_source: crate::profiler::run::source_name(
+                r.row_run
+                    .get(i)
+                    .and_then(|&k| r.run_dbs.get(k as usize))
+                    .and_then(Option::as_ref),
+            ),
             stack_source: r.attribution.get(i).map_or("none", |a| a.source.label()),
             top_frame: top,
             innermost_frame: r.innermost_frame(i),
