@@ -112,6 +112,57 @@ export function allocatorText(r) {
   return r && r.framework === 'MindSpore' ? 'MindSpore (its memory pool)' : 'PTA (torch_npu caching allocator)';
 }
 
+/**
+ * What each export calls the things a rank was read from, as the export's own tools name them:
+ * the text export's files, torch_npu's database tables, and the tables of a database in msprof's
+ * layout (MindSpore's), which holds its allocator totals and its rows in NPU_OP_MEM and no stacks.
+ */
+const EXPORT_NAMES = {
+  text: {
+    peakFrom: 'memory_record.csv',
+    records: 'memory_record.csv',
+    noRecords: 'no memory_record.csv',
+    rows: 'operator_memory.csv',
+    row: (line) => `operator_memory.csv line ${line}`,
+    dbFiles: null,
+    noStacks: 'its trace_view.json was not dropped, or holds no stacks',
+    stacksFix: 'Drop the run folder with trace_view.json to group by the line of your code.',
+    liveAllocations: 'the framework allocator (PTA, or MindSpore’s)',
+  },
+  db: {
+    peakFrom: 'the database’s MEMORY_RECORD table',
+    records: 'the MEMORY_RECORD table',
+    noRecords: 'no MEMORY_RECORD table',
+    rows: 'the OP_MEMORY rows',
+    row: (line) => `database, OP_MEMORY row ${line}`,
+    dbFiles: 'ascend_pytorch_profiler_*.db',
+    noStacks: 'its trace_view.json was not dropped, or holds no stacks',
+    stacksFix: 'Drop the run folder with trace_view.json to group by the line of your code.',
+    liveAllocations: 'the framework allocator (PTA, or MindSpore’s)',
+  },
+  msprof: {
+    peakFrom: 'the database’s NPU_OP_MEM totals',
+    records: 'the NPU_MEM and NPU_OP_MEM totals',
+    noRecords: 'no NPU_OP_MEM table',
+    rows: 'the NPU_OP_MEM rows',
+    row: (line) => `database, NPU_OP_MEM row ${line}`,
+    dbFiles: 'in msprof’s layout: ascend_mindspore_profiler_*.db or msprof_*.db',
+    noStacks: 'its database export in msprof’s layout holds none',
+    stacksFix: 'Drop the run folder of the text export of the same run (with trace_view.json) to group by the line of your code.',
+    liveAllocations: 'CANN’s GE allocator (a database export in msprof’s layout holds no framework allocator records)',
+  },
+};
+
+/**
+ * The names of `EXPORT_NAMES` for what was read from `source` (`db`, `text` or `text+db`, the
+ * rank summary's own by default) of rank summary `r`: its database's layout when that is `db`,
+ * the text export's otherwise.
+ */
+export function exportNames(r, source = r && r.source) {
+  if (source !== 'db') return EXPORT_NAMES.text;
+  return r && r.db_layout === 'msprof' ? EXPORT_NAMES.msprof : EXPORT_NAMES.db;
+}
+
 /** "role · rank N · step S", or "device N" for a rank without a number. */
 export function rankLabel(r) {
   const parts = [];

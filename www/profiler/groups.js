@@ -5,7 +5,7 @@
 // names. Clicking a group filters the table to its allocations.
 import { el } from '../ui/dom.js';
 import { bytes, exactBytes, int, plural } from '../format.js';
-import { ms, timeTitle, colors, section, rankLabel, shortFrame } from './common.js';
+import { ms, timeTitle, colors, section, rankLabel, shortFrame, exportNames } from './common.js';
 
 const SHOWN = 15;
 
@@ -129,6 +129,15 @@ function groupsInWords(summary, s) {
 }
 
 /**
+ * The names of the export a rank's stacks and live set come from: a rank with any database run in
+ * msprof's layout (MindSpore's db) is spoken of as that db's, which holds no stacks and no
+ * framework allocator records; the text export of the same run holds the stacks.
+ */
+function rankExport(summary) {
+  return exportNames(summary, summary && summary.db_layout ? 'db' : summary && summary.source);
+}
+
+/**
  * Why the groups are not call-stack frames, when they are not: the rank has no call stack at all
  * (the core groups by op name then, or by size class when names are missing too, see `group_by`
  * in the job report). Empty otherwise.
@@ -136,15 +145,7 @@ function groupsInWords(summary, s) {
 function groupNote(summary, s) {
   if (!summary || summary.group_by === 'frame') return null;
   const by = groupingOf(summary, s);
-  // A database export in msprof's layout (MindSpore's) never holds call stacks: the text export
-  // of the same run does, in its trace_view.json.
-  const msprof = summary.db_layout === 'msprof';
-  const why = msprof
-    ? 'its database export in msprof’s layout holds none'
-    : 'its trace_view.json was not dropped, or holds no stacks';
-  const fix = msprof
-    ? 'Drop the run folder of the text export of the same run (with trace_view.json) to group by the line of your code.'
-    : 'Drop the run folder with trace_view.json to group by the line of your code.';
+  const { noStacks: why, stacksFix: fix } = rankExport(summary);
   const text = summary.group_by === 'size_class'
     ? `No call stacks and no operator names in this rank: the groups are size classes (power-of-two ranges of allocation sizes). ${fix}`
     : by === 'size_class'
@@ -185,7 +186,7 @@ function groupChoice(store) {
 export function liveSet({ client, store, ranks, report, show, rendered }) {
   const back = el('button', { type: 'button', class: 'small', text: 'Back to the peak', title: 'Show the live set at the rank’s peak (p)', hidden: true, on: { click: () => store.set({ at: null, group: null }) } });
   const choice = groupChoice(store);
-  const helpText = (summary, s) => `Allocations of ${summary && summary.db_layout === 'msprof' ? 'CANN’s GE allocator (a database export in msprof’s layout holds no framework allocator records)' : 'the framework allocator (PTA, or MindSpore’s)'} alive at that moment, ${groupsInWords(summary, s)}. Click a time on the memory chart to see another moment; click a group to list its allocations in the table.`;
+  const helpText = (summary, s) => `Allocations of ${rankExport(summary).liveAllocations} alive at that moment, ${groupsInWords(summary, s)}. Click a time on the memory chart to see another moment; click a group to list its allocations in the table.`;
   const { node, body, titleNode, helpNode } = section(6, 'live', 'At the peak', {
     tools: [choice.node, back],
     help: helpText(report.ranks[store.get().rank], store.get()),

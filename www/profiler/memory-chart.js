@@ -6,7 +6,7 @@ import { el } from '../ui/dom.js';
 import { Plot, hoverLine } from '../ui/plot.js';
 import { showTooltip, hideTooltip } from '../ui/tooltip.js';
 import { bytes, exactBytes } from '../format.js';
-import { ms, absolute, colors, latest, section, rankLabel, allocatorName } from './common.js';
+import { ms, absolute, colors, latest, section, rankLabel, allocatorName, exportNames } from './common.js';
 import { drawEnvelope, vline } from './curve-draw.js';
 import { recordsAside } from './records-aside.js';
 
@@ -193,22 +193,17 @@ export function memoryChart({ client, store, ranks, report, show }) {
     const r = report.ranks[s.rank];
     const shown = ranks[s.rank];
     const parts = [];
-    const db = r.source === 'db';
-    // The tables read, as the export's own tools name them: msprof's layout (MindSpore's db) has
-    // its allocator totals and its rows in NPU_OP_MEM, torch_npu's in MEMORY_RECORD and OP_MEMORY.
-    const msprof = r.db_layout === 'msprof';
-    const recordsTable = msprof ? 'NPU_OP_MEM table' : 'MEMORY_RECORD table';
-    const rowsOf = msprof ? 'the NPU_OP_MEM rows' : 'the OP_MEMORY rows';
-    if (r.peak_source === 'none') parts.push(db ? `No allocator data for this rank (no ${recordsTable} and no ${allocatorName(r)} rows).` : `No allocator data for this rank (no memory_record.csv and no ${allocatorName(r)} rows).`);
+    const names = exportNames(r);
+    if (r.peak_source === 'none') parts.push(`No allocator data for this rank (${names.noRecords} and no ${allocatorName(r)} rows).`);
     else {
       parts.push(`Peak allocated ${bytes(r.peak_allocated_bytes)} at ${ms(shown.peak)}`);
       parts.push(`peak reserved ${bytes(r.peak_reserved_bytes)}`);
       parts.push(`reserved − allocated at the peak ${bytes(r.fragmentation_bytes)}`);
       parts.push(r.peak_source === 'memory_record'
-        ? (db ? `from the database’s ${msprof ? 'NPU_OP_MEM totals' : recordsTable}` : 'from memory_record.csv')
+        ? `from ${names.peakFrom}`
         : r.records_aside
-          ? `rebuilt from ${db ? rowsOf : 'operator_memory.csv'} (${db ? `the ${msprof ? 'NPU_MEM and NPU_OP_MEM totals' : recordsTable}` : 'memory_record.csv'} covers another time range: drawn below on its own)`
-          : (db ? `rebuilt from ${rowsOf} (no ${recordsTable})` : 'rebuilt from operator_memory.csv (no memory_record.csv)'));
+          ? `rebuilt from ${names.rows} (${names.records} covers another time range: drawn below on its own)`
+          : `rebuilt from ${names.rows} (${names.noRecords})`);
     }
     if (s.cmp !== null && ranks[s.cmp]) {
       const { step } = alignShift(shown, ranks[s.cmp], s.align);

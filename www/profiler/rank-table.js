@@ -6,7 +6,7 @@
 import { el } from '../ui/dom.js';
 import { VirtualTable } from '../ui/virtual-table.js';
 import { bytes, bytesShape, countShape, exactBytes, int } from '../format.js';
-import { ms, msShape, timeTitle, rankText, allocatorName } from './common.js';
+import { ms, msShape, timeTitle, rankText, allocatorName, exportNames } from './common.js';
 
 /** Height of a row in px: two lines (the coverage bar and its counts). */
 const ROW_HEIGHT = 40;
@@ -282,14 +282,11 @@ function tooLargeFiles(r) {
 function sourceBadge(r) {
   const { source } = r;
   const db = source === 'db';
-  const dbName = r.db_layout === 'msprof'
-    ? 'in msprof’s layout: ascend_mindspore_profiler_*.db or msprof_*.db'
-    : 'ascend_pytorch_profiler_*.db';
   return el('span', {
     class: `source-badge ${db ? 'db' : 'text'}`,
     'data-testid': 'rank-source',
     text: db ? 'db' : source === 'text' ? 'text' : source,
-    title: db ? `read from the database export (${dbName})` : source === 'text' ? 'read from the text export (CSV and JSON files)' : 'read from both exports (runs of both kinds)',
+    title: db ? `read from the database export (${exportNames(r).dbFiles})` : source === 'text' ? 'read from the text export (CSV and JSON files)' : 'read from both exports (runs of both kinds)',
   });
 }
 

@@ -3,7 +3,7 @@
 // found, stated plainly.
 import { el } from '../ui/dom.js';
 import { bytes, exactBytes, int, plural } from '../format.js';
-import { ms, duration, timeTitle, section, allocatorText, STACK_SOURCE_TEXT } from './common.js';
+import { ms, duration, timeTitle, section, allocatorText, exportNames, STACK_SOURCE_TEXT } from './common.js';
 
 export function callStack({ client, store, ranks, report, rendered }) {
   const copy = el('button', { type: 'button', class: 'small', text: 'Copy stack', title: 'Copy the frames as text', disabled: true });
@@ -64,9 +64,7 @@ export function callStack({ client, store, ranks, report, rendered }) {
     fact('source', r.source === 'GE' ? 'GE (a cann:: row: CANN memory, no Python stack)' : allocatorText(report && report.ranks[rank]));
     if (r.step !== null) fact('step', String(r.step));
     box.dataset.runSource = r.run_source;
-    fact('file', r.run_source === 'db'
-      ? `${r.run_dir || ''} — database, ${report && report.ranks[rank] && report.ranks[rank].db_layout === 'msprof' ? 'NPU_OP_MEM' : 'OP_MEMORY'} row ${r.line}`
-      : `${r.run_dir || ''} — operator_memory.csv line ${r.line}`);
+    fact('file', `${r.run_dir || ''} — ${exportNames(report && report.ranks[rank], r.run_source).row(r.line)}`);
     const sourceText = STACK_SOURCE_TEXT[r.stack_source] || r.stack_source;
     const how = el('div', { class: `stack-source ${r.stack_source}`, 'data-testid': 'stack-source' },
       el('strong', { text: 'Stack source: ' }), sourceText);
