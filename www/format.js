@@ -113,7 +113,7 @@ export function plural(n, one, many = `${one}s`) {
 
 /**
  * A time in ms for an axis tick, in the unit that keeps it short: 250 ms, 1.5 s, 2.5 min, 3 h
- * (a capture of hours no longer reads "10000000 ms").
+ * (a capture of hours no longer reads "10000000 ms"), 250 µs and 300 ns under a millisecond.
  */
 export function timeMs(v) {
   const a = Math.abs(v);
@@ -121,5 +121,8 @@ export function timeMs(v) {
   if (a >= 3600000) return `${num(v / 3600000)} h`;
   if (a >= 60000) return `${num(v / 60000)} min`;
   if (a >= 1000) return `${num(v / 1000)} s`;
-  return `${num(v)} ms`;
+  if (a >= 1 || a === 0) return `${num(v)} ms`;
+  // Under a millisecond, three decimals of ms would label ticks 100 ns apart all "0 ms".
+  if (a >= 0.001) return `${num(v * 1e3)} µs`;
+  return `${num(v * 1e6)} ns`;
 }
