@@ -253,7 +253,7 @@ pub struct RankAnalysis {
     pub row_run: Vec<u32>,
     /// The database export each run folder's plan read (index as in `summary.run_dirs`), None
     /// for a run read from its text files ([`run::source_name`] says which in one word).
-    pub run_dbs: Vec<Option<super::run::DbExport>>,
+    pub run_dbs: Vec<Option<super::run::DbFile>>,
     /// Step per row (`ProfilerStep#N` containing the allocation time).
     pub row_step: Vec<Option<u64>>,
     /// memory_record series per component (all runs), sorted by time; reconstructed `PTA` when

@@ -60,13 +60,13 @@ pub(super) struct RunData {
     pub(super) module_mem: Option<module_mem::ModuleMem>,
     /// The database export the run's plan chose to read and the reader its name chose, even
     /// when it could not be read; None when the plan read text files only.
-    pub(super) db: Option<DbExport>,
+    pub(super) db: Option<DbFile>,
     /// The rank the database names (`RANK_DEVICE_MAP`).
     pub(super) rank: Option<u32>,
 }
 
 /// `db` when a run's plan read the database export `db`, `text` when it read text files only.
-pub fn source_name(db: Option<&DbExport>) -> &'static str {
+pub fn source_name(db: Option<&DbFile>) -> &'static str {
     if db.is_some() {
         "db"
     } else {
@@ -76,7 +76,7 @@ pub fn source_name(db: Option<&DbExport>) -> &'static str {
 
 /// A run's database export: its path and the layout its reader reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DbExport {
+pub struct DbFile {
     /// The db's path as the run folder lists it.
     pub path: String,
     /// Whose tables it holds.
@@ -120,7 +120,7 @@ impl RunData {
     }
 
     /// A run with nothing read yet, from its text files (`db` None) or from `db`.
-    fn empty(db: Option<DbExport>) -> Self {
+    fn empty(db: Option<DbFile>) -> Self {
         RunData {
             trace: None,
             operator_memory: None,
@@ -185,7 +185,7 @@ pub(super) fn read_run(
                 operator_memory: x.operator_memory,
                 memory_record: x.memory_record,
                 module_mem: x.module_mem,
-                db: Some(DbExport {
+                db: Some(DbFile {
                     path: db_path.to_string(),
                     layout,
                 }),
@@ -205,7 +205,7 @@ pub(super) fn read_run(
         }
         None => {
             warnings.append(&mut db_warnings);
-            RunData::empty(Some(DbExport {
+            RunData::empty(Some(DbFile {
                 path: db_path.to_string(),
                 layout,
             }))
