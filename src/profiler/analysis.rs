@@ -368,7 +368,6 @@ fn analyze_rank_in<E>(
     a.summary.step = input.step;
     let mut memory: Vec<Series> = Vec::new();
     let mut any_record = false;
-    let mut sources: Vec<&'static str> = Vec::new();
     for (run_idx, run) in input.runs.iter().enumerate() {
         a.summary.run_dirs.push(run.path.clone());
         let mut warnings = Vec::new();
@@ -384,7 +383,6 @@ fn analyze_rank_in<E>(
         // A stopped load's reader ended with an error (a warning of this run): what was read
         // is not the run, so nothing of it is analysed.
         stop()?;
-        sources.push(data.source());
         if a.summary.rank.is_none() {
             a.summary.rank = data.rank;
         }
@@ -450,6 +448,11 @@ fn analyze_rank_in<E>(
         // The join of a large run's rows takes a while.
         stop()?;
     }
+    let mut sources: Vec<&'static str> = a
+        .run_dbs
+        .iter()
+        .map(|db| run::source_name(db.as_ref()))
+        .collect();
     sources.dedup();
     a.summary.source = match sources[..] {
         [one] => one,

@@ -114,11 +114,6 @@ impl DbLayout {
 }
 
 impl RunData {
-    /// What was read: `text` or `db`.
-    pub(super) fn source(&self) -> &'static str {
-        source_name(self.db.as_ref())
-    }
-
     /// A run with nothing read yet, from its text files (`db` None) or from `db`.
     fn empty(db: Option<DbFile>) -> Self {
         RunData {
@@ -164,6 +159,10 @@ pub(super) fn read_run(
     // `<db>-wal` beside it: a write-ahead log whose pages the db file does not hold yet.
     let wal = files.open(&format!("{db_path}-wal")).ok();
     let layout = DbLayout::of(db_path);
+    let file = DbFile {
+        path: db_path.to_string(),
+        layout,
+    };
     let mut db_warnings = Vec::new();
     let read = open_and(
         files,
@@ -185,10 +184,7 @@ pub(super) fn read_run(
                 operator_memory: x.operator_memory,
                 memory_record: x.memory_record,
                 module_mem: x.module_mem,
-                db: Some(DbFile {
-                    path: db_path.to_string(),
-                    layout,
-                }),
+                db: Some(file),
                 rank: x.rank,
             }
         }
@@ -205,10 +201,7 @@ pub(super) fn read_run(
         }
         None => {
             warnings.append(&mut db_warnings);
-            RunData::empty(Some(DbFile {
-                path: db_path.to_string(),
-                layout,
-            }))
+            RunData::empty(Some(file))
         }
     }
 }

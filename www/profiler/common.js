@@ -112,6 +112,13 @@ export function allocatorText(r) {
   return r && r.framework === 'MindSpore' ? 'MindSpore (its memory pool)' : 'PTA (torch_npu caching allocator)';
 }
 
+/** What torch_npu's exports, text or db, say of missing stacks and of the live set's allocations. */
+const TORCH_NPU_STACKS = {
+  noStacks: 'its trace_view.json was not dropped, or holds no stacks',
+  stacksFix: 'Drop the run folder with trace_view.json to group by the line of your code.',
+  liveAllocations: 'the framework allocator (PTA, or MindSpore’s)',
+};
+
 /**
  * What each export calls the things a rank was read from, as the export's own tools name them:
  * the text export's files, torch_npu's database tables, and the tables of a database in msprof's
@@ -125,9 +132,7 @@ const EXPORT_NAMES = {
     rows: 'operator_memory.csv',
     row: (line) => `operator_memory.csv line ${line}`,
     dbFiles: null,
-    noStacks: 'its trace_view.json was not dropped, or holds no stacks',
-    stacksFix: 'Drop the run folder with trace_view.json to group by the line of your code.',
-    liveAllocations: 'the framework allocator (PTA, or MindSpore’s)',
+    ...TORCH_NPU_STACKS,
   },
   db: {
     peakFrom: 'the database’s MEMORY_RECORD table',
@@ -136,9 +141,7 @@ const EXPORT_NAMES = {
     rows: 'the OP_MEMORY rows',
     row: (line) => `database, OP_MEMORY row ${line}`,
     dbFiles: 'ascend_pytorch_profiler_*.db',
-    noStacks: 'its trace_view.json was not dropped, or holds no stacks',
-    stacksFix: 'Drop the run folder with trace_view.json to group by the line of your code.',
-    liveAllocations: 'the framework allocator (PTA, or MindSpore’s)',
+    ...TORCH_NPU_STACKS,
   },
   msprof: {
     peakFrom: 'the database’s NPU_OP_MEM totals',
