@@ -6,7 +6,9 @@
 // any drop, so that a drop finds their engines started: that start (the worker's scripts, compiling
 // and instantiating the wasm) took 0.3–0.5 s per reader after the drop before. Each then reads a
 // small job made in memory (`warmUp`, www/warm-up.js), so that V8 has compiled the hot functions of
-// a rank's analysis with its optimising compiler before a drop's ranks run them.
+// a rank's analysis with its optimising compiler before a drop's ranks run them. A reader whose
+// share of a large job is more than `readerBytes` reads part of it and ends, and a fresh reader
+// reads on: a worker keeps much of what it read resident until it ends.
 import { EngineClient, Cancelled } from './engine-client.js';
 import { joinLists } from './json-lists.js';
 
@@ -118,6 +120,55 @@ export function readerParams(size, search = location.search) {
 }
 
 /**
+ * How many bytes of `File`s one reader reads before the pool ends it and a fresh reader goes on
+ * with the rest of its ranks (`?readerBytes=MiB`; 0: no limit; the default when not a number). A
+ * worker that has read a file keeps much of what it read resident until it ends, garbage
+ * collected or not (0.46–1.06× the bytes read, `scripts/bench-read-garbage.mjs`;
+ * docs/benchmarks.md): without a limit the tab of a 16 GiB job peaked at 6 GiB resident.
+ */
+export function readerBytes(search = location.search) {
+  const v = new URLSearchParams(search).get('readerBytes');
+  const mib = v === null || v.trim() === '' ? NaN : Number(v);
+  if (mib === 0) return Infinity;
+  return (Number.isFinite(mib) && mib > 0 ? mib : READER_MIB) * 2 ** 20;
+}
+
+// The default of `readerBytes`, in MiB: chosen by measure, docs/benchmarks.md (round 32).
+const READER_MIB = 2048;
+
+/**
+ * Cuts one reader's parts (`indices` into `parts`, each `{ bytes }`) into runs, in their order, of
+ * at most `limit` bytes each; a part larger than the limit is a run of its own.
+ */
+export function batches(indices, parts, limit) {
+  const out = [];
+  let bytes = 0;
+  for (const i of indices) {
+    const last = out[out.length - 1];
+    if (last && bytes + parts[i].bytes <= limit) {
+      last.push(i);
+      bytes += parts[i].bytes;
+    } else {
+      out.push([i]);
+      bytes = parts[i].bytes;
+    }
+  }
+  return out;
+}
+
+/** One answer of `summarize`'s readers made of several (`times`: the first's). */
+function joinAnswers(list) {
+  return {
+    ranks: joinLists(list.map((a) => a.ranks)),
+    infos: list.flatMap((a) => a.infos),
+    timings: list.flatMap((a) => a.timings),
+    memoryBytes: Math.max(...list.map((a) => a.memoryBytes)),
+    times: list[0].times,
+    failed: list.flatMap((a) => a.failed),
+  };
+}
+
+/**
  * Shares `parts` (each `{ bytes }`) among `n` readers, largest first to the least loaded one, so
  * that they finish at about the same time; returns the parts' indices per reader (empty readers
  * dropped). Ties go to the lower reader, so the split depends on the sizes alone.
@@ -188,8 +239,10 @@ export class WorkerPool {
    * parallel. `onProgress({ done, total, parts: [bytes done per part] })` as bytes are read.
    * Resolves with `{ texts: [JSON text of a list of rank summaries, per reader], infos: [per
    * reader, per part: `{ runDirs, ranks }`, the views' facts of its ranks], memoryBytes: [wasm
-   * bytes per reader], readers, timings: [per reader: page times (ms, `performance.now()`) of its
-   * start (`spawn`), its taking for this job (`taken`; `warm`: it was started ahead), its engine's
+   * bytes per reader], readers (at once), runs (the runs the shares were read in: a share past
+   * `readerBytes` is read in several, each by a fresh reader), timings: [per reader: page times
+   * (ms, `performance.now()`) of its first run's reader's start (`spawn`), its taking for this job
+   * (`taken`; `warm`: it was started ahead), its engine's
    * announcement (`engine`) and the steps before it (`marks`), drop loaded and answer,
    * `readAhead` (its files were read ahead, see read-ahead.js),
    * and per rank its `{ read, parse, summary }` ms],
@@ -213,9 +266,10 @@ export class WorkerPool {
     const kept = [];
     for (const extra of started.splice(groups.length)) this.end(extra.reader);
     // `base`: bytes of the group read before (by an earlier try of some of its parts).
-    const one = async (indices, k, fresh = false, base = 0) => {
+    // `next`: a reader spawned ahead for this run (see `group`).
+    const one = async (indices, k, fresh = false, base = 0, next = null) => {
       if (this.stopped) throw new Cancelled();
-      const { reader, loaded, times } = (!fresh && started[k]) || this.spawn(load);
+      const { reader, loaded, times } = next || (!fresh && started[k]) || this.spawn(load);
       let file = null;
       const bytes = indices.reduce((s, i) => s + parts[i].bytes, 0);
       try {
@@ -246,23 +300,34 @@ export class WorkerPool {
           each.push(await one([i], k, true, at));
           at += parts[i].bytes;
         }
-        return {
-          ranks: joinLists(each.map((a) => a.ranks)),
-          infos: each.flatMap((a) => a.infos),
-          timings: each.flatMap((a) => a.timings),
-          memoryBytes: Math.max(...each.map((a) => a.memoryBytes)),
-          times,
-          failed: each.flatMap((a) => a.failed),
-        };
+        return { ...joinAnswers(each), times };
       } finally {
         if (!kept.includes(reader)) this.end(reader);
       }
     };
+    // A reader's group in runs of at most `readerBytes` (see there), each read by a reader of its
+    // own; the next run's reader is spawned when a run starts, so that its engine and its load of
+    // the drop are ready when the run ends.
+    const limit = readerBytes();
+    // Per group, the runs it was read in.
+    const runs = groups.map(() => 0);
+    const group = async (indices, k) => {
+      const cut = batches(indices, parts, limit);
+      const list = [];
+      let base = 0;
+      let next = null;
+      for (let b = 0; b < cut.length; b++) {
+        const now = next;
+        next = b + 1 < cut.length && !this.stopped ? this.spawn(load) : null;
+        list.push(await one(cut[b], k, b > 0, base, now));
+        base += cut[b].reduce((s, i) => s + parts[i].bytes, 0);
+      }
+      runs[k] = list.length;
+      return list.length === 1 ? list[0] : joinAnswers(list);
+    };
     let answers;
     try {
-      // (`one` by index alone: `map` would pass its array as `fresh`, and every reader started
-      // ahead would be left idle while new ones read.)
-      answers = await Promise.all(groups.map((indices, k) => one(indices, k)));
+      answers = await Promise.all(groups.map((indices, k) => group(indices, k)));
     } catch (err) {
       // One reader failed or was stopped: the others' work is of no use any more.
       this.terminate();
@@ -276,6 +341,7 @@ export class WorkerPool {
       infos: answers.map((a) => a.infos),
       memoryBytes: answers.map((a) => a.memoryBytes),
       readers: groups.length,
+      runs: runs.reduce((a, b) => a + b, 0),
       keeper: kept[0] || null,
       timings: answers.map((a) => ({ ...a.times, ranks: a.timings })),
       failed: answers.flatMap((a) => a.failed),

@@ -28,6 +28,9 @@ const SMALL = path.join(TMP, 'memlens-cancel-small');
 // of ~180 MB: each parses and analyses for seconds in the page's engine after its last read, so
 // a Cancel then is learnt by the parse's stop question or, without one, not at all.
 const PLAN = path.join(TMP, 'memlens-cancel-somas');
+// A job of six ranks read by two readers, each rank by a reader of its own (`?readerBytes=1`,
+// www/worker-pool.js): three runs per reader, the next run's reader started when a run starts.
+const RUNS = path.join(TMP, 'memlens-cancel-runs');
 const SNAP = path.join(TMP, 'memlens-cancel-snapshot');
 let server;
 
@@ -40,6 +43,7 @@ before(async () => {
   const big1 = runFolder(ROWS, 1);
   rmSync(big1, { recursive: true });
   renameSync(runFolder(SMALL, 1), big1);
+  execFileSync(CLI, ['generate', 'profiler', '--out', RUNS, '--roles', '1', '--ranks', '6', '--trace-mb', '100', '--rows', '2000', '--seed', '11'], { stdio: 'ignore' });
   mkdirSync(PLAN);
   execFileSync(CLI, ['generate', 'somas', '--flavor', 'v2.4', '--nodes', '200000', '--seed', '7', '--out', path.join(PLAN, 'big_somas_tensor_offset_1.ir'), '--task-info-out', path.join(PLAN, 'task_info_graph_1.ir')], { stdio: 'ignore' });
   mkdirSync(SNAP);
@@ -333,6 +337,54 @@ test('with the default pool of readers Cancel terminates every reader and the pa
     assert.equal(await settled(page, 120000), 'ready');
     await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
     assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-readers'), String(readers));
+    assert.equal(await page.textContent('#error-list'), '');
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+test('a Cancel while each reader’s share is read by one reader after another ends the readers reading and those started for the next ranks', async () => {
+  const ranks = [0, 1, 2, 3, 4, 5].map((r) => rankBytes(RUNS, r));
+  const total = ranks.reduce((a, b) => a + b, 0);
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(`${server.url}?workers=2&readerBytes=1&${STOP_WAIT}`);
+    await engineThreads(page);
+    await page.setInputFiles('input[data-testid="folder-input"]', RUNS);
+    // More read than the two largest ranks: a reader is past its first run, and the readers of
+    // its next run, and of the other reader's, have started.
+    const [first, second] = [...ranks].sort((a, b) => b - a);
+    await page.waitForFunction(
+      (bytes) => Number(document.querySelector('[data-testid="ascend-phase"]')?.dataset.done || 0) > bytes,
+      first + second,
+      { timeout: 120000, polling: 5 },
+    );
+    const readers = page.workers().filter((w) => /\/worker\.js\?.*(engine=single|threads=)/.test(w.url()));
+    assert.ok(readers.length >= 3, `readers of the second runs and of the next: ${readers.length} (${page.workers().map((w) => w.url()).join(', ')})`);
+    const watch = await watchStop(page);
+    // Workers the browser starts from here on (the page's fresh worker after the Cancel, readers).
+    const spawned = [];
+    const onWorker = (w) => spawned.push({ url: w.url(), at: Date.now() });
+    page.on('worker', onWorker);
+    const at = Date.now();
+    const done = await page.evaluate(() => {
+      const done = Number(document.querySelector('[data-testid="ascend-phase"]').dataset.done);
+      document.querySelector('[data-testid="cancel"]').click();
+      return done;
+    });
+    assert.ok(done < total, `part of the job read: ${done} of ${total}`);
+    const closed = watch.closedWithin('the Cancel');
+    assert.equal(await page.getAttribute('[data-testid="status"]', 'data-state'), 'cancelled');
+    await closed;
+    assert.equal((await endings(page)).forced, 0);
+    // No reader started for the cancelled job's later runs: none in the second after the Cancel
+    // (the readers for the next drop start 1.5 s after it, www/worker-pool.js `REFILL_MS`).
+    await page.waitForTimeout(Math.max(0, at + 1000 - Date.now()));
+    page.off('worker', onWorker);
+    const readersAfter = spawned.filter((w) => w.at < at + 1000 && /\/worker\.js\?.*(engine=single|threads=)/.test(w.url));
+    assert.deepEqual(readersAfter, [], 'readers started in the second after the Cancel');
     assert.equal(await page.textContent('#error-list'), '');
     assert.deepEqual(b.consoleErrors, []);
   } finally {

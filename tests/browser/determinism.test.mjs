@@ -9,8 +9,8 @@
 //   against `memlens somas --json`;
 // * torch_npu: a generated job of 2 roles × 2 ranks (5 MiB traces, read in batches) dropped with
 //   the real two-rank sample — every CSV of the export against `memlens profiler --out`, summary.json
-//   against `memlens profiler --json` — read by the page's default pool of readers, by one worker
-//   and by three readers.
+//   against `memlens profiler --json` — read by the page's default pool of readers, by one worker,
+//   by three readers, and by two at a time with a fresh reader for every rank.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -210,3 +210,32 @@ for (const engine of ENGINES.slice(0, 2)) {
     });
   }
 }
+
+// A reader that has read its `readerBytes` ends and a fresh one reads the rest of its share
+// (www/worker-pool.js): with a limit under every rank's size, each rank is read by a reader of its
+// own, two at a time, and the exports and the summary file are still the CLI's, byte for byte.
+test('torch_npu with a fresh reader for every rank: the exports are the CLI\'s, byte for byte', async () => {
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(`${plain.url}?workers=2&readerBytes=0.001`);
+    await dropFiles(page, ascend.files);
+    assert.equal(await settled(page, 180000), 'ready');
+    await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 180000 });
+    const ranks = JSON.parse(ascend.out['summary.json']).ranks.length;
+    assert.equal(ranks, 6, 'the job: 2 roles × 2 generated ranks and the sample\'s 2');
+    assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-readers'), '2');
+    assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-reader-runs'), String(ranks));
+    for (const name of ASCEND_FILES) {
+      const id = name.replace(/[._]/g, '-').replace(/-csv$/, '');
+      const bytes = await downloadOf(page, `[data-testid="export-${id}"]`);
+      assert.ok(bytes.equals(ascend.out[name]), `a reader per rank: ${name} differs from the CLI's`);
+    }
+    const summary = await downloadOf(page, '[data-testid="export-job-summary"]');
+    assert.ok(summary.equals(ascend.summaryFile), 'a reader per rank: job.memlens.json differs from memlens profiler --summary');
+    assert.deepEqual(foreignRequests(b.requests, plain.origin), []);
+    assert.deepEqual(pageErrors(b), []);
+  } finally {
+    await b.close();
+  }
+});

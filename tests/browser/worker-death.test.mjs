@@ -148,3 +148,37 @@ for (const [how, says] of [['close', /the analysis worker ended without an answe
     }
   });
 }
+
+// With a fresh reader for every rank (`?readerBytes`, www/worker-pool.js; two readers at a time,
+// one of them reading two ranks one after the other), a reader that dies loses its rank alone: the
+// other runs are read by readers of their own, with the command line's figures.
+test('a reader that dies in one of its runs fails its rank alone; the other runs are read', async () => {
+  const lost = cli.ranks[1];
+  const folder = path.basename(lost.run_dirs[0]);
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(`${server.url}?workers=2&readerBytes=0.001&fault=close&faultRank=${encodeURIComponent(folder)}`);
+    await engineThreads(page);
+    await page.setInputFiles('input[data-testid="folder-input"]', job);
+    assert.equal(await settled(page, 120000), 'ready');
+    await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
+    assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-readers'), '2');
+    assert.equal(await page.getAttribute('[data-testid="ascend"]', 'data-reader-runs'), '3');
+    const errors = await page.$$eval('[data-testid="ascend-warnings"] li.error', (lis) => lis.map((li) => li.textContent));
+    assert.equal(errors.length, 1, errors.join('\n'));
+    assert.ok(errors[0].includes(folder), errors[0]);
+    assert.match(errors[0], /the analysis worker ended without an answer/);
+    const rows = await page.$$eval('[data-testid="rank-row"]', (trs) => trs.map((t) => ({ rank: t.dataset.rank, status: t.dataset.status, rows: t.dataset.rows, peak: t.dataset.peakAllocatedBytes })));
+    assert.equal(rows.length, 3);
+    for (const r of cli.ranks) {
+      const row = rows.find((x) => x.rank === String(r.rank));
+      if (r === lost) assert.equal(row.status, 'error');
+      else assert.deepEqual(row, { rank: String(r.rank), status: 'ok', rows: String(r.rows), peak: String(r.peak_allocated_bytes) });
+    }
+    assert.equal(await page.textContent('#error-list'), '');
+    assertClean(b, server.origin);
+  } finally {
+    await b.close();
+  }
+});

@@ -164,6 +164,7 @@ export function mountPooled(root, ctx, size, screened, { build, emptyJob, failed
       root.dataset.timings = JSON.stringify({ readers: read.timings.map((r) => ({ ...r, spawn: Math.round(r.spawn), engine: Math.round(r.engine), loaded: Math.round(r.loaded), answered: Math.round(r.answered) })) });
       for (const r of rows) r.bar.style.width = '100%';
       root.dataset.readers = String(read.readers);
+      root.dataset.readerRuns = String(read.runs);
       root.dataset.readerMemoryBytes = JSON.stringify(read.memoryBytes);
       if (report.totals.ranks_with_data === 0) {
         pool.terminate();
