@@ -124,7 +124,8 @@ export function readerParams(size, search = location.search) {
  * with the rest of its ranks (`?readerBytes=MiB`; 0: no limit; the default when not a number). A
  * worker that has read a file keeps much of what it read resident until it ends, garbage
  * collected or not (0.46–1.06× the bytes read, `scripts/bench-read-garbage.mjs`;
- * docs/benchmarks.md): without a limit the tab of a 16 GiB job peaked at 6 GiB resident.
+ * docs/benchmarks.md): a 16 GiB job's tab peaked at 5.1–6.0 GiB resident without a limit, at
+ * 2.9 GiB with the default.
  */
 export function readerBytes(search = location.search) {
   const v = new URLSearchParams(search).get('readerBytes');
