@@ -266,13 +266,14 @@ export class WorkerPool {
     // The reader that kept the analysis of `keep`.
     const kept = [];
     for (const extra of started.splice(groups.length)) this.end(extra.reader);
-    // `base`: bytes of the group read before (by an earlier try of some of its parts).
-    // `next`: a reader spawned ahead for this run (see `group`).
+    const bytesOf = (indices) => indices.reduce((s, i) => s + parts[i].bytes, 0);
+    // `base`: bytes of the group read before (by an earlier try of some of its parts, or its
+    // earlier runs). `next`: a reader spawned ahead for this run (see `group`).
     const one = async (indices, k, fresh = false, base = 0, next = null) => {
       if (this.stopped) throw new Cancelled();
       const { reader, loaded, times } = next || (!fresh && started[k]) || this.spawn(load);
       let file = null;
-      const bytes = indices.reduce((s, i) => s + parts[i].bytes, 0);
+      const bytes = bytesOf(indices);
       try {
         await loaded;
         const answer = await reader.call('ascend.summarize', { parts: indices.map((i) => parts[i].run_dirs), bytes, keep, leaveDbs }, (p) => {
@@ -310,10 +311,8 @@ export class WorkerPool {
     // own; the next run's reader is spawned when a run starts, so that its engine and its load of
     // the drop are ready when the run ends.
     const limit = readerBytes();
-    // Per group, the runs it was read in.
-    const runs = groups.map(() => 0);
-    const group = async (indices, k) => {
-      const cut = batches(indices, parts, limit);
+    const cuts = groups.map((indices) => batches(indices, parts, limit));
+    const group = async (cut, k) => {
       const list = [];
       let base = 0;
       let next = null;
@@ -321,14 +320,13 @@ export class WorkerPool {
         const now = next;
         next = b + 1 < cut.length && !this.stopped ? this.spawn(load) : null;
         list.push(await one(cut[b], k, b > 0, base, now));
-        base += cut[b].reduce((s, i) => s + parts[i].bytes, 0);
+        base += bytesOf(cut[b]);
       }
-      runs[k] = list.length;
       return list.length === 1 ? list[0] : joinAnswers(list);
     };
     let answers;
     try {
-      answers = await Promise.all(groups.map((indices, k) => group(indices, k)));
+      answers = await Promise.all(cuts.map((cut, k) => group(cut, k)));
     } catch (err) {
       // One reader failed or was stopped: the others' work is of no use any more.
       this.terminate();
@@ -342,7 +340,7 @@ export class WorkerPool {
       infos: answers.map((a) => a.infos),
       memoryBytes: answers.map((a) => a.memoryBytes),
       readers: groups.length,
-      runs: runs.reduce((a, b) => a + b, 0),
+      runs: cuts.reduce((s, cut) => s + cut.length, 0),
       keeper: kept[0] || null,
       timings: answers.map((a) => ({ ...a.times, ranks: a.timings })),
       failed: answers.flatMap((a) => a.failed),

@@ -32,6 +32,8 @@ const PLAN = path.join(TMP, 'memlens-cancel-somas');
 // www/worker-pool.js): three runs per reader, the next run's reader started when a run starts.
 const RUNS = path.join(TMP, 'memlens-cancel-runs');
 const SNAP = path.join(TMP, 'memlens-cancel-snapshot');
+// A pool reader's worker, known by the engine its URL asks for (www/worker-pool.js `readerParams`).
+const READER_URL = /\/worker\.js\?.*(engine=single|threads=)/;
 let server;
 
 before(async () => {
@@ -311,7 +313,7 @@ test('with the default pool of readers Cancel terminates every reader and the pa
     // www/worker-pool.js), beside the page's worker and its threads. A reader is known by the
     // engine its URL asks for.
     const workers = page.workers();
-    const reading = workers.filter((w) => /\/worker\.js\?.*(engine=single|threads=)/.test(w.url()));
+    const reading = workers.filter((w) => READER_URL.test(w.url()));
     assert.ok(reading.length >= readers, `${reading.length} readers while the pool reads: ${workers.map((w) => w.url()).join(', ')}`);
     const watch = await watchStop(page);
     const seen = await page.evaluate(() => {
@@ -361,7 +363,7 @@ test('a Cancel while each reader’s share is read by one reader after another e
       first + second,
       { timeout: 120000, polling: 5 },
     );
-    const readers = page.workers().filter((w) => /\/worker\.js\?.*(engine=single|threads=)/.test(w.url()));
+    const readers = page.workers().filter((w) => READER_URL.test(w.url()));
     assert.ok(readers.length >= 3, `readers of the second runs and of the next: ${readers.length} (${page.workers().map((w) => w.url()).join(', ')})`);
     const watch = await watchStop(page);
     // Workers the browser starts from here on (the page's fresh worker after the Cancel, readers).
@@ -383,7 +385,7 @@ test('a Cancel while each reader’s share is read by one reader after another e
     // (the readers for the next drop start 1.5 s after it, www/worker-pool.js `REFILL_MS`).
     await page.waitForTimeout(Math.max(0, at + 1000 - Date.now()));
     page.off('worker', onWorker);
-    const readersAfter = spawned.filter((w) => w.at < at + 1000 && /\/worker\.js\?.*(engine=single|threads=)/.test(w.url));
+    const readersAfter = spawned.filter((w) => w.at < at + 1000 && READER_URL.test(w.url));
     assert.deepEqual(readersAfter, [], 'readers started in the second after the Cancel');
     assert.equal(await page.textContent('#error-list'), '');
     assert.deepEqual(b.consoleErrors, []);
