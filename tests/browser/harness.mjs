@@ -143,6 +143,34 @@ export async function watchWorkers(page) {
   };
 }
 
+/**
+ * The page's own workers (www/spawn-worker.js: the engine's and the pool's readers), as the
+ * browser lists them; the threaded engine's threads have blob: URLs, the read-ahead helper its own.
+ */
+const PAGE_WORKER_URL = /\/worker\.js(\?|$)/;
+
+/**
+ * What a stopped load's workers still listed by the browser (`open`: `[{ id, url }]`, from
+ * `watchWorkers`) mean, given the page's workers that ran when the watch began (`running`: their
+ * numbers) and the page's record of each worker's life (`lives`: number → page time of the first
+ * mark of each step, www/worker-life.js). `unended`: those of `running` the page did not end and
+ * terminate, or whose context the browser did not end (one that took its lock, `locked`, and whose
+ * lock was not granted, `gone`), each `{ id, ...steps }`: a stop that failed. Only when there are
+ * none, and the browser granted the lock of every one of `running`, are the page's own targets of
+ * `open` `lagging`: their contexts ended, they run no more code, and only the browser's list keeps
+ * them (it has kept one over 120 s: docs/hardening.md, *The Cancel whose worker stayed listed*).
+ * `listed`: the rest of `open`, which only the list can show ended (the threads, the read-ahead
+ * helper, and every target when a worker of the page was terminated before it took its lock).
+ */
+export function stopVerdict(open, running, lives) {
+  const unended = running
+    .map((id) => ({ id, ...lives[id] }))
+    .filter((l) => l.end === undefined || l.terminate === undefined || (l.locked !== undefined && l.gone === undefined));
+  const contextsEnded = unended.length === 0 && running.every((id) => lives[id]?.gone !== undefined);
+  const lagging = contextsEnded ? open.filter((w) => PAGE_WORKER_URL.test(w.url)) : [];
+  return { unended, lagging, listed: open.filter((w) => !lagging.includes(w)) };
+}
+
 /** `promise`'s value, or `fallback` if it has not settled within `ms` (or failed). */
 function within(promise, ms, fallback) {
   let timer;
