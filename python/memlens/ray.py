@@ -146,8 +146,9 @@ def summarize_ranks(
     """One task per rank group on the node that holds it; returns rank summaries (JSON texts), in
     the order of `nodes` and their groups. A failed task (after `retries` retries of a lost
     worker), or one that runs longer than `timeout` seconds (counted from its start on its node,
-    not while it waits for a CPU there; then cancelled), becomes that rank's error. Ctrl-C cancels
-    the tasks not done and raises `Interrupted` with every rank accounted for."""
+    not while it waits for a CPU there; then cancelled), becomes that rank's error. Ctrl-C raises
+    `Interrupted` with every rank accounted for; the tasks not done are left to run out (their
+    results unused), not cancelled: see the handler."""
     import time
 
     import ray
@@ -199,8 +200,14 @@ def summarize_ranks(
                 except Exception as e:  # the task's worker or node was lost, or the task raised
                     finish(i, [_native.failed_rank(tasks[i][0], _reason(e))])
     except KeyboardInterrupt:
-        for gen, i in pending.items():
-            ray.cancel(gen, force=True)
+        # No `ray.cancel` here. Ray 2.60 aborts the driver process (a failed check, "Tried to
+        # complete task that was not pending", in TaskManager::CompletePendingTask) when a cancel
+        # meets the reply of a task that is just ending, and Ctrl-C cancels many tasks at once
+        # while others end: a clean-clone test run lost its whole pytest process that way
+        # (docs/hardening.md, *Ctrl-C and Ray's cancel*). The job's tasks end with the driver
+        # process (the CLI exits at once); in a longer session they run out, each bounded by its
+        # rank's files.
+        for i in pending.values():
             results[i] = [_native.failed_rank(tasks[i][0], "interrupted (Ctrl-C) before this rank was summarised")]
         raise Interrupted([r for rs in results for r in rs or ()], len(pending)) from None
     return [r for rs in results for r in rs or ()]
@@ -248,7 +255,8 @@ def analyze_job(
     Raises before any rank task runs: InputNotFoundError when the root exists on no node (or
     `out`'s folder does not exist), NothingToAnalyseError when no node holds a rank under it,
     MemlensError when `out` exists but is not a job summary. On Ctrl-C (`Interrupted`, a
-    KeyboardInterrupt) the ranks done are written to `out`, the others as interrupted.
+    KeyboardInterrupt) the ranks done are written to `out`, the others as interrupted; their
+    tasks are not cancelled (they end with the process, or run out, their results dropped).
     ValueError: a `timeout` not above 0 or a negative `retries`."""
     import ray
 

@@ -11,7 +11,7 @@ generated 2 roles x 12 ranks job, one rank of it damaged:
 - a root on no node, an empty root, an `out` that is no job summary or cannot be written: the
   reason and exit status before any rank task runs;
 - a task that raises is reported with its own exception, one past its timeout is cancelled,
-  Ctrl-C writes the ranks done; the command's --timeout and --retries reach the tasks, and a bad
+  Ctrl-C writes the ranks done and cancels nothing; the command's --timeout and --retries reach the tasks, and a bad
   limit is refused before anything runs;
 - the ranks of a node lost after discovery are reported with the reason, the others intact.
 
@@ -393,8 +393,13 @@ def test_ctrl_c_writes_the_ranks_done_and_a_rerun_finishes(cluster, spread, caps
         return real_get(*args, **kwargs)
 
     monkeypatch.setattr(ray, "get", get_then_ctrl_c)
+    # Ctrl-C cancels no task: a cancel that meets a task's end aborts the driver in Ray 2.60
+    # (python/memlens/ray.py, the Ctrl-C handler), and it once took this test's process with it.
+    cancelled = []
+    monkeypatch.setattr(ray, "cancel", lambda *a, **k: cancelled.append(a))
     out = spread["base"] / "interrupted.memlens.json"
     assert "20 ranks not summarised" in main_after_ctrl_c([ROOT, "--out", str(out)], capsys)
+    assert cancelled == []
     ranks = json.loads(out.read_text())["ranks"]
     assert len(ranks) == ROLES * RANKS
     interrupted = [r for r in ranks if r["status"] == "error" and r["error"].startswith("interrupted")]
