@@ -36,8 +36,9 @@
 // with the database export. Per file: its size, the worker's wasm memory after the load and with
 // every view drawn (linear memory only grows: the peak), and that peak over the file's size.
 // Every measure also reports the tab's peak resident memory (renderer processes, sampled from
-// /proc; see tab-memory.mjs) and checks the rank table's model (its `data-total` ranks and
-// `data-total-rows` rows, the whole table, not only the rows in view) against the CLI's --json.
+// /proc; see tab-memory.mjs), what the tab holds once the load is over (`settledMemory`), and
+// checks the rank table's model (its `data-total` ranks and `data-total-rows` rows, the whole
+// table, not only the rows in view) against the CLI's --json.
 // --baseline serves a second built page (e.g. a copy of www/ built from an earlier commit) and
 // measures it in turn with this one, run by run, so that the two compare as ratios in one run;
 // with --baseline-pools also with each --pools query (e.g. the read-ahead of both builds).
@@ -125,6 +126,25 @@ async function idleMemory(server, query) {
   }
 }
 
+/**
+ * The tab's resident memory (renderer processes) once a load is over: what the tab holds while the
+ * user looks at the job (the page's worker, the reader that kept the first rank, the readers
+ * started ahead for the next drop, which start `REFILL_MS` after the load). The median of 5
+ * samples a second apart, from `SETTLE_MS` after the views are ready.
+ */
+async function settledMemory(dir) {
+  await new Promise((r) => setTimeout(r, SETTLE_MS));
+  const xs = [];
+  for (let k = 0; k < 5; k++) {
+    xs.push(tabMemory(dir).renderer);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  return xs.sort((a, b) => a - b)[2];
+}
+
+/** How long after a load `settledMemory` waits: the readers started ahead have warmed up by then. */
+const SETTLE_MS = 6000;
+
 /** Picks `dir` in the page and times the overview and the ready state (ms from the pick). */
 async function measure(server, dir, { timeout = 600000, query = '', after = null } = {}) {
   const b = await openBrowser();
@@ -167,9 +187,10 @@ async function measure(server, dir, { timeout = 600000, query = '', after = null
     });
     const table = await rankTableModel(page, '[data-testid="ascend"]');
     const tabLoad = tab.peak();
+    const settled = await settledMemory(b.dir);
     const opened = after ? await after(page) : null;
     const errors = await page.textContent('#error-list');
-    return { timings: split(r), threads, cpu, overviewMs: r.overview - r.pick, readyMs: r.ready - r.pick, memoryBytes: r.memoryBytes, memoryReadyBytes: r.memoryReadyBytes, readerMemory: r.readerMemory, table, tabLoad, opened, tab: tab.stop(), errors };
+    return { timings: split(r), threads, cpu, overviewMs: r.overview - r.pick, readyMs: r.ready - r.pick, memoryBytes: r.memoryBytes, memoryReadyBytes: r.memoryReadyBytes, readerMemory: r.readerMemory, table, tabLoad, settled, opened, tab: tab.stop(), errors };
   } finally {
     tab.stop();
     await b.close();
@@ -275,7 +296,7 @@ function split(r) {
 
 const mib = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
 const int = (n) => n.toLocaleString('en-US');
-const tabText = (m) => `tab's peak resident memory ${mib(m.tab.renderer)} (renderer processes; ${mib(m.tabLoad.renderer)} by the overview; browser in all ${mib(m.tab.all)})`;
+const tabText = (m) => `tab's peak resident memory ${mib(m.tab.renderer)} (renderer processes; ${mib(m.tabLoad.renderer)} by the overview; browser in all ${mib(m.tab.all)}), ${mib(m.settled)} settled after the load`;
 const ENGINES = (opt('--engines', 'threaded,single') || '').split(',');
 const s = (ms) => `${(ms / 1000).toFixed(2)} s`;
 
