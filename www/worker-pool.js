@@ -157,14 +157,17 @@ export function batches(indices, parts, limit) {
   return out;
 }
 
-/** One answer of `summarize`'s readers made of several (`times`: the first's). */
+/**
+ * One answer of `summarize`'s readers made of several, in order: `times` is the first's (its
+ * reader's start and load) with the last one's `answered`, when the share was done.
+ */
 function joinAnswers(list) {
   return {
     ranks: joinLists(list.map((a) => a.ranks)),
     infos: list.flatMap((a) => a.infos),
     timings: list.flatMap((a) => a.timings),
     memoryBytes: Math.max(...list.map((a) => a.memoryBytes)),
-    times: list[0].times,
+    times: { ...list[0].times, answered: list[list.length - 1].times.answered },
     failed: list.flatMap((a) => a.failed),
   };
 }
@@ -293,6 +296,7 @@ export class WorkerPool {
           const named = file && !why.includes(file) ? `${why} (while reading ${file})` : why;
           done[k] = base + bytes;
           report();
+          times.answered = performance.now();
           return { ranks: '[]', infos: [], timings: [], memoryBytes: 0, times, failed: [{ index: indices[0], error: named }] };
         }
         // Which rank it was is not known: each is read again alone, one after another.
@@ -302,7 +306,7 @@ export class WorkerPool {
           each.push(await one([i], k, true, at));
           at += parts[i].bytes;
         }
-        return { ...joinAnswers(each), times };
+        return { ...joinAnswers(each), times: { ...times, answered: each[each.length - 1].times.answered } };
       } finally {
         if (!kept.includes(reader)) this.end(reader);
       }
