@@ -246,10 +246,9 @@ export class WorkerPool {
    * bytes per reader], readers (at once), runs (the runs the shares were read in: a share past
    * `readerBytes` is read in several, each by a fresh reader), timings: [per reader: page times
    * (ms, `performance.now()`) of its first run's reader's start (`spawn`), its taking for this job
-   * (`taken`; `warm`: it was started ahead), its engine's
-   * announcement (`engine`) and the steps before it (`marks`), drop loaded and answer,
-   * `readAhead` (its files were read ahead, see read-ahead.js),
-   * and per rank its `{ read, parse, summary }` ms],
+   * (`taken`; `warm`: it was started ahead), its engine's announcement (`engine`) and the steps
+   * before it (`marks`), drop loaded and answer (`answered`: its last run's), `readAhead` (its
+   * files were read ahead, see read-ahead.js), and per rank its `{ read, parse, summary }` ms],
    * keeper }`; rejects with `Cancelled` when stopped. With `keep` (a part's run folders), the
    * reader of that part keeps its analysis and stays: `keeper` is its EngineClient (null if none
    * kept it), to answer about that rank after an `ascend.openRanks`; `terminate` ends it too.

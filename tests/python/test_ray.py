@@ -11,8 +11,8 @@ generated 2 roles x 12 ranks job, one rank of it damaged:
 - a root on no node, an empty root, an `out` that is no job summary or cannot be written: the
   reason and exit status before any rank task runs;
 - a task that raises is reported with its own exception, one past its timeout is cancelled,
-  Ctrl-C writes the ranks done and cancels nothing; the command's --timeout and --retries reach the tasks, and a bad
-  limit is refused before anything runs;
+  Ctrl-C writes the ranks done and cancels nothing; the command's --timeout and --retries reach
+  the tasks, and a bad limit is refused before anything runs;
 - the ranks of a node lost after discovery are reported with the reason, the others intact.
 
 Kept small (tiny traces, one CPU per node) so the file runs in about a minute on two cores."""
