@@ -113,12 +113,8 @@ async function idleMemory(server, query) {
     await page.goto(query ? `${server.url}?${query}` : server.url);
     await engineThreads(page);
     await page.waitForFunction(() => document.documentElement.dataset.warmReaders, null, { timeout: IDLE_WAIT_MS, polling: 100 }).catch(() => {});
-    // Settled: a few samples a second apart, the largest kept.
-    let peak = 0;
-    for (let k = 0; k < 5; k++) {
-      await new Promise((r) => setTimeout(r, 1000));
-      peak = Math.max(peak, tabMemory(b.dir).renderer);
-    }
+    // Settled: the largest of the samples.
+    const peak = (await tabSamples(b.dir)).at(-1);
     const warm = await page.evaluate(() => document.documentElement.dataset.warmReaders || '0');
     return { renderer: peak, warm: Number(warm), workers: page.workers().length };
   } finally {
@@ -127,23 +123,31 @@ async function idleMemory(server, query) {
 }
 
 /**
- * The tab's resident memory (renderer processes) once a load is over: what the tab holds while the
- * user looks at the job (the page's worker, the reader that kept the first rank, the readers
- * started ahead for the next drop, which start `REFILL_MS` after the load). The median of 5
- * samples a second apart, from `SETTLE_MS` after the views are ready.
+ * The tab's resident memory (renderer processes, `tabMemory`) in 5 samples a second apart, the
+ * first a second from now; sorted, smallest first.
+ */
+async function tabSamples(dir) {
+  const xs = [];
+  for (let k = 0; k < 5; k++) {
+    await new Promise((r) => setTimeout(r, 1000));
+    xs.push(tabMemory(dir).renderer);
+  }
+  return xs.sort((a, b) => a - b);
+}
+
+/**
+ * The tab's resident memory once a load is over: what the tab holds while the user looks at the
+ * job (the page's worker, the reader that kept the first rank, the readers started ahead for the
+ * next drop, which start `REFILL_MS` after the load). The median of `tabSamples`, taken from 6 s
+ * after the views are ready.
  */
 async function settledMemory(dir) {
   await new Promise((r) => setTimeout(r, SETTLE_MS));
-  const xs = [];
-  for (let k = 0; k < 5; k++) {
-    xs.push(tabMemory(dir).renderer);
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  return xs.sort((a, b) => a - b)[2];
+  return (await tabSamples(dir))[2];
 }
 
-/** How long after a load `settledMemory` waits: the readers started ahead have warmed up by then. */
-const SETTLE_MS = 6000;
+/** How long after a load `settledMemory` waits before its samples (the first comes 1 s later). */
+const SETTLE_MS = 5000;
 
 /** Picks `dir` in the page and times the overview and the ready state (ms from the pick). */
 async function measure(server, dir, { timeout = 600000, query = '', after = null } = {}) {

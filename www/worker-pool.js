@@ -158,16 +158,17 @@ export function batches(indices, parts, limit) {
 }
 
 /**
- * One answer of `summarize`'s readers made of several, in order: `times` is the first's (its
- * reader's start and load) with the last one's `answered`, when the share was done.
+ * One answer of `summarize`'s readers made of several, in order: `times` is `first`'s (by default
+ * the first answer's: its reader's start and load) with the last answer's `answered`, when the
+ * share was done.
  */
-function joinAnswers(list) {
+function joinAnswers(list, first = list[0].times) {
   return {
     ranks: joinLists(list.map((a) => a.ranks)),
     infos: list.flatMap((a) => a.infos),
     timings: list.flatMap((a) => a.timings),
     memoryBytes: Math.max(...list.map((a) => a.memoryBytes)),
-    times: { ...list[0].times, answered: list[list.length - 1].times.answered },
+    times: { ...first, answered: list[list.length - 1].times.answered },
     failed: list.flatMap((a) => a.failed),
   };
 }
@@ -305,7 +306,7 @@ export class WorkerPool {
           each.push(await one([i], k, true, at));
           at += parts[i].bytes;
         }
-        return { ...joinAnswers(each), times: { ...times, answered: each[each.length - 1].times.answered } };
+        return joinAnswers(each, times);
       } finally {
         if (!kept.includes(reader)) this.end(reader);
       }
