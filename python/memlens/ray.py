@@ -136,6 +136,16 @@ class Interrupted(KeyboardInterrupt):
         self.pending = pending
 
 
+def _ended(ray, gen) -> bool:
+    """Whether a rank task's next item (its summaries, or its error) has come: asked of a task
+    past its limit just before it would be cancelled. A cancel that meets the reply of a task
+    just ending aborts the driver in Ray 2.60 (docs/hardening.md, *Ctrl-C and Ray's cancel*); a
+    task that has already ended is not cancelled, which leaves that race only the instant
+    between this look and the cancel."""
+    ready, _ = ray.wait([gen], num_returns=1, timeout=0, fetch_local=False)
+    return bool(ready)
+
+
 def summarize_ranks(
     root: str,
     nodes: List[Dict[str, Any]],
@@ -146,7 +156,8 @@ def summarize_ranks(
     """One task per rank group on the node that holds it; returns rank summaries (JSON texts), in
     the order of `nodes` and their groups. A failed task (after `retries` retries of a lost
     worker), or one that runs longer than `timeout` seconds (counted from its start on its node,
-    not while it waits for a CPU there; then cancelled), becomes that rank's error. Ctrl-C raises
+    not while it waits for a CPU there; then cancelled), becomes that rank's error; a task that
+    has ended by the time the driver looks at it past its limit is taken as done. Ctrl-C raises
     `Interrupted` with every rank accounted for; the tasks not done are left to run out (their
     results unused), not cancelled: see the handler."""
     import time
@@ -177,9 +188,11 @@ def summarize_ranks(
             if timeout is not None:
                 now = time.monotonic()
                 for i, t0 in running.items():
-                    if now - t0 >= timeout:
+                    if now - t0 >= timeout and not _ended(ray, tasks[i][1]):
                         ray.cancel(tasks[i][1], force=True)
                         finish(i, [_native.failed_rank(tasks[i][0], f"not done within {timeout:g} s (cancelled)")])
+                # A task past its limit that has ended is left to the wait below (it waits 0 s
+                # then) and taken as done.
                 left = [timeout - (now - t0) for i, t0 in running.items() if results[i] is None]
                 wait = max(0.0, min(left)) if left else None
             waiting = list(pending)

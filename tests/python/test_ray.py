@@ -10,9 +10,10 @@ generated 2 roles x 12 ranks job, one rank of it damaged:
 - a root every node sees (a shared filesystem) gives each rank once, the work spread;
 - a root on no node, an empty root, an `out` that is no job summary or cannot be written: the
   reason and exit status before any rank task runs;
-- a task that raises is reported with its own exception, one past its timeout is cancelled,
-  Ctrl-C writes the ranks done and cancels nothing; the command's --timeout and --retries reach
-  the tasks, and a bad limit is refused before anything runs;
+- a task that raises is reported with its own exception, one past its timeout is cancelled
+  (unless it has ended by the time the driver looks), Ctrl-C writes the ranks done and cancels
+  nothing; the command's --timeout and --retries reach the tasks, and a bad limit is refused
+  before anything runs;
 - the ranks of a node lost after discovery are reported with the reason, the others intact.
 
 Kept small (tiny traces, one CPU per node) so the file runs in about a minute on two cores."""
@@ -257,6 +258,35 @@ def test_a_task_past_its_timeout_is_reported_and_cancelled(cluster, spread, monk
     assert (rank["status"], rank["error"]) == ("error", "not done within 1 s (cancelled)")
     time.sleep(5)
     assert not any(m.exists() for m in marks)
+
+
+def test_a_task_that_ended_past_its_timeout_is_taken_not_cancelled(cluster, spread, monkeypatch):
+    """A task past its limit is cancelled only if it has not ended: a cancel that meets the reply
+    of a task just ending aborts the driver in Ray 2.60. The driver is made late here: its wait
+    bounded by the limit (1 s) returns after 4 s having seen nothing, as if the task's reply came
+    just after it, while the task (a tiny rank) ended long before. The old driver cancelled it
+    and reported the rank "not done within 1 s"."""
+    import time
+
+    real_wait = ray.wait
+    late = []
+
+    def late_wait(refs, *, num_returns=1, timeout=None, fetch_local=True):
+        if timeout is not None and timeout > 0:
+            late.append(timeout)
+            time.sleep(timeout + 3)
+            return [], list(refs)
+        return real_wait(refs, num_returns=num_returns, timeout=timeout, fetch_local=fetch_local)
+
+    node = mray.discover_job(ROOT)[0]
+    group = next(g for g in node["groups"] if g["run_dirs"] != [spread["damaged"]])
+    cancelled = []
+    monkeypatch.setattr(ray, "wait", late_wait)
+    monkeypatch.setattr(ray, "cancel", lambda ref, **kw: cancelled.append(ref))
+    one = [dict(node, groups=[group])]
+    (rank,) = [json.loads(t) for t in mray.summarize_ranks(ROOT, one, retries=0, timeout=1)]
+    assert late, "the driver never waited with the limit: the test did not make it late"
+    assert (rank["status"], rank.get("error"), cancelled) == ("ok", None, [])
 
 
 def sleeper(seconds):
