@@ -6,8 +6,9 @@
 //     may be large (16 MiB, a whole file with `?readSize=256`), the engine's readers also ask
 //     `memlensStopped()` every MiB they parse and end the same way (src/source.rs
 //     STOP_CHECK_BYTES);
-//   - read-ahead (read-ahead.js, `?readAhead=1`): the slice comes from the helper's shared memory
-//     when it has it, else from a plain read;
+//   - read-ahead (read-ahead.js; a pool's readers on a cross-origin isolated page, or any worker
+//     with `?readAhead=1`): the slice comes from the helper's shared memory when it has it, else
+//     from a plain read;
 //   - timing, for the benchmark's split of a reader's time into reading the files and parsing them.
 // A plain read is `FileReaderSync.readAsArrayBuffer` of the slice (workers only).
 // How much the engine asks for per read is the core's choice (src/wasm/file_source.rs FILE_READ);

@@ -8,7 +8,12 @@
 // own memory at once: no new buffer per read, and the read of the next slice overlaps the parse of
 // this one. A read the helper cannot serve (a slice larger than a slot, a failed or late read) is the
 // hook's plain read, which also gives the error the user sees.
-// Needs shared memory (a cross-origin isolated page); else it stays off.
+// Needs shared memory (a cross-origin isolated page); else it stays off. A pool's readers start it
+// by default (www/worker-pool.js `readerParams`): there it bounds the tab's memory on large jobs and
+// reaches their overview sooner; the page's own worker does not (a memory snapshot opened 1.14×
+// slower with it, its helper beside the threaded engine): docs/benchmarks.md, *Read-ahead for the
+// pool's readers*. Nothing here is needed for a correct read: a helper that cannot start, or slots
+// that cannot be had, leave the worker reading by itself.
 import { readAheadWith, statedReadSize } from './file-reads.js';
 import { isolated } from './worker-isolated.js';
 
@@ -45,7 +50,14 @@ export async function startReadAhead() {
   } catch {
     return false;
   }
-  const shared = new SharedArrayBuffer(64 + SLOTS * SLOT);
+  let shared;
+  try {
+    shared = new SharedArrayBuffer(64 + SLOTS * SLOT);
+  } catch {
+    // Its slots cannot be had (a large `?readSize` on a tab short of memory).
+    helper.terminate();
+    return false;
+  }
   const started = await new Promise((resolve) => {
     const timer = setTimeout(() => resolve(false), START_MS);
     helper.onmessage = (ev) => {

@@ -8,7 +8,8 @@ export function spawnWorker(params = {}) {
   const url = new URL('./worker.js', import.meta.url);
   if (nativePage()) url.searchParams.set('engine', 'native');
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) url.searchParams.set(k, String(v));
-  // `?readAhead=1` on the page turns on the workers' read-ahead (see read-ahead.js); `?readSize=MiB`
+  // `?readAhead=1` or `0` on the page turns every worker's read-ahead on or off, over `params` (see
+  // read-ahead.js; the pool's readers read ahead by default); `?readSize=MiB`
   // sets the size of their reads of a File (see file-reads.js).
   const page = new URLSearchParams(location.search);
   for (const k of ['readAhead', 'readSize']) if (page.get(k)) url.searchParams.set(k, page.get(k));

@@ -106,8 +106,12 @@ export function poolSize(search = location.search) {
 }
 
 /**
- * The engine the readers run (`?poolEngine=single` or `threads`): by default the single-threaded
- * one when there are as many readers as cores, else the threaded one with the cores shared out.
+ * The readers' worker parameters. The engine they run (`?poolEngine=single` or `threads`): by
+ * default the single-threaded one when there are as many readers as cores, else the threaded one
+ * with the cores shared out. Each reads its files ahead (www/read-ahead.js, where the page is
+ * cross-origin isolated; the page's `?readAhead=0` turns it off): on 8 and 16 GiB jobs the tab
+ * peaked at 0.20–0.34× its memory without, and the overview came in 0.65–0.93× the time
+ * (docs/benchmarks.md, *Read-ahead for the pool's readers*).
  */
 export function readerParams(size, search = location.search) {
   const cores = Math.max(1, navigator.hardwareConcurrency || 2);
@@ -116,7 +120,8 @@ export function readerParams(size, search = location.search) {
   // The test hook of worker-life.js (`testFault`) reaches the readers through their URL.
   const q = new URLSearchParams(search);
   const fault = q.get('fault') ? { fault: q.get('fault'), faultRank: q.get('faultRank') } : {};
-  return single ? { engine: 'single', ...fault } : { threads: Math.max(1, Math.floor(cores / size)), ...fault };
+  const engine = single ? { engine: 'single' } : { threads: Math.max(1, Math.floor(cores / size)) };
+  return { ...engine, readAhead: 1, ...fault };
 }
 
 /**
@@ -125,7 +130,8 @@ export function readerParams(size, search = location.search) {
  * worker that has read a file keeps much of what it read resident until it ends, garbage
  * collected or not (0.46–1.06× the bytes read, `scripts/bench-read-garbage.mjs`;
  * docs/benchmarks.md): a 16 GiB job's tab peaked at 5.1–6.0 GiB resident without a limit, at
- * 2.9 GiB with the default.
+ * 2.9 GiB with the default. That is the single-threaded page's case: readers that read ahead
+ * (`readerParams`) make no new buffer per read, and their tab stays near 0.6 GiB either way.
  */
 export function readerBytes(search = location.search) {
   const v = new URLSearchParams(search).get('readerBytes');

@@ -18,9 +18,9 @@ serve(async () => {
     const info = await probeNative();
     if (info) return { mod: nativeModule(info), build: 'native', reason: null };
   }
-  // The helper that reads the files ahead starts with the engine, on `?readAhead=1` only: it halves
-  // the tab's resident memory on a 64-rank job but was slower to the overview on a loaded machine
-  // (`docs/benchmarks.md`).
+  // The helper that reads the files ahead starts with the engine on `readAhead=1` in the worker's
+  // address: a pool's readers have it by default (www/worker-pool.js `readerParams`), other workers
+  // when the page asks (`?readAhead=1`; `?readAhead=0` turns it off for all). See read-ahead.js.
   const ahead = query.get('readAhead') === '1' ? startReadAhead() : Promise.resolve(false);
   const loaded = await loadWasm(query);
   return { ...loaded, readAhead: await ahead };

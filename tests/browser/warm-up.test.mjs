@@ -2,7 +2,9 @@
 // www/warm-up.js): importing the pool's module starts no worker (the page's start-up does); each
 // reader the page starts reads the warm-up job the engine makes in memory — the same job the CLI
 // generates, so its rows and peak are checked against the CLI's `--json` — before a drop, and a
-// drop's first request makes a warm-up still running give way.
+// drop's first request makes a warm-up still running give way. On this cross-origin isolated page
+// the readers read their files ahead (www/read-ahead.js) unless the page says `?readAhead=0`, and
+// both ways give the CLI's ranks and rows.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -19,6 +21,7 @@ let server;
 let tmp;
 let warmJob;
 let job;
+let jobRanks;
 let cli;
 
 before(async () => {
@@ -30,6 +33,7 @@ before(async () => {
   cli = rank;
   job = path.join(tmp, 'job');
   execFileSync(CLI, ['generate', 'profiler', '--out', job, '--roles', '1', '--ranks', '2', '--trace-mb', '0.5', '--rows', '2000', '--seed', '23'], { stdio: 'ignore' });
+  jobRanks = JSON.parse(execFileSync(CLI, ['profiler', '--json', job], { encoding: 'utf8', maxBuffer: 1 << 28 })).ranks;
 });
 after(async () => {
   await server.close();
@@ -75,6 +79,8 @@ test('the readers started ahead read the warm-up job (the CLI’s figures) and t
       assert.equal(r.warmUp?.done, true, JSON.stringify(r.warmUp));
       assert.deepEqual({ rows: r.warmUp.rows, peak: r.warmUp.peak }, { rows: cli.rows, peak: cli.peak_allocated_bytes });
       assert.ok(r.warmUp.end <= r.taken, `warm-up ended ${r.warmUp.end} before the reader was taken ${r.taken}`);
+      // On a cross-origin isolated page a reader reads its files ahead (www/read-ahead.js).
+      assert.equal(r.readAhead, true, 'the reader read its files ahead');
     }
     assert.equal(await page.textContent('#error-list'), '');
     assert.deepEqual(b.consoleErrors, []);
@@ -94,6 +100,30 @@ test('with ?warmUp=0 the readers start ahead without a warm-up', async () => {
     await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
     const { readers } = JSON.parse(await page.getAttribute('[data-testid="ascend"]', 'data-timings'));
     assert.deepEqual(readers.map((r) => [r.warm, r.warmUp ?? null]), [[true, null], [true, null]]);
+  } finally {
+    await b.close();
+  }
+});
+
+test('with ?readAhead=0 the readers read their files themselves, to the same rank table', async () => {
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    const tables = [];
+    for (const query of ['', '&readAhead=0']) {
+      await page.goto(`${server.url}?workers=2${query}`);
+      await engineThreads(page);
+      await page.setInputFiles('input[data-testid="folder-input"]', job);
+      await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
+      const { readers } = JSON.parse(await page.getAttribute('[data-testid="ascend"]', 'data-timings'));
+      assert.deepEqual(readers.map((r) => r.readAhead), query ? [false, false] : [true, true], query || 'the default');
+      tables.push(await page.evaluate(() => {
+        const t = document.querySelector('[data-testid="ascend-rank-table"]');
+        return { ranks: t?.dataset.total, rows: t?.dataset.totalRows };
+      }));
+    }
+    assert.deepEqual(tables[1], tables[0]);
+    assert.deepEqual(tables[0], { ranks: String(jobRanks.length), rows: String(jobRanks.reduce((n, r) => n + r.rows, 0)) }, 'the CLI\'s ranks and rows');
   } finally {
     await b.close();
   }
