@@ -43,7 +43,7 @@
 // measures it in turn with this one, run by run, so that the two compare as ratios in one run;
 // with --baseline-pools also with each --pools query (e.g. the read-ahead of both builds).
 // --idle-memory measures an idle tab's resident memory with the pool's readers started ahead (the
-// default) and without them (`?workers=1`), alternated.
+// default) and without them (`?workers=1`), and with each --pools query, alternated.
 // Generated files are deleted at the end unless --keep.
 // --drop-early drops the files as soon as the page's engine is ready, before the pool's readers
 // started ahead are (the default waits for them and their warm-up, www/worker-pool.js, up to 5 s).
@@ -365,10 +365,11 @@ const variants = (server, base) => [['', server, ''], ...pools.map((q) => [`${q}
 try {
   if (args.includes('--idle-memory')) {
     // An idle tab with the readers started ahead (default) and without them (`?workers=1`: no
-    // pool), alternated, --runs times, on the isolated page (threaded engine) and the plain one.
+    // pool), and with each --pools query, alternated, --runs times, on the isolated page
+    // (threaded engine) and the plain one.
     for (const [name, server] of engines([['threaded', isolated], ['single-threaded', plain]])) {
       for (let run = 1; run <= runs; run++) {
-        for (const query of ['', 'workers=1']) {
+        for (const query of ['', 'workers=1', ...pools]) {
           const load = loadavg()[0].toFixed(1);
           const m = await idleMemory(server, query);
           console.log(`idle tab, ${name}, ${query || 'default'} run ${run} (load ${load}): ${m.warm} reader(s) started ahead, ${m.workers} workers, renderer resident ${mib(m.renderer)}`);

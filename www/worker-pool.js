@@ -130,8 +130,9 @@ export function readerParams(size, search = location.search) {
  * worker that has read a file keeps much of what it read resident until it ends, garbage
  * collected or not (0.46–1.06× the bytes read, `scripts/bench-read-garbage.mjs`;
  * docs/benchmarks.md): a 16 GiB job's tab peaked at 5.1–6.0 GiB resident without a limit, at
- * 2.9 GiB with the default. That is the single-threaded page's case: readers that read ahead
- * (`readerParams`) make no new buffer per read, and their tab stays near 0.6 GiB either way.
+ * 2.9 GiB with the default. That is now the single-threaded page's case: readers that read ahead
+ * (`readerParams`) make no new buffer per read, and with them (and the default runs) the tab of
+ * that job peaked at 0.58 GiB.
  */
 export function readerBytes(search = location.search) {
   const v = new URLSearchParams(search).get('readerBytes');
