@@ -44,18 +44,13 @@ const START_MS = 3000;
 export async function startReadAhead() {
   const usable = isolated() && typeof FileReaderSync === 'function' && typeof Atomics.wait === 'function';
   if (!usable) return false;
+  let shared;
   let helper;
   try {
+    // The slots first: a tab short of memory for them (a large `?readSize`) starts no helper.
+    shared = new SharedArrayBuffer(64 + SLOTS * SLOT);
     helper = new Worker(new URL('./read-ahead-worker.js', import.meta.url), { type: 'module', name: 'memlens read-ahead' });
   } catch {
-    return false;
-  }
-  let shared;
-  try {
-    shared = new SharedArrayBuffer(64 + SLOTS * SLOT);
-  } catch {
-    // Its slots cannot be had (a large `?readSize` on a tab short of memory).
-    helper.terminate();
     return false;
   }
   const started = await new Promise((resolve) => {

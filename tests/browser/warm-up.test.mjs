@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { CLI, openBrowser, startServer, engineThreads, settled } from './harness.mjs';
+import { cliJson, rankTableModel } from '../../scripts/bench-job.mjs';
 
 // The warm-up job's size (WARM_UP in www/worker-pool.js) and the generator's other settings
 // (src/wasm/warm_up.rs): one role, one rank, two steps, seed 9.
@@ -33,7 +34,7 @@ before(async () => {
   cli = rank;
   job = path.join(tmp, 'job');
   execFileSync(CLI, ['generate', 'profiler', '--out', job, '--roles', '1', '--ranks', '2', '--trace-mb', '0.5', '--rows', '2000', '--seed', '23'], { stdio: 'ignore' });
-  jobRanks = JSON.parse(execFileSync(CLI, ['profiler', '--json', job], { encoding: 'utf8', maxBuffer: 1 << 28 })).ranks;
+  jobRanks = cliJson(CLI, job).ranks;
 });
 after(async () => {
   await server.close();
@@ -117,13 +118,10 @@ test('with ?readAhead=0 the readers read their files themselves, to the same ran
       await page.waitForFunction(() => document.querySelector('[data-testid="ascend"]')?.dataset.state === 'ready', null, { timeout: 120000 });
       const { readers } = JSON.parse(await page.getAttribute('[data-testid="ascend"]', 'data-timings'));
       assert.deepEqual(readers.map((r) => r.readAhead), query ? [false, false] : [true, true], query || 'the default');
-      tables.push(await page.evaluate(() => {
-        const t = document.querySelector('[data-testid="ascend-rank-table"]');
-        return { ranks: t?.dataset.total, rows: t?.dataset.totalRows };
-      }));
+      tables.push(await rankTableModel(page));
     }
     assert.deepEqual(tables[1], tables[0]);
-    assert.deepEqual(tables[0], { ranks: String(jobRanks.length), rows: String(jobRanks.reduce((n, r) => n + r.rows, 0)) }, 'the CLI\'s ranks and rows');
+    assert.deepEqual(tables[0], { ranks: jobRanks.length, rows: jobRanks.reduce((n, r) => n + r.rows, 0) }, 'the CLI\'s ranks and rows');
   } finally {
     await b.close();
   }
