@@ -398,14 +398,14 @@ try {
     }
     summary('2 × 2 job');
   }
-  // One job of many ranks, generated into --dir, measured with the default and each --pools
-  // variant on both builds: time to the overview against the CLI's --json just before it, the page
-  // worker's wasm memory, the readers'.
+  // One job of many ranks, generated into --dir, measured with the default, each --pools variant
+  // and the --baseline page on both builds: time to the overview against the CLI's --json just
+  // before it, the page worker's wasm memory, the readers'.
   async function manyRanks(label, dir, genArgs, timeout, open = null) {
     generate(dir, genArgs);
     console.log(`${label} job: ${mib(sizeOf(dir))} on disk`);
-    for (let run = 1; run <= runs; run++) for (const [name, server] of engines([['threaded', isolated], ['single-threaded', plain]])) {
-      for (const [which, srv, query] of variants(server, null)) {
+    for (let run = 1; run <= runs; run++) for (const [name, server, baseServer] of engines([['threaded', isolated, baseIsolated], ['single-threaded', plain, basePlain]])) {
+      for (const [which, srv, query] of variants(server, baseServer)) {
         const load = loadavg()[0].toFixed(1);
         dropCaches();
         const { ms: native, ranks } = cliJson(CLI, dir);

@@ -1,7 +1,8 @@
 // Browser benchmark of the memory-snapshot tab (not a test): a generated snapshot of about 1 GB
 // (two devices, OOMs, expandable segments) is picked through the file input, threaded (isolated
 // page) and single-threaded; reports the time from the pick to the first drawn timeline, the
-// wasm memory after the load (it only grows, so this is the load's peak), and the repaint time of
+// wasm memory after the load (it only grows, so this is the load's peak) and the tab's peak resident
+// memory to the first drawn timeline (scripts/tab-memory.mjs), and the repaint time of
 // pan/zoom on the timeline (performance measures set by the page). The pick's time is split into
 // the worker's steps (the page's `data-timings`): reading the File (time inside the read hook,
 // www/file-reads.js), the pickle parse less those reads, the model build, the analysis and the
@@ -23,6 +24,7 @@ import { tmpdir, loadavg } from 'node:os';
 import { machine, machineLine } from './machine.mjs';
 import path from 'node:path';
 import { openBrowser, startServer, engineThreads, CLI } from '../tests/browser/harness.mjs';
+import { watchTabMemory } from './tab-memory.mjs';
 import { serve } from './serve.mjs';
 
 const arg = (name, fallback) => {
@@ -54,10 +56,12 @@ const ms = (v) => (v === undefined ? '–' : `${v.toFixed(1)} ms`);
 
 async function once(url, label) {
   const b = await openBrowser({ viewport: { width: 1440, height: 900 } });
+  const tab = watchTabMemory(b.dir, 100);
   try {
     const page = await b.page();
     await page.goto(url);
     const threads = await engineThreads(page);
+    const before = tab.peak().renderer;
     await page.evaluate(() => document.addEventListener('change', () => performance.mark('bench-pick'), { capture: true, once: true }));
     await page.setInputFiles('input[data-testid="file-input"]', [file]);
     await page.waitForFunction(() => performance.getEntriesByName('snapshot-timeline-first-draw').length > 0 || document.querySelector('[data-testid="snapshot"]')?.dataset.state === 'error', null, { timeout: 1800000 });
@@ -76,6 +80,8 @@ async function once(url, label) {
         status: document.querySelector('[data-testid="snapshot-timeline-status"]')?.textContent,
       };
     });
+    t.tabBefore = before;
+    t.tabPeak = tab.stop().renderer;
     if (t.state === 'error') throw new Error(await page.textContent('[data-testid="snapshot-error"]'));
     // Pan and zoom the timeline: one input event per animation frame (wheel zoom in, pan right,
     // zoom out, pan left); each repaint is measured by the page, the frame interval here.
@@ -109,6 +115,7 @@ async function once(url, label) {
     }, FRAMES);
     return { label, threads, t, draws: stats(frames.draws), engine: stats(frames.engine), intervals: stats(frames.intervals) };
   } finally {
+    tab.stop();
     await b.close();
   }
 }
@@ -142,7 +149,7 @@ try {
           const mbs = (v) => `${ms(v)} (${(size / 1e3 / v).toFixed(0)} MB/s)`;
           console.log(`  split: reading the File ${mbs(tm.file_read_ms)}, parse less reads ${mbs(tm.parse_ms - tm.file_read_ms)}, model ${ms(tm.model_ms)}, analysis ${ms(tm.analyse_ms)}, overview ${ms(tm.overview_ms)}; the worker ${ms(tm.worker_ms)}, to the page ${ms(t.loadMs - tm.worker_ms)}; pick → open ${ms(t.openStart - t.pick)}, opened → first drawn timeline ${ms(t.first - t.opened)}`);
         }
-        console.log(`  wasm memory after the load: ${(t.memory / 2 ** 20).toFixed(0)} MiB (${(t.memory / size).toFixed(2)} × the file)`);
+        console.log(`  wasm memory after the load: ${(t.memory / 2 ** 20).toFixed(0)} MiB (${(t.memory / size).toFixed(2)} × the file); the tab's renderers ${(t.tabBefore / 2 ** 20).toFixed(0)} MiB before the pick, ${(t.tabPeak / 2 ** 20).toFixed(0)} MiB at their peak to the first drawn timeline`);
         console.log(`  ${t.status}`);
         console.log(`  pan/zoom repaint: median ${ms(r.draws.median)}, p95 ${ms(r.draws.p95)}, max ${ms(r.draws.max)} over ${r.draws.n} repaints`);
         console.log(`  frame interval: median ${ms(r.intervals.median)}, p95 ${ms(r.intervals.p95)}, max ${ms(r.intervals.max)}`);
