@@ -149,7 +149,7 @@ try {
           const mbs = (v) => `${ms(v)} (${(size / 1e3 / v).toFixed(0)} MB/s)`;
           console.log(`  split: reading the File ${mbs(tm.file_read_ms)}, parse less reads ${mbs(tm.parse_ms - tm.file_read_ms)}, model ${ms(tm.model_ms)}, analysis ${ms(tm.analyse_ms)}, overview ${ms(tm.overview_ms)}; the worker ${ms(tm.worker_ms)}, to the page ${ms(t.loadMs - tm.worker_ms)}; pick → open ${ms(t.openStart - t.pick)}, opened → first drawn timeline ${ms(t.first - t.opened)}`);
         }
-        console.log(`  wasm memory after the load: ${(t.memory / 2 ** 20).toFixed(0)} MiB (${(t.memory / size).toFixed(2)} × the file); the tab's renderers ${(t.tabBefore / 2 ** 20).toFixed(0)} MiB before the pick, ${(t.tabPeak / 2 ** 20).toFixed(0)} MiB at their peak to the first drawn timeline`);
+        console.log(`  wasm memory after the load: ${(t.memory / 2 ** 20).toFixed(0)} MiB (${(t.memory / size).toFixed(2)} × the file); the tab's renderers at most ${(t.tabBefore / 2 ** 20).toFixed(0)} MiB before the pick, ${(t.tabPeak / 2 ** 20).toFixed(0)} MiB at their peak to the first drawn timeline`);
         console.log(`  ${t.status}`);
         console.log(`  pan/zoom repaint: median ${ms(r.draws.median)}, p95 ${ms(r.draws.p95)}, max ${ms(r.draws.max)} over ${r.draws.n} repaints`);
         console.log(`  frame interval: median ${ms(r.intervals.median)}, p95 ${ms(r.intervals.p95)}, max ${ms(r.intervals.max)}`);

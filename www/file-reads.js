@@ -10,7 +10,8 @@
 //     with `?readAhead=1`): the slice comes from the helper's shared memory when it has it, else
 //     from a plain read;
 //   - timing, for the benchmark's split of a reader's time into reading the files and parsing them;
-//   - a little garbage after each plain read (`litter`), so that the slices already read are freed.
+//   - a little garbage after every 16 MiB of plain reads (`litterAfter`), so that the slices
+//     already read are freed.
 // A plain read is `FileReaderSync.readAsArrayBuffer` of the slice (workers only).
 // How much the engine asks for per read is the core's choice (src/wasm/file_source.rs FILE_READ);
 // `?readSize=MiB` on the page states another size, for the benchmark to compare sizes in one build.
