@@ -15,22 +15,17 @@ import { truncateSync, writeFileSync, rmSync, mkdtempSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import path from 'node:path';
 import { startServer } from '../tests/browser/harness.mjs';
-import { readInFreshTab, READ_MODES } from './read-garbage.mjs';
+import { readInFreshTab } from './read-garbage.mjs';
+import { opt } from './util.mjs';
 
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const GIB = arg('gib', 2);
-const MIB = arg('mib', 16);
+const GIB = Number(opt('--gib', 2));
+const MIB = Number(opt('--mib', 16));
+const RUNS = Number(opt('--runs', 1));
+const MODES = opt('--modes', 'page,plain').split(',');
 const dir = mkdtempSync(path.join(tmpdir(), 'memlens-read-garbage-'));
 const file = path.join(dir, 'zeros.bin');
 writeFileSync(file, '');
 truncateSync(file, GIB * 2 ** 30);
-const RUNS = arg('runs', 1);
-const modeAt = process.argv.indexOf('--modes');
-const MODES = (modeAt > 0 ? process.argv[modeAt + 1] : 'page,plain').split(',');
-for (const m of MODES) if (!READ_MODES.includes(m)) throw new Error(`unknown mode ${m}: ${READ_MODES.join(', ')}`);
 const server = await startServer({ isolate: false });
 const mib = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
 
