@@ -564,6 +564,36 @@ export async function screenshot(page, name) {
 }
 
 /** Sorts records by path then kind so page and CLI lists compare regardless of order. */
+/** Whether `page` draws two animation frames within `ms` (false when it draws none by then). */
+function drawsWithin(page, ms) {
+  return page.evaluate((ms) => new Promise((res) => {
+    const late = setTimeout(() => res(false), ms);
+    requestAnimationFrame(() => requestAnimationFrame(() => {
+      clearTimeout(late);
+      res(true);
+    }));
+  }), ms);
+}
+
+/**
+ * Sets `page`'s viewport and waits until the page draws at that size. Headless Chromium once drew
+ * no frame for 30 s after such a resize (a clean clone's run: an element screenshot right after
+ * timed out "waiting for element to be stable", and its log showed Playwright's stability check,
+ * which counts animation frames, never ended, where a moving element makes it end and try
+ * again). A page that draws nothing within 5 s is said on the console and resized again, which
+ * has the browser draw anew; one that still draws nothing fails here, naming the size, instead
+ * of in the screenshot that follows.
+ */
+export async function resizeAndDraw(page, viewport, what = '') {
+  await page.setViewportSize(viewport);
+  if (await drawsWithin(page, 5000)) return;
+  const at = `${viewport.width}×${viewport.height}${what ? ` ${what}` : ''}`;
+  console.log(`no frame drawn within 5 s of the resize to ${at}: resizing again`);
+  await page.setViewportSize({ width: viewport.width, height: viewport.height - 1 });
+  await page.setViewportSize(viewport);
+  assert.ok(await drawsWithin(page, 20000), `the browser drew no frame within 25 s of the resize to ${at}`);
+}
+
 /**
  * Shows `panel` (a locator) at 1440×900 and 1024×700, light and dark, and asserts that none of its
  * `parts` (a selector) runs out of its box (a long path or command line would); at each it calls
@@ -573,7 +603,7 @@ export async function assertPanelFitsEverywhere(page, panel, parts, shoot) {
   for (const colorScheme of ['light', 'dark']) {
     for (const viewport of [{ width: 1440, height: 900 }, { width: 1024, height: 700 }]) {
       await page.emulateMedia({ colorScheme });
-      await page.setViewportSize(viewport);
+      await resizeAndDraw(page, viewport, colorScheme);
       await panel.scrollIntoViewIfNeeded();
       const spill = await panel.evaluate((p, sel) => {
         const edge = p.getBoundingClientRect().right;

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { CLI, openBrowser, startServer, engineThreads, settled, filesUnder, dropFiles, assertClean, screenshot } from './harness.mjs';
+import { CLI, openBrowser, startServer, engineThreads, settled, filesUnder, dropFiles, assertClean, screenshot, resizeAndDraw } from './harness.mjs';
 
 let server;
 let tmp;
@@ -141,8 +141,7 @@ test('a second click before the first rank\'s views are drawn ends with the seco
     for (const colorScheme of ['light', 'dark']) {
       for (const viewport of [{ width: 1440, height: 900 }, { width: 1024, height: 700 }]) {
         await page.emulateMedia({ colorScheme });
-        await page.setViewportSize(viewport);
-        await page.evaluate(() => new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res))));
+        await resizeAndDraw(page, viewport, colorScheme);
         await screenshot(page, `rank-switch-${colorScheme}-${viewport.width}`);
       }
     }
