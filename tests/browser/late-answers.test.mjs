@@ -12,9 +12,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { root, CLI, openBrowser, openSample, startServer, engineThreads, dropFiles, filesUnder, foreignRequests, pointerTask, hoverAt, twoItems } from './harness.mjs';
+import { root, CLI, SHOTS, openBrowser, openSample, startServer, engineThreads, dropFiles, filesUnder, foreignRequests, pointerTask, hoverAt, twoItems } from './harness.mjs';
 
 // ---- the rule, in Node --------------------------------------------------------------------------
 
@@ -436,6 +436,72 @@ test('SOMAS frame: a click (a tap: no move before it) selects the tensor under i
     assert.equal(await at(other.x), other.id, 'the pointer rests on the other tensor');
     await pointerTask(page, STRIP, [['click', a.x, y]]);
     assert.equal(await tensorPicked(page, [a.id, other.id]), a.id, `the click at %${a.id}T selects it (the pointer had last been over %${other.id}T)`);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});
+
+// ---- the memory snapshot tab --------------------------------------------------------------------
+
+// The snapshot tab keeps the table shown before on screen until the table asked for has its first
+// rows (www/snapshot/tables.js). A click on a row of that old table acted as a click on the new
+// one: a row of the peak table, clicked once Allocations was asked for, selected as an allocation
+// the element whose id that peak row had. The old table now says it is busy, takes no click, and
+// the click selects nothing; once the new table is in, its rows select as before. The worker's
+// answers come 600 ms late (`?answerDelay`), so the click certainly lands before the new table.
+/** Waits until the table box `box` has faded, and takes a screenshot of the tables section. */
+async function faded(page, box, scheme) {
+  await page.waitForFunction((sel) => Number(getComputedStyle(document.querySelector(sel)).opacity) < 0.5, box, { timeout: 10000 });
+  mkdirSync(SHOTS, { recursive: true });
+  await page.locator('#snap-tables').screenshot({ path: path.join(SHOTS, `snapshot-table-switching-${scheme}.png`) });
+}
+
+test('snapshot: a row of the table being replaced selects nothing; the old table is marked busy until the new one is in', async () => {
+  const snap = path.join(root, 'fixtures', 'snapshots', 'cs336_tiny_mem_snapshot.pickle');
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(`${server.url}?answerDelay=600`);
+    await engineThreads(page);
+    await dropFiles(page, [{ path: path.basename(snap), base64: readFileSync(snap).toString('base64') }]);
+    await page.waitForFunction(() => document.querySelector('[data-testid="snapshot"]')?.dataset.state === 'ready', null, { timeout: 120000 });
+    const box = '#snap-tables .snap-table-box';
+    const rows = '#snap-tables [data-testid="snapshot-row"]';
+    await page.waitForFunction((sel) => document.getElementById('snap-tables')?.dataset.table === 'peak' && document.querySelector(sel), rows, { timeout: 60000 });
+    await page.locator('#snap-tables').scrollIntoViewIfNeeded();
+    const element = () => page.evaluate(() => new URLSearchParams(location.hash.slice(1)).get('n.el'));
+    const before = await element();
+    const old = page.locator(rows).first();
+    const oldId = await old.getAttribute('data-id');
+    const at = await old.boundingBox();
+    assert.equal(await page.getAttribute(box, 'aria-busy'), null, 'the peak table, shown, is not busy');
+    await page.click('#snap-tables [data-table="allocations"]');
+    // Still the peak table's row, under the pointer, while the allocations are on their way.
+    assert.equal(await page.getAttribute('#snap-tables', 'data-table'), 'peak');
+    assert.equal(await page.getAttribute(box, 'aria-busy'), 'true');
+    await page.mouse.click(at.x + at.width / 2, at.y + at.height / 2);
+    assert.equal(await element(), before, `a click on the peak table's row ${oldId} selected no allocation`);
+    // It fades (after 150 ms, so that a quick answer does not flash it): for a human to look at.
+    await faded(page, box, 'light');
+    await page.waitForFunction(() => document.getElementById('snap-tables').dataset.table === 'allocations', null, { timeout: 60000 });
+    assert.equal(await page.getAttribute(box, 'aria-busy'), null, 'the allocations, shown, are not busy');
+    assert.equal(await element(), before, 'the old click did not come through later');
+    assert.deepEqual(await page.$$eval(`${rows}.selected`, (r) => r.map((x) => x.dataset.id)), []);
+    // The new table's rows select their allocation.
+    const row = page.locator(rows).first();
+    const id = await row.getAttribute('data-id');
+    await row.click();
+    await page.waitForFunction((want) => new URLSearchParams(location.hash.slice(1)).get('n.el') === want, id, { timeout: 30000 });
+    // The same in the dark, the segments asked for after the allocations.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.click('#snap-tables [data-table="segments"]');
+    assert.equal(await page.getAttribute(box, 'aria-busy'), 'true');
+    await faded(page, box, 'dark');
+    await page.waitForFunction(() => document.getElementById('snap-tables').dataset.table === 'segments', null, { timeout: 60000 });
+    assert.equal(await page.getAttribute(box, 'aria-busy'), null);
+    assert.equal(Number(await page.$eval(box, (n) => getComputedStyle(n).opacity)), 1);
+    assert.deepEqual(foreignRequests(b.requests, server.origin), []);
     assert.deepEqual(b.consoleErrors, []);
   } finally {
     await b.close();

@@ -69,6 +69,9 @@ export function tablesView({ client, store, info, onError, place }) {
     if (!keepSort) sort = tab.sort;
     for (const t of TABS) buttons[t.id].setAttribute('aria-selected', String(t.id === id));
     error.hidden = true;
+    // The table on screen is the one shown before until this one's first rows are in: it says it
+    // is not the table asked for, and takes no click or key meanwhile.
+    stale(true);
     let first;
     let q;
     try {
@@ -88,6 +91,7 @@ export function tablesView({ client, store, info, onError, place }) {
     if (mine !== shows) return;
     groupOf = new Map();
     box.replaceChildren();
+    stale(false);
     const columns = first.specs.map((c) => ({
       key: c.name,
       name: c.name,
@@ -110,7 +114,7 @@ export function tablesView({ client, store, info, onError, place }) {
       // clicked last (ui/virtual-table.js decides).
       isSelected: SELECTS.has(id) ? (row, rid) => {
         const st = store.get();
-        if (current === 'allocations') return st.element === rid;
+        if (id === 'allocations') return st.element === rid;
         const g = groupOf.get(rid);
         return g !== undefined && st.group === g;
       } : undefined,
@@ -119,14 +123,18 @@ export function tablesView({ client, store, info, onError, place }) {
         a.page.ids.forEach((rid, i) => groupOf.set(rid, a.groups[i]));
         return { total: a.page.total, offset: a.page.offset, ids: a.page.ids, rows: rowsByName(a.page) };
       },
+      // A row or header of this table selects or sorts only while it is the table asked for
+      // (its rows name its own kind of thing: a row of the peak table is no allocation).
       onRowClick: (rid) => {
+        if (id !== current) return;
         const g = groupOf.get(rid);
-        if (current === 'allocations') store.set({ element: rid, group: g ?? null, block: null });
-        else if (current === 'peak' || current === 'snapshot' || current === 'segments') store.set({ group: g ?? null });
+        if (id === 'allocations') store.set({ element: rid, group: g ?? null, block: null });
+        else if (id === 'peak' || id === 'snapshot' || id === 'segments') store.set({ group: g ?? null });
       },
       onSortChange: (s) => {
+        if (id !== current) return;
         sort = s;
-        show(current, true).catch(onError);
+        show(id, true).catch(onError);
       },
     });
     shownQuery = q;
@@ -139,6 +147,17 @@ export function tablesView({ client, store, info, onError, place }) {
     if (!first.page.total) vt.status.textContent = tab.empty;
     status = vt.status.textContent;
     await reveal();
+  }
+
+  /**
+   * Marks the table on screen as one about to be replaced (`aria-busy`, faded, inert: no click,
+   * focus or key reaches it), or as the table asked for.
+   */
+  function stale(on) {
+    box.classList.toggle('stale', on);
+    box.inert = on;
+    if (on) box.setAttribute('aria-busy', 'true');
+    else box.removeAttribute('aria-busy');
   }
 
   /** The tab's selection as table `table` holds it: `{row}`, `{group}` or null (none it holds). */
