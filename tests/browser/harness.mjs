@@ -563,7 +563,6 @@ export async function screenshot(page, name) {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 }
 
-/** Sorts records by path then kind so page and CLI lists compare regardless of order. */
 /** Whether `page` draws two animation frames within `ms` (false when it draws none by then). */
 function drawsWithin(page, ms) {
   return page.evaluate((ms) => new Promise((res) => {
@@ -615,6 +614,7 @@ export async function assertPanelFitsEverywhere(page, panel, parts, shoot) {
   }
 }
 
+/** Sorts records by path then kind so page and CLI lists compare regardless of order. */
 export function sorted(units) {
   return [...units].sort((a, b) => (a.path + a.kind < b.path + b.kind ? -1 : 1));
 }
