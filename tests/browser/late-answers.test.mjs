@@ -507,3 +507,54 @@ test('snapshot: a row of the table being replaced selects nothing; the old table
     await b.close();
   }
 });
+
+// ---- the torch_npu allocation table -------------------------------------------------------------
+
+// The allocation table keeps the rank shown before on screen until the new rank's first rows are
+// in. A click on one of those rows selected the row of the same number in the new rank (another
+// allocation). Both windows are checked: before the table has asked for the new rank (its update
+// waits for the next frame) and after it has, while the answer is on its way (600 ms late).
+test('profiler: a row of the rank shown before, clicked once another rank is asked for, selects nothing', async () => {
+  const b = await openBrowser();
+  try {
+    const page = await b.page();
+    await page.goto(`${server.url}?answerDelay=600`);
+    await engineThreads(page);
+    await dropFiles(page, filesUnder(path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text')));
+    const table = '[data-testid="ascend-table"]';
+    const rows = `${table} [data-testid="alloc-row"]`;
+    await page.waitForFunction(([t, r]) => document.querySelector(t)?.dataset.state === 'ready' && document.querySelector(r), [table, rows], { timeout: 120000 });
+    const ranks = await page.$$eval('[data-testid="rank-select"] option', (o) => o.map((x) => x.value));
+    assert.ok(ranks.length >= 2, 'the sample has two ranks');
+    assert.equal(await page.getAttribute(table, 'data-rank'), ranks[0]);
+    const picked = () => page.evaluate(() => new URLSearchParams(location.hash.slice(1)).get('row') || null);
+    assert.equal(await picked(), null);
+    const old = page.locator(rows).nth(3);
+    await old.scrollIntoViewIfNeeded();
+    const oldId = await old.getAttribute('data-row');
+    const at = await old.boundingBox();
+    const click = () => page.mouse.click(at.x + at.width / 2, at.y + at.height / 2);
+    // Before the table has asked for the new rank.
+    await page.selectOption('[data-testid="rank-select"]', ranks[1]);
+    await click();
+    assert.equal(await picked(), null, `rank ${ranks[0]}'s row ${oldId} selected nothing in rank ${ranks[1]}`);
+    // After it has: its rows say they are the data before, and take no click.
+    await page.waitForFunction((t) => document.querySelector(`${t} .vt`).getAttribute('aria-busy') === 'true', table, { timeout: 30000 });
+    assert.equal(await page.getAttribute(table, 'data-rank'), ranks[0], 'the rows are still the first rank\'s');
+    assert.equal(await page.locator(rows).nth(3).getAttribute('data-row'), oldId);
+    await click();
+    assert.equal(await picked(), null, `rank ${ranks[0]}'s row ${oldId}, clicked while rank ${ranks[1]}'s rows were on their way, selected nothing`);
+    await page.waitForFunction(([t, want]) => document.querySelector(t).dataset.state === 'ready' && document.querySelector(t).dataset.rank === want, [table, ranks[1]], { timeout: 60000 });
+    assert.equal(await page.$eval(`${table} .vt`, (v) => v.getAttribute('aria-busy')), null);
+    assert.equal(await picked(), null, 'no old click came through later');
+    // The new rank's rows select.
+    const row = page.locator(rows).nth(2);
+    const id = await row.getAttribute('data-row');
+    await row.click();
+    await page.waitForFunction((want) => new URLSearchParams(location.hash.slice(1)).get('row') === want, id, { timeout: 30000 });
+    assert.deepEqual(foreignRequests(b.requests, server.origin), []);
+    assert.deepEqual(b.consoleErrors, []);
+  } finally {
+    await b.close();
+  }
+});

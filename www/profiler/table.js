@@ -150,6 +150,9 @@ export function allocationsTable({ client, store, ranks, report, show }) {
     },
     onSortChange: ({ col, desc }) => store.set({ sort: { key: COLUMNS[col].sort || 'time', desc } }),
     onRowClick: (id) => {
+      // The rows on screen are still the rank shown before until the table asks for the new
+      // rank's (its update waits for the next frame): a row id there names another allocation.
+      if (store.get().rank !== requestedRank) return;
       store.set({ row: id });
       show('stack');
     },

@@ -169,6 +169,9 @@ export class VirtualTable {
     this.generation += 1;
     this.blocks.clear();
     this.cursor = -1;
+    // The rows on screen are the data's before until the first page is in: they say so, and take
+    // no click (each row's click checks its generation).
+    this.busy(true);
     if (!keepScroll) this.scrollTo(0);
     const gen = this.generation;
     let first;
@@ -177,6 +180,7 @@ export class VirtualTable {
     } catch (err) {
       // Show an empty table rather than the placeholders of the rows that are gone.
       if (gen === this.generation) {
+        this.busy(false);
         this.total = 0;
         this.spacer.style.height = '0px';
         this.render();
@@ -184,11 +188,19 @@ export class VirtualTable {
       throw err;
     }
     if (gen !== this.generation) return;
+    this.busy(false);
     this.total = first.total;
     this.blocks.set(0, first);
     this.spacer.style.height = `${this.total * this.opts.rowHeight}px`;
     this.status.textContent = plural(this.total, this.opts.unit || 'row');
     this.render();
+  }
+
+  /** Marks the rows on screen as the data's before a refresh (`aria-busy`, faded), or not. */
+  busy(on) {
+    this.box.classList.toggle('refreshing', on);
+    if (on) this.box.setAttribute('aria-busy', 'true');
+    else this.box.removeAttribute('aria-busy');
   }
 
   async loadBlock(b) {
@@ -266,7 +278,11 @@ export class VirtualTable {
           if (k < this.stickyLeft.length) td.style.left = `${this.stickyLeft[k]}px`;
           tr.append(td);
         });
+        // A row drawn for the data before a refresh (another rank, filter or sort) is not a row
+        // of the data asked for: its id may name another row there.
+        const gen = this.generation;
         tr.addEventListener('click', () => {
+          if (gen !== this.generation) return;
           this.moves += 1;
           this.cursor = i;
           this.select(id);
