@@ -544,6 +544,7 @@ test('profiler: a row of the rank shown before, clicked once another rank is ask
     assert.equal(await page.locator(rows).nth(3).getAttribute('data-row'), oldId);
     await click();
     assert.equal(await picked(), null, `rank ${ranks[0]}'s row ${oldId}, clicked while rank ${ranks[1]}'s rows were on their way, selected nothing`);
+    await tableFaded(page, table, 'light');
     await page.waitForFunction(([t, want]) => document.querySelector(t).dataset.state === 'ready' && document.querySelector(t).dataset.rank === want, [table, ranks[1]], { timeout: 60000 });
     assert.equal(await page.$eval(`${table} .vt`, (v) => v.getAttribute('aria-busy')), null);
     assert.equal(await picked(), null, 'no old click came through later');
@@ -552,9 +553,23 @@ test('profiler: a row of the rank shown before, clicked once another rank is ask
     const id = await row.getAttribute('data-row');
     await row.click();
     await page.waitForFunction((want) => new URLSearchParams(location.hash.slice(1)).get('row') === want, id, { timeout: 30000 });
+    // The same in the dark, back to the first rank.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.selectOption('[data-testid="rank-select"]', ranks[0]);
+    await page.waitForFunction((t) => document.querySelector(`${t} .vt`).getAttribute('aria-busy') === 'true', table, { timeout: 30000 });
+    await tableFaded(page, table, 'dark');
+    await page.waitForFunction(([t, want]) => document.querySelector(t).dataset.state === 'ready' && document.querySelector(t).dataset.rank === want, [table, ranks[0]], { timeout: 60000 });
+    assert.equal(Number(await page.$eval(`${table} .vt-rows`, (n) => getComputedStyle(n).opacity)), 1);
     assert.deepEqual(foreignRequests(b.requests, server.origin), []);
     assert.deepEqual(b.consoleErrors, []);
   } finally {
     await b.close();
   }
 });
+
+/** Waits until the rows of the allocation table `table` have faded, and takes its screenshot. */
+async function tableFaded(page, table, scheme) {
+  await page.waitForFunction((t) => Number(getComputedStyle(document.querySelector(`${t} .vt-rows`)).opacity) < 0.5, table, { timeout: 10000 });
+  mkdirSync(SHOTS, { recursive: true });
+  await page.locator('#ascend-table').screenshot({ path: path.join(SHOTS, `profiler-table-refreshing-${scheme}.png`) });
+}
