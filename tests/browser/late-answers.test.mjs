@@ -7,7 +7,10 @@
 // however quick the worker or loaded the machine; the old page then moved the selection (or the
 // view) to the late answer's. A c kept from selecting does not move c's place in the conflicts
 // list, and a click selects what is under its own point, not what the last answered hover found.
-// The rule itself (ui/store.js `ask`, `since`) is checked first, in Node.
+// Rows of the data shown before, still on screen while the data asked for is on its way (the
+// snapshot's table being replaced, the allocation table's rank before), are marked busy and a
+// click on them selects nothing. The rule itself (ui/store.js `ask`, `since`) is checked first,
+// in Node.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -450,11 +453,15 @@ test('SOMAS frame: a click (a tap: no move before it) selects the tensor under i
 // the element whose id that peak row had. The old table now says it is busy, takes no click, and
 // the click selects nothing; once the new table is in, its rows select as before. The worker's
 // answers come 600 ms late (`?answerDelay`), so the click certainly lands before the new table.
-/** Waits until the table box `box` has faded, and takes a screenshot of the tables section. */
-async function faded(page, box, scheme) {
-  await page.waitForFunction((sel) => Number(getComputedStyle(document.querySelector(sel)).opacity) < 0.5, box, { timeout: 10000 });
+/**
+ * Waits until the element `sel` has faded (the rows of the data before, while the data asked for
+ * is on its way), then takes a screenshot of the section `shot` as `name`.png, for a human to
+ * look at.
+ */
+async function fadedShot(page, sel, shot, name) {
+  await page.waitForFunction((s) => Number(getComputedStyle(document.querySelector(s)).opacity) < 0.5, sel, { timeout: 10000 });
   mkdirSync(SHOTS, { recursive: true });
-  await page.locator('#snap-tables').screenshot({ path: path.join(SHOTS, `snapshot-table-switching-${scheme}.png`) });
+  await page.locator(shot).screenshot({ path: path.join(SHOTS, `${name}.png`) });
 }
 
 test('snapshot: a row of the table being replaced selects nothing; the old table is marked busy until the new one is in', async () => {
@@ -483,7 +490,7 @@ test('snapshot: a row of the table being replaced selects nothing; the old table
     await page.mouse.click(at.x + at.width / 2, at.y + at.height / 2);
     assert.equal(await element(), before, `a click on the peak table's row ${oldId} selected no allocation`);
     // It fades (after 150 ms, so that a quick answer does not flash it): for a human to look at.
-    await faded(page, box, 'light');
+    await fadedShot(page, box, '#snap-tables', 'snapshot-table-switching-light');
     await page.waitForFunction(() => document.getElementById('snap-tables').dataset.table === 'allocations', null, { timeout: 60000 });
     assert.equal(await page.getAttribute(box, 'aria-busy'), null, 'the allocations, shown, are not busy');
     assert.equal(await element(), before, 'the old click did not come through later');
@@ -497,7 +504,7 @@ test('snapshot: a row of the table being replaced selects nothing; the old table
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.click('#snap-tables [data-table="segments"]');
     assert.equal(await page.getAttribute(box, 'aria-busy'), 'true');
-    await faded(page, box, 'dark');
+    await fadedShot(page, box, '#snap-tables', 'snapshot-table-switching-dark');
     await page.waitForFunction(() => document.getElementById('snap-tables').dataset.table === 'segments', null, { timeout: 60000 });
     assert.equal(await page.getAttribute(box, 'aria-busy'), null);
     assert.equal(Number(await page.$eval(box, (n) => getComputedStyle(n).opacity)), 1);
@@ -544,7 +551,7 @@ test('profiler: a row of the rank shown before, clicked once another rank is ask
     assert.equal(await page.locator(rows).nth(3).getAttribute('data-row'), oldId);
     await click();
     assert.equal(await picked(), null, `rank ${ranks[0]}'s row ${oldId}, clicked while rank ${ranks[1]}'s rows were on their way, selected nothing`);
-    await tableFaded(page, table, 'light');
+    await fadedShot(page, `${table} .vt-rows`, '#ascend-table', 'profiler-table-refreshing-light');
     await page.waitForFunction(([t, want]) => document.querySelector(t).dataset.state === 'ready' && document.querySelector(t).dataset.rank === want, [table, ranks[1]], { timeout: 60000 });
     assert.equal(await page.$eval(`${table} .vt`, (v) => v.getAttribute('aria-busy')), null);
     assert.equal(await picked(), null, 'no old click came through later');
@@ -557,7 +564,7 @@ test('profiler: a row of the rank shown before, clicked once another rank is ask
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.selectOption('[data-testid="rank-select"]', ranks[0]);
     await page.waitForFunction((t) => document.querySelector(`${t} .vt`).getAttribute('aria-busy') === 'true', table, { timeout: 30000 });
-    await tableFaded(page, table, 'dark');
+    await fadedShot(page, `${table} .vt-rows`, '#ascend-table', 'profiler-table-refreshing-dark');
     await page.waitForFunction(([t, want]) => document.querySelector(t).dataset.state === 'ready' && document.querySelector(t).dataset.rank === want, [table, ranks[0]], { timeout: 60000 });
     assert.equal(Number(await page.$eval(`${table} .vt-rows`, (n) => getComputedStyle(n).opacity)), 1);
     assert.deepEqual(foreignRequests(b.requests, server.origin), []);
@@ -566,10 +573,3 @@ test('profiler: a row of the rank shown before, clicked once another rank is ask
     await b.close();
   }
 });
-
-/** Waits until the rows of the allocation table `table` have faded, and takes its screenshot. */
-async function tableFaded(page, table, scheme) {
-  await page.waitForFunction((t) => Number(getComputedStyle(document.querySelector(`${t} .vt-rows`)).opacity) < 0.5, table, { timeout: 10000 });
-  mkdirSync(SHOTS, { recursive: true });
-  await page.locator('#ascend-table').screenshot({ path: path.join(SHOTS, `profiler-table-refreshing-${scheme}.png`) });
-}
