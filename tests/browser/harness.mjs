@@ -359,10 +359,11 @@ export async function dropFiles(page, files, failing = [], { slowMs = 0, folders
 /**
  * Opens a browser at `viewport` in `colorScheme`, loads the page from `server`, waits for the
  * engine, drops `files` and waits until the page is `ready` and, when `view` is given, until the
- * element `[data-testid=view]` is `ready` too. Returns the browser (close it) and its page.
+ * element `[data-testid=view]` is `ready` too. `query` is the page's query string (e.g.
+ * `answerDelay=600`). Returns the browser (close it) and its page.
  */
-export async function openSample(server, files, { viewport, colorScheme, view, timeout = 120000 } = {}) {
-  return openDropped(server, files, { viewport, colorScheme }, async (page) => {
+export async function openSample(server, files, { viewport, colorScheme, view, query = '', timeout = 120000 } = {}) {
+  return openDropped(server, files, { viewport, colorScheme, query }, async (page) => {
     assert.equal(await settled(page, timeout), 'ready', 'the dropped sample is analysed');
     if (view) await page.waitForFunction((id) => document.querySelector(`[data-testid="${id}"]`)?.dataset.state === 'ready', view, { timeout });
     return {};
@@ -386,11 +387,11 @@ export async function openSummary(server, files, { viewport, colorScheme, timeou
  * engine up, `files` dropped; then `settle(page)` waits for what the caller needs and returns more
  * fields for the result. The browser is closed if any step fails.
  */
-async function openDropped(server, files, { viewport, colorScheme }, settle) {
+async function openDropped(server, files, { viewport, colorScheme, query = '' }, settle) {
   const browser = await openBrowser({ viewport, colorScheme });
   try {
     const page = await browser.page();
-    await page.goto(server.url);
+    await page.goto(query ? `${server.url}?${query}` : server.url);
     await engineThreads(page);
     await dropFiles(page, files);
     return { browser, page, ...(await settle(page)) };

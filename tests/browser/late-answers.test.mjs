@@ -466,13 +466,8 @@ async function fadedShot(page, sel, shot, name) {
 
 test('snapshot: a row of the table being replaced selects nothing; the old table is marked busy until the new one is in', async () => {
   const snap = path.join(root, 'fixtures', 'snapshots', 'cs336_tiny_mem_snapshot.pickle');
-  const b = await openBrowser();
+  const { browser: b, page } = await openSample(server, [{ path: path.basename(snap), base64: readFileSync(snap).toString('base64') }], { view: 'snapshot', query: 'answerDelay=600' });
   try {
-    const page = await b.page();
-    await page.goto(`${server.url}?answerDelay=600`);
-    await engineThreads(page);
-    await dropFiles(page, [{ path: path.basename(snap), base64: readFileSync(snap).toString('base64') }]);
-    await page.waitForFunction(() => document.querySelector('[data-testid="snapshot"]')?.dataset.state === 'ready', null, { timeout: 120000 });
     const box = '#snap-tables .snap-table-box';
     const rows = '#snap-tables [data-testid="snapshot-row"]';
     await page.waitForFunction((sel) => document.getElementById('snap-tables')?.dataset.table === 'peak' && document.querySelector(sel), rows, { timeout: 60000 });
@@ -522,12 +517,8 @@ test('snapshot: a row of the table being replaced selects nothing; the old table
 // allocation). Both windows are checked: before the table has asked for the new rank (its update
 // waits for the next frame) and after it has, while the answer is on its way (600 ms late).
 test('profiler: a row of the rank shown before, clicked once another rank is asked for, selects nothing', async () => {
-  const b = await openBrowser();
+  const { browser: b, page } = await openSample(server, filesUnder(path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text')), { view: 'ascend', query: 'answerDelay=600' });
   try {
-    const page = await b.page();
-    await page.goto(`${server.url}?answerDelay=600`);
-    await engineThreads(page);
-    await dropFiles(page, filesUnder(path.join(root, 'fixtures', 'torch_npu', 'msinsight-level0', 'text')));
     const table = '[data-testid="ascend-table"]';
     const rows = `${table} [data-testid="alloc-row"]`;
     await page.waitForFunction(([t, r]) => document.querySelector(t)?.dataset.state === 'ready' && document.querySelector(r), [table, rows], { timeout: 120000 });
